@@ -1,0 +1,1 @@
+"""Agent roles: prompt templates (data) and the factories that build AutoGen agents from them."""

@@ -1,0 +1,84 @@
+"""Command line: `python run_conference.py SCENARIO [options]` and subcommands.
+
+One function per subcommand; `main(argv)` returns the exit code (0 ok, 1 run failed,
+2 bad input, 130 interrupted) so tests can call it in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from moot.models.factory import BackendOptions
+from moot.resume import ResumeError
+from moot.scenario import ScenarioError
+from moot.transcript import TranscriptError
+from moot.yamlsource import SourceError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+INPUT_ERRORS = (ScenarioError, SourceError, ResumeError, TranscriptError, ValueError)
+
+
+def run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="run_conference.py", description="Run a moot scenario.")
+    p.add_argument("scenario", type=Path, help="scenario YAML file")
+    p.add_argument("--model", action="append", default=[], metavar="[ROLE=]SPEC",
+                   help="model for all agents (SPEC) or one role/agent (ROLE=SPEC); "
+                        "SPEC: local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted")
+    p.add_argument("--out", type=Path, help="transcript path (default: transcripts/NAME-TIME.jsonl)")
+    p.add_argument("--resume", type=Path, metavar="TRANSCRIPT", help="continue a failed/killed run")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY); never recorded")
+    p.add_argument("--ollama-host", help="Ollama server (default: $OLLAMA_HOST)")
+    p.add_argument("--quiet", action="store_true", help="print only the summary")
+    return p
+
+
+def cmd_run(argv: Sequence[str]) -> int:
+    from moot.console import ConsolePrinter
+    from moot.scenario import load_scenario
+    from moot.session import RunRequest, prepare
+    from moot.summary import summary_lines
+
+    args = run_parser().parse_args(argv)
+    request = RunRequest(args.scenario, args.model, args.out, args.resume,
+                         BackendOptions(args.base_url, args.api_key, args.ollama_host))
+    topics = load_scenario(args.scenario).topics
+    printer = ConsolePrinter(topics)
+    runner = prepare(request, (lambda events: None) if args.quiet else printer)
+    try:
+        outcome = asyncio.run(runner.run())
+    finally:
+        runner.writer.close()
+    print()
+    for line in summary_lines(runner.events, topics):
+        print(line)
+    print(f"transcript: {outcome.path}")
+    if outcome.status == "failed":
+        print(f"run failed: {outcome.stop_reason} (resume with --resume {outcome.path})", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = COMMANDS.get(argv[0]) if argv else None
+    try:
+        return command(argv[1:]) if command else cmd_run(argv)
+    except INPUT_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def main_exit() -> None:
+    """Console-script entry point (`moot ...`)."""
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Live terminal output of a run: one block per turn, topic headers, verdicts and scores."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence, TextIO
+
+from moot.summary import score_line
+from moot.transcript import Error, EventBase, Message, Score, TopicClosed, Verdict
+
+PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
+
+
+class ConsolePrinter:
+    """Prints events as they are recorded; colours only when writing to a terminal."""
+
+    def __init__(self, topics: Sequence[str], stream: TextIO = sys.stdout, color: bool | None = None):
+        self.topics, self.stream = topics, stream
+        self.color = stream.isatty() if color is None else color
+        self._topic: object = "unset"
+        self._colors: dict[str, str] = {}
+
+    def __call__(self, events: list[EventBase]) -> None:
+        for event in events:
+            self.show(event)
+        self.stream.flush()
+
+    def paint(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def show(self, event: EventBase) -> None:
+        if isinstance(event, Message):
+            self._header(event.topic)
+            color = self._colors.setdefault(event.speaker, PALETTE[len(self._colors) % len(PALETTE)])
+            where = f"T{event.topic + 1} R{event.round}" if event.topic is not None else "closing"
+            name = self.paint(f"{event.speaker}", "1;" + color)
+            self.write(f"\n[{where}] {name} ({event.action}, {event.latency_s:.1f}s):\n{event.content.strip()}")
+        elif isinstance(event, Verdict):
+            extra = f" — {event.reason}" if event.reason else ""
+            if event.verdict == "UNPARSED":
+                extra = f" — could not parse: {event.error}"
+            self.write(self.paint(f"  ⇒ verdict: {event.verdict}{extra}", "1"))
+        elif isinstance(event, Score):
+            self.write(self.paint("  ⇒ " + score_line(event), "1"))
+        elif isinstance(event, TopicClosed):
+            self.write(f"  ⇒ topic {event.topic + 1} closed by {event.closed_by} after {event.rounds} round(s)")
+        elif isinstance(event, Error):
+            self.write(self.paint(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31"))
+
+    def _header(self, topic: int | None) -> None:
+        if topic == self._topic:
+            return
+        self._topic = topic
+        title = f"Topic {topic + 1}/{len(self.topics)}: {self.topics[topic]}" if topic is not None else "Closing"
+        self.write("\n" + self.paint(f"=== {title} ===", "1;4"))
+
+    def write(self, text: str) -> None:
+        print(text, file=self.stream)

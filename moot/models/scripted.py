@@ -1,0 +1,112 @@
+"""A deterministic model for tests and demos, with the same interface as the real backends.
+
+It answers in role: plain turns get a short reply naming the speaker and topic it was asked
+about; structured requests (judge verdict, moderator decision, evaluator scores) get a valid
+object whose label comes from a script. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
+GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error). After
+the script runs out, structured replies are AGREEMENT / NEXT_TOPIC. Every request is
+recorded in `requests` so tests can assert exactly what each agent was shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from autogen_core.models import (
+    ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage,
+)
+from pydantic import BaseModel
+
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
+
+SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
+SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
+                          structured_output=True, family="scripted")
+
+
+def parse_script(text: Optional[str]) -> list[str]:
+    tokens = [t.strip().upper() for t in (text or "").split(",") if t.strip()]
+    bad = [t for t in tokens if t not in SCRIPT_TOKENS]
+    if bad:
+        raise ValueError(f"unknown scripted token {bad[0]!r} (allowed: {', '.join(SCRIPT_TOKENS)})")
+    return tokens
+
+
+class ScriptedChatCompletionClient(ChatCompletionClient):
+    """Deterministic stand-in for a model. `script` drives structured replies and failures;
+    `fail_calls` lists 1-based call numbers that raise a ConnectionError (for retry tests)."""
+
+    def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7):
+        self.script = list(script)
+        self.fail_calls = set(fail_calls)
+        self.score = score
+        self.requests: list[dict[str, Any]] = []
+        self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+                     extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
+        self.requests.append({"messages": list(messages), "output": json_output})
+        if len(self.requests) in self.fail_calls:
+            raise ConnectionError("scripted failure")
+        text = self._reply(messages, json_output)
+        prompt = sum(len(str(m.content).split()) for m in messages)
+        usage = RequestUsage(prompt_tokens=prompt, completion_tokens=len(text.split()))
+        self._usage = RequestUsage(prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
+                                   completion_tokens=self._usage.completion_tokens + usage.completion_tokens)
+        return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
+
+    def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
+        if output in (JudgeVerdict, ModeratorDecision):
+            token = self.script.pop(0) if self.script else "AGREEMENT"
+            if token == "FAIL":
+                raise ConnectionError("scripted failure")
+            if token in ("GARBAGE", "EMPTY"):
+                return "" if token == "EMPTY" else "I think there is no AGREEMENT yet, maybe DONE?"
+            if output is JudgeVerdict:
+                verdict = "MORE_DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
+                return json.dumps({"verdict": verdict, "reason": f"scripted {verdict.lower()}"})
+            decision = "MORE_DEBATE" if token == "MORE_DEBATE" else "NEXT_TOPIC"
+            return json.dumps({"decision": decision, "message": f"Moderator: {decision.lower()}."})
+        if output is EvaluatorScores:
+            scores = {c: self.score for c in CRITERIA}
+            return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
+        if isinstance(output, type) and issubclass(output, BaseModel):
+            raise ValueError(f"scripted model cannot produce {output.__name__}")
+        return self._text_reply(messages)
+
+    @staticmethod
+    def _text_reply(messages: Sequence[LLMMessage]) -> str:
+        last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+        ask = str(last.content).strip().splitlines()[-1] if last else ""
+        quoted = re.findall(r'"([^"]+)"', ask)
+        about = quoted[0] if quoted else ask[:80]
+        return f"(scripted) My contribution on {about}: AGREEMENT is not mine to declare. DONE."
+
+    def create_stream(self, messages, *, tools=(), json_output=None, extra_create_args={},
+                      cancellation_token=None):
+        raise NotImplementedError("the scripted model does not stream")
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        return self._usage
+
+    def total_usage(self) -> RequestUsage:
+        return self._usage
+
+    def count_tokens(self, messages, *, tools=()) -> int:
+        return sum(len(str(m.content).split()) for m in messages)
+
+    def remaining_tokens(self, messages, *, tools=()) -> int:
+        return 1_000_000
+
+    @property
+    def capabilities(self):  # deprecated in AutoGen, still abstract
+        return SCRIPTED_INFO
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return SCRIPTED_INFO

@@ -1,0 +1,82 @@
+"""Where a run continues from: nothing (a fresh run) or the last complete turn of a transcript."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autogen_agentchat.messages import TextMessage
+from autogen_core.models import RequestUsage
+
+from moot.transcript import EventBase, Message, Score, Transcript, Verdict, load
+from speaker_selection.conference import ConferencePlan, PolicyError, Turn, walk
+
+NEEDS_COMPANION = {"judge": Verdict, "decide": Verdict, "evaluate": Score}
+
+
+class ResumeError(ValueError):
+    """A transcript that cannot be resumed with this scenario; one line."""
+
+
+@dataclass
+class ResumePoint:
+    """Prior turns as the policy sees them, as AutoGen messages, and as transcript events."""
+
+    turns: list[Turn] = field(default_factory=list)
+    messages: list[TextMessage] = field(default_factory=list)
+    events: list[EventBase] = field(default_factory=list)
+    next_seq: int = 1
+
+
+def resume_point(path: Path, scenario_sha256: str, plan: ConferencePlan) -> ResumePoint:
+    """Load `path`, cut any torn or incomplete last turn off the file, and return what is kept."""
+    transcript = load(path)
+    if transcript.started.scenario_sha256 != scenario_sha256:
+        raise ResumeError(f"{path}: the scenario file changed since this run started (sha256 differs)")
+    finished = transcript.finished
+    if finished and finished.status == "completed" and transcript.events[-1] is finished:
+        raise ResumeError(f"{path}: this run already completed ({finished.stop_reason}); nothing to resume")
+    events = _complete_events(transcript)
+    _truncate_after(path, len(events))
+    messages = [e for e in events if isinstance(e, Message)]
+    turns = [Turn(m.speaker, m.decision) for m in messages]
+    try:
+        walk(plan, turns)
+    except PolicyError as exc:
+        raise ResumeError(f"{path}: transcript does not follow this scenario's routing: {exc}") from None
+    return ResumePoint(turns, [_as_chat(m) for m in messages], events, events[-1].seq + 1)
+
+
+def _complete_events(transcript: Transcript) -> list[EventBase]:
+    """Events up to the first turn whose companion event (verdict/score) is missing."""
+    events = transcript.events
+    for index, event in enumerate(events):
+        companion = NEEDS_COMPANION.get(event.action) if isinstance(event, Message) else None
+        if companion and not any(isinstance(e, companion) and e.turn == event.turn for e in events[index + 1:]):
+            return events[:index]
+    return events
+
+
+def _truncate_after(path: Path, keep_lines: int) -> None:
+    """Drop everything after the first `keep_lines` lines (a torn tail or a half-written turn)."""
+    data = path.read_bytes()
+    offset = 0
+    for _ in range(keep_lines):
+        offset = data.index(b"\n", offset) + 1
+    if offset < len(data):
+        with open(path, "r+b") as handle:
+            handle.truncate(offset)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _as_chat(event: Message) -> TextMessage:
+    meta = {"role": event.role, "action": event.action, "round": str(event.round), "model": event.model,
+            "latency_s": f"{event.latency_s:.3f}", "calls": str(event.calls)}
+    if event.topic is not None:
+        meta["topic"] = str(event.topic)
+    if event.decision:
+        meta["decision"] = event.decision
+    usage = RequestUsage(prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens)
+    return TextMessage(content=event.content, source=event.speaker, metadata=meta, models_usage=usage)

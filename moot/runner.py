@@ -1,0 +1,187 @@
+"""Run a decision conference as an AutoGen SelectorGroupChat and record it as it happens.
+
+The selector is the pure conference policy (speaker_selection); SelectorGroupChat's own LLM
+selection is disabled by an empty ReplayChatCompletionClient, so any fallback fails loudly.
+Each turn's events are appended to the transcript before the next turn starts; a failed
+model call ends the run as failed with its cause, and `resume` continues from the last
+complete turn of a transcript without repeating it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from autogen_agentchat.base import TaskResult
+from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_agentchat.teams import SelectorGroupChat
+from autogen_ext.models.replay import ReplayChatCompletionClient
+
+from agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
+from agents.prompts import default_templates
+from moot.events import turn_events
+from moot.models.calls import ModelCallError, RetryPolicy, describe
+from moot.models.factory import BackendOptions, build_client
+from moot.resume import ResumePoint
+from moot.scenario import Scenario
+from moot.summary import totals_of
+from moot.transcript import Error, RunFinished, TranscriptWriter
+from speaker_selection.conference import ConferencePlan, next_step, walk
+
+Listener = Callable[[list], None]
+
+
+def plan_of(scenario: Scenario) -> ConferencePlan:
+    return ConferencePlan(
+        moderator=scenario.moderator.name,
+        participants=tuple(p.name for p in scenario.participants),
+        judge=scenario.judge.name if scenario.judge else None,
+        evaluator=scenario.evaluator.name if scenario.evaluator else None,
+        topic_count=len(scenario.topics), max_rounds=scenario.limits.max_rounds_per_topic,
+        agreement=scenario.routing.agreement, on_more_debate=scenario.routing.on_more_debate,
+    )
+
+
+def setup_of(scenario: Scenario) -> ConferenceSetup:
+    templates = {**default_templates("conference"), **scenario.prompts}
+    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task, tuple(scenario.topics),
+                           templates, scenario.limits.context_messages)
+
+
+def build_agents(scenario: Scenario, models: dict[str, str], options: BackendOptions,
+                 clients: Optional[dict] = None) -> list[ConferenceAgent]:
+    """One AutoGen agent per declared role; `clients` may supply ready clients (tests)."""
+    setup = setup_of(scenario)
+    retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
+    agents = []
+    for role, spec in scenario.agents():
+        settings = scenario.generation_for(spec).model_dump()
+        client = (clients or {}).get(spec.name) or build_client(models[spec.name], settings, options)
+        agents.append(ConferenceAgent(spec.name, role, spec.persona, client, setup,
+                                      models[spec.name], retry, spec.prompt))
+    return agents
+
+
+def selector_for(plan: ConferencePlan) -> Callable[[Sequence[object]], str]:
+    """The AutoGen selector_func: the pure policy; it never returns None (no LLM fallback)."""
+
+    def select(thread: Sequence[object]) -> str:
+        step = next_step(plan, to_turns(thread))
+        if step.speaker is None:
+            raise RuntimeError("the conference is closed but the group chat asked for a speaker")
+        return step.speaker
+
+    return select
+
+
+def _closed(messages: Sequence[object]) -> bool:
+    return any(isinstance(m, BaseChatMessage) and m.metadata.get("action") == "close" for m in messages)
+
+
+@dataclass
+class RunOutcome:
+    status: str
+    stop_reason: str
+    path: Path
+
+
+class ConferenceRunner:
+    """Drives one run (fresh or resumed) and writes its transcript."""
+
+    def __init__(self, scenario: Scenario, agents: list[ConferenceAgent], writer: TranscriptWriter,
+                 resume: ResumePoint, listener: Listener = lambda events: None):
+        self.scenario, self.agents, self.writer = scenario, agents, writer
+        self.resume, self.listener = resume, listener
+        self.plan = plan_of(scenario)
+        self.turns = list(resume.turns)
+        self.events = list(resume.events)
+
+    def _team(self) -> SelectorGroupChat:
+        limit = MaxMessageTermination(self.scenario.limits.max_messages + 1)
+        return SelectorGroupChat(
+            self.agents, model_client=ReplayChatCompletionClient([]),
+            selector_func=selector_for(self.plan), allow_repeated_speaker=True,
+            termination_condition=FunctionalTermination(_closed) | limit,
+        )
+
+    def _task(self) -> list[BaseChatMessage]:
+        task = TextMessage(content=f"{self.scenario.title}\n\n{self.scenario.task}", source=USER)
+        return [task] + [m for m in self.resume.messages]
+
+    async def run(self) -> RunOutcome:
+        started = time.monotonic()
+        task = self._task()
+        status, reason = "completed", "no stop reason"
+        try:
+            seen = 0
+            async for item in self._team().run_stream(task=task):
+                if isinstance(item, TaskResult):
+                    reason = item.stop_reason or reason
+                    continue
+                seen += 1
+                if seen > len(task) and isinstance(item, BaseChatMessage):
+                    self._record(item)
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded, then reported
+            status, reason = "failed", self._record_error(exc)
+        except (KeyboardInterrupt, GeneratorExit):
+            status, reason = "interrupted", "interrupted by the user"
+        if status == "completed":
+            status, reason = self._judge_outcome(reason)
+        finished = RunFinished(status=status, stop_reason=reason, wall_s=round(time.monotonic() - started, 3),
+                               totals=totals_of(self.events))
+        self.record(finished)
+        return RunOutcome(status, reason, self.writer.path)
+
+    def _judge_outcome(self, reason: str) -> tuple[str, str]:
+        if next_step(self.plan, self.turns).speaker is None:
+            return "completed", "all topics closed"
+        if "Maximum number of messages" in reason:
+            return "completed", f"max_messages ({self.scenario.limits.max_messages}) reached"
+        return "failed", f"stopped early: {reason}"
+
+    def _record(self, message: BaseChatMessage) -> None:
+        steps = walk(self.plan, self.turns + to_turns([message]))
+        self.turns = self.turns + to_turns([message])
+        self.record(*turn_events(message, steps[-2], steps[-1], len(self.turns)))
+
+    def _record_error(self, exc: BaseException) -> str:
+        cause = _root_cause(exc)
+        speaker = next_step(self.plan, self.turns).speaker
+        attempts = cause.attempts if isinstance(cause, ModelCallError) else 0
+        text = cause.cause if isinstance(cause, ModelCallError) else describe(cause)
+        self.record(Error(speaker=speaker, stage="model_call" if attempts else "run", cause=text,
+                           attempts=attempts))
+        return f"error: {text}"
+
+    def record(self, *events) -> None:
+        self.writer.append(*events)
+        self.events.extend(events)
+        self.listener(list(events))
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """AutoGen wraps agent errors in RuntimeError text; prefer the original exception if chained."""
+    seen = exc
+    while seen.__cause__ is not None or seen.__context__ is not None:
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(seen, ModelCallError):
+        return seen
+    return ModelCallError(_autogen_error_text(exc), _attempts_in(exc)) if "model call failed" in str(exc) else exc
+
+
+def _autogen_error_text(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    marker = "model call failed after"
+    start = text.find(marker)
+    cause = text[start:].split(": ", 1)[-1] if start >= 0 else text
+    return cause.split(" Traceback")[0][:300]
+
+
+def _attempts_in(exc: BaseException) -> int:
+    text = str(exc)
+    start = text.find("model call failed after ")
+    digits = text[start + len("model call failed after "):].split(" ")[0] if start >= 0 else ""
+    return int(digits) if digits.isdigit() else 0

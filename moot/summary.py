@@ -1,0 +1,62 @@
+"""Totals and the end-of-run summary, computed from transcript events only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Sequence
+
+from moot.transcript import EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+
+
+def totals_of(events: Sequence[EventBase]) -> dict[str, Any]:
+    """Messages, backend calls and tokens, overall and per role."""
+    by_role: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for e in events:
+        if isinstance(e, Message):
+            row = by_role[e.role]
+            row["messages"] += 1
+            row["calls"] += e.calls
+            row["prompt_tokens"] += e.usage.prompt_tokens
+            row["completion_tokens"] += e.usage.completion_tokens
+            row["latency_s"] += e.latency_s
+    total = {k: sum(r[k] for r in by_role.values())
+             for k in ("messages", "calls", "prompt_tokens", "completion_tokens", "latency_s")}
+    rounded = {role: {k: round(v, 3) if k == "latency_s" else int(v) for k, v in row.items()}
+               for role, row in by_role.items()}
+    return {**{k: round(v, 3) if k == "latency_s" else int(v) for k, v in total.items()}, "by_role": rounded}
+
+
+def summary_lines(events: Sequence[EventBase], topics: Sequence[str]) -> list[str]:
+    """Human-readable summary: topics, rounds, verdicts, scores, usage, time, stop reason."""
+    started = next(e for e in events if isinstance(e, RunStarted))
+    finished = [e for e in events if isinstance(e, RunFinished)]
+    lines = [f"== Summary: {started.scenario.get('title', '')}"]
+    closed = {e.topic: e for e in events if isinstance(e, TopicClosed)}
+    for index, topic in enumerate(topics):
+        status = (f"closed by {closed[index].closed_by} after {closed[index].rounds} round(s)"
+                  if index in closed else "not closed")
+        lines.append(f"Topic {index + 1}: {topic} — {status}")
+        for v in (e for e in events if isinstance(e, Verdict) and e.topic == index):
+            extra = f" (raw: {v.raw[:60]!r})" if v.verdict == "UNPARSED" else ""
+            lines.append(f"  round {v.round}: {v.speaker} → {v.verdict}{extra}")
+        for s in (e for e in events if isinstance(e, Score) and e.topic == index):
+            lines.append("  " + score_line(s))
+    totals = totals_of(events)
+    lines.append("Usage per role (messages, calls, prompt+completion tokens, model time):")
+    for role, row in sorted(totals["by_role"].items()):
+        lines.append(f"  {role:<12} {row['messages']:>4} msg {row['calls']:>4} calls "
+                     f"{row['prompt_tokens']:>7}+{row['completion_tokens']:<6} tok {row['latency_s']:>8.1f}s")
+    generated, model_time = totals["completion_tokens"], totals["latency_s"]
+    rate = f", {generated / model_time:.1f} generated tok/s" if model_time else ""
+    if finished:
+        end = finished[-1]
+        lines.append(f"Wall time: {end.wall_s:.1f}s (this invocation){rate}")
+        lines.append(f"Stop: {end.status} — {end.stop_reason}")
+    return lines
+
+
+def score_line(score: Score) -> str:
+    if not score.parsed:
+        return f"{score.speaker} scores: UNPARSED ({(score.error or '')[:60]})"
+    detail = " ".join(f"{k}={v}" for k, v in score.scores.items())
+    return f"{score.speaker} scores: overall={score.overall} | {detail}"

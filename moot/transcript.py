@@ -1,0 +1,217 @@
+"""Transcripts: typed, versioned, append-only JSONL event logs.
+
+Every line is one event with a `type`, a sequence number and a timestamp. The writer appends
+each turn's events in one write and fsyncs, so a run killed at any moment leaves a file whose
+complete lines all load; a torn last line is dropped by the reader. Replay, reports, metrics
+and re-scoring read these events and never re-run a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Iterable, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+SCHEMA_VERSION = 1
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: int = 0
+    ts: str = ""
+
+
+class RunStarted(EventBase):
+    type: Literal["run_started"] = "run_started"
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    protocol: str
+    scenario_path: str
+    scenario_sha256: str
+    scenario: dict[str, Any]
+    models: dict[str, str]
+    settings: dict[str, dict[str, Any]]
+    seed: Optional[int] = None
+    versions: dict[str, str] = {}
+
+
+class RunResumed(EventBase):
+    type: Literal["run_resumed"] = "run_resumed"
+    turns_kept: int
+    models: dict[str, str] = {}
+
+
+class Message(EventBase):
+    type: Literal["message"] = "message"
+    turn: int
+    speaker: str
+    role: str
+    action: str
+    topic: Optional[int]
+    round: int
+    content: str
+    model: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    calls: int = 1
+    decision: Optional[str] = None
+
+
+class Verdict(EventBase):
+    type: Literal["verdict"] = "verdict"
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    round: int
+    verdict: Literal["AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"]
+    reason: str = ""
+    raw: Optional[str] = None
+    error: Optional[str] = None
+
+
+class Score(EventBase):
+    type: Literal["score"] = "score"
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    model: str
+    kind: Literal["debate", "judge_decision"] = "debate"
+    scores: dict[str, int] = {}
+    overall: Optional[int] = None
+    rationale: str = ""
+    parsed: bool = True
+    raw: Optional[str] = None
+    error: Optional[str] = None
+
+
+class TopicClosed(EventBase):
+    type: Literal["topic_closed"] = "topic_closed"
+    topic: int
+    rounds: int
+    closed_by: Literal["agreement", "round_cap", "moderator"]
+
+
+class Error(EventBase):
+    type: Literal["error"] = "error"
+    speaker: Optional[str] = None
+    stage: str
+    cause: str
+    attempts: int = 0
+
+
+class RunFinished(EventBase):
+    type: Literal["run_finished"] = "run_finished"
+    status: Literal["completed", "failed", "interrupted"]
+    stop_reason: str
+    wall_s: float
+    totals: dict[str, Any] = {}
+
+
+Event = Annotated[
+    Union[RunStarted, RunResumed, Message, Verdict, Score, TopicClosed, Error, RunFinished],
+    Field(discriminator="type"),
+]
+_EVENT = TypeAdapter(Event)
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be read; the message names the file and line."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class TranscriptWriter:
+    """Appends events; each `append` call is one write + fsync (a turn is all or nothing)."""
+
+    def __init__(self, path: str | Path, next_seq: int = 1):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._seq = next_seq
+
+    def append(self, *events: EventBase) -> None:
+        lines = []
+        for event in events:
+            event.seq, event.ts = self._seq, now()
+            self._seq += 1
+            lines.append(event.model_dump_json(exclude_none=False) + "\n")
+        self._file.write("".join(lines))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Transcript:
+    """The events of one run, as loaded from disk."""
+
+    def __init__(self, path: Path, events: list[EventBase], torn_tail: bool):
+        self.path, self.events, self.torn_tail = path, events, torn_tail
+
+    @property
+    def started(self) -> RunStarted:
+        return self.events[0]  # load() guarantees it
+
+    def of_type(self, cls: type[EventBase]) -> list:
+        return [e for e in self.events if isinstance(e, cls)]
+
+    @property
+    def finished(self) -> Optional[RunFinished]:
+        done = self.of_type(RunFinished)
+        return done[-1] if done else None
+
+
+def load(path: str | Path) -> Transcript:
+    """Load a transcript; a torn (incomplete) last line is dropped, any other bad line is an error."""
+    path = Path(path)
+    try:
+        raw_lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read transcript: {exc.strerror or exc}") from None
+    torn = raw_lines[-1] != b""
+    body = raw_lines[:-1]
+    events = [_parse_line(path, n, line) for n, line in enumerate(body, 1) if line.strip()]
+    if torn and raw_lines[-1].strip():
+        torn = _tail_is_torn(raw_lines[-1])
+        if not torn:
+            events.append(_parse_line(path, len(body) + 1, raw_lines[-1]))
+    if not events or not isinstance(events[0], RunStarted):
+        raise TranscriptError(f"{path}:1: not a moot transcript (first event must be run_started)")
+    if events[0].schema_version > SCHEMA_VERSION:
+        raise TranscriptError(f"{path}:1: schema_version {events[0].schema_version} is newer than "
+                              f"this moot reads ({SCHEMA_VERSION}); upgrade moot")
+    return Transcript(path, events, torn)
+
+
+def _tail_is_torn(line: bytes) -> bool:
+    try:
+        json.loads(line)
+        return False
+    except ValueError:
+        return True
+
+
+def _parse_line(path: Path, number: int, line: bytes) -> EventBase:
+    try:
+        return _EVENT.validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(map(str, first["loc"]))
+        raise TranscriptError(f"{path}:{number}: bad event: {where}: {first['msg']}") from None
+
+
+def dump_events(events: Iterable[EventBase]) -> list[dict[str, Any]]:
+    return [e.model_dump() for e in events]
