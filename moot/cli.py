@@ -7,6 +7,7 @@ One function per subcommand; `main(argv)` returns the exit code (0 ok, 1 run fai
 from __future__ import annotations
 
 import argparse
+import importlib
 import asyncio
 import sys
 from pathlib import Path
@@ -63,14 +64,21 @@ def cmd_run(argv: Sequence[str]) -> int:
     return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_OK
 
 
-COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {}
+SUBCOMMANDS = ("replay", "export", "score", "validate", "new", "schema", "report", "judge-eval")
+
+
+def subcommand(name: str) -> Callable[[Sequence[str]], int]:
+    """Subcommands live in moot.commands.<name>, each exposing `run(argv) -> exit code`."""
+    module = importlib.import_module(f"moot.commands.{name.replace('-', '_')}")
+    return module.run
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = COMMANDS.get(argv[0]) if argv else None
     try:
-        return command(argv[1:]) if command else cmd_run(argv)
+        if argv and argv[0] in SUBCOMMANDS:
+            return subcommand(argv[0])(argv[1:])
+        return cmd_run(argv)
     except INPUT_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -87,7 +87,7 @@ def parse_reply(model: type[M], raw: str) -> Parsed[M]:
     if label is not None:
         return Parsed(label, raw)
     try:
-        data = json.loads(text)
+        data = json.loads(text, strict=False)  # raw newlines inside strings are still JSON text
     except json.JSONDecodeError as exc:
         return Parsed(None, raw, f"not JSON: {exc.msg}")
     if isinstance(data, dict):
