@@ -19,7 +19,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage, RequestUsage, SystemMessage, UserMessage
 
 from agents.prompts import render
-from moot.models.calls import RetryPolicy, complete
+from moot.models.calls import ModelCallError, RetryPolicy, complete
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 from speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
 
@@ -83,6 +83,7 @@ class ConferenceAgent(BaseChatAgent):
         self.model_label, self.retry = model_label, retry
         self.system_template = system_template or setup.templates[f"{role}_system"]
         self._thread: list[BaseChatMessage] = []
+        self.failure: Optional[ModelCallError] = None  # kept so the runner can record the real cause
 
     @property
     def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
@@ -97,8 +98,12 @@ class ConferenceAgent(BaseChatAgent):
             raise RuntimeError(f"{self.name} was asked to speak but the policy expects {step.speaker}")
         prompt = self.prompt_for(step, steps)
         output = OUTPUT_OF_ACTION.get(step.action)
-        done = await complete(self.client, prompt, output=output, retry=self.retry,
-                              cancellation_token=cancellation_token)
+        try:
+            done = await complete(self.client, prompt, output=output, retry=self.retry,
+                                  cancellation_token=cancellation_token)
+        except ModelCallError as exc:
+            self.failure = exc
+            raise
         reply = TextMessage(
             content=done.text, source=self.name,
             models_usage=RequestUsage(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens),

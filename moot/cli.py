@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import asyncio
 import sys
 from pathlib import Path
@@ -44,6 +45,12 @@ def cmd_run(argv: Sequence[str]) -> int:
     from moot.session import RunRequest, prepare
     from moot.summary import summary_lines
 
+    from moot.protocols import PROTOCOLS, protocol_in_argv
+
+    if protocol_in_argv(argv) in PROTOCOLS:  # per-item protocols (COLA, ...) have their own runner
+        from moot.protocols.cli import run
+
+        return run(argv)
     args = run_parser().parse_args(argv)
     request = RunRequest(args.scenario, args.model, args.out, args.resume,
                          BackendOptions(args.base_url, args.api_key, args.ollama_host))
@@ -73,8 +80,15 @@ def subcommand(name: str) -> Callable[[Sequence[str]], int]:
     return module.run
 
 
+def quiet_autogen_logs() -> None:
+    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript."""
+    for name in ("autogen_core", "autogen_agentchat", "autogen_ext"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    quiet_autogen_logs()
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return subcommand(argv[0])(argv[1:])

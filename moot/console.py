@@ -1,4 +1,5 @@
-"""Live terminal output of a run: one block per turn, topic headers, verdicts and scores."""
+"""Terminal output of a run, live or replayed: one block per turn, topic and round headers,
+verdicts and scores."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import sys
 from typing import Sequence, TextIO
 
 from moot.summary import score_line
-from moot.transcript import Error, EventBase, Message, Score, TopicClosed, Verdict
+from moot.transcript import Error, EventBase, Message, RunResumed, Score, TopicClosed, Verdict
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 
@@ -14,11 +15,15 @@ PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 class ConsolePrinter:
     """Prints events as they are recorded; colours only when writing to a terminal."""
 
-    def __init__(self, topics: Sequence[str], stream: TextIO = sys.stdout, color: bool | None = None):
+    def __init__(self, topics: Sequence[str], stream: TextIO | None = None, color: bool | None = None,
+                 speakers: Sequence[str] = ()):
+        stream = stream or sys.stdout  # looked up now: sys.stdout may be replaced after import
         self.topics, self.stream = topics, stream
         self.color = stream.isatty() if color is None else color
         self._topic: object = "unset"
-        self._colors: dict[str, str] = {}
+        self._round: object = None
+        # Colours follow the scenario's speaker order when known, so a replay from any turn matches.
+        self._colors: dict[str, str] = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(speakers)}
 
     def __call__(self, events: list[EventBase]) -> None:
         for event in events:
@@ -31,6 +36,7 @@ class ConsolePrinter:
     def show(self, event: EventBase) -> None:
         if isinstance(event, Message):
             self._header(event.topic)
+            self._round_header(event.topic, event.round)
             color = self._colors.setdefault(event.speaker, PALETTE[len(self._colors) % len(PALETTE)])
             where = f"T{event.topic + 1} R{event.round}" if event.topic is not None else "closing"
             name = self.paint(f"{event.speaker}", "1;" + color)
@@ -46,6 +52,8 @@ class ConsolePrinter:
             self.write(f"  ⇒ topic {event.topic + 1} closed by {event.closed_by} after {event.rounds} round(s)")
         elif isinstance(event, Error):
             self.write(self.paint(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31"))
+        elif isinstance(event, RunResumed):
+            self.write(self.paint(f"\n  ↻ run resumed: {event.turns_kept} earlier turn(s) kept", "2"))
 
     def _header(self, topic: int | None) -> None:
         if topic == self._topic:
@@ -53,6 +61,12 @@ class ConsolePrinter:
         self._topic = topic
         title = f"Topic {topic + 1}/{len(self.topics)}: {self.topics[topic]}" if topic is not None else "Closing"
         self.write("\n" + self.paint(f"=== {title} ===", "1;4"))
+
+    def _round_header(self, topic: int | None, round_: int) -> None:
+        if topic is None or (topic, round_) == self._round:
+            return
+        self._round = (topic, round_)
+        self.write("\n" + self.paint(f"--- round {round_} ---", "2"))
 
     def write(self, text: str) -> None:
         print(text, file=self.stream)

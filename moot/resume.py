@@ -9,7 +9,7 @@ from pathlib import Path
 from autogen_agentchat.messages import TextMessage
 from autogen_core.models import RequestUsage
 
-from moot.transcript import EventBase, Message, Score, Transcript, Verdict, load
+from moot.transcript import EventBase, Message, Score, TopicClosed, Transcript, Verdict, load
 from speaker_selection.conference import ConferencePlan, PolicyError, Turn, walk
 
 NEEDS_COMPANION = {"judge": Verdict, "decide": Verdict, "evaluate": Score}
@@ -32,28 +32,38 @@ class ResumePoint:
 def resume_point(path: Path, scenario_sha256: str, plan: ConferencePlan) -> ResumePoint:
     """Load `path`, cut any torn or incomplete last turn off the file, and return what is kept."""
     transcript = load(path)
+    if transcript.migrated_from is not None:
+        raise ResumeError(f"{path}: written by an older moot (schema version {transcript.migrated_from}); "
+                          "it can be replayed and exported but not resumed")
     if transcript.started.scenario_sha256 != scenario_sha256:
         raise ResumeError(f"{path}: the scenario file changed since this run started (sha256 differs)")
     finished = transcript.finished
     if finished and finished.status == "completed" and transcript.events[-1] is finished:
         raise ResumeError(f"{path}: this run already completed ({finished.stop_reason}); nothing to resume")
-    events = _complete_events(transcript)
-    _truncate_after(path, len(events))
-    messages = [e for e in events if isinstance(e, Message)]
-    turns = [Turn(m.speaker, m.decision) for m in messages]
     try:
+        events = _complete_events(transcript, plan)
+        messages = [e for e in events if isinstance(e, Message)]
+        turns = [Turn(m.speaker, m.decision) for m in messages]
         walk(plan, turns)
     except PolicyError as exc:
         raise ResumeError(f"{path}: transcript does not follow this scenario's routing: {exc}") from None
+    _truncate_after(path, len(events))
     return ResumePoint(turns, [_as_chat(m) for m in messages], events, events[-1].seq + 1)
 
 
-def _complete_events(transcript: Transcript) -> list[EventBase]:
-    """Events up to the first turn whose companion event (verdict/score) is missing."""
+def _complete_events(transcript: Transcript, plan: ConferencePlan) -> list[EventBase]:
+    """Events up to the first turn missing an event of its own: its companion (verdict/score)
+    or the topic_closed it implies. A turn is kept whole or not at all."""
     events = transcript.events
-    for index, event in enumerate(events):
-        companion = NEEDS_COMPANION.get(event.action) if isinstance(event, Message) else None
-        if companion and not any(isinstance(e, companion) and e.turn == event.turn for e in events[index + 1:]):
+    positions = [i for i, e in enumerate(events) if isinstance(e, Message)]
+    steps = walk(plan, [Turn(events[i].speaker, events[i].decision) for i in positions])
+    for number, index in enumerate(positions):
+        event, rest = events[index], events[index + 1:]
+        companion = NEEDS_COMPANION.get(event.action)
+        if companion and not any(isinstance(e, companion) and e.turn == event.turn for e in rest):
+            return events[:index]
+        if steps[number + 1].closed_by and not any(isinstance(e, TopicClosed) and e.topic == event.topic
+                                                   for e in rest):
             return events[:index]
     return events
 

@@ -23,7 +23,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
 from agents.prompts import default_templates
 from moot.events import turn_events
-from moot.models.calls import ModelCallError, RetryPolicy, describe
+from moot.models.calls import RetryPolicy, describe
 from moot.models.factory import BackendOptions, build_client
 from moot.resume import ResumePoint
 from moot.scenario import Scenario
@@ -148,40 +148,17 @@ class ConferenceRunner:
         self.record(*turn_events(message, steps[-2], steps[-1], len(self.turns)))
 
     def _record_error(self, exc: BaseException) -> str:
-        cause = _root_cause(exc)
+        failed = next((a.failure for a in self.agents if a.failure), None)
         speaker = next_step(self.plan, self.turns).speaker
-        attempts = cause.attempts if isinstance(cause, ModelCallError) else 0
-        text = cause.cause if isinstance(cause, ModelCallError) else describe(cause)
-        self.record(Error(speaker=speaker, stage="model_call" if attempts else "run", cause=text,
-                           attempts=attempts))
-        return f"error: {text}"
+        if failed:
+            self.record(Error(speaker=speaker, stage="model_call", cause=failed.cause, attempts=failed.attempts))
+            return f"error: {failed.cause}"
+        cause = describe(exc)
+        self.record(Error(speaker=speaker, stage="run", cause=cause))
+        return f"error: {cause}"
 
     def record(self, *events) -> None:
         self.writer.append(*events)
         self.events.extend(events)
         self.listener(list(events))
 
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """AutoGen wraps agent errors in RuntimeError text; prefer the original exception if chained."""
-    seen = exc
-    while seen.__cause__ is not None or seen.__context__ is not None:
-        seen = seen.__cause__ or seen.__context__
-    if isinstance(seen, ModelCallError):
-        return seen
-    return ModelCallError(_autogen_error_text(exc), _attempts_in(exc)) if "model call failed" in str(exc) else exc
-
-
-def _autogen_error_text(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    marker = "model call failed after"
-    start = text.find(marker)
-    cause = text[start:].split(": ", 1)[-1] if start >= 0 else text
-    return cause.split(" Traceback")[0][:300]
-
-
-def _attempts_in(exc: BaseException) -> int:
-    text = str(exc)
-    start = text.find("model call failed after ")
-    digits = text[start + len("model call failed after "):].split(" ")[0] if start >= 0 else ""
-    return int(digits) if digits.isdigit() else 0

@@ -13,11 +13,11 @@ from pathlib import Path
 from string import Template
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
 from moot.models.spec import parse_spec
-from moot.yamlsource import SourceError, YamlSource, read_yaml
+from moot.yamlsource import SourceError, YamlSource, format_key, read_yaml
 
 SCHEMA_VERSION = 1
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator")
@@ -124,11 +124,15 @@ class Scenario(Strict):
     prompts: dict[str, str] = {}
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Scenario":
-        _check_unique_names(self)
-        _check_agreement(self)
-        _check_models(self)
-        _check_prompts(self)
+    def _consistent(self, info: ValidationInfo) -> "Scenario":
+        problems = (info.context or {}).get("problems")  # a list: collect, don't stop (validate)
+        for check in (_check_unique_names, _check_agreement, _check_models, _check_prompts):
+            try:
+                check(self)
+            except ValueError as exc:
+                if problems is None:
+                    raise
+                problems.append(str(exc))
         return self
 
     def agents(self) -> list[tuple[str, AgentSpec]]:
@@ -158,14 +162,20 @@ def _fail(message: str, *key) -> ValueError:
     return ValueError(f"@{'.'.join(map(str, key))}@ {message}")
 
 
+def _agent_keys(s: Scenario) -> list[tuple[tuple, AgentSpec]]:
+    """(key path in the file, agent) pairs: ('moderator',), ('participants', 1), ..."""
+    keys = [(("moderator",), s.moderator)] + [(("participants", i), p) for i, p in enumerate(s.participants)]
+    return keys + [((role,), a) for role, a in (("judge", s.judge), ("evaluator", s.evaluator)) if a]
+
+
 def _check_unique_names(s: Scenario) -> None:
     seen: dict[str, str] = {}
-    for role, agent in s.agents():
+    for key, agent in _agent_keys(s):
         if agent.name.lower() == "user":
-            raise _fail("'user' is reserved for the task message", role, "name")
+            raise _fail("'user' is reserved for the task message", *key, "name")
         if agent.name in seen:
-            raise _fail(f"duplicate agent name {agent.name!r} (also used by {seen[agent.name]})", role, "name")
-        seen[agent.name] = role
+            raise _fail(f"duplicate agent name {agent.name!r} (also used by {seen[agent.name]})", *key, "name")
+        seen[agent.name] = format_key(key)
 
 
 def _check_agreement(s: Scenario) -> None:
@@ -183,9 +193,9 @@ def _check_models(s: Scenario) -> None:
             allowed = ", ".join(("default",) + ROLE_KEYS + tuple(sorted(names)))
             raise _fail(f"unknown agent or role (allowed: {allowed})", "models", key)
         _check_spec(spec, "models", key)
-    for role, agent in s.agents():
+    for key, agent in _agent_keys(s):
         if agent.model:
-            _check_spec(agent.model, role, "model")
+            _check_spec(agent.model, *key, "model")
 
 
 def _check_spec(spec: str, *key) -> None:
@@ -200,9 +210,9 @@ def _check_prompts(s: Scenario) -> None:
         if key not in TEMPLATE_KEYS:
             raise _fail(f"unknown prompt (allowed: {', '.join(sorted(TEMPLATE_KEYS))})", "prompts", key)
         _check_template(template, "prompts", key)
-    for role, agent in s.agents():
+    for key, agent in _agent_keys(s):
         if agent.prompt is not None:
-            _check_template(agent.prompt, role, "prompt")
+            _check_template(agent.prompt, *key, "prompt")
 
 
 def _check_template(template: str, *key) -> None:
@@ -225,24 +235,65 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def scenario_from_source(source: YamlSource) -> Scenario:
-    data = source.data
-    if not isinstance(data, dict):
-        raise ScenarioError(source.file, "a scenario must be a mapping of keys", (), source.line_of(()))
+    data = _mapping(source)
+    model = _schema_of(data)
     try:
-        return Scenario.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise _to_scenario_error(exc, source) from None
+        raise _to_scenario_error(exc, source, model) from None
 
 
-def _to_scenario_error(exc: ValidationError, source: YamlSource) -> ScenarioError:
-    err = exc.errors(include_url=False)[0]
+def _mapping(source: YamlSource) -> dict:
+    if not isinstance(source.data, dict):
+        raise ScenarioError(source.file, "a scenario must be a mapping of keys", (), source.line_of(()))
+    return source.data
+
+
+def _schema_of(data: dict) -> type[BaseModel]:
+    from moot.protocols import schema_for  # per-item protocols (COLA, ...) have their own schema
+
+    return schema_for(data.get("protocol")) or Scenario
+
+
+def scenario_errors(path: str | Path) -> list[ScenarioError]:
+    """Every problem of a scenario file, one ScenarioError each (empty: the file is valid).
+
+    Field problems are all reported; cross-field checks (names, routing, models, prompts) run
+    only once the fields are valid, as pydantic runs them on a complete model.
+    """
+    try:
+        source = read_yaml(path)
+        data = _mapping(source)
+    except SourceError as exc:
+        return [ScenarioError(exc.file, exc.detail, exc.key, exc.line)]
+    model, problems = _schema_of(data), []
+    try:
+        model.model_validate(data, context={"problems": problems})
+    except ValidationError as exc:
+        errors = [_error_of(err, source, model) for err in exc.errors(include_url=False)]
+    else:
+        errors = [_error_of({"loc": (), "msg": text, "type": "value_error"}, source) for text in problems]
+    return sorted(errors, key=lambda e: e.line or 0)  # in file order
+
+
+def _to_scenario_error(exc: ValidationError, source: YamlSource,
+                       model: type[BaseModel] | None = None) -> ScenarioError:
+    errors = exc.errors(include_url=False)
+    # An unknown key (a typo) also makes the intended key "missing"; report the cause.
+    first = _error_of(next((e for e in errors if e["type"] == "extra_forbidden"), errors[0]), source, model)
+    extra = f" (got {len(errors)} problems; fix this one first)" if len(errors) > 1 else ""
+    return ScenarioError(source.file, first.detail + extra, first.key, first.line)
+
+
+def _error_of(err: dict, source: YamlSource, model: type[BaseModel] | None = None) -> ScenarioError:
+    """One pydantic error (or marked cross-field problem) as a one-line ScenarioError."""
     key, message = tuple(err["loc"]), err["msg"]
     marked = _MARKED.match(message.removeprefix("Value error, "))
     if marked:
         key = tuple(int(p) if p.isdigit() else p for p in marked.group(1).split(".") if p)
         message = marked.group(2)
     elif err["type"] == "extra_forbidden":
-        message = "unknown key" + _allowed_keys(key[:-1])
+        message = "unknown key" + _allowed_keys(key[:-1], model or Scenario)
     elif err["type"] == "missing":
         message = "required key is missing"
     elif err["type"] == "too_short" and key and key[-1] == "participants":
@@ -251,12 +302,11 @@ def _to_scenario_error(exc: ValidationError, source: YamlSource) -> ScenarioErro
         message = "at least 1 topic is required"
     elif err["type"] == "string_pattern_mismatch":
         message = "must start with a letter and contain only letters, digits and _"
-    extra = f" (got {len(exc.errors())} problems; fix this one first)" if len(exc.errors()) > 1 else ""
-    return ScenarioError(source.file, message + extra, key, source.line_of(key))
+    return ScenarioError(source.file, message, key, source.line_of(key))
 
 
-def _allowed_keys(parent: tuple) -> str:
-    model: type[BaseModel] | None = Scenario
+def _allowed_keys(parent: tuple, model: type[BaseModel] | None = None) -> str:
+    model = model or Scenario
     for part in parent:
         if isinstance(part, int) or model is None:
             continue

@@ -3,7 +3,8 @@
 Every line is one event with a `type`, a sequence number and a timestamp. The writer appends
 each turn's events in one write and fsyncs, so a run killed at any moment leaves a file whose
 complete lines all load; a torn last line is dropped by the reader. Replay, reports, metrics
-and re-scoring read these events and never re-run a model.
+and re-scoring read these events and never re-run a model. Transcripts of an older schema
+version are upgraded on load by the steps in MIGRATIONS, so old runs stay readable.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, Optional, Union
+from typing import Annotated, Any, Callable, Iterable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -158,8 +159,10 @@ class TranscriptWriter:
 class Transcript:
     """The events of one run, as loaded from disk."""
 
-    def __init__(self, path: Path, events: list[EventBase], torn_tail: bool):
+    def __init__(self, path: Path, events: list[EventBase], torn_tail: bool,
+                 migrated_from: Optional[int] = None):
         self.path, self.events, self.torn_tail = path, events, torn_tail
+        self.migrated_from = migrated_from  # schema version on disk, when older than SCHEMA_VERSION
 
     @property
     def started(self) -> RunStarted:
@@ -173,9 +176,24 @@ class Transcript:
         done = self.of_type(RunFinished)
         return done[-1] if done else None
 
+    @property
+    def topics(self) -> list[str]:
+        return list(self.started.scenario.get("topics", []))
+
+    @property
+    def speakers(self) -> list[tuple[str, str]]:
+        """(role, agent name) in the scenario's speaking order, read from the recorded scenario."""
+        s = self.started.scenario
+        agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
+        agents += [(role, s.get(role)) for role in ("judge", "evaluator")]
+        return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
+
 
 def load(path: str | Path) -> Transcript:
-    """Load a transcript; a torn (incomplete) last line is dropped, any other bad line is an error."""
+    """Load a transcript; a torn (incomplete) last line is dropped, any other bad line is an error.
+
+    Transcripts written by older moot versions are migrated event by event before validation.
+    """
     path = Path(path)
     try:
         raw_lines = path.read_bytes().split(b"\n")
@@ -183,17 +201,42 @@ def load(path: str | Path) -> Transcript:
         raise TranscriptError(f"{path}: cannot read transcript: {exc.strerror or exc}") from None
     torn = raw_lines[-1] != b""
     body = raw_lines[:-1]
-    events = [_parse_line(path, n, line) for n, line in enumerate(body, 1) if line.strip()]
+    rows = [(n, _decode(path, n, line)) for n, line in enumerate(body, 1) if line.strip()]
     if torn and raw_lines[-1].strip():
         torn = _tail_is_torn(raw_lines[-1])
         if not torn:
-            events.append(_parse_line(path, len(body) + 1, raw_lines[-1]))
-    if not events or not isinstance(events[0], RunStarted):
+            rows.append((len(body) + 1, _decode(path, len(body) + 1, raw_lines[-1])))
+    if not rows or not isinstance(rows[0][1], dict) or rows[0][1].get("type") != "run_started":
         raise TranscriptError(f"{path}:1: not a moot transcript (first event must be run_started)")
-    if events[0].schema_version > SCHEMA_VERSION:
-        raise TranscriptError(f"{path}:1: schema_version {events[0].schema_version} is newer than "
+    version = rows[0][1].get("schema_version", 0)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise TranscriptError(f"{path}:1: schema_version {version} is newer than "
                               f"this moot reads ({SCHEMA_VERSION}); upgrade moot")
-    return Transcript(path, events, torn)
+    events = [_validate(path, n, migrate(data, version)) for n, data in rows]
+    return Transcript(path, events, torn, migrated_from=version if version < SCHEMA_VERSION else None)
+
+
+def _v0_message_text(event: dict[str, Any]) -> dict[str, Any]:
+    """v0 (pre-release) messages stored their text as `text` and had no `calls` count."""
+    if event.get("type") == "message" and "text" in event:
+        event = {k: v for k, v in event.items() if k != "text"} | {"content": event["text"]}
+        event.setdefault("calls", 1)
+    return event
+
+
+# from_version -> step that rewrites one event dict of that version into the next version.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_text}
+
+
+def migrate(event: Any, version: int) -> Any:
+    """Apply every migration step from `version` up to SCHEMA_VERSION to one decoded event."""
+    for step in range(version, SCHEMA_VERSION):
+        if not isinstance(event, dict):
+            break
+        event = MIGRATIONS[step](event)
+        if event.get("type") == "run_started":
+            event = {**event, "schema_version": step + 1}
+    return event
 
 
 def _tail_is_torn(line: bytes) -> bool:
@@ -204,9 +247,16 @@ def _tail_is_torn(line: bytes) -> bool:
         return True
 
 
-def _parse_line(path: Path, number: int, line: bytes) -> EventBase:
+def _decode(path: Path, number: int, line: bytes) -> Any:
     try:
-        return _EVENT.validate_json(line)
+        return json.loads(line)
+    except ValueError as exc:
+        raise TranscriptError(f"{path}:{number}: bad event: not JSON ({exc})") from None
+
+
+def _validate(path: Path, number: int, data: Any) -> EventBase:
+    try:
+        return _EVENT.validate_python(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(map(str, first["loc"]))

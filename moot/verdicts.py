@@ -28,7 +28,7 @@ CRITERIA_TEXT = {
     "language_use": "Is the grammar, vocabulary, and syntax appropriate for the context?",
     "emotional_intelligence": "Are the participants aware of and sensitive to the emotional tone?",
 }
-Score = Annotated[int, Field(ge=1, le=10, json_schema_extra={"enum": list(range(1, 11))})]
+Score = Annotated[int, Field(ge=1, le=10, strict=True, json_schema_extra={"enum": list(range(1, 11))})]
 Short = Annotated[str, Field(max_length=400)]
 
 

@@ -62,7 +62,7 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
 
 
 def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions) -> ChatCompletionClient:
-    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    from moot.models.remote import OpenAIClient
 
     base_url, api_key = options.resolved_openai()
     kwargs: dict[str, Any] = {k: settings[k] for k in ("temperature", "max_tokens", "seed", "top_p")
@@ -71,17 +71,17 @@ def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions) ->
         kwargs["base_url"] = base_url
         kwargs["model_info"] = GENERIC_INFO  # any model name on a compatible server
     # Our own retry policy governs; the SDK must not retry behind our back.
-    return OpenAIChatCompletionClient(model=model, api_key=api_key, max_retries=0, **kwargs)
+    return OpenAIClient(model=model, api_key=api_key, max_retries=0, **kwargs)
 
 
 def _ollama(model: str, settings: Mapping[str, Any], options: BackendOptions) -> ChatCompletionClient:
-    from autogen_ext.models.ollama import OllamaChatCompletionClient
+    from moot.models.remote import OllamaClient
 
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
     host = options.ollama_host or os.environ.get("OLLAMA_HOST")
-    return OllamaChatCompletionClient(
+    return OllamaClient(
         model=model, host=host, model_info=GENERIC_INFO,
         options={k: v for k, v in ollama_options.items() if v is not None},
     )

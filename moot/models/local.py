@@ -19,6 +19,8 @@ from autogen_core.models import (
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from pydantic import BaseModel
 
+from moot.models.structured import structured_max_tokens
+
 LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                        structured_output=True, family="gemma3")
 
@@ -74,7 +76,9 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
 
     def _sampling(self, json_output, extra: Mapping[str, Any]) -> dict:
         s = {**self._settings, **{k: v for k, v in extra.items() if v is not None}}
-        kwargs = {"max_tokens": int(s.get("max_tokens", 256)), "temperature": float(s.get("temperature", 0.7))}
+        # A constrained reply cut off by max_tokens would be broken JSON: give it room to finish.
+        max_tokens = structured_max_tokens(int(s.get("max_tokens", 256)), json_output)
+        kwargs = {"max_tokens": max_tokens, "temperature": float(s.get("temperature", 0.7))}
         for key in ("seed", "top_p", "repeat_penalty"):
             if s.get(key) is not None:
                 kwargs[key] = s[key]

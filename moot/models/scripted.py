@@ -73,7 +73,7 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
             scores = {c: self.score for c in CRITERIA}
             return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
         if isinstance(output, type) and issubclass(output, BaseModel):
-            raise ValueError(f"scripted model cannot produce {output.__name__}")
+            return json.dumps(example_of(output))
         return self._text_reply(messages)
 
     @staticmethod
@@ -110,3 +110,20 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
     @property
     def model_info(self) -> ModelInfo:
         return SCRIPTED_INFO
+
+
+def example_of(output: type[BaseModel]) -> dict[str, Any]:
+    """A valid object of any other structured output: the first allowed value of each
+    enumerated field (e.g. a stance), numbers 0, and a short scripted text for strings."""
+    schema = output.model_json_schema()
+    example: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        if "enum" in prop or "const" in prop:
+            example[name] = prop.get("enum", [prop.get("const")])[0]
+        elif prop.get("type") in ("integer", "number"):
+            example[name] = 0
+        elif prop.get("type") == "boolean":
+            example[name] = False
+        else:
+            example[name] = f"(scripted) {name}"
+    return example

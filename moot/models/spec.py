@@ -27,4 +27,8 @@ def parse_spec(text: str) -> ModelSpec:
         raise ValueError(f"unknown model provider {provider!r} in {text!r} (allowed: {', '.join(PROVIDERS)})")
     if provider in NEEDS_MODEL and not model:
         raise ValueError(f"{provider!r} needs a model name, e.g. '{provider}:MODEL'")
+    if provider == "scripted" and model:
+        from moot.models.scripted import parse_script
+
+        parse_script(model)  # a bad script token is a bad spec, caught at validation time
     return ModelSpec(provider, model or None)

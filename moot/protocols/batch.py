@@ -1,0 +1,158 @@
+"""Running a per-item protocol over a dataset: bounded concurrency, results as they finish, resume.
+
+A run directory holds `run.json` (what was run), `results.jsonl` (one line per finished item,
+appended as it finishes), `transcripts/ID.jsonl` (one per item) and `cache.sqlite` (replies).
+Started again on the same directory it skips every item with a result line; the replies of an
+item that was cut short come from the cache, so no finished model call is ever repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Iterable, Optional, TextIO
+
+from moot.metrics import UNPARSED, MetricReport, summarize
+from moot.protocols.context import Engine, RunStats
+from moot.protocols.items import ItemResult, run_one
+
+
+class RunDirError(ValueError):
+    """A run directory that belongs to another scenario or dataset."""
+
+
+def item_file(item_id: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", item_id)[:80]
+    if safe != item_id:
+        safe += "-" + hashlib.sha1(item_id.encode("utf-8")).hexdigest()[:8]
+    return safe + ".jsonl"
+
+
+def read_results(path: Path) -> dict[str, dict]:
+    """Finished items by id; a torn last line (killed run) is ignored."""
+    done: dict[str, dict] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            done[str(row["id"])] = row
+    return done
+
+
+def check_run_dir(out: Path, identity: dict) -> None:
+    """Write run.json on first use; refuse a directory that holds a different run."""
+    out.mkdir(parents=True, exist_ok=True)
+    meta = out / "run.json"
+    if meta.exists():
+        before = json.loads(meta.read_text(encoding="utf-8"))
+        changed = [k for k in identity if before.get(k) != identity[k]]
+        if changed:
+            raise RunDirError(f"{out} holds a run with another {', '.join(changed)}; "
+                              f"choose another --out or delete it")
+        return
+    meta.write_text(json.dumps(identity, indent=2) + "\n", encoding="utf-8")
+
+
+@dataclass
+class Progress:
+    """One live status line on stderr: items done/total, ETA, calls, tokens, unparsed."""
+
+    total: int
+    done: int
+    stats: RunStats
+    stream: TextIO = sys.stderr
+    unparsed: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.monotonic)
+    _first: int = -1
+    _last: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._first = self.done
+
+    def line(self) -> str:
+        new = self.done - self._first
+        elapsed = time.monotonic() - self.started
+        left = self.total - self.done
+        eta = f"{elapsed / new * left:.0f}s" if new else "?"
+        failed = f" failed={self.failed}" if self.failed else ""
+        return (f"[{self.done}/{self.total}] ETA {eta} calls={self.stats.backend_calls} "
+                f"cached={self.stats.cache_hits} tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
+
+    def show(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        end = "\r" if self.stream.isatty() else "\n"
+        self.stream.write("\x1b[2K" + self.line() + end if end == "\r" else self.line() + end)
+        self.stream.flush()
+
+
+@dataclass
+class BatchOutcome:
+    out: Path
+    results: list[dict]
+    failed: list[ItemResult]
+    report: Optional[MetricReport]
+
+    @property
+    def unparsed(self) -> int:
+        return sum(1 for r in self.results if r.get("prediction") == UNPARSED)
+
+
+async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_sha: str, items: Iterable,
+                    engine: Engine, out: Path, progress_stream: TextIO = sys.stderr) -> BatchOutcome:
+    """Run every item without a result yet, `engine.concurrency` calls in flight at most."""
+    items = list(items)
+    results_path = out / "results.jsonl"
+    done = read_results(results_path)
+    todo = [item for item in items if item.id not in done]
+    progress = Progress(len(items), len(items) - len(todo), engine.stats, progress_stream)
+    progress.unparsed = sum(1 for i in items if done.get(i.id, {}).get("prediction") == UNPARSED)
+    failed: list[ItemResult] = []
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+    with open(results_path, "a", encoding="utf-8") as sink:
+        async def worker() -> None:
+            while not queue.empty():
+                item = queue.get_nowait()
+                result = await run_one(proto, scenario, scenario_path, scenario_sha, engine, item,
+                                       out / "transcripts" / item_file(item.id),
+                                       lambda event: progress.show())
+                if result.status != "completed":
+                    failed.append(result)
+                    progress.failed += 1
+                else:
+                    done[item.id] = result.record()
+                    sink.write(json.dumps(done[item.id], ensure_ascii=False) + "\n")
+                    sink.flush()
+                    progress.done += 1
+                    progress.unparsed += result.prediction == UNPARSED
+                progress.show()
+
+        # Items in flight: twice the call bound, so sequential stages never leave a slot idle.
+        await asyncio.gather(*(worker() for _ in range(min(len(todo), 2 * engine.concurrency))))
+    progress.show(force=True)
+    results = [done[i.id] for i in items if i.id in done]
+    return BatchOutcome(out, results, failed, metrics_of(results, scenario))
+
+
+def metrics_of(results: list[dict], scenario) -> Optional[MetricReport]:
+    scored = [r for r in results if r.get("gold") is not None]
+    if not scored:
+        return None
+    return summarize([r["gold"] for r in scored], [r["prediction"] for r in scored],
+                     list(scenario.labels), metric=scenario.headline_metric())

@@ -1,0 +1,94 @@
+"""A disk cache of model replies keyed by model spec, generation settings, messages and schema.
+
+AutoGen's ChatCompletionCache keys on messages alone (the model name is not part of the key),
+so two models asked the same thing would share an answer. Here the key is a sha256 of the spec,
+the settings, every message (type, source, content) and the JSON schema of the structured
+output requested. Storage is one SQLite file; a reply is written once it succeeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from autogen_core.models import LLMMessage
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def message_data(message: LLMMessage) -> dict[str, Any]:
+    """The part of a message that changes a reply: its kind, source and content."""
+    return {"type": type(message).__name__, "source": getattr(message, "source", None),
+            "content": message.content if isinstance(message.content, str) else repr(message.content)}
+
+
+def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMessage],
+              output: Optional[type[BaseModel]] = None) -> str:
+    schema = output.model_json_schema() if output is not None else None
+    payload = {"spec": spec, "settings": dict(sorted(settings.items())),
+               "messages": [message_data(m) for m in messages], "output": schema}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """SQLite-backed reply cache, safe to share between the tasks of one event loop."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL-safe; a lost reply is only re-asked
+        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, spec TEXT, "
+                         "text TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
+
+    def get(self, key: str) -> Optional[CachedReply]:
+        with self._lock:
+            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM replies "
+                                   "WHERE key = ?", (key,)).fetchone()
+        return CachedReply(*row) if row else None
+
+    def put(self, key: str, spec: str, reply: CachedReply) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                             (key, spec, reply.text, reply.prompt_tokens, reply.completion_tokens))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+
+    def specs(self) -> dict[str, int]:
+        """Entries per model spec (tests and `--stats` read this)."""
+        with self._lock:
+            rows = self._db.execute("SELECT spec, COUNT(*) FROM replies GROUP BY spec").fetchall()
+        return dict(rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class NoCache:
+    """Stands in for ReplyCache when caching is switched off."""
+
+    def get(self, key: str) -> None:
+        return None
+
+    def put(self, key: str, spec: str, reply: CachedReply) -> None:
+        return None
+
+    def close(self) -> None:
+        return None

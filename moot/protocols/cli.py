@@ -1,0 +1,160 @@
+"""`python run_conference.py SCENARIO` for per-item protocols (COLA, ...).
+
+One item: the text/target come from the scenario's `input:` or `--input key=value`; every agent's
+contribution is printed as it arrives, then the final label and explanation; the transcript is
+saved. A dataset (`--dataset DATA.yaml`) runs as a resumable batch in `--out DIR`; the last
+line is `run: DIR items=N backend_calls=N cache_hits=N unparsed=N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Sequence
+
+from moot.datasets import dataset_fingerprint, iter_items, load_dataset_spec
+from moot.models.calls import RetryPolicy
+from moot.models.factory import BackendOptions
+from moot.protocols import protocol_module
+from moot.protocols.batch import check_run_dir, run_batch
+from moot.protocols.cache import NoCache, ReplyCache
+from moot.protocols.context import Engine
+from moot.protocols.items import run_one
+from moot.protocols.record import Call
+from moot.scenario import load_scenario, scenario_hash
+
+INPUT_KEYS = ("text", "target", "role")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="run_conference.py", description="Run a per-item protocol scenario.")
+    p.add_argument("scenario", type=Path, help="scenario YAML file (protocol: cola, ...)")
+    p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"one item's input ({', '.join(INPUT_KEYS)}); overrides the scenario's input")
+    p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run over a dataset")
+    p.add_argument("--limit", type=int, help="first N items of the dataset (after filters)")
+    p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at most (default 4)")
+    p.add_argument("--out", type=Path, help="dataset: run directory (default runs/SCENARIO-DATASET); "
+                                            "one item: transcript path (default transcripts/...)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out (the default anyway)")
+    p.add_argument("--cache", type=Path, help="reply cache file (default: DIR/cache.sqlite or runs/cache.sqlite)")
+    p.add_argument("--no-cache", action="store_true", help="send every call to the model")
+    p.add_argument("--model", action="append", default=[], metavar="[ROLE=]SPEC", help="model for all or one role")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY); never recorded")
+    p.add_argument("--ollama-host", help="Ollama server (default: $OLLAMA_HOST)")
+    p.add_argument("--quiet", action="store_true", help="one item: print only the result")
+    return p
+
+
+def with_models(scenario, overrides: Sequence[str]):
+    models = dict(scenario.models)
+    for text in overrides:
+        role, sep, spec = text.partition("=")
+        if sep:
+            models[role.strip()] = spec.strip()
+        else:
+            models = {"default": text.strip()}
+    data = scenario.model_dump(exclude_unset=True)
+    return type(scenario).model_validate({**data, "models": models}) if overrides else scenario
+
+
+def parse_inputs(pairs: Sequence[str]) -> dict[str, str]:
+    inputs = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in INPUT_KEYS:
+            raise ValueError(f"--input {pair!r}: expected KEY=VALUE with KEY one of {', '.join(INPUT_KEYS)}")
+        inputs[key] = value
+    return inputs
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    scenario = with_models(load_scenario(args.scenario), args.model)
+    proto = protocol_module(scenario.protocol)
+    if args.concurrency < 1:
+        raise ValueError(f"--concurrency must be >= 1, got {args.concurrency}")
+    options = BackendOptions(args.base_url or scenario.backends.openai.base_url, args.api_key,
+                             args.ollama_host or scenario.backends.ollama.host,
+                             scenario.backends.local.n_ctx, scenario.backends.local.n_threads)
+    retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
+    if args.dataset:
+        return _run_dataset(args, scenario, proto, options, retry)
+    return _run_single(args, scenario, proto, options, retry)
+
+
+def _engine(args, cache_path: Path, options, retry) -> Engine:
+    cache = NoCache() if args.no_cache else ReplyCache(args.cache or cache_path)
+    return Engine(concurrency=args.concurrency, cache=cache, retry=retry, options=options)
+
+
+def _run_single(args, scenario, proto, options, retry) -> int:
+    given = {**scenario.input.model_dump(exclude_none=True), **parse_inputs(args.input)}
+    item = proto.item_input(scenario, "item", given.get("text"), given.get("target"), given.get("role"))
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = args.out or Path("transcripts") / f"{args.scenario.stem}-{stamp}.jsonl"
+    printer = (lambda e: None) if args.quiet else _print_call
+
+    async def go():
+        engine = _engine(args, Path("runs") / "cache.sqlite", options, retry)
+        try:
+            return await run_one(proto, scenario, args.scenario, scenario_hash(args.scenario), engine,
+                                 item, path, printer), engine.stats
+        finally:
+            await engine.close()
+
+    result, stats = asyncio.run(go())
+    if result.status != "completed":
+        print(f"run failed: {result.cause} (run again: finished calls come from the cache)", file=sys.stderr)
+        print(f"transcript: {path}")
+        return 1
+    print(f"stance: {result.prediction}")
+    if result.explanation:
+        print(f"explanation: {result.explanation}")
+    print(f"transcript: {path}")
+    print(f"backend_calls={stats.backend_calls} cache_hits={stats.cache_hits} tokens={stats.tokens}")
+    return 0
+
+
+def _print_call(event) -> None:
+    if isinstance(event, Call):
+        cached = ", cached" if event.cached else ""
+        print(f"== {event.role} ({event.stage}{cached})\n{event.reply.strip()}\n", flush=True)
+
+
+def _run_dataset(args, scenario, proto, options, retry) -> int:
+    spec = load_dataset_spec(args.dataset)
+    out = args.out or Path("runs") / f"{args.scenario.stem}-{args.dataset.stem}"
+    if args.resume and not out.exists():
+        raise ValueError(f"--resume: {out} does not exist")
+    sha = scenario_hash(args.scenario)
+    check_run_dir(out, {"scenario_sha256": sha, "dataset_sha256": dataset_fingerprint(spec),
+                        "models": {k: v for k, v in sorted(scenario.models.items())}})
+    labels = set(scenario.labels)
+    items = []
+    for raw in iter_items(spec, args.limit):
+        if raw.label is not None and raw.label not in labels:
+            raise ValueError(f"{args.dataset}: label {raw.label!r} of item {raw.id} is not one of the "
+                             f"scenario's labels ({', '.join(scenario.labels)}); map it under `labels:`")
+        items.append(proto.item_input(scenario, raw.id, raw.text, raw.target, None, raw.label))
+
+    async def go():
+        engine = _engine(args, out / "cache.sqlite", options, retry)
+        try:
+            return await run_batch(proto, scenario, args.scenario, sha, items, engine, out), engine.stats
+        finally:
+            await engine.close()
+
+    outcome, stats = asyncio.run(go())
+    if outcome.report is not None:
+        print(outcome.report.format())
+    for failed in outcome.failed:
+        print(f"item {failed.id} failed: {failed.cause} (run again to retry it)", file=sys.stderr)
+    print(f"results: {out / 'results.jsonl'}")
+    print(f"run: {out} items={len(outcome.results)} backend_calls={stats.backend_calls} "
+          f"cache_hits={stats.cache_hits} unparsed={outcome.unparsed}")
+    return 1 if outcome.failed else 0

@@ -1,0 +1,37 @@
+"""Shared fixtures. Keep this minimal: only fixtures, used by several test files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def make_scenario(tmp_path):
+    """Write a small conference scenario (scripted models) and return its path.
+
+    Agents: Moderator, Alice, Bob[, Carol, Dave] (participants), Judge, Evaluator.
+    """
+
+    def make(topics: int = 2, participants: int = 2, judge: bool = True, evaluator: bool = True,
+             max_rounds: int = 3, max_messages: int = 200, extra: str = "",
+             name: str = "scenario.yaml") -> Path:
+        people = ["Alice", "Bob", "Carol", "Dave"][:participants]
+        lines = ["title: Test conference", "task: Decide the test questions.", "topics:"]
+        lines += [f"  - topic number {i + 1}" for i in range(topics)]
+        lines += ["moderator:", "  name: Moderator", "participants:"]
+        lines += [f"  - name: {p}\n    persona: {p} the tester." for p in people]
+        if judge:
+            lines += ["judge:", "  name: Judge"]
+        if evaluator:
+            lines += ["evaluator:", "  name: Evaluator"]
+        lines += ["models:", "  default: scripted", "limits:", f"  max_rounds_per_topic: {max_rounds}",
+                  f"  max_messages: {max_messages}", "retry:", "  attempts: 3", "  backoff_s: 0"]
+        if not judge:
+            lines += ["routing:", "  agreement: moderator"]
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
+        return path
+
+    return make

@@ -1,0 +1,163 @@
+"""The OpenAI backend against a real OpenAI-compatible server (llama-cpp-python's, serving the
+embedded Gemma GGUF on loopback), plus its failure handling: unreachable endpoint, HTTP 500.
+
+llama_cpp.server 0.3.36 rejects OpenAI's `response_format: json_schema` (HTTP 500, validation
+error) and takes `{"type": "json_object", "schema": ...}` instead; moot's OpenAI client sends
+the standard form and falls back to that one (moot/models/remote.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from autogen_core.models import UserMessage
+
+from backend_support import (
+    CORE_EVENTS, RecordingServer, assert_real_messages, assert_structured_ok, free_port,
+    loopback_only, of_type, read_events, write_scenario,  # noqa: F401
+)
+from moot.cli import main
+from moot.models.factory import BackendOptions, build_client
+from moot.models.local import default_model_path
+from moot.models.structured import JSON_OBJECT_SCHEMA, reply_budget, response_format
+from moot.verdicts import JudgeVerdict, parse_reply
+
+pytestmark = pytest.mark.slow
+SECRET = "sk-moot-test-7c1e9d2f0b"  # must never reach a transcript or the console
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory):
+    """llama_cpp.server on a free loopback port, serving the embedded model; killed at the end."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", default_model_path(),
+           "--host", "127.0.0.1", "--port", str(port), "--chat_format", "gemma", "--n_ctx", "4096"]
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_until_up(proc, f"{url}/models", log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_until_up(proc: subprocess.Popen, url: str, log, timeout: float = 180) -> None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with opener.open(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"llama_cpp.server not up within {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def _run(scenario, out, base_url, *extra) -> int:
+    return main([str(scenario), "--model", "openai:gemma", "--base-url", base_url, "--api-key", SECRET,
+                 "--out", str(out), "--quiet", *extra])
+
+
+def test_server_takes_json_object_schema_not_json_schema(server_url):
+    """What llama_cpp.server 0.3.36 does with each response_format, and that our client copes."""
+    import openai
+
+    raw = openai.OpenAI(base_url=server_url, api_key="none", max_retries=0)
+    ask = [{"role": "user", "content": 'Did they agree? Answer as JSON {"verdict": ..., "reason": ...}'}]
+    with pytest.raises(openai.InternalServerError, match="json_object"):
+        raw.chat.completions.create(model="gemma", messages=ask, max_tokens=32,
+                                    response_format=response_format(JudgeVerdict))
+    reply = raw.chat.completions.create(model="gemma", messages=ask, max_tokens=reply_budget(JudgeVerdict),
+                                        seed=1, response_format=response_format(JudgeVerdict, JSON_OBJECT_SCHEMA))
+    assert parse_reply(JudgeVerdict, reply.choices[0].message.content).value is not None
+
+    client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 16, "seed": 3},
+                          BackendOptions(server_url, SECRET))
+    result = asyncio.run(client.create([UserMessage(content=ask[0]["content"], source="user")],
+                                       json_output=JudgeVerdict))
+    assert client.dialect == JSON_OBJECT_SCHEMA  # learned from the server's rejection
+    assert parse_reply(JudgeVerdict, result.content).value is not None, result.content
+    assert result.usage.completion_tokens > 0
+
+
+def test_conference_through_openai_compatible_server(tmp_path, server_url, capsys, record_property):
+    out = tmp_path / "run.jsonl"
+    code = _run(write_scenario(tmp_path), out, server_url)
+
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    events = read_events(out)
+    assert CORE_EVENTS <= {e["type"] for e in events}
+    assert set(events[0]["models"].values()) == {"openai:gemma"}
+    assert events[0]["settings"]["backends"]["openai_base_url"] == server_url
+    assert events[-1]["status"] == "completed"
+    assert_real_messages(events)
+    labels = assert_structured_ok(events)
+    record_property("verdicts", labels)
+    print(f"judge verdicts through llama_cpp.server: {labels}")
+    assert SECRET not in out.read_text() and SECRET not in printed.out + printed.err
+
+
+def test_unreachable_server_fails_then_resume_completes(tmp_path, server_url, capsys):
+    scenario = write_scenario(tmp_path, attempts=3)
+    out = tmp_path / "run.jsonl"
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+
+    started = time.monotonic()
+    assert _run(scenario, out, closed) == 1
+    assert time.monotonic() - started < 60  # bounded retries, small backoff
+    events = read_events(out)
+    errors = of_type(events, "error")
+    assert len(errors) == 1
+    error = errors[0]
+    assert error["stage"] == "model_call" and error["speaker"] == "Moderator"
+    assert error["attempts"] == 3
+    assert "connection" in error["cause"].lower(), error["cause"]
+    assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "failed"
+    assert not of_type(events, "message")
+
+    code = main([str(scenario), "--model", "openai:gemma", "--base-url", server_url, "--api-key", SECRET,
+                 "--resume", str(out), "--quiet"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    events = read_events(out)
+    assert of_type(events, "run_resumed")
+    assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "completed"
+    assert_real_messages(events)
+    assert_structured_ok(events)
+    assert SECRET not in out.read_text() and SECRET not in printed.out + printed.err
+
+
+def test_http_500_is_retried_then_recorded(tmp_path, capsys):
+    def reply(path, body):
+        return 500, {"error": {"message": "upstream exploded", "type": "server_error"}}
+
+    out = tmp_path / "run.jsonl"
+    with RecordingServer(reply) as server:
+        code = _run(write_scenario(tmp_path, attempts=2), out, f"{server.url}/v1")
+    printed = capsys.readouterr()
+
+    assert code == 1
+    assert "run failed" in printed.err
+    assert [path for path, _ in server.requests] == ["/v1/chat/completions"] * 2  # ours, no SDK retries
+    body = server.requests[0][1]
+    assert body["model"] == "gemma" and body["max_tokens"] == 96 and body["seed"] == 42
+    error = of_type(read_events(out), "error")[0]
+    assert "500" in error["cause"] and error["attempts"] == 2, error
+    text = out.read_text()
+    assert SECRET not in text and SECRET not in printed.out + printed.err

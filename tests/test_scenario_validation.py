@@ -1,0 +1,199 @@
+"""Scenario validation: every problem is ONE line `file:line: key.path: message`, the CLI exits 2
+and nothing is written (no --out file, no transcripts/ directory)."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.cli import EXIT_USAGE, main
+from moot.scenario import ScenarioError, load_scenario
+
+BASE = """\
+title: Test conference
+task: Decide something.
+topics:
+  - first topic
+  - second topic
+moderator:
+  name: Moderator
+participants:
+  - name: Alice
+    persona: An economist.
+  - name: Bob
+judge:
+  name: Judge
+evaluator:
+  name: Evaluator
+models:
+  default: scripted
+limits:
+  max_rounds_per_topic: 2
+"""
+# line numbers of BASE: 1 title, 3 topics, 6 moderator, 8 participants, 9 Alice, 11 Bob, 12 judge,
+# 14 evaluator, 16 models, 17 default, 18 limits, 19 max_rounds_per_topic
+
+
+def edit(*pairs: tuple[str, str]) -> str:
+    text = BASE
+    for old, new in pairs:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+CASES = [
+    # (id, scenario text, line, key path, message start)
+    ("unknown top-level key", edit(("task: Decide something.\n", "task: Decide something.\ncolour: red\n")),
+     3, "colour", "unknown key (allowed: protocol, title, task, topics,"),
+    ("unknown nested key", edit(("  - name: Bob\n", "  - nme: Bob\n")),
+     11, "participants[1].nme", "unknown key (allowed: name, persona, prompt, model, generation)"),
+    ("unknown key beside a good one", edit(("    persona: An economist.\n", "    persona: An economist.\n    mood: calm\n")),
+     11, "participants[0].mood", "unknown key"),
+    ("unknown key two levels down", edit(("  name: Moderator\n", "  name: Moderator\n  generation:\n    temprature: 1\n")),
+     9, "moderator.generation.temprature", "unknown key (allowed: temperature, max_tokens,"),
+    ("wrong type", edit(("max_rounds_per_topic: 2", 'max_rounds_per_topic: "three"')),
+     19, "limits.max_rounds_per_topic", "Input should be a valid integer"),
+    ("out of range", edit(("max_rounds_per_topic: 2", "max_rounds_per_topic: 0")),
+     19, "limits.max_rounds_per_topic", "Input should be greater than or equal to 1"),
+    ("topics not a list", edit(("topics:\n  - first topic\n  - second topic\n", "topics: first topic\n")),
+     3, "topics", "Input should be a valid list"),
+    ("unknown agent in models", edit(("  default: scripted\n", "  default: scripted\n  Carol: scripted\n")),
+     18, "models.Carol", "unknown agent or role (allowed: default, moderator, participants, judge, evaluator,"),
+    ("one participant", edit(("  - name: Bob\n", "")),
+     8, "participants", "at least 2 participants are required"),
+    ("empty topics", edit(("topics:\n  - first topic\n  - second topic\n", "topics: []\n")),
+     3, "topics", "at least 1 topic is required"),
+    ("empty topic text", edit(("  - second topic\n", "  - ''\n")),
+     5, "topics[1]", "String should have at least 1 character"),
+    ("duplicate participant names", edit(("  - name: Bob\n", "  - name: Alice\n")),
+     11, "participants[1].name", "duplicate agent name 'Alice' (also used by participants[0])"),
+    ("judge named like a participant", edit(("  name: Judge\n", "  name: Bob\n")),
+     13, "judge.name", "duplicate agent name 'Bob' (also used by participants[1])"),
+    ("reserved name", edit(("  - name: Bob\n", "  - name: user\n")),
+     11, "participants[1].name", "'user' is reserved"),
+    ("bad agent name", edit(("  - name: Bob\n", "  - name: 2 Bob\n")),
+     11, "participants[1].name", "must start with a letter and contain only letters, digits and _"),
+    ("duplicate YAML key", edit(("task: Decide something.\n", "task: Decide something.\ntask: Again.\n")),
+     3, "task", "duplicate key"),
+    ("duplicate nested YAML key", edit(("  name: Judge\n", "  name: Judge\n  name: Judge2\n")),
+     14, "judge.name", "duplicate key"),
+    ("agreement by judge without judge", edit(("judge:\n  name: Judge\n", "")),
+     1, "routing.agreement", "is 'judge' but no judge is declared"),
+    ("agreement by moderator with judge", BASE + "routing:\n  agreement: moderator\n",
+     21, "routing.agreement", "is 'moderator' (without-judge variant) but a judge is declared"),
+    ("bad routing value", BASE + "routing:\n  on_more_debate: judge\n",
+     21, "routing.on_more_debate", "Input should be 'moderator' or 'participants'"),
+    ("unknown provider", edit(("default: scripted", "default: gpt4")),
+     17, "models.default", "unknown model provider 'gpt4'"),
+    ("provider without model", edit(("default: scripted", "default: openai")),
+     17, "models.default", "'openai' needs a model name"),
+    ("bad agent model spec", edit(("  - name: Bob\n", "  - name: Bob\n    model: nope:x\n")),
+     12, "participants[1].model", "unknown model provider 'nope'"),
+    ("bad scripted token", edit(("default: scripted", "default: scripted:MAYBE")),
+     17, "models.default", "unknown scripted token 'MAYBE'"),
+    ("unknown prompt placeholder", BASE + "prompts:\n  participant_turn: Speak about $topik now.\n",
+     21, "prompts.participant_turn", "unknown placeholder $topik (allowed: $criteria,"),
+    ("unknown placeholder in agent prompt", edit(("  - name: Bob\n", "  - name: Bob\n    prompt: I am ${nam}.\n")),
+     12, "participants[1].prompt", "unknown placeholder $nam"),
+    ("malformed placeholder", edit(("  name: Moderator\n", "  name: Moderator\n  prompt: costs $ 5\n")),
+     8, "moderator.prompt", "malformed $placeholder"),
+    ("unknown prompt key", BASE + "prompts:\n  participant_speech: hi\n",
+     21, "prompts.participant_speech", "unknown prompt (allowed: evaluator_system,"),
+    ("missing required key", edit(("title: Test conference\n", "")),
+     1, "title", "required key is missing"),
+]
+
+
+def run_cli(tmp_path, monkeypatch, capsys, *argv: str) -> str:
+    """Run the CLI in tmp_path; assert exit 2 and nothing written; return the one error line."""
+    monkeypatch.chdir(tmp_path)
+    before = set(tmp_path.iterdir())
+    code = main([*argv, "--out", "out.jsonl"])
+    captured = capsys.readouterr()
+    assert code == EXIT_USAGE, captured
+    assert captured.out == ""
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "transcripts").exists()
+    assert set(tmp_path.iterdir()) == before
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ")
+    return lines[0].removeprefix("error: ")
+
+
+@pytest.mark.parametrize("text, line, key, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_invalid_scenario_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys, text, line, key, message):
+    (tmp_path / "bad.yaml").write_text(text, encoding="utf-8")
+    error = run_cli(tmp_path, monkeypatch, capsys, "bad.yaml")
+    prefix = f"bad.yaml:{line}: {key}: "
+    assert error.startswith(prefix + message), error
+    assert "\n" not in error
+
+
+def test_first_of_several_problems_is_reported_with_count(tmp_path):
+    (tmp_path / "bad.yaml").write_text(edit(("max_rounds_per_topic: 2", "max_rounds_per_topic: x\n  foo: 1")))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(tmp_path / "bad.yaml")
+    assert str(info.value).endswith("(got 2 problems; fix this one first)")
+    assert info.value.line == 20 and info.value.key == ("limits", "foo")
+
+
+def test_invalid_yaml_syntax_names_file_and_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "bad.yaml").write_text(edit(("  - name: Bob\n", "  - name: [Bob\n")))
+    error = run_cli(tmp_path, monkeypatch, capsys, "bad.yaml")
+    assert error.startswith("bad.yaml:12: invalid YAML: "), error
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- a\n- list\n", "bad.yaml:1: a scenario must be a mapping of keys"),
+    ("", "bad.yaml: a scenario must be a mapping of keys"),
+])
+def test_not_a_mapping(tmp_path, monkeypatch, capsys, text, message):
+    (tmp_path / "bad.yaml").write_text(text)
+    assert run_cli(tmp_path, monkeypatch, capsys, "bad.yaml") == message
+
+
+def test_missing_file(tmp_path, monkeypatch, capsys):
+    assert run_cli(tmp_path, monkeypatch, capsys, "nowhere.yaml") == "nowhere.yaml: file not found"
+
+
+@pytest.mark.parametrize("override, message", [
+    ("refere=scripted", "--model refere=scripted: unknown role or agent 'refere' (roles: moderator, "
+                        "participants, judge, evaluator; agents: Alice, Bob, Evaluator, Judge, Moderator)"),
+    ("Carol=scripted", "--model Carol=scripted: unknown role or agent 'Carol'"),
+    ("bogus", "--model bogus: unknown model provider 'bogus'"),
+    ("Alice=openai", "--model Alice=openai: 'openai' needs a model name"),
+    ("judge=scripted:SOON", "--model judge=scripted:SOON: unknown scripted token 'SOON'"),
+])
+def test_bad_model_override(tmp_path, monkeypatch, capsys, override, message):
+    (tmp_path / "good.yaml").write_text(BASE)
+    error = run_cli(tmp_path, monkeypatch, capsys, "good.yaml", "--model", override)
+    assert error.startswith(message), error
+
+
+def test_existing_out_file_is_not_overwritten(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.yaml").write_text(BASE)
+    (tmp_path / "out.jsonl").write_text("keep me\n")
+    assert main(["good.yaml", "--out", "out.jsonl"]) == EXIT_USAGE
+    assert "file exists" in capsys.readouterr().err
+    assert (tmp_path / "out.jsonl").read_text() == "keep me\n"
+
+
+def test_valid_base_scenario_runs(tmp_path, monkeypatch, capsys):
+    """The base of every case above is itself valid, so each case fails for its own reason."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.yaml").write_text(BASE)
+    assert main(["good.yaml", "--out", "out.jsonl", "--quiet"]) == 0
+    assert (tmp_path / "out.jsonl").exists()
+    scenario = load_scenario(tmp_path / "good.yaml")
+    assert [p.name for p in scenario.participants] == ["Alice", "Bob"]
+    assert scenario.limits.max_rounds_per_topic == 2
+
+
+@pytest.mark.parametrize("path", ["scenarios/drug_policy.yaml", "scenarios/drug_policy_no_judge.yaml"])
+def test_shipped_scenarios_are_valid(path):
+    from pathlib import Path
+
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / path)
+    assert len(scenario.topics) == 3 and len(scenario.participants) == 2
