@@ -21,7 +21,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]
-Select = Callable[[Sequence[str]], Optional[str]]
+Select = Callable[[Sequence[BaseChatMessage]], Optional[str]]  # the agents' messages so far -> next
 
 
 class StageAgent(BaseChatAgent):
@@ -53,8 +53,9 @@ class StageAgent(BaseChatAgent):
         self._thread.clear()
 
 
-def spoken_of(thread: Sequence[object]) -> list[str]:
-    return [m.source for m in thread if isinstance(m, BaseChatMessage) and m.source != USER]
+def spoken_of(thread: Sequence[object]) -> list[BaseChatMessage]:
+    """The agents' messages of a thread (the task message left out)."""
+    return [m for m in thread if isinstance(m, BaseChatMessage) and m.source != USER]
 
 
 async def run_group_chat(agents: Sequence[StageAgent], select: Select, task: str,
@@ -78,6 +79,8 @@ async def run_group_chat(agents: Sequence[StageAgent], select: Select, task: str
         messages_seen.extend(messages)
         return done
 
+    if select([]) is None:
+        return []
     if len(agents) < 2:  # a group chat needs two members; a lone agent just takes its turns
         return await _alone(agents, select, task)
     team = SelectorGroupChat(list(agents), model_client=ReplayChatCompletionClient([]),

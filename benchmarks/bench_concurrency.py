@@ -7,7 +7,7 @@ OpenAIChatCompletionClient) with `--concurrency K` and no cache. Printed: wall t
 calls x latency / cap, wall/bound, and the one-call-at-a-time baseline (--concurrency 1) with
 baseline/wall speed-up. Target: wall <= 1.25 x bound.
 
-    python benchmarks/bench_concurrency.py --items 48 --concurrency 16 --cap 16 --latency 0.1
+    python benchmarks/bench_concurrency.py --items 64 --concurrency 16 --cap 16 --latency 0.1
 """
 
 from __future__ import annotations
@@ -159,12 +159,12 @@ async def timed_run(base_url: str, n: int, concurrency: int) -> tuple[float, int
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--items", type=int, default=48)
+    p.add_argument("--items", type=int, default=64)
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--cap", type=int, default=16, help="server: requests served at once")
     p.add_argument("--latency", type=float, default=0.1, help="server: seconds per request")
-    p.add_argument("--baseline-items", type=int, default=None,
-                   help="items for the one-at-a-time baseline (default: --items; scaled per call)")
+    p.add_argument("--baseline-items", type=int, default=8,
+                   help="items run one call at a time for the baseline (scaled to the same call count)")
     p.add_argument("--server", choices=("thread", "process"), default="thread",
                    help="run the latency server on a thread (default) or in its own process")
     p.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
@@ -177,8 +177,7 @@ def main() -> int:
         asyncio.run(timed_run(base, 1, 1))  # warm-up: imports, connection pool
         wall, calls = asyncio.run(timed_run(base, args.items, args.concurrency))
         peak = server.stats()["peak"]
-        n_base = args.baseline_items or args.items
-        base_wall, base_calls = asyncio.run(timed_run(base, n_base, 1))
+        base_wall, base_calls = asyncio.run(timed_run(base, args.baseline_items, 1))
     bound = calls * args.latency / args.cap
     baseline = base_wall * calls / base_calls  # one call at a time, scaled to the same call count
     print(f"items={args.items} calls={calls} concurrency={args.concurrency} cap={args.cap} "

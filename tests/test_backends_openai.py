@@ -9,6 +9,7 @@ the standard form and falls back to that one (moot/models/remote.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import time
@@ -24,11 +25,13 @@ from backend_support import (
 from moot.cli import main
 from moot.models.factory import BackendOptions, build_client
 from moot.models.local import default_model_path
-from moot.models.structured import JSON_OBJECT_SCHEMA, reply_budget, response_format
+from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, reply_budget, response_format
 from moot.verdicts import JudgeVerdict, parse_reply
 
-pytestmark = pytest.mark.slow
 SECRET = "sk-moot-test-7c1e9d2f0b"  # must never reach a transcript or the console
+# How llama_cpp.server 0.3.36 answers a `json_schema` response_format (seen in the slow test below).
+LLAMA_CPP_REJECTION = ("1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', "
+                       "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,48 @@ def _run(scenario, out, base_url, *extra) -> int:
                  "--out", str(out), "--quiet", *extra])
 
 
+def _completion(content: str) -> dict:
+    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "gemma",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}}
+
+
+def _openai_like(path, body):
+    return 200, _completion(json.dumps({"verdict": "MORE_DEBATE", "reason": "cost data is still open"}))
+
+
+def _llama_cpp_like(path, body):
+    if body["response_format"]["type"] == "json_schema":
+        return 500, {"error": {"message": LLAMA_CPP_REJECTION, "type": "internal_server_error"}}
+    return _openai_like(path, body)
+
+
+@pytest.mark.parametrize("reply, sent, dialect", [
+    (_openai_like, ["json_schema", "json_schema"], JSON_SCHEMA),
+    (_llama_cpp_like, ["json_schema", "json_object", "json_object"], JSON_OBJECT_SCHEMA),
+])
+def test_structured_calls_send_json_schema_and_fall_back_only_when_rejected(reply, sent, dialect):
+    """OpenAI and most compatible servers get the standard json_schema form; a server that
+    only takes json_object (llama_cpp.server) is answered in its dialect, learned once."""
+
+    async def ask_twice(client):
+        ask = [UserMessage(content="Did they agree?", source="user")]
+        return [await client.create(ask, json_output=JudgeVerdict) for _ in range(2)]
+
+    with RecordingServer(reply) as server:
+        client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 96, "seed": 1},
+                              BackendOptions(f"{server.url}/v1", SECRET))
+        results = asyncio.run(ask_twice(client))
+    bodies = [body for _, body in server.requests]
+    assert [b["response_format"]["type"] for b in bodies] == sent
+    assert bodies[0]["response_format"] == response_format(JudgeVerdict)  # strict schema, as OpenAI's SDK sends
+    assert bodies[-1]["response_format"] == response_format(JudgeVerdict, dialect)
+    assert client.dialect == dialect
+    assert all(b["max_tokens"] == reply_budget(JudgeVerdict) for b in bodies)  # room to finish
+    assert [parse_reply(JudgeVerdict, r.content).value.verdict for r in results] == ["MORE_DEBATE"] * 2
+
+
+@pytest.mark.slow
 def test_server_takes_json_object_schema_not_json_schema(server_url):
     """What llama_cpp.server 0.3.36 does with each response_format, and that our client copes."""
     import openai
@@ -95,6 +140,7 @@ def test_server_takes_json_object_schema_not_json_schema(server_url):
     assert result.usage.completion_tokens > 0
 
 
+@pytest.mark.slow
 def test_conference_through_openai_compatible_server(tmp_path, server_url, capsys, record_property):
     out = tmp_path / "run.jsonl"
     code = _run(write_scenario(tmp_path), out, server_url)
@@ -113,6 +159,7 @@ def test_conference_through_openai_compatible_server(tmp_path, server_url, capsy
     assert SECRET not in out.read_text() and SECRET not in printed.out + printed.err
 
 
+@pytest.mark.slow
 def test_unreachable_server_fails_then_resume_completes(tmp_path, server_url, capsys):
     scenario = write_scenario(tmp_path, attempts=3)
     out = tmp_path / "run.jsonl"

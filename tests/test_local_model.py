@@ -7,6 +7,8 @@ constrained decoding with a token limit the schema's longest reply fits in).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from backend_support import (
@@ -15,12 +17,27 @@ from backend_support import (
 )
 from moot.cli import main
 from moot.models.local import default_model_path
-from moot.models.structured import reply_budget
-from moot.verdicts import EvaluatorScores, JudgeVerdict
-
-pytestmark = pytest.mark.slow
+from moot.models.structured import reply_budget, structured_max_tokens
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 
+def test_structured_calls_get_room_to_finish():
+    """A constrained reply's token limit covers the longest reply its schema admits."""
+    longest = {
+        JudgeVerdict: {"verdict": "MORE_DEBATE", "reason": "x" * 400},
+        ModeratorDecision: {"decision": "MORE_DEBATE", "message": "x" * 1500},
+        EvaluatorScores: {**{c: 10 for c in CRITERIA}, "overall": 10, "rationale": "x" * 400},
+    }
+    for output, reply in longest.items():
+        output.model_validate(reply)
+        spaced = json.dumps(reply, separators=(" , ", " : "))  # one optional space around every token
+        assert len(spaced) <= reply_budget(output)
+        assert structured_max_tokens(96, output) == reply_budget(output)
+        assert structured_max_tokens(10_000, output) == 10_000
+    assert structured_max_tokens(96, None) == 96
+
+
+@pytest.mark.slow
 def test_embedded_model_runs_a_one_topic_conference(tmp_path, capsys, record_property):
     assert default_model_path().endswith(".gguf")
     scenario = write_scenario(tmp_path)

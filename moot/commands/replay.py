@@ -55,8 +55,9 @@ def header_lines(transcript: Transcript) -> list[str]:
 
 
 def replay(transcript: Transcript, turns: Sequence[Turn], printer: ConsolePrinter, speed: Optional[float],
-           sleep: Callable[[float], None] = time.sleep) -> None:
+           sleep: Optional[Callable[[float], None]] = None) -> None:
     """Print the turns, waiting latency/speed before each message (speed None: no waiting)."""
+    sleep = sleep or time.sleep
     for turn in turns:
         if speed and isinstance(turn.message, Message) and turn.message.latency_s > 0:
             sleep(turn.message.latency_s / speed)

@@ -2,7 +2,7 @@
 
 It answers in role: plain turns get a short reply naming the speaker and topic it was asked
 about; structured requests (judge verdict, moderator decision, evaluator scores) get a valid
-object whose label comes from a script. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
+object whose label comes from a script (any other structured output: see labelled_reply). Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
 GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error). After
 the script runs out, structured replies are AGREEMENT / NEXT_TOPIC. Every request is
 recorded in `requests` so tests can assert exactly what each agent was shown.
@@ -73,7 +73,7 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
             scores = {c: self.score for c in CRITERIA}
             return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
         if isinstance(output, type) and issubclass(output, BaseModel):
-            return json.dumps(example_of(output))
+            return labelled_reply(output, messages)
         return self._text_reply(messages)
 
     @staticmethod
@@ -127,3 +127,23 @@ def example_of(output: type[BaseModel]) -> dict[str, Any]:
         else:
             example[name] = f"(scripted) {name}"
     return example
+
+
+LABEL_MARK = re.compile(r"SCRIPTED_LABEL=([A-Za-z0-9_-]+)")
+
+
+def labelled_reply(output: type[BaseModel], messages: Sequence[LLMMessage]) -> str:
+    """Any other structured output (e.g. a classifier's {label, explanation}): its first
+    enumerated field is the label. A label script in the last user message, the marker
+    `SCRIPTED_LABEL=<label>` (test datasets put it in an item's text), picks the label;
+    `SCRIPTED_LABEL=GARBAGE` gives an unparseable reply. Otherwise the first allowed value."""
+    example = example_of(output)
+    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    mark = LABEL_MARK.search(str(last.content)) if last else None
+    if mark and mark.group(1) == "GARBAGE":
+        return "(scripted) I cannot decide."
+    props = output.model_json_schema().get("properties", {})
+    field = next((name for name, prop in props.items() if "enum" in prop or "const" in prop), None)
+    if mark and field and mark.group(1) in props[field].get("enum", [props[field].get("const")]):
+        example[field] = mark.group(1)
+    return json.dumps(example)

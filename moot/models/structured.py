@@ -65,8 +65,14 @@ def structured_max_tokens(max_tokens: Optional[int], output: Any) -> Optional[in
 
 
 def response_format(output: type[BaseModel], dialect: str = JSON_SCHEMA) -> dict[str, Any]:
-    """The OpenAI-style `response_format` asking for `output`'s schema, in one of two dialects."""
-    schema = output.model_json_schema()
+    """The OpenAI-style `response_format` asking for `output`'s schema, in one of two dialects.
+
+    The schema is the strict one OpenAI's SDK derives from the model (all fields required, no
+    extra keys), i.e. exactly what its `parse()` helper, used by AutoGen, would send.
+    """
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    standard = dict(type_to_response_format_param(output))
     if dialect == JSON_OBJECT_SCHEMA:
-        return {"type": "json_object", "schema": schema}
-    return {"type": "json_schema", "json_schema": {"name": output.__name__, "schema": schema, "strict": True}}
+        return {"type": "json_object", "schema": standard["json_schema"]["schema"]}
+    return standard

@@ -1,7 +1,8 @@
 """Per-item protocols (COLA, ...): declared in YAML with `protocol: NAME`, run on one item or a dataset.
 
-Each protocol module exposes NAME, SCHEMA (the pydantic scenario model), roles(scenario),
-labels_of(scenario), item_input(...) and `async run_item(scenario, ctx, item) -> Outcome`.
+Each protocol module exposes NAME, SCHEMA (the pydantic scenario model), INPUT_KEYS (and
+LIST_KEYS) for `--input`, roles(scenario), labels_of(scenario), from_fields(scenario, id, fields),
+from_dataset(scenario, item) and `async run_item(scenario, ctx, item) -> Outcome`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Optional, Sequence
 
 import yaml
 
-PROTOCOLS = {"cola": "moot.protocols.cola"}
+PROTOCOLS = {"cola": "moot.protocols.cola", "s2mad": "moot.protocols.s2mad",
+             "negotiation": "moot.protocols.negotiation"}
 VALUE_OPTIONS = ("--dataset", "--out", "--cache", "--input", "--model", "--resume")
 
 

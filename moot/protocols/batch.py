@@ -50,8 +50,14 @@ def read_results(path: Path) -> dict[str, dict]:
     return done
 
 
-def check_run_dir(out: Path, identity: dict) -> None:
-    """Write run.json on first use; refuse a directory that holds a different run."""
+LATEST_INFO = ("planned_items", "limit", "last_invoked")  # descriptive keys the latest invocation sets
+
+
+def check_run_dir(out: Path, identity: dict, info: Optional[dict] = None) -> None:
+    """Write run.json on first use; refuse a directory that holds a different run.
+
+    `info` (paths, date, planned item count, see moot.protocols.runinfo) describes the run for
+    reports and is never compared: added on first use, LATEST_INFO keys follow each invocation."""
     out.mkdir(parents=True, exist_ok=True)
     meta = out / "run.json"
     if meta.exists():
@@ -60,8 +66,13 @@ def check_run_dir(out: Path, identity: dict) -> None:
         if changed:
             raise RunDirError(f"{out} holds a run with another {', '.join(changed)}; "
                               f"choose another --out or delete it")
+        if info:
+            after = {**{k: v for k, v in info.items() if k != "created"}, **before,
+                     **{k: info[k] for k in LATEST_INFO if k in info}}
+            if after != before:
+                meta.write_text(json.dumps(after, indent=2) + "\n", encoding="utf-8")
         return
-    meta.write_text(json.dumps(identity, indent=2) + "\n", encoding="utf-8")
+    meta.write_text(json.dumps({**identity, **(info or {})}, indent=2) + "\n", encoding="utf-8")
 
 
 @dataclass
@@ -91,11 +102,13 @@ class Progress:
                 f"cached={self.stats.cache_hits} tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
 
     def show(self, force: bool = False) -> None:
+        """Redraw (at most 5 times a second); without a terminal, print one line per item only."""
         now = time.monotonic()
-        if not force and now - self._last < 0.2:
+        tty = self.stream.isatty()
+        if not force and (not tty or now - self._last < 0.2):
             return
         self._last = now
-        end = "\r" if self.stream.isatty() else "\n"
+        end = "\r" if tty else "\n"
         self.stream.write("\x1b[2K" + self.line() + end if end == "\r" else self.line() + end)
         self.stream.flush()
 
@@ -116,12 +129,14 @@ async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_s
                     engine: Engine, out: Path, progress_stream: TextIO = sys.stderr) -> BatchOutcome:
     """Run every item without a result yet, `engine.concurrency` calls in flight at most."""
     items = list(items)
+    out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
     done = read_results(results_path)
     todo = [item for item in items if item.id not in done]
     progress = Progress(len(items), len(items) - len(todo), engine.stats, progress_stream)
     progress.unparsed = sum(1 for i in items if done.get(i.id, {}).get("prediction") == UNPARSED)
     failed: list[ItemResult] = []
+    progress.show(force=True)
     queue: asyncio.Queue = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
@@ -141,11 +156,12 @@ async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_s
                     sink.flush()
                     progress.done += 1
                     progress.unparsed += result.prediction == UNPARSED
-                progress.show()
+                progress.show(force=True)
 
         # Items in flight: twice the call bound, so sequential stages never leave a slot idle.
         await asyncio.gather(*(worker() for _ in range(min(len(todo), 2 * engine.concurrency))))
-    progress.show(force=True)
+    if progress_stream.isatty():
+        progress_stream.write("\n")
     results = [done[i.id] for i in items if i.id in done]
     return BatchOutcome(out, results, failed, metrics_of(results, scenario))
 

@@ -24,16 +24,15 @@ from moot.protocols.cache import NoCache, ReplyCache
 from moot.protocols.context import Engine
 from moot.protocols.items import run_one
 from moot.protocols.record import Call
+from moot.protocols.runinfo import run_info
 from moot.scenario import load_scenario, scenario_hash
-
-INPUT_KEYS = ("text", "target", "role")
-
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_conference.py", description="Run a per-item protocol scenario.")
     p.add_argument("scenario", type=Path, help="scenario YAML file (protocol: cola, ...)")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"one item's input ({', '.join(INPUT_KEYS)}); overrides the scenario's input")
+                   help="one item's input, e.g. text=..., target=... (COLA), claim=..., comment=... "
+                        "(S2MAD, repeatable); overrides the scenario's input")
     p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run over a dataset")
     p.add_argument("--limit", type=int, help="first N items of the dataset (after filters)")
     p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at most (default 4)")
@@ -62,13 +61,17 @@ def with_models(scenario, overrides: Sequence[str]):
     return type(scenario).model_validate({**data, "models": models}) if overrides else scenario
 
 
-def parse_inputs(pairs: Sequence[str]) -> dict[str, str]:
-    inputs = {}
+def parse_inputs(pairs: Sequence[str], keys: Sequence[str], lists: Sequence[str] = ()) -> dict:
+    """`KEY=VALUE` pairs; keys in `lists` may repeat and collect into a list (e.g. comments)."""
+    inputs: dict = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or key not in INPUT_KEYS:
-            raise ValueError(f"--input {pair!r}: expected KEY=VALUE with KEY one of {', '.join(INPUT_KEYS)}")
-        inputs[key] = value
+        if not sep or key not in keys:
+            raise ValueError(f"--input {pair!r}: expected KEY=VALUE with KEY one of {', '.join(keys)}")
+        if key in lists:
+            inputs.setdefault(key, []).append(value)
+        else:
+            inputs[key] = value
     return inputs
 
 
@@ -76,6 +79,8 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     scenario = with_models(load_scenario(args.scenario), args.model)
     proto = protocol_module(scenario.protocol)
+    if hasattr(proto, "prepare"):  # e.g. resolve paths relative to the scenario file
+        scenario = proto.prepare(scenario, args.scenario)
     if args.concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {args.concurrency}")
     options = BackendOptions(args.base_url or scenario.backends.openai.base_url, args.api_key,
@@ -93,8 +98,9 @@ def _engine(args, cache_path: Path, options, retry) -> Engine:
 
 
 def _run_single(args, scenario, proto, options, retry) -> int:
-    given = {**scenario.input.model_dump(exclude_none=True), **parse_inputs(args.input)}
-    item = proto.item_input(scenario, "item", given.get("text"), given.get("target"), given.get("role"))
+    given = {**scenario.input.model_dump(exclude_none=True),
+             **parse_inputs(args.input, proto.INPUT_KEYS, getattr(proto, "LIST_KEYS", ()))}
+    item = proto.from_fields(scenario, "item", given)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     path = args.out or Path("transcripts") / f"{args.scenario.stem}-{stamp}.jsonl"
     printer = (lambda e: None) if args.quiet else _print_call
@@ -112,7 +118,7 @@ def _run_single(args, scenario, proto, options, retry) -> int:
         print(f"run failed: {result.cause} (run again: finished calls come from the cache)", file=sys.stderr)
         print(f"transcript: {path}")
         return 1
-    print(f"stance: {result.prediction}")
+    print(f"{getattr(proto, 'RESULT_NAME', 'prediction')}: {result.prediction}")
     if result.explanation:
         print(f"explanation: {result.explanation}")
     print(f"transcript: {path}")
@@ -132,15 +138,20 @@ def _run_dataset(args, scenario, proto, options, retry) -> int:
     if args.resume and not out.exists():
         raise ValueError(f"--resume: {out} does not exist")
     sha = scenario_hash(args.scenario)
-    check_run_dir(out, {"scenario_sha256": sha, "dataset_sha256": dataset_fingerprint(spec),
-                        "models": {k: v for k, v in sorted(scenario.models.items())}})
-    labels = set(scenario.labels)
-    items = []
+    labels, items, seen = set(scenario.labels), [], set()
     for raw in iter_items(spec, args.limit):
         if raw.label is not None and raw.label not in labels:
             raise ValueError(f"{args.dataset}: label {raw.label!r} of item {raw.id} is not one of the "
                              f"scenario's labels ({', '.join(scenario.labels)}); map it under `labels:`")
-        items.append(proto.item_input(scenario, raw.id, raw.text, raw.target, None, raw.label))
+        if raw.id in seen:
+            raise ValueError(f"{args.dataset}: item id {raw.id!r} occurs twice; ids must be unique")
+        seen.add(raw.id)
+        items.append(proto.from_dataset(scenario, raw))
+    identity = {"scenario_sha256": sha, "dataset_sha256": dataset_fingerprint(spec),
+                "models": {k: v for k, v in sorted(scenario.models.items())},
+                **(proto.identity(scenario) if hasattr(proto, "identity") else {})}
+    check_run_dir(out, identity, run_info(proto, scenario, args.scenario, args.dataset, spec,
+                                          args.limit, len(items)))
 
     async def go():
         engine = _engine(args, out / "cache.sqlite", options, retry)

@@ -25,6 +25,7 @@ from moot.protocols.labels import LabelSet, stance_model
 from speaker_selection.cola import DebatePlan, next_speaker
 
 NAME = "cola"
+RESULT_NAME = "stance"  # how the CLI names the prediction
 SCHEMA = ColaScenario
 JUDGER = "judger"
 
@@ -91,7 +92,7 @@ async def run_item(s: ColaScenario, ctx: StageContext, item: ItemInput) -> Outco
     agents.append(StageAgent(JUDGER, _judger(s, ctx, templates, base, analyses_text, labels, judged)))
     plan = DebatePlan(tuple(debater_name(lab) for lab in debaters), JUDGER)
     try:
-        thread = await run_group_chat(agents, lambda spoken: next_speaker(plan, spoken),
+        thread = await run_group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
                                       item.text, len(plan.order()))
     finally:
         for task in arguing.values():
@@ -144,3 +145,16 @@ def item_input(s: ColaScenario, item_id: str, text: Optional[str], target: Optio
         raise ValueError(f"COLA needs a {missing}: give input.{missing} in the scenario, "
                          f"--input {missing}=..., or a dataset with a {missing} column")
     return ItemInput(item_id, text, target, role or s.input.role, gold)
+
+
+INPUT_KEYS = ("text", "target", "role")
+
+
+def from_fields(s: ColaScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
+    """An item from the scenario's `input:` merged with `--input key=value` pairs."""
+    return item_input(s, item_id, fields.get("text"), fields.get("target"), fields.get("role"), gold)
+
+
+def from_dataset(s: ColaScenario, raw) -> ItemInput:
+    """An item from a dataset row (moot.datasets.Item)."""
+    return item_input(s, raw.id, raw.text, raw.target, None, raw.label)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, create_model
 
 from moot.metrics import UNPARSED
 
@@ -24,7 +24,7 @@ DEFAULT_ALIASES = {"none": "neutral", "pro": "favor", "con": "against", "support
 def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[BaseModel]:
     """{stance: one of labels, explanation: str} for constrained / structured output."""
     return create_model(name, stance=(Literal[tuple(labels)], ...),  # type: ignore[valid-type]
-                        explanation=(str, Field(default="", max_length=2000)))
+                        explanation=(str, ""))  # no maxLength: llama.cpp grammars cannot repeat 2000x
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,14 @@ class LabelSet:
             return self.options[ord(letter.group(1)) - 97]
         found = {lab for word, lab in words.items() if re.search(rf"\b{re.escape(word)}\b", clean)}
         return found.pop() if len(found) == 1 else None
+
+    def last_label(self, reply: str) -> str:
+        """The label named last in a free-text reply ("... please choose: Fake, Real" answers
+        end with their choice); 'unparsed' when no label word occurs."""
+        clean = reply.lower()
+        found = [(m.end(), lab) for word, lab in self._words().items()
+                 for m in re.finditer(rf"\b{re.escape(word)}\b", clean)]
+        return max(found)[1] if found else UNPARSED
 
     def _words(self) -> dict[str, str]:
         words = {k.lower(): v for k, v in {**DEFAULT_ALIASES, **self.aliases}.items() if v in self.labels}

@@ -9,7 +9,6 @@ base class (sequence numbers, timestamps).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -68,9 +67,9 @@ _ITEM_EVENT = TypeAdapter(ItemEvent)
 class ItemRecorder:
     """Writes one item's events and passes each to a listener (console printing, progress).
 
-    Lines are flushed as they happen and fsynced once when the item ends: an item is committed
-    by its result line, an unfinished one is re-run (its replies come from the cache), so a
-    per-call fsync would only stall the event loop every other stage shares.
+    Lines are flushed as they happen (a killed process loses nothing written) but not fsynced:
+    an item is committed by its result line and an unfinished one is re-run with its replies
+    from the cache, so an fsync per call would only stall the event loop all items share.
     """
 
     def __init__(self, path: Path, listener=None):
@@ -93,7 +92,6 @@ class ItemRecorder:
                 self.listener(event)
 
     def close(self) -> None:
-        os.fsync(self._file.fileno())
         self._file.close()
 
 

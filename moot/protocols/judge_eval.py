@@ -1,0 +1,157 @@
+"""The decision-conference judge alone as a zero-shot classifier (Heller et al. 2025, §4.1, §5.1).
+
+The paper evaluates the judge's model on stance detection (VAST: pro / con / neutral; IBM Claim
+Stance: pro / con) and stance-polarity detection (IBM Claim Stance: positive / negative /
+neutral) before using it to detect agreement. Here the judge of a conference scenario (its name,
+persona and model) gets one item at a time: a system prompt as the judge and one question, and
+answers {label, explanation} as structured output whose `label` is a Literal of the label set
+(llama.cpp grammars / OpenAI json_schema constrain it). A reply that maps onto no label is
+`unparsed`. Items run through the per-item batch machinery (moot.protocols.batch): resumable,
+cached, concurrent. The prompt texts are in agents/prompts/judge_eval.yaml.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Literal, Optional, Sequence
+
+from autogen_core.models import SystemMessage, UserMessage
+from pydantic import BaseModel, Field, create_model
+
+from agents.prompts import default_templates, render
+from moot.protocols.context import StageContext
+from moot.protocols.labels import LabelSet
+from moot.scenario import Backends, Generation, Retry, Scenario, Strict
+
+NAME = "judge_eval"
+RESULT_NAME = "label"
+JUDGE = "judge"
+INPUT_KEYS = ("text", "target")
+TASKS = ("stance", "polarity")
+# Label sets in the paper's table order (pro, con, neutral; positive, negative, neutral).
+TASK_LABELS = {"stance": ("favor", "against", "neutral", "none"), "polarity": ("positive", "negative", "neutral")}
+
+
+class JudgeEvalScenario(Strict):
+    """What judge-eval runs: built from a conference scenario's judge, never read from YAML."""
+
+    protocol: Literal["judge_eval"] = "judge_eval"
+    title: str = "judge-eval"
+    task: Literal["stance", "polarity"]
+    labels: Annotated[list[str], Field(min_length=2)]
+    judge_name: str = "Judge"
+    judge_persona: str = ""
+    system_prompt: Optional[str] = None  # the scenario judge's own `prompt:`, if any
+    models: dict[str, str] = {"default": "local"}
+    generation: Generation = Generation(temperature=0.0, max_tokens=160)
+    retry: Retry = Retry()
+    backends: Backends = Backends()
+
+    def headline_metric(self) -> str:
+        return "macro_f1"
+
+    def model_for(self, role: str) -> str:
+        return self.models.get(role) or self.models.get("default", "local")
+
+    def templates(self) -> dict[str, str]:
+        found = dict(default_templates("judge_eval"))
+        if self.system_prompt:
+            found["system"] = self.system_prompt
+        return found
+
+
+def labels_for(task: str, dataset_labels: Sequence[str]) -> list[str]:
+    """The classifier's labels: polarity always positive/negative/neutral; stance the dataset's
+    labels (favor, against and neutral or none), in the paper's order."""
+    known = TASK_LABELS[task]
+    unknown = sorted(set(dataset_labels) - set(known))
+    if unknown:
+        raise ValueError(f"task {task}: dataset labels {unknown} are not among {', '.join(known)}; "
+                         f"map them under `labels:` in the dataset file")
+    if task == "polarity":
+        return list(known)
+    return [lab for lab in known if lab in set(dataset_labels) or lab in ("favor", "against")]
+
+
+def from_conference(conference: Scenario, task: str, labels: Sequence[str], model: Optional[str] = None,
+                    temperature: Optional[float] = 0.0) -> JudgeEvalScenario:
+    """The judge of `conference` (default agent name Judge if it has none) as a classifier."""
+    if not isinstance(conference, Scenario):
+        raise ValueError("--scenario must be a decision-conference scenario (protocol: conference)")
+    judge = conference.judge
+    spec = model or (conference.model_for("judge", judge) if judge else conference.models.get("default", "local"))
+    generation = conference.generation_for(judge) if judge else conference.generation
+    if temperature is not None:
+        generation = generation.model_copy(update={"temperature": temperature})
+    return JudgeEvalScenario(task=task, labels=list(labels), judge_name=judge.name if judge else "Judge",
+                             judge_persona=judge.persona if judge else "",
+                             system_prompt=judge.prompt if judge else None, models={"default": spec},
+                             generation=generation, retry=conference.retry, backends=conference.backends,
+                             title=f"judge-eval ({task}): {conference.title}")
+
+
+@lru_cache(maxsize=None)
+def label_model(labels: tuple[str, ...]) -> type[BaseModel]:
+    """{label: one of labels, explanation: short text}; label first (scripted models rely on it)."""
+    return create_model("JudgeLabel", label=(Literal[labels], ...),  # type: ignore[valid-type]
+                        explanation=(Annotated[str, Field(max_length=200)], ...))
+
+
+def label_set(s: JudgeEvalScenario) -> LabelSet:
+    aliases = {"pro": "favor", "con": "against"} if s.task == "stance" else {}
+    return LabelSet(tuple(s.labels), tuple(s.labels), {}, aliases)
+
+
+def identity(s: JudgeEvalScenario) -> dict:
+    """Run-directory identity beyond the scenario/dataset hashes: task, labels and prompt texts."""
+    prompts = json.dumps(s.templates(), sort_keys=True).encode("utf-8")
+    return {"protocol": NAME, "task": s.task, "labels": list(s.labels),
+            "prompts_sha256": hashlib.sha256(prompts).hexdigest(),
+            "generation": s.generation.model_dump(mode="json")}
+
+
+def roles(s: JudgeEvalScenario) -> list[str]:
+    return [JUDGE]
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    id: str
+    text: str
+    target: Optional[str] = None
+    gold: Optional[str] = None
+
+
+@dataclass
+class Outcome:
+    prediction: str
+    explanation: str
+    raw: str
+
+
+async def run_item(s: JudgeEvalScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+    templates = s.templates()
+    fields = {"name": s.judge_name, "persona": s.judge_persona, "text": item.text,
+              "target": item.target or "the topic it discusses", "choices": ", ".join(s.labels),
+              "labels": " or ".join(json.dumps(lab) for lab in s.labels)}
+    messages = [SystemMessage(content=render(templates["system"], fields)),
+                UserMessage(content=render(templates[s.task], fields), source="user")]
+    reply = await ctx.call(JUDGE, messages, label_model(tuple(s.labels)), stage=s.task)
+    prediction, explanation = label_set(s).map(reply.text)
+    return Outcome(prediction, explanation, reply.text)
+
+
+def from_fields(s: JudgeEvalScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
+    if not fields.get("text"):
+        raise ValueError("judge-eval needs a text")
+    if s.task == "stance" and not fields.get("target"):
+        raise ValueError("stance needs a target: use a dataset with a target column")
+    return ItemInput(item_id, fields["text"], fields.get("target"), gold)
+
+
+def from_dataset(s: JudgeEvalScenario, raw) -> ItemInput:
+    """An item from a dataset row (moot.datasets.Item)."""
+    return from_fields(s, raw.id, {"text": raw.text, "target": raw.target}, raw.label)

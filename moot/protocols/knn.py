@@ -1,0 +1,35 @@
+"""Offline nearest neighbours for demonstrations: TF-IDF cosine over word tokens (no downloads)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Sequence
+
+_TOKEN = re.compile(r"[a-z0-9']+")
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+class NearestNeighbours:
+    """Index of texts; `query(text, k)` returns indexes of the k most similar (ties: lower index)."""
+
+    def __init__(self, texts: Sequence[str]):
+        docs = [Counter(tokens(t)) for t in texts]
+        df = Counter(word for doc in docs for word in doc)
+        n = len(docs)
+        self.idf = {w: math.log((1 + n) / (1 + c)) + 1 for w, c in df.items()}
+        self.vectors = [self._vector(doc) for doc in docs]
+
+    def _vector(self, counts: Counter) -> dict[str, float]:
+        vec = {w: c * self.idf.get(w, 0.0) for w, c in counts.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {w: v / norm for w, v in vec.items()}
+
+    def query(self, text: str, k: int) -> list[int]:
+        q = self._vector(Counter(tokens(text)))
+        scores = [(-sum(q.get(w, 0.0) * v for w, v in vec.items()), i) for i, vec in enumerate(self.vectors)]
+        return [i for _, i in sorted(scores)[:k]]

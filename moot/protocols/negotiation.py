@@ -1,0 +1,212 @@
+"""LLM negotiation for sentiment analysis (Sun et al.) — one text.
+
+Demonstrations: the k nearest training items; each LLM writes the reasoning chain of a demo
+as generator and the explanation of a demo as discriminator (cached, so shared across items).
+A negotiation (AutoGen group chat, speaker_selection.negotiation): the generator reasons and
+decides; the discriminator answers {attitude, explanation, decision}; "yes" is a consensus,
+"no" returns its explanation to the generator, up to max_turns. The negotiation and the
+role-flipped one run concurrently and combine by the paper's rules (`combine`); conflicting
+decisions bring in the third LLM: four more negotiations and a six-way vote (`vote`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal, Optional, Sequence
+
+from autogen_agentchat.messages import BaseChatMessage
+from autogen_core.models import AssistantMessage, UserMessage
+from pydantic import BaseModel, create_model
+
+from agents.prompts import render
+from agents.stage import StageAgent, run_group_chat
+from moot.datasets import iter_items, load_dataset_spec
+from moot.metrics import UNPARSED
+from moot.protocols.cola import Outcome
+from moot.protocols.context import StageContext
+from moot.protocols.knn import NearestNeighbours
+from moot.protocols.labels import LabelSet, _json_object
+from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
+from speaker_selection.conference import Turn
+from speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
+
+NAME = "negotiation"
+RESULT_NAME = "sentiment"
+SCHEMA = NegotiationScenario
+INPUT_KEYS = ("text",)
+GEN, DISC = "generator", "discriminator"
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    id: str
+    text: str
+    gold: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """One negotiation: who generated / discriminated, consensus or not, the decision."""
+
+    generator: str
+    discriminator: str
+    consensus: bool
+    decision: Optional[str]
+
+
+def roles(s: NegotiationScenario) -> list[str]:
+    return [k for k in LLMS if k in s.models]
+
+
+def labels_of(s: NegotiationScenario) -> LabelSet:
+    return LabelSet(tuple(s.labels), tuple(s.labels), {lab: lab for lab in s.labels}, dict(s.aliases))
+
+
+def combine(a: Result, b: Result) -> tuple[Optional[str], bool]:
+    """(decision, needs the third LLM) from a negotiation and its role-flipped twin."""
+    if a.consensus and b.consensus:
+        return (a.decision, False) if a.decision == b.decision else (None, True)
+    if a.consensus or b.consensus:
+        return (a.decision if a.consensus else b.decision), False
+    return None, True
+
+
+def vote(results: Sequence[Result]) -> Optional[str]:
+    """Most frequent decision of the negotiations; a tie goes to the earliest of the tied."""
+    decisions = [r.decision for r in results if r.decision is not None]
+    if not decisions:
+        return None
+    counts = Counter(decisions)
+    best = max(counts.values())
+    return next(d for d in decisions if counts[d] == best)
+
+
+def verdict_model(labels: Sequence[str]) -> type[BaseModel]:
+    return create_model("DiscriminatorVerdict", attitude=(Literal["yes", "no"], ...), explanation=(str, ""),
+                        decision=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
+
+
+@lru_cache(maxsize=8)
+def _train(path: str) -> tuple[list[tuple[str, str]], NearestNeighbours]:
+    rows = [(i.text, i.label) for i in iter_items(load_dataset_spec(path)) if i.label]
+    return rows, NearestNeighbours([t for t, _ in rows])
+
+
+def neighbours(s: NegotiationScenario, text: str) -> list[tuple[str, str]]:
+    """The k nearest training items (text, label); `prepare` made the train path absolute."""
+    if not s.demonstrations.train or not s.demonstrations.k:
+        return []
+    rows, index = _train(s.demonstrations.train)
+    return [rows[i] for i in index.query(text, s.demonstrations.k)]
+
+
+class _Negotiator:
+    """Everything one item's negotiations share: prompts, demos per LLM, the context."""
+
+    def __init__(self, s: NegotiationScenario, ctx: StageContext, item: ItemInput, demos):
+        self.s, self.ctx, self.item, self.demos = s, ctx, item, demos
+        self.templates, self.labels = s.templates(), labels_of(s)
+        self.options = ", ".join(s.labels)
+        self.verdict = verdict_model(s.labels)
+        self._chains: dict[tuple[str, str], str] = {}
+
+    async def _ask(self, llm: str, prompt: str, stage: str, output=None) -> str:
+        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage)).text
+
+    async def demo_blocks(self, gen: str, disc: str) -> tuple[str, str]:
+        """Demonstrations for this generator (input, chain, decision) and discriminator (+ explanation)."""
+        async def one(text: str, decision: str) -> tuple[str, str]:
+            fields = {"text": text, "decision": decision}
+            chain = await self._ask(gen, render(self.templates["demo_reasoning"], fields), "demo_reasoning")
+            fields["reasoning"] = chain.strip()
+            why = await self._ask(disc, render(self.templates["demo_explanation"], fields), "demo_explanation")
+            fields["explanation"] = why.strip().replace('"', "'")
+            return (render(self.templates["generator_demo"], fields),
+                    render(self.templates["discriminator_demo"], fields))
+
+        blocks = await asyncio.gather(*(one(t, d) for t, d in self.demos))
+        return "\n\n".join(g for g, _ in blocks), "\n\n".join(d for _, d in blocks)
+
+    async def negotiate(self, gen: str, disc: str) -> Result:
+        gen_demos, disc_demos = await self.demo_blocks(gen, disc)
+        stage = f"{gen}->{disc}"
+        history: list = [UserMessage(content=render(self.templates["generator"], {
+            "text": self.item.text, "options": self.options, "demonstrations": gen_demos}), source="user")]
+        verdicts: list[tuple[str, Optional[str], str]] = []  # (attitude, decision, explanation)
+
+        async def generate(thread: Sequence[BaseChatMessage]) -> str:
+            if verdicts:
+                history.append(UserMessage(content=render(self.templates["generator_revise"], {
+                    "explanation": verdicts[-1][2], "options": self.options}), source="user"))
+            reply = (await self.ctx.call(gen, list(history), stage=f"{stage} generator")).text
+            history.append(AssistantMessage(content=reply, source=GEN))
+            return reply
+
+        async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
+            reasoning = thread[-1].content
+            prompt = render(self.templates["discriminator"], {
+                "text": self.item.text, "reasoning": reasoning, "decision": self._decision(reasoning) or "",
+                "options": self.options, "demonstrations": disc_demos})
+            reply = await self._ask(disc, prompt, f"{stage} discriminator", self.verdict)
+            verdicts.append(self._verdict(reply))
+            return reply
+
+        plan = NegotiationPlan(GEN, DISC, self.s.max_turns)
+        select = lambda said: next_speaker(plan, [  # noqa: E731
+            Turn(m.source, self._verdict(m.content)[0] if m.source == DISC else None) for m in said])
+        thread = await run_group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
+                                      select, self.item.text, 2 * self.s.max_turns)
+        gen_decision = self._decision(thread[-2].content)
+        agreed = bool(verdicts) and verdicts[-1][0] == AGREE and gen_decision is not None
+        return Result(gen, disc, agreed, gen_decision if agreed else None)
+
+    def _decision(self, text: str) -> Optional[str]:
+        found = self.labels.last_label(text)
+        return None if found == UNPARSED else found
+
+    def _verdict(self, reply: str) -> tuple[str, Optional[str], str]:
+        data = _json_object(reply) or {}
+        attitude = str(data.get("attitude", "")).strip().lower()
+        decision = self.labels.label_of(str(data.get("decision", ""))) if data else None
+        return ("yes" if attitude == "yes" else "no"), decision, str(data.get("explanation", reply)).strip()
+
+
+async def run_item(s: NegotiationScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+    n = _Negotiator(s, ctx, item, neighbours(s, item.text))
+    pair = await asyncio.gather(n.negotiate("first", "second"), n.negotiate("second", "first"))
+    decision, conflict = combine(*pair)
+    results = list(pair)
+    how = "negotiation and role-flipped negotiation"
+    if conflict and "third" in s.models:
+        results += await asyncio.gather(*(n.negotiate(g, d) for g, d in (
+            ("third", "first"), ("first", "third"), ("third", "second"), ("second", "third"))))
+        decision, how = vote(results), "six-way vote with the third LLM"
+    elif conflict:
+        how = "conflict between the negotiations and no third LLM"
+    summary = "; ".join(f"{r.generator}->{r.discriminator}: {r.decision if r.consensus else 'no consensus'}"
+                        for r in results)
+    return Outcome(decision or UNPARSED, f"{how} ({summary})", summary)
+
+
+def prepare(s: NegotiationScenario, scenario_path: Path) -> NegotiationScenario:
+    """Resolve `demonstrations.train` against the scenario file's folder."""
+    train = s.demonstrations.train
+    if not train or Path(train).is_absolute():
+        return s
+    absolute = str((Path(scenario_path).resolve().parent / train).resolve())
+    return s.model_copy(update={"demonstrations": s.demonstrations.model_copy(update={"train": absolute})})
+
+
+def from_fields(s: NegotiationScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
+    if not fields.get("text"):
+        raise ValueError("negotiation needs a text: give input.text in the scenario, --input text=..., "
+                         "or a dataset with a text column")
+    return ItemInput(item_id, fields["text"], gold)
+
+
+def from_dataset(s: NegotiationScenario, raw) -> ItemInput:
+    return ItemInput(raw.id, raw.text, raw.label)

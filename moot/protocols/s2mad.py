@@ -1,0 +1,206 @@
+"""S2MAD (Zhang et al., Alg. 1): stance separation, initial opinions, debate, judge — one claim.
+
+1. Stance separation: every comment is scored in [-1, 1] concurrently (0 = against common sense);
+   P = the k most supportive (s > 0), N = the k most opposing (s < 0). Ablation: random halves.
+2. Subjectivity: the claim is classified (Yes/No); the subjective or objective prompt then
+   produces the initial opinions h_p^0 (from P) and h_n^0 (from N), concurrently.
+3. Debate (AutoGen group chat, speaker_selection.s2mad): in round j each debater sees its own
+   initial prompt, its own last reply and the other's round j-1 reply only; both calls of a
+   round run concurrently. Same final label = consensus; otherwise the judge decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from autogen_agentchat.messages import BaseChatMessage
+from autogen_core.models import AssistantMessage, UserMessage
+from pydantic import BaseModel
+
+from agents.prompts import render
+from agents.stage import StageAgent, run_group_chat
+from moot.datasets import Comment
+from moot.metrics import UNPARSED
+from moot.protocols.cola import Outcome
+from moot.protocols.context import StageContext
+from moot.protocols.labels import LabelSet
+from moot.protocols.s2mad_schema import ROLES, S2madScenario
+from speaker_selection.conference import Turn
+from speaker_selection.s2mad import S2madPlan, consensus, next_speaker
+
+NAME = "s2mad"
+RESULT_NAME = "veracity"  # how the CLI names the prediction
+SCHEMA = S2madScenario
+INPUT_KEYS = ("claim", "comment")
+LIST_KEYS = ("comment",)
+P, N, JUDGE = "debater_p", "debater_n", "judge"
+
+
+class CommentScore(BaseModel):
+    """The scorer's answer, with the paper's key names."""
+
+    Reason: str = ""
+    Score: float
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    id: str
+    claim: str
+    comments: tuple[Comment, ...]
+    gold: Optional[str] = None
+
+
+def roles(s: S2madScenario) -> list[str]:
+    return list(ROLES)
+
+
+def labels_of(s: S2madScenario) -> LabelSet:
+    return LabelSet(tuple(s.labels), tuple(s.labels), {lab: lab.capitalize() for lab in s.labels},
+                    s.all_aliases())
+
+
+def early_comments(s: S2madScenario, comments: Sequence[Comment]) -> list[Comment]:
+    kept = [c for c in comments if s.early.before_s is None or (c.time is not None and c.time < s.early.before_s)]
+    return kept[:s.early.first_n] if s.early.first_n else kept
+
+
+def parse_score(text: str) -> Optional[float]:
+    """The Score of a scorer reply, clamped to [-1, 1]; None if there is none."""
+    match = re.search(r'"?score"?\s*:\s*"?\s*(-?\d+(?:\.\d+)?)', text, re.I)
+    if match is None:
+        try:
+            return max(-1.0, min(1.0, float(json.loads(text))))
+        except (ValueError, TypeError):
+            return None
+    return max(-1.0, min(1.0, float(match.group(1))))
+
+
+def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[str], list[str]]:
+    """(P, N) of Eq. 2: the k highest positive and the k lowest negative scores (stable order)."""
+    pos = sorted((x for x in scored if x[0] is not None and x[0] > 0), key=lambda x: -x[0])
+    neg = sorted((x for x in scored if x[0] is not None and x[0] < 0), key=lambda x: x[0])
+    return [t for _, t in pos[:k]], [t for _, t in neg[:k]]
+
+
+async def separate(s: S2madScenario, ctx: StageContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
+    texts = [c.text for c in early_comments(s, item.comments)]
+    if not s.stance_separation:
+        shuffled = texts[:]
+        random.Random(f"{s.seed}:{item.id}").shuffle(shuffled)
+        half = len(shuffled) // 2
+        return shuffled[:half][:s.k], shuffled[half:][:s.k]
+
+    async def score(text: str) -> Optional[float]:
+        prompt = render(templates["score"], {"claim": item.claim, "comment": text})
+        reply = await ctx.call("scorer", [UserMessage(content=prompt, source="user")], CommentScore,
+                               stage="stance_separation")
+        return parse_score(reply.text)
+
+    scores = await asyncio.gather(*(score(t) for t in texts))
+    return top_k(list(zip(scores, texts)), s.k)
+
+
+async def is_subjective(s: S2madScenario, ctx: StageContext, claim: str, templates) -> bool:
+    if s.subjectivity != "auto":
+        return s.subjectivity == "subjective"
+    prompt = render(templates["subjectivity"], {"claim": claim})
+    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity")
+    return re.match(r"\W*yes\b", reply.text.strip(), re.I) is not None
+
+
+async def run_item(s: S2madScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+    templates, labels = s.templates(), labels_of(s)
+    options = ", ".join(labels.option_words[lab] for lab in s.labels)
+    pos, neg = await separate(s, ctx, item, templates)
+    subjective = await is_subjective(s, ctx, item.claim, templates)
+    key = "opinion_subjective" if subjective else "opinion_objective"
+    opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
+               N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
+    first = await asyncio.gather(*(ctx.call(d, [UserMessage(content=opening[d], source="user")],
+                                            stage="initial_opinion") for d in (P, N)))
+    replies = {P: [first[0].text], N: [first[1].text]}
+    debate = _Debate(s, ctx, templates, opening, replies, options)
+    plan = S2madPlan(P, N, JUDGE, s.rounds)
+    initial = tuple(_label(labels, replies[d][0]) for d in (P, N))
+
+    def select(said: Sequence[BaseChatMessage]) -> Optional[str]:
+        turns = [Turn(m.source, _label(labels, m.content)) for m in said]
+        return next_speaker(plan, turns, initial)
+
+    agents = [StageAgent(P, debate.turn(P)), StageAgent(N, debate.turn(N)),
+              StageAgent(JUDGE, debate.judge(item.claim))]
+    try:
+        thread = await run_group_chat(agents, select, item.claim, 2 * s.rounds + 1)
+    finally:
+        debate.cancel()
+    contributions = {f"{d}_round{j}": r for d in (P, N) for j, r in enumerate(replies[d])}
+    agreed = consensus(_label(labels, replies[P][-1]), _label(labels, replies[N][-1]))
+    if agreed and not any(m.source == JUDGE for m in thread):
+        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1], contributions)
+    verdict = thread[-1].content
+    return Outcome(labels.last_label(verdict), "judge's determination", verdict, {**contributions, JUDGE: verdict})
+
+
+def _label(labels: LabelSet, text: str) -> Optional[str]:
+    found = labels.last_label(text)
+    return None if found == UNPARSED else found
+
+
+class _Debate:
+    """Debate state of one item: replies so far; a round's two calls start together."""
+
+    def __init__(self, s, ctx, templates, opening, replies, options):
+        self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
+        self.replies, self.options = replies, options
+        self.rounds: dict[int, dict[str, asyncio.Task]] = {}
+
+    def _messages(self, who: str, j: int) -> list:
+        other = N if who == P else P
+        ask = render(self.templates["debate"], {"other": self.replies[other][j - 1], "options": self.options})
+        return [UserMessage(content=self.opening[who], source="user"),
+                AssistantMessage(content=self.replies[who][j - 1], source=who),
+                UserMessage(content=ask, source="user")]
+
+    def turn(self, who: str):
+        async def respond(thread: Sequence[BaseChatMessage]) -> str:
+            j = len(self.replies[who])  # this debater's round
+            if j not in self.rounds:
+                self.rounds[j] = {d: asyncio.ensure_future(self.ctx.call(d, self._messages(d, j), stage=f"debate_round{j}"))
+                                  for d in (P, N)}
+            text = (await self.rounds[j][who]).text
+            self.replies[who].append(text)
+            return text
+
+        return respond
+
+    def judge(self, claim: str):
+        async def respond(thread: Sequence[BaseChatMessage]) -> str:
+            prompt = render(self.templates["judge"], {"claim": claim, "reply_p": self.replies[P][-1],
+                                                      "reply_n": self.replies[N][-1], "options": self.options})
+            return (await self.ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge")).text
+
+        return respond
+
+    def cancel(self) -> None:
+        for tasks in self.rounds.values():
+            for task in tasks.values():
+                task.cancel()
+
+
+def from_fields(s: S2madScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
+    claim = fields.get("claim")
+    if not claim:
+        raise ValueError("S2MAD needs a claim: give input.claim in the scenario, --input claim=..., "
+                         "or a dataset with a text column")
+    comments = list(fields.get("comments", [])) + list(fields.get("comment", []))
+    return ItemInput(item_id, claim, tuple(Comment(c) for c in comments), gold)
+
+
+def from_dataset(s: S2madScenario, raw) -> ItemInput:
+    return ItemInput(raw.id, raw.text, tuple(raw.comments), raw.label)

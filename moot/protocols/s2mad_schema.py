@@ -1,0 +1,87 @@
+"""The S2MAD scenario (`protocol: s2mad`): stance separation, subjectivity, debate, judge.
+
+Ablations of the paper's Table 2 are data: `stance_separation: false` (random halves),
+`subjectivity: subjective | objective` (one initial-opinion prompt for every claim),
+`rounds: 0` (w/o debate); a rounds sweep is `rounds: 1..M`; early detection is `early:`.
+"""
+
+from __future__ import annotations
+
+from string import Template
+from typing import Annotated, Literal, Optional
+
+from pydantic import Field, model_validator
+
+from agents.prompts import default_templates
+from moot.protocols.cola_schema import Label
+from moot.scenario import Backends, Generation, Retry, Strict, _check_spec, _fail
+
+ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge")
+TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})
+DEFAULT_ALIASES = {"false": "fake", "true": "real", "rumor": "fake", "rumour": "fake",
+                   "non-rumor": "real", "non-rumour": "real"}
+
+
+class Early(Strict):
+    """Early detection: only the first n comments and/or those posted before t seconds."""
+
+    first_n: Optional[Annotated[int, Field(ge=1)]] = None
+    before_s: Optional[Annotated[float, Field(ge=0)]] = None
+
+
+class Inputs(Strict):
+    claim: Optional[str] = None
+    comments: list[str] = []
+
+
+class S2madScenario(Strict):
+    protocol: Literal["s2mad"]
+    title: str = "S2MAD rumor detection"
+    input: Inputs = Inputs()
+    labels: Annotated[list[Label], Field(min_length=2)] = ["fake", "real"]
+    aliases: dict[str, str] = {}
+    metric: Optional[Literal["macro_f1", "accuracy"]] = None
+    k: Annotated[int, Field(ge=1, le=1000)] = 5
+    rounds: Annotated[int, Field(ge=0, le=20)] = 2
+    stance_separation: bool = True
+    subjectivity: Literal["auto", "subjective", "objective"] = "auto"
+    early: Early = Early()
+    seed: int = 0
+    models: dict[str, str] = {"default": "local"}
+    generation: Generation = Generation(temperature=0.2, max_tokens=256)
+    retry: Retry = Retry()
+    backends: Backends = Backends()
+    prompts: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "S2madScenario":
+        if len(set(self.labels)) != len(self.labels):
+            raise _fail("labels must be distinct", "labels")
+        for key, value in self.aliases.items():
+            if value not in self.labels:
+                raise _fail(f"maps to {value!r}, not a label", "aliases", key)
+        for key, spec in self.models.items():
+            if key not in ("default", *ROLES):
+                raise _fail(f"unknown role (allowed: default, {', '.join(ROLES)})", "models", key)
+            _check_spec(spec, "models", key)
+        templates = default_templates("s2mad")
+        for key, text in self.prompts.items():
+            if key not in templates:
+                raise _fail(f"unknown prompt (allowed: {', '.join(sorted(templates))})", "prompts", key)
+            unknown = sorted(set(Template(text).get_identifiers()) - TEMPLATE_FIELDS)
+            if unknown or not Template(text).is_valid():
+                raise _fail(f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder",
+                            "prompts", key)
+        return self
+
+    def headline_metric(self) -> str:
+        return self.metric or "macro_f1"
+
+    def templates(self) -> dict[str, str]:
+        return {**default_templates("s2mad"), **self.prompts}
+
+    def model_for(self, role: str) -> str:
+        return self.models.get(role) or self.models.get("default", "local")
+
+    def all_aliases(self) -> dict[str, str]:
+        return {**{k: v for k, v in DEFAULT_ALIASES.items() if v in self.labels}, **self.aliases}

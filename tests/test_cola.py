@@ -1,0 +1,164 @@
+"""COLA on scripted models: who sees what, label mapping, ablations, scenario checks."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from protocol_fakes import TaggingClient, reply_of
+
+from moot.protocols import cola
+from moot.protocols.cache import NoCache
+from moot.protocols.cola_schema import ColaScenario
+from moot.protocols.context import Engine
+from moot.protocols.items import run_one
+from moot.protocols.labels import LabelSet
+from moot.protocols.record import Call, ItemFinished, load_item
+from moot.scenario import ScenarioError, load_scenario
+from speaker_selection.cola import DebatePlan, next_speaker
+from speaker_selection.conference import PolicyError
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT, TARGET = "Online school is a drag, bring back teachers.", "online classes"
+
+
+def run(tmp_path: Path, client: TaggingClient, **fields):
+    scenario = ColaScenario(protocol="cola", models={"default": "scripted"}, **fields)
+    engine = Engine(concurrency=4, cache=NoCache(), clients={"scripted": client})
+    item = cola.item_input(scenario, "x1", TEXT, TARGET, gold="against")
+    path = tmp_path / "item.jsonl"
+    result = asyncio.run(run_one(cola, scenario, Path("s.yaml"), "sha", engine, item, path))
+    return result, load_item(path)
+
+
+def test_analysts_see_only_the_text_and_not_each_other(tmp_path):
+    client = TaggingClient()
+    run(tmp_path, client)
+    for tag in ("LING", "DOMAIN", "SOCIAL"):
+        (prompt,) = client.by_tag(tag)
+        assert TEXT in prompt and "REPLY" not in prompt
+    (domain,) = client.by_tag("DOMAIN")
+    assert domain.startswith("You are a domain specialist in the field of online classes.")
+    assert f"relationship with {TARGET}" in domain
+
+
+def test_debaters_see_text_and_three_analyses_but_not_each_other(tmp_path):
+    client = TaggingClient()
+    run(tmp_path, client)
+    analyses = [reply_of(client, t) for t in ("LING", "DOMAIN", "SOCIAL")]
+    for stance, phrase in (("favor", "in favor of"), ("against", "against"), ("neutral", "neutral towards")):
+        (prompt,) = client.by_tag(f"ARG-{stance}")
+        assert prompt.startswith(f"Tweet: {TEXT}. Linguistic analysis: {analyses[0]}.")
+        assert f"The analysis of domain specialist in the field of {TARGET}: {analyses[1]}." in prompt
+        assert f"The analysis of a heavy social media user: {analyses[2]}." in prompt
+        assert f"is {phrase} {TARGET}." in prompt
+        assert "ARG-" not in prompt
+
+
+def test_judger_sees_text_and_every_argument_and_answers_one_option(tmp_path):
+    client = TaggingClient()
+    result, events = run(tmp_path, client)
+    (prompt,) = client.by_tag("JUDGE")
+    assert f"Sentence: {TEXT}." in prompt
+    for stance, name in (("favor", "in favor"), ("against", "against"), ("neutral", "neutral")):
+        assert f"Arguments that the attitude is {name}: {reply_of(client, 'ARG-' + stance)}." in prompt
+    assert "Choose from: A: Against B: Favor C: Neutral" in prompt
+    assert "LING-REPLY" not in prompt  # analyses reach the judger only through the arguments
+    assert result.prediction == "against" and result.explanation == "because"
+    calls = [e for e in events if isinstance(e, Call)]
+    assert [c.role for c in calls][3:] == ["debater_favor", "debater_against", "debater_neutral", "judger"]
+    assert sorted(c.role for c in calls[:3]) == ["domain", "linguist", "social"]
+    assert calls[-1].messages[0]["content"] == prompt and not any(c.cached for c in calls)
+
+
+def test_unmappable_judger_reply_is_unparsed_with_raw_text(tmp_path):
+    result, events = run(tmp_path, TaggingClient(judge_reply="Hard to say, could be either."))
+    assert result.prediction == "unparsed"
+    finished = events[-1]
+    assert isinstance(finished, ItemFinished) and finished.raw == "Hard to say, could be either."
+
+
+def test_option_variant_maps_the_letter(tmp_path):
+    result, _ = run(tmp_path, TaggingClient(judge_reply="B"), judger={"output": "option"})
+    assert result.prediction == "favor"
+
+
+@pytest.mark.parametrize("reply, label", [
+    ('{"stance": "against", "explanation": "x"}', "against"),
+    ('```json\n{"stance": "Favor"}\n```', "favor"),
+    ('{"stance": "maybe"}', "unparsed"),
+    ("A", "against"), ("B: Favor", "favor"), ("(C)", "neutral"), ("Neutral.", "neutral"),
+    ("none", "neutral"), ("The answer is against.", "against"),
+    ("favor or against", "unparsed"), ("D", "unparsed"), ("", "unparsed"),
+])
+def test_label_mapping(reply, label):
+    labels = LabelSet(("favor", "against", "neutral"), ("against", "favor", "neutral"),
+                      {"favor": "Favor", "against": "Against", "neutral": "Neutral"})
+    assert labels.map(reply)[0] == label
+
+
+def test_ablation_without_debate_judges_from_the_analyses(tmp_path):
+    client = TaggingClient()
+    result, events = run(tmp_path, client, debate=False)
+    assert not client.by_tag("ARG")
+    (prompt,) = client.by_tag("JUDGE")
+    assert "following analyses: Linguistic analysis: LING-REPLY" in prompt
+    assert [e.role for e in events if isinstance(e, Call)][-1] == "judger"
+
+
+def test_ablation_without_analysis_stage_and_without_one_expert(tmp_path):
+    client = TaggingClient()
+    run(tmp_path, client, experts=[])
+    assert len(client.prompts) == 4 and "analysis" not in client.by_tag("ARG-favor")[0].lower()
+    client = TaggingClient()
+    run(tmp_path, client, experts=["domain", "social"])
+    assert not client.by_tag("LING") and "Linguistic analysis" not in client.by_tag("ARG-favor")[0]
+
+
+def test_domain_role_per_target_and_override(tmp_path):
+    client = TaggingClient()
+    run(tmp_path, client, domain_role={"targets": {"Online Classes": "education researcher"}})
+    assert client.by_tag("DOMAIN")[0].startswith("You are a education researcher.")
+    scenario = ColaScenario(protocol="cola")
+    assert cola.item_input(scenario, "i", "t", "x", role="chemist").role == "chemist"
+
+
+@pytest.mark.parametrize("spoken, expected", [
+    ([], "d_favor"), (["d_favor"], "d_against"), (["d_favor", "d_against"], "judger"),
+    (["d_favor", "d_against", "judger"], None),
+])
+def test_debate_speaker_selection(spoken, expected):
+    assert next_speaker(DebatePlan(("d_favor", "d_against"), "judger"), spoken) == expected
+
+
+def test_debate_selection_rounds_no_debate_and_bad_order():
+    assert DebatePlan(("a", "b"), "j", rounds=2).order() == ("a", "b", "a", "b", "j")
+    assert next_speaker(DebatePlan((), "j"), []) == "j"
+    with pytest.raises(PolicyError):
+        next_speaker(DebatePlan(("a", "b"), "j"), ["b"])
+
+
+def test_shipped_cola_scenarios_load():
+    names = sorted(p.name for p in (ROOT / "scenarios").glob("cola*.yaml"))
+    assert {"cola.yaml", "cola_no_linguist.yaml", "cola_no_domain_specialist.yaml",
+            "cola_no_social_veteran.yaml", "cola_no_analysis.yaml", "cola_no_debate.yaml"} <= set(names)
+    for name in names:
+        assert load_scenario(ROOT / "scenarios" / name).protocol == "cola"
+    assert load_scenario(ROOT / "scenarios" / "cola_no_debate.yaml").debate is False
+    assert load_scenario(ROOT / "scenarios" / "cola_no_analysis.yaml").experts == []
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("colour: red\n", "colour: unknown key (allowed: protocol, title"),
+    ("options: [favor, against]\n", "options: must list the same labels"),
+    ("models: {judge: scripted}\n", "models.judge: unknown role"),
+    ("prompts: {judger: 'Say $nonsense'}\n", "unknown placeholder $nonsense"),
+    ("experts: [linguist, linguist]\n", "experts must be distinct"),
+])
+def test_bad_cola_scenarios_name_line_and_key(tmp_path, extra, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text("protocol: cola\ntitle: t\n" + extra, encoding="utf-8")
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert message in str(err.value) and f"{path}:3:" in str(err.value)

@@ -1,0 +1,164 @@
+"""Negotiation (Sun et al.) on scripted models: turns, role flip, combination rules, third LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from autogen_core.models import CreateResult, RequestUsage
+
+from moot.models.scripted import ScriptedChatCompletionClient
+from moot.protocols import negotiation as neg
+from moot.protocols.context import Engine
+from moot.protocols.items import run_one
+from moot.protocols.knn import NearestNeighbours
+from moot.protocols.negotiation import Result, combine, vote
+from moot.protocols.negotiation_schema import NegotiationScenario
+from moot.protocols.record import Call, load_item
+from moot.scenario import ScenarioError, load_scenario
+from speaker_selection.conference import PolicyError, Turn
+from speaker_selection.negotiation import NegotiationPlan, next_speaker
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = {"first": "scripted", "second": "scripted:AGREEMENT", "third": "scripted:NEXT_TOPIC"}
+
+
+class Llm(ScriptedChatCompletionClient):
+    """As generator: `Decision: <decide>`; as discriminator: attitude from `attitudes` in turn."""
+
+    def __init__(self, name: str, decide: str, attitudes=("yes",)):
+        super().__init__()
+        self.name, self.decide, self.attitudes, self.seen = name, decide, list(attitudes), []
+
+    async def create(self, messages, *, tools=(), json_output=None, extra_create_args={},
+                     cancellation_token=None) -> CreateResult:
+        self.seen.append([str(m.content) for m in messages])
+        last = str(messages[-1].content)
+        if json_output is not None:
+            attitude = self.attitudes.pop(0) if len(self.attitudes) > 1 else self.attitudes[0]
+            text = json.dumps({"attitude": attitude, "explanation": f"{self.name} says {attitude}",
+                               "decision": self.decide})
+        elif last.startswith("Input:"):
+            text = f"{self.name} demo text"
+        else:
+            text = f"{self.name} reasons. Decision: {self.decide}"
+        return CreateResult(content=text, usage=RequestUsage(prompt_tokens=1, completion_tokens=1),
+                            finish_reason="stop", cached=False)
+
+
+def run(tmp_path, llms: dict, **fields):
+    models = {k: SPECS[k] for k in llms}
+    scenario = NegotiationScenario(protocol="negotiation", models=models, **fields)
+    engine = Engine(concurrency=4, clients={SPECS[k]: c for k, c in llms.items()})
+    path = tmp_path / "n.jsonl"
+    result = asyncio.run(run_one(neg, scenario, Path("s.yaml"), "sha", engine,
+                                 neg.ItemInput("i", "a gorgeous witty film", "positive"), path))
+    return result, [e for e in load_item(path) if isinstance(e, Call)]
+
+
+def test_consensus_in_both_negotiations(tmp_path):
+    a, b = Llm("A", "positive"), Llm("B", "positive")
+    result, calls = run(tmp_path, {"first": a, "second": b})
+    assert result.prediction == "positive"
+    assert sorted(c.stage for c in calls) == sorted(["first->second generator", "first->second discriminator",
+                                                     "second->first generator", "second->first discriminator"])
+    disc_prompt = b.seen[-1][0] if "Please determine whether" in b.seen[-1][0] else b.seen[0][0]
+    assert "Reasoning: A reasons. Decision: positive" in disc_prompt and "Decision: positive" in disc_prompt
+
+
+def test_disagreement_returns_the_explanation_to_the_generator_until_max_turns(tmp_path):
+    a, b = Llm("A", "positive", attitudes=["yes"]), Llm("B", "negative", attitudes=["no"])
+    result, calls = run(tmp_path, {"first": a, "second": b}, max_turns=2)
+    gen_calls = [c for c in calls if c.stage == "first->second generator"]
+    assert len(gen_calls) == 2
+    second = gen_calls[1].messages
+    assert [m["type"] for m in second] == ["UserMessage", "AssistantMessage", "UserMessage"]
+    assert "The discriminator disagrees with your decision: B says no" in second[2]["content"]
+    # first->second: no consensus; second->first: A agrees with B's negative -> the consensus wins
+    assert result.prediction == "negative"
+
+
+def test_conflict_brings_in_the_third_llm_and_a_six_way_vote(tmp_path):
+    a, b, c = Llm("A", "positive"), Llm("B", "negative"), Llm("C", "negative")
+    result, calls = run(tmp_path, {"first": a, "second": b, "third": c})
+    stages = {call.stage.split(" ")[0] for call in calls}
+    assert stages == {"first->second", "second->first", "third->first", "first->third", "third->second",
+                      "second->third"}
+    assert result.prediction == "negative" and "six-way vote" in result.explanation
+
+
+def test_conflict_without_a_third_llm_is_unparsed(tmp_path):
+    result, _ = run(tmp_path, {"first": Llm("A", "positive"), "second": Llm("B", "negative")})
+    assert result.prediction == "unparsed"
+
+
+def test_demonstrations_are_the_nearest_training_items(tmp_path):
+    (tmp_path / "train.txt").write_text("1 a witty gorgeous film\n0 a dull boring mess\n1 witty and warm\n")
+    (tmp_path / "train.yaml").write_text('path: train.txt\nformat: lines\ncolumns: {label: "0", text: "1"}\n'
+                                         'labels: {"0": negative, "1": positive}\n')
+    scenario = neg.prepare(NegotiationScenario(protocol="negotiation", models=SPECS,
+                                               demonstrations={"train": "train.yaml", "k": 2}),
+                           tmp_path / "scenario.yaml")
+    assert neg.neighbours(scenario, "gorgeous witty film") == [("a witty gorgeous film", "positive"),
+                                                               ("witty and warm", "positive")]
+    a, b = Llm("A", "positive"), Llm("B", "positive")
+    result, calls = run(tmp_path, {"first": a, "second": b}, demonstrations=scenario.demonstrations)
+    generator_prompt = next(c for c in calls if c.stage == "first->second generator").messages[0]["content"]
+    assert "Input: a witty gorgeous film\nReasoning: A demo text\nDecision: positive" in generator_prompt
+    disc_prompt = next(c for c in calls if c.stage == "first->second discriminator").messages[0]["content"]
+    assert '"explanation": "B demo text"' in disc_prompt
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ((True, "pos"), (True, "pos"), ("pos", False)), ((True, "pos"), (False, None), ("pos", False)),
+    ((False, None), (True, "neg"), ("neg", False)), ((True, "pos"), (True, "neg"), (None, True)),
+    ((False, None), (False, None), (None, True)),
+])
+def test_combination_rules(a, b, expected):
+    assert combine(Result("x", "y", *a), Result("y", "x", *b)) == expected
+
+
+def test_vote_counts_decisions_and_breaks_ties_by_order():
+    rs = [Result("a", "b", True, d) for d in ("pos", "neg", "neg", None, "pos", "neg")]
+    assert vote(rs) == "neg"
+    assert vote([Result("a", "b", True, "pos"), Result("a", "b", True, "neg")]) == "pos"
+    assert vote([Result("a", "b", False, None)]) is None
+
+
+@pytest.mark.parametrize("turns, expected", [
+    ([], "g"), ([("g", None)], "d"), ([("g", None), ("d", "yes")], None), ([("g", None), ("d", "no")], "g"),
+    ([("g", None), ("d", "no"), ("g", None), ("d", "no")], None),
+])
+def test_negotiation_speaker_selection(turns, expected):
+    assert next_speaker(NegotiationPlan("g", "d", max_turns=2), [Turn(s, x) for s, x in turns]) == expected
+    with pytest.raises(PolicyError):
+        next_speaker(NegotiationPlan("g", "d"), [Turn("d")])
+
+
+def test_knn_ranks_by_tfidf_cosine():
+    index = NearestNeighbours(["the cat sat", "dogs bark loudly", "a cat and a dog"])
+    assert index.query("cat", 2) == [0, 2]
+
+
+def test_same_model_needs_the_offline_flag(tmp_path):
+    path = tmp_path / "n.yaml"
+    path.write_text("protocol: negotiation\nmodels: {first: local, second: local}\n")
+    with pytest.raises(ScenarioError, match="different model specs"):
+        load_scenario(path)
+    assert load_scenario(ROOT / "scenarios" / "negotiation.yaml").allow_same_model
+
+
+@pytest.mark.slow
+def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
+    from moot.cli import main
+
+    scenario = tmp_path / "n.yaml"
+    scenario.write_text("protocol: negotiation\nmodels: {first: local, second: local}\nallow_same_model: true\n"
+                        "max_turns: 1\ngeneration: {temperature: 0.0, max_tokens: 48, seed: 0}\n")
+    out = tmp_path / "one.jsonl"
+    assert main([str(scenario), "--input", "text=a gorgeous , witty , seductive movie .",
+                 "--out", str(out), "--no-cache"]) == 0
+    assert "sentiment: " in capsys.readouterr().out
+    assert len([e for e in load_item(out) if isinstance(e, Call)]) == 4
