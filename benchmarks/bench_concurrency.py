@@ -30,7 +30,6 @@ from fastapi import FastAPI, Request
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from moot.datasets import Item  # noqa: E402
 from moot.models.calls import RetryPolicy  # noqa: E402
 from moot.models.factory import BackendOptions  # noqa: E402
 from moot.protocols import cola  # noqa: E402
@@ -136,7 +135,7 @@ class ServerProcess:
         self.proc.wait(timeout=10)
 
 
-def synthetic_items(n: int) -> list:
+def synthetic_items(n: int) -> tuple[ColaScenario, list]:
     s = ColaScenario(protocol="cola", models={"default": "openai:bench"})
     return s, [cola.item_input(s, f"s{i}", f"Synthetic post number {i} about topic {i % 7}.",
                                f"topic {i % 7}", gold="against") for i in range(n)]

@@ -127,3 +127,29 @@ def test_one_item_prints_every_contribution_and_the_stance(files, capsys, tmp_pa
     assert "stance: favor" in lines and f"transcript: {transcript}" in lines
     assert transcript.is_file()
     assert main([str(scenario), "--input", "oops"]) == 2
+
+
+def test_the_scenario_is_found_among_options(files):
+    from moot.protocols import protocol_in_argv
+
+    scenario, spec, _ = files
+    assert protocol_in_argv(["--base-url", "http://x", str(scenario)]) == "cola"
+    assert protocol_in_argv(["--dataset", str(spec), str(scenario), "--limit", "2"]) == "cola"
+    assert protocol_in_argv(["missing.yaml"]) is None
+
+
+def test_progress_line_counts_items_calls_tokens_and_unparsed():
+    import io
+
+    from moot.protocols.batch import Progress
+    from moot.protocols.context import RunStats
+
+    stream = io.StringIO()
+    progress = Progress(10, 2, RunStats(backend_calls=5, cache_hits=1, prompt_tokens=30, completion_tokens=12),
+                        stream, unparsed=1)
+    progress.done = 4
+    progress.show()  # not a terminal: only forced lines (one per finished item)
+    assert stream.getvalue() == ""
+    progress.show(force=True)
+    line = stream.getvalue()
+    assert line.startswith("[4/10] ETA ") and "calls=5 cached=1 tokens=42 unparsed=1" in line

@@ -42,3 +42,39 @@ def test_two_model_specs_make_two_entries_and_repeats_hit(tmp_path):
     reopened = ReplyCache(tmp_path / "c.sqlite")
     assert len(reopened) == 2
     assert reopened.get(cache_key("scripted", {"temperature": 0}, ASK)).text.startswith("LING-REPLY")
+
+
+def test_the_same_call_in_flight_twice_is_sent_once(tmp_path):
+    client = TaggingClient(delay=0.05)
+    engine = Engine(cache=ReplyCache(tmp_path / "c.sqlite"), clients={"scripted": client})
+
+    async def twice():
+        model = RoleModel("scripted", {})
+        return await asyncio.gather(engine.ask(model, ASK, None), engine.ask(model, ASK, None))
+
+    (a, _, _), (b, _, _) = asyncio.run(twice())
+    assert a.text == b.text and sorted([a.cached, b.cached]) == [False, True]
+    assert len(client.prompts) == 1 and (engine.stats.backend_calls, engine.stats.cache_hits) == (1, 1)
+
+
+def test_a_failed_call_in_flight_is_sent_again_by_the_waiter(tmp_path):
+    from moot.models.calls import ModelCallError, RetryPolicy
+
+    class FailOnce(TaggingClient):
+        async def create(self, *args, **kwargs):
+            if not self.prompts:
+                self.prompts.append(("X", "x"))
+                await asyncio.sleep(0.02)
+                raise ConnectionError("down")
+            return await super().create(*args, **kwargs)
+
+    engine = Engine(cache=ReplyCache(tmp_path / "c.sqlite"), clients={"scripted": FailOnce()},
+                    retry=RetryPolicy(attempts=1, backoff_s=0, timeout_s=5))
+
+    async def twice():
+        model = RoleModel("scripted", {})
+        return await asyncio.gather(engine.ask(model, ASK, None), engine.ask(model, ASK, None),
+                                    return_exceptions=True)
+
+    first, second = asyncio.run(twice())
+    assert isinstance(first, ModelCallError) and second[0].text.startswith("LING-REPLY")

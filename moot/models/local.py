@@ -56,6 +56,11 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     def model_info(self) -> ModelInfo:
         return LOCAL_INFO
 
+    async def close(self) -> None:
+        """Keep the weights: they are shared by every client of this process (load_llama), and
+        the parent's close would free them under the other clients (a segfault on next use)."""
+        return None
+
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
         kwargs = self._sampling(json_output, extra_create_args)

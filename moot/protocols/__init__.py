@@ -29,7 +29,8 @@ def schema_for(name: object):
 
 
 def protocol_in_argv(argv: Sequence[str]) -> Optional[str]:
-    """The `protocol:` of the scenario named in a run command line (None if not a mapping/file)."""
+    """The `protocol:` of the scenario named in a run command line: the first existing .yaml
+    argument that is not an option's value (`--dataset DATA.yaml` is not the scenario)."""
     skip = False
     for token in argv:
         if skip or token.startswith("-"):
@@ -42,5 +43,4 @@ def protocol_in_argv(argv: Sequence[str]) -> Optional[str]:
             except (yaml.YAMLError, OSError, UnicodeDecodeError):
                 return None
             return data.get("protocol") if isinstance(data, dict) else None
-        return None
     return None

@@ -5,6 +5,7 @@ cache, one asyncio.Semaphore bounding the calls in flight (across items and with
 concurrent stages), the retry policy and the run's counters. `StageContext` is one item's view:
 `await ctx.call(role, messages, output=Model)` looks the reply up in the cache, otherwise sends it
 (inside the semaphore, retried by moot.models.calls.complete), and records a `call` event.
+The same call asked twice at once is sent once: the second waits and reads the cache.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Engine:
         self.stats = RunStats()
         self._given = dict(clients or {})
         self._clients: dict[str, ChatCompletionClient] = {}
+        self._pending: dict[str, asyncio.Future] = {}  # cache keys being asked right now
 
     def client(self, model: RoleModel) -> ChatCompletionClient:
         if model.spec in self._given:
@@ -80,17 +82,27 @@ class Engine:
                   output: Optional[type[BaseModel]]) -> tuple[Reply, float, int]:
         """(reply, latency, attempts): from the cache, or sent within the concurrency bound."""
         key = cache_key(model.spec, model.settings, messages, output)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.stats.cache_hits += 1
-            return Reply(hit.text, True, hit.prompt_tokens, hit.completion_tokens), 0.0, 0
+        while True:  # the same call already in flight (another item, a shared demo): wait for it
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return Reply(hit.text, True, hit.prompt_tokens, hit.completion_tokens), 0.0, 0
+            pending = self._pending.get(key)
+            if pending is None:
+                break
+            await asyncio.shield(pending)  # then the cache has it, or (failed) we send it ourselves
         client = self.client(model)
-        async with self.semaphore:
-            self.stats.backend_calls += 1
-            done = await complete(client, messages, output=output, retry=self.retry)
-        self.stats.prompt_tokens += done.prompt_tokens
-        self.stats.completion_tokens += done.completion_tokens
-        self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens))
+        self._pending[key] = signal = asyncio.get_running_loop().create_future()
+        try:
+            async with self.semaphore:
+                self.stats.backend_calls += 1
+                done = await complete(client, messages, output=output, retry=self.retry)
+            self.stats.prompt_tokens += done.prompt_tokens
+            self.stats.completion_tokens += done.completion_tokens
+            self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens))
+        finally:
+            del self._pending[key]
+            signal.set_result(None)
         return Reply(done.text, False, done.prompt_tokens, done.completion_tokens), done.latency_s, done.attempts
 
     async def close(self) -> None:

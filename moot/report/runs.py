@@ -117,7 +117,7 @@ class Run:
             return "partial" if self.failed else "unknown plan (run.json lacks planned_items)"
         if not self.partial:
             return "complete"
-        more = f", {self.failed} failed" if self.failed else ""
+        more = f", {self.failed} failed or cut short" if self.failed else ""
         return f"partial ({len(self.results)} of {self.planned} items{more})"
 
     @property

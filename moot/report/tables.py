@@ -1,0 +1,158 @@
+"""The report's tables, in the shape of the papers' tables: rows = protocol variant / model,
+columns = datasets (and targets), the paper's metric in each cell.
+
+- single-metric runs (COLA & co., Lan et al. Tables 2-5): F_avg for SemEval-2016 / P-Stance,
+  macro-F1 for VAST, one column per dataset and, with 2-12 targets, one per target;
+- judge-eval runs (Heller et al. Tables 1, 3, 4): accuracy and macro-F1 per dataset / task;
+- rumor runs (S2MAD, Zhang et al. Table 1): accuracy, macro-F1, RF1 and NF1 per dataset.
+A cell computed from a partial run is marked with a dagger (see `PARTIAL`).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from moot.metrics import UNPARSED, precision_recall_f1
+from moot.report.runs import Run
+
+PARTIAL = "†"
+METRIC_NAMES = {"f_avg": "F_avg", "macro_f1": "macro-F1", "accuracy": "accuracy"}
+TITLES = {"single": "Stance / classification protocols (paper metric per dataset and target)",
+          "judge": "Judge evaluation (Heller et al. §5.1): accuracy and macro-F1",
+          "rumor": "Rumor detection (S2MAD Table 1): accuracy, macro-F1, RF1, NF1"}
+MAX_TARGET_COLUMNS = 12
+
+
+@dataclass
+class Row:
+    name: str
+    refs: list[str] = field(default_factory=list)
+    cells: dict[str, float] = field(default_factory=dict)
+    partial: set[str] = field(default_factory=set)  # columns computed from a partial run
+
+
+@dataclass
+class Table:
+    kind: str
+    title: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    datasets: dict[str, list[str]] = field(default_factory=dict)  # dataset -> its columns
+
+    def cell(self, row: Row, column: str) -> str:
+        if column not in row.cells:
+            return "–"
+        return f"{row.cells[column]:.3f}" + (PARTIAL if column in row.partial else "")
+
+
+def cells_of(run: Run) -> dict[str, float]:
+    """Column -> value of one run, computed from its results only."""
+    ds, overall = run.dataset, run.report()
+    if run.kind == "judge":
+        return {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1}
+    if run.kind == "rumor":
+        rf1, nf1 = run.rumor_scores()
+        return {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1,
+                f"{ds} RF1": rf1, f"{ds} NF1": nf1}
+    cells = {f"{ds} ({METRIC_NAMES[run.metric]})": overall.score}
+    targets = run.target_values()
+    if 2 <= len(targets) <= MAX_TARGET_COLUMNS:
+        cells.update({f"{ds}: {t} ({METRIC_NAMES[run.metric]})": run.report(t).score for t in targets})
+    return cells
+
+
+def main_tables(runs: list[Run]) -> list[Table]:
+    """One table per kind of run; a run joins the row of its variant and model unless one of
+    its columns is taken there already (then it gets a row of its own, named by its ref)."""
+    tables: dict[str, Table] = {}
+    for run in runs:
+        table = tables.setdefault(run.kind, Table(run.kind, TITLES[run.kind]))
+        cells = cells_of(run)
+        for column in cells:
+            if column not in table.columns:
+                table.columns.append(column)
+                table.datasets.setdefault(run.dataset, []).append(column)
+        name = f"{run.variant} · {run.model}"
+        row = next((r for r in table.rows if r.name == name and not set(cells) & set(r.cells)), None)
+        if row is None:
+            taken = any(r.name == name for r in table.rows)
+            row = Row(f"{name} ({run.ref})" if taken else name)
+            table.rows.append(row)
+        row.refs.append(run.ref)
+        row.cells.update(cells)
+        if run.partial:
+            row.partial.update(cells)
+    return [tables[k] for k in ("single", "judge", "rumor") if k in tables]
+
+
+def markdown(table: Table) -> str:
+    head = ["variant · model", "runs", *table.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in table.rows:
+        lines.append("| " + " | ".join([row.name, ", ".join(row.refs),
+                                        *(table.cell(row, c) for c in table.columns)]) + " |")
+    return "\n".join(lines)
+
+
+def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
+    """table.csv: the main tables' cells (4 decimals), one line per row, `status` naming partial runs."""
+    columns = [c for t in tables for c in t.columns]
+    columns = list(dict.fromkeys(columns))
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["table", "variant_model", "runs", "status", *columns])
+        for table in tables:
+            for row in table.rows:
+                partial = [ref for ref in row.refs if runs[ref].partial]
+                status = "partial: " + " ".join(partial) if partial else "complete"
+                out.writerow([table.kind, row.name, " ".join(row.refs), status,
+                              *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
+
+
+def per_class(run: Run) -> tuple[str, list[list]]:
+    """Markdown and CSV rows of one run's per-class precision / recall / F1 / support."""
+    gold = [r["gold"] for r in run.scored]
+    pred = [r["prediction"] for r in run.scored]
+    classes = precision_recall_f1(gold, pred, run.labels)
+    rep = run.report()
+    lines = ["| class | precision | recall | F1 | support |", "|---|---|---|---|---|"]
+    rows = []
+    for label, (p, r, f1, n) in classes.items():
+        lines.append(f"| {label} | {p:.3f} | {r:.3f} | {f1:.3f} | {n} |")
+        rows.append([run.ref, label, f"{p:.4f}", f"{r:.4f}", f"{f1:.4f}", n])
+    lines.append(f"| macro | {rep.macro_precision:.3f} | {rep.macro_recall:.3f} | {rep.macro_f1:.3f} | {rep.n} |")
+    rows.append([run.ref, "macro", f"{rep.macro_precision:.4f}", f"{rep.macro_recall:.4f}",
+                 f"{rep.macro_f1:.4f}", rep.n])
+    extra = f"accuracy {rep.accuracy:.3f}" + (f", F_avg {rep.f_avg:.3f}" if rep.f_avg is not None else "")
+    return "\n".join(lines) + f"\n\n{extra}; unparsed {rep.n_unparsed} of {rep.n}", rows
+
+
+def confusion(run: Run) -> tuple[str, list[list]]:
+    """Markdown (rows = gold, columns = predicted + unparsed) and CSV rows of one run."""
+    matrix = run.report().confusion
+    cols = [*run.labels, UNPARSED]
+    lines = ["| gold \\ predicted | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 1)]
+    rows = []
+    for gold, counts in matrix.items():
+        lines.append(f"| {gold} | " + " | ".join(str(counts[c]) for c in cols) + " |")
+        rows += [[run.ref, gold, c, counts[c]] for c in cols]
+    return "\n".join(lines), rows
+
+
+def provenance(runs: list[Run]) -> str:
+    """Where every number comes from: one line per run."""
+    head = ["run", "directory", "status", "variant", "model spec(s)", "scenario file", "scenario sha256",
+            "dataset spec", "data file", "data sha256", "items (results/planned)", "unparsed", "date (UTC)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for run in runs:
+        m = run.meta
+        planned: Optional[int] = run.planned
+        lines.append("| " + " | ".join(str(v) for v in [
+            run.ref, run.path, run.status, run.variant, run.model, m.get("scenario_path", "?"),
+            m.get("scenario_sha256", "?"), m.get("dataset_path", "?"), m.get("data_file", "?"),
+            m.get("dataset_sha256", "?"), f"{len(run.results)}/{planned if planned is not None else '?'}",
+            run.unparsed, run.date]) + " |")
+    return "\n".join(lines)

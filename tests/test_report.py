@@ -1,0 +1,152 @@
+"""`report` over runs whose predictions are known: tables cell by cell, plots, partial runs.
+
+Hand-built run directories (run.json + results.jsonl + first transcript events) check every
+cell against metrics computed by hand; one true end-to-end judge-eval run on the scripted
+oracle (tests/test_judge_eval.py) checks the whole path from a dataset to the report.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.cli import main
+from moot.protocols import cli as _batch_cli  # noqa: F401 - binds run_batch's stderr default outside capsys
+from moot.report import build_report
+from tests.test_judge_eval import make_dataset
+
+U = "unparsed"
+
+
+def make_run(folder: Path, name: str, meta: dict, rows: list[tuple], planned: int | None = None) -> Path:
+    """rows: (id, gold, prediction[, target])."""
+    run = folder / name
+    (run / "transcripts").mkdir(parents=True)
+    meta = {"scenario_sha256": "s" * 64, "dataset_sha256": "d" * 64, "models": {"default": "scripted"},
+            "created": "2026-01-01T00:00:00+00:00", **meta}
+    if planned is not None:
+        meta["planned_items"] = planned
+    (run / "run.json").write_text(json.dumps(meta))
+    lines = []
+    for row in rows:
+        item_id, gold, pred = row[:3]
+        transcript = run / "transcripts" / f"{item_id}.jsonl"
+        inputs = {"text": "t", **({"target": row[3]} if len(row) > 3 else {})}
+        transcript.write_text(json.dumps({"type": "item_started", "inputs": inputs}) + "\n")
+        lines.append(json.dumps({"id": item_id, "prediction": pred, "gold": gold, "transcript": str(transcript)}))
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+STANCE = ("favor", "against", "neutral")
+
+
+@pytest.fixture
+def runs(tmp_path) -> list[Path]:
+    cola = make_run(tmp_path, "cola", {"protocol": "cola", "scenario_path": "scenarios/cola.yaml",
+                                       "dataset_path": "datasets/semeval_toy.yaml", "labels": list(STANCE),
+                                       "metric": "macro_f1"},
+                    [("1", "favor", "favor", "T1"), ("2", "favor", "against", "T1"),
+                     ("3", "against", "against", "T1"), ("4", "neutral", "favor", "T1"),
+                     ("5", "against", "against", "T2"), ("6", "against", U, "T2"),
+                     ("7", "favor", "favor", "T2")], planned=8)  # one item missing: partial
+    judge = make_run(tmp_path, "judge", {"protocol": "judge_eval", "task": "polarity",
+                                         "scenario_path": "scenarios/drug_policy.yaml",
+                                         "dataset_path": "datasets/toy_polarity.yaml",
+                                         "labels": ["positive", "negative", "neutral"]},
+                     [("1", "positive", "positive"), ("2", "positive", "negative"),
+                      ("3", "negative", "negative"), ("4", "neutral", "neutral")], planned=4)
+    rumor = [("1", "fake", "fake"), ("2", "fake", "real"), ("3", "real", "real"), ("4", "real", "real")]
+    s2mad = {"protocol": "s2mad", "dataset_path": "datasets/rumours.yaml", "labels": ["fake", "real"]}
+    fields = {"protocol": "s2mad", "k": 5, "early": {"first_n": None, "before_s": None}}
+    r2 = make_run(tmp_path, "r2", {**s2mad, "scenario_path": "scenarios/s2mad.yaml",
+                                   "scenario": {**fields, "rounds": 2}}, rumor, planned=4)
+    r1 = make_run(tmp_path, "r1", {**s2mad, "scenario_path": "scenarios/s2mad_r1.yaml",
+                                   "scenario": {**fields, "rounds": 1}},
+                  [(i, g, "real") for i, g, _ in rumor], planned=4)
+    early = make_run(tmp_path, "early", {**s2mad, "scenario_path": "scenarios/s2mad_early.yaml",
+                                         "scenario": {**fields, "rounds": 2, "early": {"first_n": 3}}},
+                     [(i, g, "fake") for i, g, _ in rumor], planned=4)
+    return [cola, judge, r2, r1, early]
+
+
+def table_csv(out: Path) -> dict[str, dict[str, str]]:
+    with open(out / "table.csv", encoding="utf-8") as f:
+        return {row["variant_model"]: row for row in csv.DictReader(f)}
+
+
+def test_cells_match_hand_computed_metrics(runs, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", *map(str, runs), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    cells = table_csv(out)
+    cola = cells["cola · scripted"]
+    # T1: F1(favor) = 2*1/(2+2) = .5, F1(against) = 2*1/(2+1) = 2/3 -> F_avg 7/12
+    assert cola["semeval_toy: T1 (F_avg)"] == f"{7 / 12:.4f}"
+    # T2: F1(favor) = 1, F1(against) = 2*1/(1+2) = 2/3 (the unparsed item is a false negative)
+    assert cola["semeval_toy: T2 (F_avg)"] == f"{5 / 6:.4f}"
+    # all: favor tp 2, predicted 3, support 3; against tp 2, predicted 3, support 3
+    assert cola["semeval_toy (F_avg)"] == f"{2 / 3:.4f}"
+    assert cola["status"] == "partial: R1"
+    judge = cells["judge-eval polarity · scripted"]
+    assert judge["toy_polarity acc"] == "0.7500"
+    assert judge["toy_polarity macro-F1"] == f"{(2 / 3 + 2 / 3 + 1) / 3:.4f}"
+    assert judge["status"] == "complete"
+    s2 = cells["s2mad · scripted"]  # fake F1 = 2/3, real F1 = 2*2/(3+2) = .8
+    assert (s2["rumours acc"], s2["rumours RF1"], s2["rumours NF1"]) == ("0.7500", "0.6667", "0.8000")
+    assert s2["rumours macro-F1"] == f"{(2 / 3 + 0.8) / 2:.4f}"
+    r1 = cells["s2mad_r1 · scripted"]  # always real: fake F1 0, real F1 2*2/(4+2)
+    assert (r1["rumours acc"], r1["rumours RF1"], r1["rumours NF1"]) == ("0.5000", "0.0000", "0.6667")
+    # Markdown: the same numbers, the partial cell marked, provenance of every run.
+    report = (out / "report.md").read_text()
+    assert f"| {7 / 12:.3f}† |" in report and "partial (7 of 8 items)" in report
+    assert "s" * 64 in report and "d" * 64 in report and "2026-01-01T00:00:00+00:00" in report
+    assert "| favor | 2 | 1 | 0 | 0 |" in report  # confusion row of R1 (gold favor), unparsed column
+    assert "| against | 0 | 2 | 0 | 1 |" in report
+    assert "cola · scripted" in printed and "†" in printed
+    per_class = (out / "per_class.csv").read_text()
+    assert "R2,neutral,1.0000,1.0000,1.0000,1" in per_class
+
+
+def test_plots_written_and_non_empty(runs, tmp_path):
+    built = build_report(runs, tmp_path / "report")
+    names = {p.name for p in built.plots}
+    assert {f"confusion_R{i}.png" for i in range(1, 6)} <= names
+    assert {"bars_single_semeval_toy.png", "bars_judge_toy_polarity.png", "bars_rumor_rumours.png"} <= names
+    assert "s2mad_rounds_1.png" in names and "s2mad_early_1_first_n.png" in names
+    for path in built.plots:
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_end_to_end_judge_eval_then_report(tmp_path, capsys):
+    spec = make_dataset(tmp_path)
+    out = tmp_path / "run"
+    assert main(["judge-eval", str(spec), "--task", "stance", "--model", "scripted", "--out", str(out)]) == 0
+    # A second run cut short: only 3 of its 6 items finished.
+    partial = tmp_path / "cut"
+    assert main(["judge-eval", str(spec), "--task", "stance", "--model", "scripted", "--out", str(partial)]) == 0
+    lines = (partial / "results.jsonl").read_text().splitlines()
+    (partial / "results.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    capsys.readouterr()
+    report = tmp_path / "report"
+    assert main(["report", str(out), str(partial), "--out", str(report)]) == 0
+    cells = table_csv(report)
+    row = cells["judge-eval stance · scripted"]
+    # gold favor, favor, against, against, neutral, neutral; predicted favor, against, against,
+    # unparsed, neutral, favor: acc 3/6; F1 favor 2*1/(2+2), against 2*1/(2+2), neutral 2*1/(1+2)
+    assert row["toy_stance acc"] == "0.5000"
+    assert row["toy_stance macro-F1"] == f"{(0.5 + 0.5 + 2 / 3) / 3:.4f}"
+    assert row["status"] == "complete"
+    cut = next(r for name, r in cells.items() if name.endswith("(R2)"))
+    assert cut["status"] == "partial: R2"
+    text = (report / "report.md").read_text()
+    assert "partial (3 of 6 items, 3 failed or cut short)" in text and "| 6/6 | 1 |" in text
+
+
+def test_not_a_run_dir_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    assert "not a batch run directory" in capsys.readouterr().err
