@@ -87,7 +87,7 @@ def test_option_variant_maps_the_letter(tmp_path):
 @pytest.mark.parametrize("reply, label", [
     ('{"stance": "against", "explanation": "x"}', "against"),
     ('```json\n{"stance": "Favor"}\n```', "favor"),
-    ('{"stance": "maybe"}', "unparsed"),
+    ('{"stance": "maybe"}', "unparsed"), ('{ "stance": "favor", "explanation": "cut off by max_to', "favor"),
     ("A", "against"), ("B: Favor", "favor"), ("(C)", "neutral"), ("Neutral.", "neutral"),
     ("none", "neutral"), ("The answer is against.", "against"),
     ("favor or against", "unparsed"), ("D", "unparsed"), ("", "unparsed"),

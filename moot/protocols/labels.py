@@ -44,6 +44,9 @@ class LabelSet:
     def map(self, reply: str) -> tuple[str, str]:
         """(label or 'unparsed', explanation) of a judger reply."""
         data = _json_object(reply)
+        cut = re.search(r'\{\s*"(?:stance|label)"\s*:\s*"([^"]+)"', reply) if data is None else None
+        if cut:  # JSON cut off by max_tokens after the label: the label still counts
+            return (self.label_of(cut.group(1)) or UNPARSED), ""
         if data is not None:
             value = data.get("stance", data.get("label"))
             label = self.label_of(str(value)) if value is not None else None
