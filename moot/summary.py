@@ -56,6 +56,9 @@ def summary_lines(events: Sequence[EventBase], topics: Sequence[str]) -> list[st
 
 
 def score_line(score: Score) -> str:
+    if score.kind == "judge_decision":
+        grade = score.overall if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
+        return f"{score.speaker} grade of the judge decision at turn {score.turn}: {grade}"
     if not score.parsed:
         return f"{score.speaker} scores: UNPARSED ({(score.error or '')[:60]})"
     detail = " ".join(f"{k}={v}" for k, v in score.scores.items())

@@ -61,6 +61,13 @@ class EvaluatorScores(Closed):
     rationale: Short
 
 
+class JudgeGrade(Closed):
+    """A grader's rating of one judge decision (Heller et al. §4.2, Table 5)."""
+
+    score: Score
+    explanation: Short
+
+
 M = TypeVar("M", bound=Closed)
 
 

@@ -11,15 +11,15 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from agents.prompts import default_templates
-from moot.scenario import Backends, Generation, Retry, Strict, _check_spec, _fail
+from moot.protocols.item_schema import (ItemScenario, Label, check_aliases, check_distinct, check_models,
+                                        check_prompts)
+from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
 
 EXPERTS = ("linguist", "domain", "social")
 DEFAULT_LABELS = ("favor", "against", "neutral")
 PAPER_OPTIONS = ("against", "favor", "neutral")  # "A: Against B: Favor C: Neutral"
 TEMPLATE_FIELDS = frozenset({"text", "target", "role", "analysis", "analyses", "stance", "argument",
                              "arguments", "question", "choices", "labels"})
-Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 
 
 class LabelText(Strict):
@@ -54,16 +54,18 @@ class Judger(Strict):
     output: Literal["json", "option"] = "json"
 
 
-class Inputs(Strict):
+class ColaInputs(Strict):
     text: Optional[str] = None
     target: Optional[str] = None
     role: Optional[str] = None
 
 
-class ColaScenario(Strict):
+class ColaScenario(ItemScenario):
+    PROTOCOL = "cola"
+
     protocol: Literal["cola"]
     title: str = "COLA stance detection"
-    input: Inputs = Inputs()
+    input: ColaInputs = ColaInputs()
     labels: Annotated[list[Label], Field(min_length=2)] = list(DEFAULT_LABELS)
     options: Optional[list[Label]] = None
     label_text: dict[str, LabelText] = {}
@@ -81,33 +83,19 @@ class ColaScenario(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "ColaScenario":
-        if len(set(self.labels)) != len(self.labels):
-            raise _fail("labels must be distinct", "labels")
+        check_distinct(self.labels, "labels")
         if self.options is not None and sorted(self.options) != sorted(self.labels):
-            raise _fail("must list the same labels as `labels`, in the judger's option order", "options")
-        if len(set(self.experts)) != len(self.experts):
-            raise _fail("experts must be distinct", "experts")
+            raise fail("must list the same labels as `labels`, in the judger's option order", "options")
+        check_distinct(self.experts, "experts")
         for key in self.label_text:
             if key not in self.labels:
-                raise _fail(f"not a label (labels: {', '.join(self.labels)})", "label_text", key)
-        for key, value in self.aliases.items():
-            if value not in self.labels:
-                raise _fail(f"maps to {value!r}, not a label", "aliases", key)
-        allowed_roles = ("default", "debaters", "judger", *EXPERTS, *(f"debater_{lab}" for lab in self.labels))
-        for key, spec in self.models.items():
-            if key not in allowed_roles:
-                raise _fail(f"unknown role (allowed: {', '.join(allowed_roles)})", "models", key)
-            _check_spec(spec, "models", key)
-        templates = default_templates("cola")
-        for key, text in self.prompts.items():
-            if key not in templates:
-                raise _fail(f"unknown prompt (allowed: {', '.join(sorted(templates))})", "prompts", key)
-            unknown = sorted(set(Template(text).get_identifiers()) - TEMPLATE_FIELDS)
-            if unknown or not Template(text).is_valid():
-                raise _fail(f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder",
-                            "prompts", key)
+                raise fail(f"not a label (labels: {', '.join(self.labels)})", "label_text", key)
+        check_aliases(self.aliases, self.labels)
+        check_models(self.models, ("default", "debaters", "judger", *EXPERTS,
+                                   *(f"debater_{lab}" for lab in self.labels)))
+        check_prompts(self.prompts, "cola", TEMPLATE_FIELDS)
         if self.metric == "f_avg" and not {"favor", "against"} <= set(self.labels):
-            raise _fail("f_avg needs the labels 'favor' and 'against'", "metric")
+            raise fail("f_avg needs the labels 'favor' and 'against'", "metric")
         return self
 
     @property
@@ -126,9 +114,6 @@ class ColaScenario(Strict):
         if self.metric:
             return self.metric
         return "f_avg" if set(self.labels) <= {"favor", "against", "none"} else "macro_f1"
-
-    def templates(self) -> dict[str, str]:
-        return {**default_templates("cola"), **self.prompts}
 
     def model_for(self, role: str) -> str:
         """models[role] > models['debaters'] (any debater) > models['default'] > local."""

@@ -8,14 +8,12 @@ from `demonstrations.train`, a DATA.yaml relative to the scenario file.
 
 from __future__ import annotations
 
-from string import Template
 from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from agents.prompts import default_templates
-from moot.protocols.cola_schema import Label
-from moot.scenario import Backends, Generation, Retry, Strict, _check_spec, _fail
+from moot.protocols.item_schema import ItemScenario, Label, check_aliases, check_models, check_prompts
+from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})
@@ -26,14 +24,16 @@ class Demonstrations(Strict):
     k: Annotated[int, Field(ge=0, le=32)] = 4
 
 
-class Inputs(Strict):
+class NegotiationInputs(Strict):
     text: Optional[str] = None
 
 
-class NegotiationScenario(Strict):
+class NegotiationScenario(ItemScenario):
+    PROTOCOL = "negotiation"
+
     protocol: Literal["negotiation"]
     title: str = "LLM negotiation for sentiment analysis"
-    input: Inputs = Inputs()
+    input: NegotiationInputs = NegotiationInputs()
     labels: Annotated[list[Label], Field(min_length=2)] = ["positive", "negative"]
     aliases: dict[str, str] = {}
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
@@ -48,35 +48,20 @@ class NegotiationScenario(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "NegotiationScenario":
-        for key, spec in self.models.items():
-            if key not in LLMS:
-                raise _fail(f"unknown model key (allowed: {', '.join(LLMS)})", "models", key)
-            _check_spec(spec, "models", key)
+        check_models(self.models, LLMS, what="model key")
         for key in ("first", "second"):
             if key not in self.models:
-                raise _fail(f"models.{key} is required (the negotiation needs two LLMs)", "models")
+                raise fail(f"models.{key} is required (the negotiation needs two LLMs)", "models")
         specs = [self.models[k] for k in LLMS if k in self.models]
         if len(set(specs)) != len(specs) and not self.allow_same_model:
-            raise _fail("the LLMs must be different model specs (the paper's point is two different "
-                        "models); set allow_same_model: true for an offline demo", "models")
-        for key, value in self.aliases.items():
-            if value not in self.labels:
-                raise _fail(f"maps to {value!r}, not a label", "aliases", key)
-        templates = default_templates("negotiation")
-        for key, text in self.prompts.items():
-            if key not in templates:
-                raise _fail(f"unknown prompt (allowed: {', '.join(sorted(templates))})", "prompts", key)
-            unknown = sorted(set(Template(text).get_identifiers()) - TEMPLATE_FIELDS)
-            if unknown or not Template(text).is_valid():
-                raise _fail(f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder",
-                            "prompts", key)
+            raise fail("the LLMs must be different model specs (the paper's point is two different "
+                       "models); set allow_same_model: true for an offline demo", "models")
+        check_aliases(self.aliases, self.labels)
+        check_prompts(self.prompts, "negotiation", TEMPLATE_FIELDS)
         return self
 
     def headline_metric(self) -> str:
         return self.metric or "accuracy"
-
-    def templates(self) -> dict[str, str]:
-        return {**default_templates("negotiation"), **self.prompts}
 
     def model_for(self, role: str) -> str:
         return self.models[role]

@@ -7,14 +7,12 @@ Ablations of the paper's Table 2 are data: `stance_separation: false` (random ha
 
 from __future__ import annotations
 
-from string import Template
 from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from agents.prompts import default_templates
-from moot.protocols.cola_schema import Label
-from moot.scenario import Backends, Generation, Retry, Strict, _check_spec, _fail
+from moot.protocols.item_schema import ItemScenario, Label, check_aliases, check_distinct, check_models, check_prompts
+from moot.scenario_blocks import Backends, Generation, Retry, Strict
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge")
 TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})
@@ -29,15 +27,17 @@ class Early(Strict):
     before_s: Optional[Annotated[float, Field(ge=0)]] = None
 
 
-class Inputs(Strict):
+class S2madInputs(Strict):
     claim: Optional[str] = None
     comments: list[str] = []
 
 
-class S2madScenario(Strict):
+class S2madScenario(ItemScenario):
+    PROTOCOL = "s2mad"
+
     protocol: Literal["s2mad"]
     title: str = "S2MAD rumor detection"
-    input: Inputs = Inputs()
+    input: S2madInputs = S2madInputs()
     labels: Annotated[list[Label], Field(min_length=2)] = ["fake", "real"]
     aliases: dict[str, str] = {}
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
@@ -55,30 +55,14 @@ class S2madScenario(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "S2madScenario":
-        if len(set(self.labels)) != len(self.labels):
-            raise _fail("labels must be distinct", "labels")
-        for key, value in self.aliases.items():
-            if value not in self.labels:
-                raise _fail(f"maps to {value!r}, not a label", "aliases", key)
-        for key, spec in self.models.items():
-            if key not in ("default", *ROLES):
-                raise _fail(f"unknown role (allowed: default, {', '.join(ROLES)})", "models", key)
-            _check_spec(spec, "models", key)
-        templates = default_templates("s2mad")
-        for key, text in self.prompts.items():
-            if key not in templates:
-                raise _fail(f"unknown prompt (allowed: {', '.join(sorted(templates))})", "prompts", key)
-            unknown = sorted(set(Template(text).get_identifiers()) - TEMPLATE_FIELDS)
-            if unknown or not Template(text).is_valid():
-                raise _fail(f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder",
-                            "prompts", key)
+        check_distinct(self.labels, "labels")
+        check_aliases(self.aliases, self.labels)
+        check_models(self.models, ("default", *ROLES))
+        check_prompts(self.prompts, "s2mad", TEMPLATE_FIELDS)
         return self
 
     def headline_metric(self) -> str:
         return self.metric or "macro_f1"
-
-    def templates(self) -> dict[str, str]:
-        return {**default_templates("s2mad"), **self.prompts}
 
     def model_for(self, role: str) -> str:
         return self.models.get(role) or self.models.get("default", "local")

@@ -1,0 +1,67 @@
+"""Pydantic validation errors turned into one-line `file:line: key.path: message` problems.
+
+Kept apart from the schema so every protocol's scenario reports problems the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import BaseModel, ValidationError
+
+from moot.yamlsource import SourceError, YamlSource
+
+_MARKED = re.compile(r"^@([^@]*)@ (.*)$", re.S)  # a cross-field problem made by scenario_blocks.fail
+
+
+class ScenarioError(SourceError):
+    """A scenario file that cannot be used; its message is one line."""
+
+
+def to_scenario_error(exc: ValidationError, source: YamlSource, model: type[BaseModel]) -> ScenarioError:
+    """The first problem of a failed validation (the count of the others in parentheses)."""
+    errors = exc.errors(include_url=False)
+    # An unknown key (a typo) also makes the intended key "missing"; report the cause.
+    first = error_of(next((e for e in errors if e["type"] == "extra_forbidden"), errors[0]), source, model)
+    extra = f" (got {len(errors)} problems; fix this one first)" if len(errors) > 1 else ""
+    return ScenarioError(source.file, first.detail + extra, first.key, first.line)
+
+
+def error_of(err: dict, source: YamlSource, model: Optional[type[BaseModel]] = None) -> ScenarioError:
+    """One pydantic error (or marked cross-field problem) as a one-line ScenarioError."""
+    key, message = tuple(err["loc"]), err["msg"]
+    marked = _MARKED.match(message.removeprefix("Value error, "))
+    if marked:
+        key = tuple(int(p) if p.isdigit() else p for p in marked.group(1).split(".") if p)
+        message = marked.group(2)
+    elif err["type"] == "extra_forbidden":
+        message = "unknown key" + _allowed_keys(key[:-1], model)
+    elif err["type"] == "missing":
+        message = "required key is missing"
+    elif err["type"] == "too_short" and key and key[-1] == "participants":
+        message = "at least 2 participants are required"
+    elif err["type"] == "too_short" and key and key[-1] == "topics":
+        message = "at least 1 topic is required"
+    elif err["type"] == "string_pattern_mismatch":
+        message = "must start with a letter and contain only letters, digits and _"
+    return ScenarioError(source.file, message, key, source.line_of(key))
+
+
+def _allowed_keys(parent: tuple, model: Optional[type[BaseModel]]) -> str:
+    for part in parent:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part)
+        model = _model_of(field.annotation) if field else None
+    return f" (allowed: {', '.join(model.model_fields)})" if model else ""
+
+
+def _model_of(annotation) -> Optional[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found:
+            return found
+    return None
