@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from autogen_agentchat.agents import BaseChatAgent
-from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage, RequestUsage, SystemMessage, UserMessage
 
 from agents.prompts import render
+from agents.thread import ThreadAgent
 from moot.models.calls import ModelCallError, RetryPolicy, complete
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 from speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
@@ -72,26 +71,19 @@ def decision_of(action: str, content: str) -> Optional[str]:
     return parsed.verdict if isinstance(parsed, JudgeVerdict) else parsed.decision
 
 
-class ConferenceAgent(BaseChatAgent):
+class ConferenceAgent(ThreadAgent):
     """One conference role (moderator, participant, judge or evaluator) played by one model."""
 
     def __init__(self, name: str, role: str, persona: str, client: ChatCompletionClient,
                  setup: ConferenceSetup, model_label: str, retry: RetryPolicy,
                  system_template: Optional[str] = None):
-        super().__init__(name, description=f"{role} of the conference")
+        super().__init__(name, f"{role} of the conference")
         self.role, self.persona, self.client, self.setup = role, persona, client, setup
         self.model_label, self.retry = model_label, retry
         self.system_template = system_template or setup.templates[f"{role}_system"]
-        self._thread: list[BaseChatMessage] = []
         self.failure: Optional[ModelCallError] = None  # kept so the runner can record the real cause
 
-    @property
-    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
-        return (TextMessage,)
-
-    async def on_messages(self, messages: Sequence[BaseChatMessage],
-                          cancellation_token: CancellationToken) -> Response:
-        self._thread.extend(m for m in messages if isinstance(m, BaseChatMessage))
+    async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
         steps = walk(self.setup.plan, to_turns(self._thread))
         step = steps[-1]
         if step.speaker != self.name:
@@ -104,17 +96,12 @@ class ConferenceAgent(BaseChatAgent):
         except ModelCallError as exc:
             self.failure = exc
             raise
-        reply = TextMessage(
+        return TextMessage(
             content=done.text, source=self.name,
             models_usage=RequestUsage(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens),
             metadata=turn_metadata(step, self.role, done.text, self.model_label,
                                    latency_s=done.latency_s, calls=done.attempts),
         )
-        self._thread.append(reply)
-        return Response(chat_message=reply)
-
-    async def on_reset(self, cancellation_token: CancellationToken) -> None:
-        self._thread.clear()
 
     def prompt_for(self, step: Step, steps: Sequence[Step]) -> list[LLMMessage]:
         """System prompt (who I am) + one user message (the current topic so far + my task now)."""

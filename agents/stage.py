@@ -11,46 +11,33 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable, Optional, Sequence
 
-from autogen_agentchat.agents import BaseChatAgent
-from autogen_agentchat.base import Response
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
+from agents.thread import ThreadAgent
+
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]
 Select = Callable[[Sequence[BaseChatMessage]], Optional[str]]  # the agents' messages so far -> next
 
 
-class StageAgent(BaseChatAgent):
+class StageAgent(ThreadAgent):
     """An agent whose turn is `await respond(thread)`; a failure is kept for the caller."""
 
     def __init__(self, name: str, respond: Respond, description: str = "stage agent"):
-        super().__init__(name, description=description)
+        super().__init__(name, description)
         self.respond = respond
-        self._thread: list[BaseChatMessage] = []
-        self.failure: Optional[BaseException] = None
 
-    @property
-    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
-        return (TextMessage,)
-
-    async def on_messages(self, messages: Sequence[BaseChatMessage],
-                          cancellation_token: CancellationToken) -> Response:
-        self._thread.extend(m for m in messages if isinstance(m, BaseChatMessage))
+    async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
         try:
             text = await self.respond(list(self._thread))
         except Exception as exc:  # noqa: BLE001 - kept so the caller re-raises the real cause
             self.failure = exc
             raise
-        reply = TextMessage(content=text, source=self.name)
-        self._thread.append(reply)
-        return Response(chat_message=reply)
-
-    async def on_reset(self, cancellation_token: CancellationToken) -> None:
-        self._thread.clear()
+        return TextMessage(content=text, source=self.name)
 
 
 def spoken_of(thread: Sequence[object]) -> list[BaseChatMessage]:

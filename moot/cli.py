@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from moot.cli_args import add_backend_args, add_model_arg
 from moot.models.factory import BackendOptions
 from moot.resume import ResumeError
 from moot.scenario import ScenarioError
@@ -27,14 +28,11 @@ INPUT_ERRORS = (ScenarioError, SourceError, ResumeError, TranscriptError, ValueE
 def run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_conference.py", description="Run a moot scenario.")
     p.add_argument("scenario", type=Path, help="scenario YAML file")
-    p.add_argument("--model", action="append", default=[], metavar="[ROLE=]SPEC",
-                   help="model for all agents (SPEC) or one role/agent (ROLE=SPEC); "
-                        "SPEC: local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted")
+    add_model_arg(p, "model for all agents (SPEC) or one role/agent (ROLE=SPEC); "
+                     "SPEC: local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted")
     p.add_argument("--out", type=Path, help="transcript path (default: transcripts/NAME-TIME.jsonl)")
     p.add_argument("--resume", type=Path, metavar="TRANSCRIPT", help="continue a failed/killed run")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY); never recorded")
-    p.add_argument("--ollama-host", help="Ollama server (default: $OLLAMA_HOST)")
+    add_backend_args(p)
     p.add_argument("--quiet", action="store_true", help="print only the summary")
     return p
 

@@ -20,112 +20,17 @@ Errors are `DatasetError`s with a one-line message `file[:line]: key.path: probl
 
 from __future__ import annotations
 
-import codecs
 import csv
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Literal, TextIO
+from typing import Any, Iterator, TextIO
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
-
-from moot.yamlsource import SourceError, format_key, read_yaml
+from moot.dataset_spec import ROW_COLUMNS, Columns, DatasetError, DatasetSpec, data_file, load_dataset_spec
 
 __all__ = ["Columns", "Comment", "DatasetError", "DatasetSpec", "Item", "dataset_fingerprint",
            "iter_items", "load_dataset_spec"]
-
-
-class DatasetError(ValueError):
-    """A bad dataset spec or data file; the message is one line naming file, line and key."""
-
-
-class _Problem(ValueError):  # raised in validators to report a problem at a precise key path
-    def __init__(self, loc: tuple[Any, ...], msg: str):
-        super().__init__(msg)
-        self.loc, self.msg = loc, msg
-
-
-class Columns(BaseModel):
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
-
-    text: str
-    target: str | None = None
-    label: str | None = None
-    id: str | None = None
-    comments: str | None = None
-    comment_text: str = "text"
-    comment_time: str = "time"
-
-
-_ROW_COLUMNS = ("text", "target", "label", "id", "comments")
-
-
-class DatasetSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
-
-    path: str
-    format: Literal["csv", "tsv", "jsonl", "lines"] = "csv"
-    encoding: str = "utf-8"
-    quoting: Literal["minimal", "none"] = "minimal"
-    separator: str | None = None
-    columns: Columns
-    labels: dict[str, str] | None = None
-    filter: dict[str, list[str]] = {}
-
-    _base_dir: Path | None = PrivateAttr(default=None)
-    _source: str | None = PrivateAttr(default=None)
-
-    @field_validator("filter", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        if value is None:
-            return {}
-        if isinstance(value, dict):
-            return {k: v if isinstance(v, list) else [v] for k, v in value.items()}
-        return value
-
-    @field_validator("labels", mode="before")
-    @classmethod
-    def _no_booleans(cls, value: Any) -> Any:
-        for k, v in value.items() if isinstance(value, dict) else ():
-            if isinstance(k, bool) or isinstance(v, bool):
-                key = str(k).lower() if isinstance(k, bool) else k
-                raise _Problem(("labels", key), "YAML read an unquoted true/false/yes/no as a boolean; quote it")
-        return value
-
-    @model_validator(mode="after")
-    def _check(self) -> DatasetSpec:
-        try:
-            codecs.lookup(self.encoding)
-        except LookupError:
-            raise _Problem(("encoding",), f"unknown encoding {self.encoding!r}") from None
-        if self.columns.comments and self.format != "jsonl":
-            raise _Problem(("columns", "comments"), "only supported for format jsonl")
-        if self.labels is not None and not self.columns.label:
-            raise _Problem(("labels",), "needs columns.label")
-        if self.separator is not None:
-            if self.format == "jsonl":
-                raise _Problem(("separator",), "not used by format jsonl")
-            if self.format == "lines" and not self.separator:
-                raise _Problem(("separator",), "must not be empty")
-            if self.format in ("csv", "tsv") and len(self.separator) != 1:
-                raise _Problem(("separator",), "must be one character for csv/tsv")
-        if self.format == "lines":
-            used = [(("columns", k), getattr(self.columns, k)) for k in _ROW_COLUMNS]
-            used += [(("filter", k), k) for k in self.filter]
-            for loc, name in used:
-                if name is not None and name not in ("0", "1"):
-                    raise _Problem(loc, f'format lines has only fields "0" and "1", not {name!r}')
-        return self
-
-    @property
-    def data_path(self) -> Path:
-        """The data file as an absolute path (relative `path` is taken from the spec's folder)."""
-        p = Path(self.path).expanduser()
-        if not p.is_absolute():
-            p = (self._base_dir or Path.cwd()) / p
-        return p.resolve()
 
 
 @dataclass(frozen=True)
@@ -144,54 +49,9 @@ class Item:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
-_ALLOWED = {(): list(DatasetSpec.model_fields), ("columns",): list(Columns.model_fields)}
-
-
-def load_dataset_spec(path: str | Path) -> DatasetSpec:
-    """Read and check a DATA.yaml (safe loader only); the data file must exist."""
-    name = str(path)
-    try:
-        source = read_yaml(path)
-    except SourceError as exc:
-        raise DatasetError(str(exc)) from None
-    if not isinstance(source.data, dict):
-        raise DatasetError(f"{name}: top level must be a mapping (path, format, columns, ...)")
-    try:
-        spec = DatasetSpec.model_validate(source.data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        err = errors[0]
-        loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
-        if isinstance(problem, _Problem):
-            loc, msg = problem.loc, problem.msg
-        elif err["type"] == "extra_forbidden":
-            msg = f"unknown key (allowed: {', '.join(_ALLOWED.get(loc[:-1], []))})"
-        elif err["type"] == "missing":
-            msg = "missing required key"
-        else:
-            msg = f"{err['msg']} (got {repr(err['input'])[:60]})"
-            if isinstance(err["input"], bool):
-                msg += "; YAML reads unquoted true/false/yes/no as booleans, quote the value"
-        loc = tuple(p for p in loc if p != "[key]")
-        line = source.line_of(loc)
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        where = f"{name}:{line}" if line else name
-        raise DatasetError(f"{where}: {format_key(loc) or '(top level)'}: {msg}{more}".replace("\n", " ")) from None
-    spec._base_dir, spec._source = Path(path).resolve().parent, name
-    _data_file(spec)
-    return spec
-
-
-def _data_file(spec: DatasetSpec) -> Path:
-    path = spec.data_path
-    if not path.is_file():
-        raise DatasetError(f"{spec._source or 'dataset spec'}: path: file not found: {path}")
-    return path
-
-
 def dataset_fingerprint(spec: DatasetSpec) -> str:
     """Hex sha256 of the data file's bytes."""
-    with open(_data_file(spec), "rb") as f:
+    with open(data_file(spec), "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
@@ -201,7 +61,7 @@ def iter_items(spec: DatasetSpec, limit: int | None = None) -> Iterator[Item]:
     A negative limit or a missing data file raise at once, bad rows when they are reached."""
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    return _items(spec, _data_file(spec), limit)
+    return _items(spec, data_file(spec), limit)
 
 
 def _items(spec: DatasetSpec, path: Path, limit: int | None) -> Iterator[Item]:
@@ -304,7 +164,7 @@ def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
                 continue
             if header is None:
                 header = [row[0].lstrip("\ufeff"), *row[1:]]
-                declared = [(f"columns.{k}", getattr(spec.columns, k)) for k in _ROW_COLUMNS]
+                declared = [(f"columns.{k}", getattr(spec.columns, k)) for k in ROW_COLUMNS]
                 declared += [(f"filter.{k}", k) for k in spec.filter]
                 for key, name in declared:
                     if name is not None and name not in header:

@@ -30,6 +30,12 @@ def to_scenario_error(exc: ValidationError, source: YamlSource, model: type[Base
 
 def error_of(err: dict, source: YamlSource, model: Optional[type[BaseModel]] = None) -> ScenarioError:
     """One pydantic error (or marked cross-field problem) as a one-line ScenarioError."""
+    key, message = key_and_message(err, model)
+    return ScenarioError(source.file, message, key, source.line_of(key))
+
+
+def key_and_message(err: dict, model: Optional[type[BaseModel]] = None) -> tuple[tuple, str]:
+    """The key path and the user's wording of one pydantic error (or marked cross-field problem)."""
     key, message = tuple(err["loc"]), err["msg"]
     marked = _MARKED.match(message.removeprefix("Value error, "))
     if marked:
@@ -45,7 +51,7 @@ def error_of(err: dict, source: YamlSource, model: Optional[type[BaseModel]] = N
         message = "at least 1 topic is required"
     elif err["type"] == "string_pattern_mismatch":
         message = "must start with a letter and contain only letters, digits and _"
-    return ScenarioError(source.file, message, key, source.line_of(key))
+    return key, message
 
 
 def _allowed_keys(parent: tuple, model: Optional[type[BaseModel]]) -> str:

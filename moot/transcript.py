@@ -133,27 +133,37 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-class TranscriptWriter:
-    """Appends events; each `append` call is one write + fsync (a turn is all or nothing)."""
+class EventWriter:
+    """Numbers, timestamps and writes events as JSONL, one write per call (a turn is all or nothing).
 
-    def __init__(self, path: str | Path, next_seq: int = 1):
+    `fsync` makes each call durable before it returns: conference turns are the only copy of a
+    run, while per-item transcripts can be redone from the reply cache and skip it.
+    """
+
+    def __init__(self, path: str | Path, mode: str = "a", next_seq: int = 1, fsync: bool = True):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
-        self._seq = next_seq
+        self._file = open(self.path, mode, encoding="utf-8")
+        self._seq, self._fsync = next_seq, fsync
 
     def append(self, *events: EventBase) -> None:
-        lines = []
         for event in events:
             event.seq, event.ts = self._seq, now()
             self._seq += 1
-            lines.append(event.model_dump_json(exclude_none=False) + "\n")
-        self._file.write("".join(lines))
+        self._file.write("".join(e.model_dump_json() + "\n" for e in events))
         self._file.flush()
-        os.fsync(self._file.fileno())
+        if self._fsync:
+            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         self._file.close()
+
+
+class TranscriptWriter(EventWriter):
+    """Appends a conference run's events; each `append` call is one write + fsync."""
+
+    def __init__(self, path: str | Path, next_seq: int = 1):
+        super().__init__(path, "a", next_seq, fsync=True)
 
 
 class Transcript:
@@ -203,7 +213,7 @@ def load(path: str | Path) -> Transcript:
     body = raw_lines[:-1]
     rows = [(n, _decode(path, n, line)) for n, line in enumerate(body, 1) if line.strip()]
     if torn and raw_lines[-1].strip():
-        torn = _tail_is_torn(raw_lines[-1])
+        torn = not is_json(raw_lines[-1])
         if not torn:
             rows.append((len(body) + 1, _decode(path, len(body) + 1, raw_lines[-1])))
     if not rows or not isinstance(rows[0][1], dict) or rows[0][1].get("type") != "run_started":
@@ -239,12 +249,13 @@ def migrate(event: Any, version: int) -> Any:
     return event
 
 
-def _tail_is_torn(line: bytes) -> bool:
+def is_json(line: bytes) -> bool:
+    """Whether a line decodes; a last line that does not is torn (its writer was killed)."""
     try:
         json.loads(line)
-        return False
-    except ValueError:
         return True
+    except ValueError:
+        return False
 
 
 def _decode(path: Path, number: int, line: bytes) -> Any:

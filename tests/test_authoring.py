@@ -6,16 +6,21 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
+import yaml
 
 from moot.cli import main
 from moot.commands.new import scenario_text
-from moot.commands.schema import DRAFT, scenario_schema
+from moot.commands.schema import DRAFT, protocol_models, scenario_schema
 from moot.scenario import load_scenario
 from moot.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFERENCE_SCENARIOS = sorted((ROOT / "scenarios").glob("drug_policy*.yaml"))
+ALL_SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+PROTOCOLS = ("conference", "cola", "s2mad", "negotiation")
+SHARED_BLOCKS = ("generation.", "retry.", "backends.")  # documented once, under "Shared blocks"
 AGENT_KEYS = ("moderator", "participants[]", "judge", "evaluator")
 
 
@@ -31,6 +36,33 @@ def test_validate_accepts_shipped_scenarios(capsys):
     assert CONFERENCE_SCENARIOS
     assert main(["validate", *map(str, CONFERENCE_SCENARIOS)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"ok: {p}" for p in CONFERENCE_SCENARIOS]
+
+
+def test_validate_accepts_every_shipped_scenario(capsys):
+    assert {load_scenario(p).protocol for p in ALL_SCENARIOS} == set(PROTOCOLS)
+    assert main(["validate", *map(str, ALL_SCENARIOS)]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"ok: {p}" for p in ALL_SCENARIOS]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("protocol: cola\ntitle: t\nlabels: [favor, favor]\n", ["3: labels: labels must be distinct"]),
+    ("protocol: cola\nexperts: [linguist, poet]\ncolour: red\n",
+     ["2: experts[1]: Input should be 'linguist', 'domain' or 'social'",
+      "3: colour: unknown key (allowed: protocol, title, input, labels, options,"]),
+    ("protocol: s2mad\nrounds: 99\n", ["2: rounds: Input should be less than or equal to 20"]),
+    ("protocol: s2mad\nmodels: {debater: local}\n", ["2: models.debater: unknown role (allowed: default, scorer,"]),
+    ("protocol: negotiation\nmodels: {first: local}\n",
+     ["2: models: models.second is required (the negotiation needs two LLMs)"]),
+    ("protocol: negotiation\nmodels: {first: local, second: local}\nprompts: {generator: '$nope'}\n",
+     ["2: models: the LLMs must be different model specs"]),
+])
+def test_validate_reports_problems_of_every_protocol(tmp_path, capsys, text, expected):
+    bad = write(tmp_path, text)
+    assert main(["validate", str(bad)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(expected)
+    for line, start in zip(lines, expected):
+        assert line.startswith(f"{bad}:{start}"), line
 
 
 def test_validate_reports_every_field_problem_with_line_key_and_allowed(tmp_path, capsys):
@@ -115,10 +147,24 @@ def test_new_scenario_in_repo_points_at_committed_schema(tmp_path):
 
 
 @pytest.mark.parametrize("protocol", ["cola", "s2mad", "negotiation"])
-def test_new_other_protocols_not_available_yet(protocol, tmp_path, capsys):
-    assert main(["new", "--protocol", protocol, "x", "--dir", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == f"error: protocol {protocol} is not available yet"
-    assert not list(tmp_path.iterdir())
+def test_new_item_protocol_scenario_validates_and_runs_its_inline_item(protocol, tmp_path, capsys):
+    assert main(["new", "--protocol", protocol, "my_item", "--dir", str(tmp_path)]) == 0
+    path = tmp_path / "my_item.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=") and f"\nprotocol: {protocol}\n" in text
+    assert main(["validate", str(path)]) == 0
+    scenario = load_scenario(path)
+    assert scenario.protocol == protocol and scenario.title == "My item"
+    assert any(scenario.input.model_dump().values()), "the item of a single run is in the file"
+    out = tmp_path / "item.jsonl"
+    capsys.readouterr()
+    assert main([str(path), "--model", "scripted", "--out", str(out), "--no-cache", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert f"transcript: {out}" in printed and "backend_calls=" in printed
+    events = [json.loads(line) for line in out.read_text().splitlines()]
+    assert events[0]["type"] == "item_started" and events[-1]["type"] == "item_finished"
+    assert any(e["type"] == "call" for e in events)
+    assert main(["new", "--protocol", protocol, "my_item", "--dir", str(tmp_path)]) == 2  # never overwrites
 
 
 # ---------------------------------------------------------------- schema
@@ -131,18 +177,34 @@ def test_committed_schema_is_generated_schema(capsys):
     printed = json.loads(capsys.readouterr().out)
     assert printed == committed
     assert printed["$schema"] == DRAFT == "https://json-schema.org/draft/2020-12/schema"
-    assert printed["title"] and printed["description"] and printed["additionalProperties"] is False
+    assert printed["title"] and printed["description"]
+    branches = [printed["$defs"][ref["$ref"].rsplit("/", 1)[-1]] for ref in printed["oneOf"]]
+    assert [b["properties"]["protocol"].get("const", b["properties"]["protocol"].get("enum", [None])[0])
+            for b in branches] == list(PROTOCOLS)
+    assert all(b["additionalProperties"] is False for b in branches)
+
+
+def test_every_shipped_scenario_matches_the_committed_schema():
+    schema = json.loads((ROOT / "docs" / "scenario.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in ALL_SCENARIOS:
+        errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))]
+        assert errors == [], f"{path.name}: {errors}"
+    for bad in ({"protocol": "cola", "colour": "red"}, {"protocol": "s2mad", "rounds": 99},
+                {"protocol": "negotiation", "max_turns": 0}, {"protocol": "debate"}, {"title": "no task or topics"}):
+        assert not validator.is_valid(bad), bad
 
 
 def test_shipped_scenarios_name_the_schema():
-    for path in CONFERENCE_SCENARIOS:
+    for path in ALL_SCENARIOS:
         assert path.read_text().splitlines()[0] == "# yaml-language-server: $schema=../docs/scenario.schema.json"
 
 
 # ---------------------------------------------------------------- docs/scenarios.md
 
-def schema_paths(schema: dict) -> list[str]:
-    """Every key path of the schema: `generation.seed`, `participants[].name`, ..."""
+def schema_paths(schema: dict, protocol: str = "conference") -> list[str]:
+    """Every key path of one protocol's branch: `generation.seed`, `participants[].name`, ..."""
 
     def resolve(node: dict) -> dict:
         while "$ref" in node or "anyOf" in node:
@@ -161,7 +223,7 @@ def schema_paths(schema: dict) -> list[str]:
             yield path
             yield from walk(child, path)
 
-    return list(walk(schema, ""))
+    return list(walk(schema["$defs"][protocol_models()[protocol].__name__], ""))
 
 
 def documented(path: str) -> str:
@@ -172,13 +234,40 @@ def documented(path: str) -> str:
     return path
 
 
-def test_docs_describe_every_key_and_no_other():
+def doc_sections() -> dict[str, str]:
+    """docs/scenarios.md by `## ` section: the protocol a section declares, or its title."""
     text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
-    paths = {documented(p) for p in schema_paths(scenario_schema())}
-    assert len(paths) > 30
-    rows = set(re.findall(r"^\| `([^`]+)` \|", text, re.M))
-    assert sorted(paths - rows) == [], "keys missing from docs/scenarios.md tables"
-    assert sorted(rows - paths) == [], "docs/scenarios.md documents keys the schema does not have"
+    sections = {}
+    for part in re.split(r"^## ", text, flags=re.M)[1:]:
+        title = part.splitlines()[0]
+        named = re.search(r"`protocol: (\w+)`", title)
+        sections[named.group(1) if named else title] = part
+    return sections
+
+
+def rows(section: str) -> set[str]:
+    return set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_docs_describe_every_key_and_no_other(protocol):
+    sections = doc_sections()
+    paths = {documented(p) for p in schema_paths(scenario_schema(), protocol)}
+    assert len(paths) > (30 if protocol == "conference" else 15)
+    shared = rows(sections["Shared blocks"])
+    assert shared and all(p.startswith(SHARED_BLOCKS) for p in shared) and shared <= paths
+    own = rows(sections[protocol])
+    assert sorted(paths - own - shared) == [], f"keys of {protocol} missing from docs/scenarios.md tables"
+    assert sorted(own - paths) == [], f"docs/scenarios.md documents keys {protocol} does not have"
+    assert not any(p.startswith(SHARED_BLOCKS) for p in own), "shared blocks are documented once"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_docs_example_of_every_protocol_is_valid(protocol, tmp_path):
+    section = doc_sections()[protocol]
+    examples = [b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "protocol:" in b]
+    assert examples, f"no example for {protocol}"
+    assert load_scenario(write(tmp_path, examples[0])).protocol == protocol
 
 
 def test_docs_example_is_a_valid_scenario(tmp_path):
@@ -186,3 +275,15 @@ def test_docs_example_is_a_valid_scenario(tmp_path):
     example = next(block for block in re.findall(r"```yaml\n(.*?)```", text, re.S) if "protocol:" in block)
     scenario = load_scenario(write(tmp_path, example))
     assert scenario.participants[1].generation.temperature == 0.9
+
+
+def test_bare_model_plays_every_negotiation_llm(tmp_path, capsys):
+    same = write(tmp_path, "protocol: negotiation\nmodels: {first: local, second: local}\n"
+                           "allow_same_model: true\ninput: {text: fine}\n", "same.yaml")
+    assert main([str(same), "--model", "scripted", "--out", str(tmp_path / "t.jsonl"), "--no-cache", "--quiet"]) == 0
+    models = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])["models"]
+    assert models["first"] == models["second"] == "scripted"
+    distinct = write(tmp_path, "protocol: negotiation\nmodels: {first: local, second: ollama:x}\n"
+                               "input: {text: fine}\n", "distinct.yaml")
+    assert main([str(distinct), "--model", "scripted", "--no-cache", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("error: --model: models: the LLMs must be different model specs")

@@ -14,9 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
+from moot.cli_args import add_backend_args, add_batch_args
 from moot.datasets import iter_items, load_dataset_spec
-from moot.models.calls import RetryPolicy
-from moot.models.factory import BackendOptions
 from moot.models.spec import parse_spec
 from moot.protocols import cli as batch_cli
 from moot.protocols import judge_eval
@@ -39,15 +38,9 @@ def parser() -> argparse.ArgumentParser:
                         "evaluated (default scenarios/drug_policy.yaml)")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sampling temperature of the judge here (default 0.0: a deterministic classifier)")
-    p.add_argument("--limit", type=int, help="first N items of the dataset (after filters)")
-    p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at most (default 4)")
-    p.add_argument("--out", type=Path, help="run directory (default runs/judge-eval-TASK-DATASET)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out (the default anyway)")
-    p.add_argument("--cache", type=Path, help="reply cache file (default DIR/cache.sqlite)")
-    p.add_argument("--no-cache", action="store_true", help="send every call to the model")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY); never recorded")
-    p.add_argument("--ollama-host", help="Ollama server (default: $OLLAMA_HOST)")
+    add_batch_args(p, out_help="run directory (default runs/judge-eval-TASK-DATASET)",
+                   cache_help="reply cache file (default DIR/cache.sqlite)")
+    add_backend_args(p)
     return p
 
 
@@ -66,12 +59,6 @@ def run(argv: Sequence[str]) -> int:
     conference = load_scenario(args.scenario)
     labels = judge_eval.labels_for(args.task, dataset_labels(args.dataset))
     scenario = judge_eval.from_conference(conference, args.task, labels, args.model, args.temperature)
-    if args.concurrency < 1:
-        raise ValueError(f"--concurrency must be >= 1, got {args.concurrency}")
-    options = BackendOptions(args.base_url or scenario.backends.openai.base_url, args.api_key,
-                             args.ollama_host or scenario.backends.ollama.host,
-                             scenario.backends.local.n_ctx, scenario.backends.local.n_threads)
-    retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
+    options, retry = batch_cli.call_settings(args, scenario)
     args.out = args.out or Path("runs") / f"judge-eval-{args.task}-{args.dataset.stem}"
-    # The dataset half of the protocol runner (run.json, items, batch, metrics, last line).
-    return batch_cli._run_dataset(args, scenario, judge_eval, options, retry)
+    return batch_cli.run_dataset(args, scenario, judge_eval, options, retry)

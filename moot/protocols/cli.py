@@ -15,6 +15,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from pydantic import ValidationError
+
+from moot.cli_args import add_backend_args, add_batch_args, add_model_arg
 from moot.datasets import dataset_fingerprint, iter_items, load_dataset_spec
 from moot.models.calls import RetryPolicy
 from moot.models.factory import BackendOptions
@@ -26,6 +29,9 @@ from moot.protocols.items import run_one
 from moot.protocols.record import Call
 from moot.protocols.runinfo import run_info
 from moot.scenario import load_scenario, scenario_hash
+from moot.scenario_errors import key_and_message
+from moot.yamlsource import format_key
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run_conference.py", description="Run a per-item protocol scenario.")
@@ -34,31 +40,37 @@ def parser() -> argparse.ArgumentParser:
                    help="one item's input, e.g. text=..., target=... (COLA), claim=..., comment=... "
                         "(S2MAD, repeatable); overrides the scenario's input")
     p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run over a dataset")
-    p.add_argument("--limit", type=int, help="first N items of the dataset (after filters)")
-    p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at most (default 4)")
-    p.add_argument("--out", type=Path, help="dataset: run directory (default runs/SCENARIO-DATASET); "
-                                            "one item: transcript path (default transcripts/...)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out (the default anyway)")
-    p.add_argument("--cache", type=Path, help="reply cache file (default: DIR/cache.sqlite or runs/cache.sqlite)")
-    p.add_argument("--no-cache", action="store_true", help="send every call to the model")
-    p.add_argument("--model", action="append", default=[], metavar="[ROLE=]SPEC", help="model for all or one role")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY); never recorded")
-    p.add_argument("--ollama-host", help="Ollama server (default: $OLLAMA_HOST)")
+    add_batch_args(p, out_help="dataset: run directory (default runs/SCENARIO-DATASET); "
+                               "one item: transcript path (default transcripts/...)",
+                   cache_help="reply cache file (default: DIR/cache.sqlite or runs/cache.sqlite)")
+    add_model_arg(p, "model for all or one role")
+    add_backend_args(p)
     p.add_argument("--quiet", action="store_true", help="one item: print only the result")
     return p
 
 
-def with_models(scenario, overrides: Sequence[str]):
+def with_models(scenario, overrides: Sequence[str], proto=None):
+    """`--model [ROLE=]SPEC` applied to the scenario's `models`; a bare SPEC plays every role.
+
+    A protocol without a `default` model key (negotiation) says through `models_for_all` which
+    keys a bare SPEC fills.
+    """
     models = dict(scenario.models)
     for text in overrides:
         role, sep, spec = text.partition("=")
         if sep:
             models[role.strip()] = spec.strip()
+        elif hasattr(proto, "models_for_all"):
+            models = proto.models_for_all(scenario, text.strip())
         else:
             models = {"default": text.strip()}
-    data = scenario.model_dump(exclude_unset=True)
-    return type(scenario).model_validate({**data, "models": models}) if overrides else scenario
+    if not overrides:
+        return scenario
+    try:
+        return type(scenario).model_validate({**scenario.model_dump(exclude_unset=True), "models": models})
+    except ValidationError as exc:
+        key, message = key_and_message(exc.errors(include_url=False)[0], type(scenario))
+        raise ValueError(f"--model: {format_key(key)}: {message}") from None
 
 
 def parse_inputs(pairs: Sequence[str], keys: Sequence[str], lists: Sequence[str] = ()) -> dict:
@@ -77,19 +89,26 @@ def parse_inputs(pairs: Sequence[str], keys: Sequence[str], lists: Sequence[str]
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    scenario = with_models(load_scenario(args.scenario), args.model)
+    scenario = load_scenario(args.scenario)
     proto = protocol_module(scenario.protocol)
+    scenario = with_models(scenario, args.model, proto)
     if hasattr(proto, "prepare"):  # e.g. resolve paths relative to the scenario file
         scenario = proto.prepare(scenario, args.scenario)
+    options, retry = call_settings(args, scenario)
+    if args.dataset:
+        return run_dataset(args, scenario, proto, options, retry)
+    return _run_single(args, scenario, proto, options, retry)
+
+
+def call_settings(args, scenario) -> tuple[BackendOptions, RetryPolicy]:
+    """Backend options (command line over the scenario's `backends:`) and the retry policy."""
     if args.concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {args.concurrency}")
     options = BackendOptions(args.base_url or scenario.backends.openai.base_url, args.api_key,
                              args.ollama_host or scenario.backends.ollama.host,
                              scenario.backends.local.n_ctx, scenario.backends.local.n_threads)
     retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
-    if args.dataset:
-        return _run_dataset(args, scenario, proto, options, retry)
-    return _run_single(args, scenario, proto, options, retry)
+    return options, retry
 
 
 def _engine(args, cache_path: Path, options, retry) -> Engine:
@@ -132,7 +151,14 @@ def _print_call(event) -> None:
         print(f"== {event.role} ({event.stage}{cached})\n{event.reply.strip()}\n", flush=True)
 
 
-def _run_dataset(args, scenario, proto, options, retry) -> int:
+def run_dataset(args, scenario, proto, options: BackendOptions, retry: RetryPolicy) -> int:
+    """Run `proto` over `args.dataset` as a resumable batch in `args.out`; the exit code.
+
+    The dataset half of the protocol runner, shared with `judge-eval`: it checks labels and ids,
+    writes run.json (refusing a run directory made by another scenario, dataset or models),
+    runs the batch, prints the metrics and ends with the `run: DIR items=... unparsed=...` line.
+    `args` needs dataset, scenario, out, limit, resume, cache, no_cache and concurrency.
+    """
     spec = load_dataset_spec(args.dataset)
     out = args.out or Path("runs") / f"{args.scenario.stem}-{args.dataset.stem}"
     if args.resume and not out.exists():

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -21,6 +21,7 @@ from agents.prompts import render
 from agents.stage import StageAgent, run_group_chat
 from moot.protocols.cola_schema import EXPERTS, ColaScenario
 from moot.protocols.context import StageContext
+from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet, stance_model
 from speaker_selection.cola import DebatePlan, next_speaker
 
@@ -37,14 +38,6 @@ class ItemInput:
     target: str
     role: Optional[str] = None  # domain specialist's role; None: chosen from the target
     gold: Optional[str] = None
-
-
-@dataclass
-class Outcome:
-    prediction: str
-    explanation: str
-    raw: str
-    contributions: dict[str, str] = field(default_factory=dict)
 
 
 def labels_of(s: ColaScenario) -> LabelSet:

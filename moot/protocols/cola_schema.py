@@ -7,12 +7,12 @@ Ablations of the paper's Table 5 are plain data: `experts` lists the analysts th
 from __future__ import annotations
 
 from string import Template
-from typing import Annotated, Literal, Optional
+from typing import Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
-from moot.protocols.item_schema import (ItemScenario, Label, check_aliases, check_distinct, check_models,
-                                        check_prompts)
+from moot.protocols.item_schema import (ItemScenario, Label, Labels, check_aliases, check_distinct,
+                                        check_models, check_prompts)
 from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
 
 EXPERTS = ("linguist", "domain", "social")
@@ -55,18 +55,22 @@ class Judger(Strict):
 
 
 class ColaInputs(Strict):
+    """One item given in the file (`--input KEY=VALUE` overrides): the text, its target, the domain role."""
+
     text: Optional[str] = None
     target: Optional[str] = None
     role: Optional[str] = None
 
 
 class ColaScenario(ItemScenario):
+    """COLA (Lan et al.): independent analysts, one debater per label, a judger that picks the stance."""
+
     PROTOCOL = "cola"
 
     protocol: Literal["cola"]
     title: str = "COLA stance detection"
     input: ColaInputs = ColaInputs()
-    labels: Annotated[list[Label], Field(min_length=2)] = list(DEFAULT_LABELS)
+    labels: Labels = list(DEFAULT_LABELS)
     options: Optional[list[Label]] = None
     label_text: dict[str, LabelText] = {}
     aliases: dict[str, str] = {}

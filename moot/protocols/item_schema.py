@@ -15,6 +15,7 @@ from agents.prompts import default_templates
 from moot.scenario_blocks import Strict, check_spec, check_template, fail
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+Labels = Annotated[list[Label], Field(min_length=2)]  # a closed label set: every prediction is one
 
 
 class ItemScenario(Strict):

@@ -8,7 +8,7 @@ it already got come from the cache.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Optional
@@ -16,6 +16,16 @@ from typing import Any, Callable, Optional
 from moot.models.calls import ModelCallError, describe
 from moot.protocols.context import Engine, RoleModel, StageContext
 from moot.protocols.record import ItemFailed, ItemFinished, ItemRecorder, ItemStarted
+
+
+@dataclass
+class Outcome:
+    """What a protocol's run_item returns: the label, why, the deciding reply and who said what."""
+
+    prediction: str
+    explanation: str
+    raw: str
+    contributions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,10 @@ from pydantic import BaseModel, Field, create_model
 
 from agents.prompts import default_templates, render
 from moot.protocols.context import StageContext
+from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet
-from moot.scenario import Backends, Generation, Retry, Scenario, Strict
+from moot.scenario import Scenario
+from moot.scenario_blocks import Backends, Generation, Retry, Strict
 
 NAME = "judge_eval"
 RESULT_NAME = "label"
@@ -123,13 +125,6 @@ class ItemInput:
     text: str
     target: Optional[str] = None
     gold: Optional[str] = None
-
-
-@dataclass
-class Outcome:
-    prediction: str
-    explanation: str
-    raw: str
 
 
 async def run_item(s: JudgeEvalScenario, ctx: StageContext, item: ItemInput) -> Outcome:

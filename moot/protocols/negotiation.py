@@ -26,8 +26,8 @@ from agents.prompts import render
 from agents.stage import StageAgent, run_group_chat
 from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
-from moot.protocols.cola import Outcome
 from moot.protocols.context import StageContext
+from moot.protocols.items import Outcome
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet, _json_object
 from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
@@ -60,6 +60,11 @@ class Result:
 
 def roles(s: NegotiationScenario) -> list[str]:
     return [k for k in LLMS if k in s.models]
+
+
+def models_for_all(s: NegotiationScenario, spec: str) -> dict[str, str]:
+    """A bare `--model SPEC` plays every LLM of the scenario (allow_same_model must be set)."""
+    return {key: spec for key in s.models}
 
 
 def labels_of(s: NegotiationScenario) -> LabelSet:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.item_schema import ItemScenario, Label, check_aliases, check_models, check_prompts
+from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_models, check_prompts
 from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
 
 LLMS = ("first", "second", "third")
@@ -25,16 +25,20 @@ class Demonstrations(Strict):
 
 
 class NegotiationInputs(Strict):
+    """One item given in the file (`--input text=...` overrides)."""
+
     text: Optional[str] = None
 
 
 class NegotiationScenario(ItemScenario):
+    """Negotiation (Sun et al.): two different LLMs generate and discriminate, then swap roles."""
+
     PROTOCOL = "negotiation"
 
     protocol: Literal["negotiation"]
     title: str = "LLM negotiation for sentiment analysis"
     input: NegotiationInputs = NegotiationInputs()
-    labels: Annotated[list[Label], Field(min_length=2)] = ["positive", "negative"]
+    labels: Labels = ["positive", "negative"]
     aliases: dict[str, str] = {}
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
     max_turns: Annotated[int, Field(ge=1, le=20)] = 3

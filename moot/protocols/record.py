@@ -8,13 +8,12 @@ base class (sequence numbers, timestamps).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field, TypeAdapter
 
-from moot.transcript import EventBase, TranscriptError, Usage, now
+from moot.transcript import EventBase, EventWriter, TranscriptError, Usage, is_json
 
 ITEM_SCHEMA_VERSION = 1
 
@@ -64,7 +63,7 @@ ItemEvent = Annotated[Union[ItemStarted, Call, ItemFinished, ItemFailed], Field(
 _ITEM_EVENT = TypeAdapter(ItemEvent)
 
 
-class ItemRecorder:
+class ItemRecorder(EventWriter):
     """Writes one item's events and passes each to a listener (console printing, progress).
 
     Lines are flushed as they happen (a killed process loses nothing written) but not fsynced:
@@ -73,26 +72,16 @@ class ItemRecorder:
     """
 
     def __init__(self, path: Path, listener=None):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "w", encoding="utf-8")  # a re-run item starts afresh
-        self._seq = 1
+        super().__init__(path, "w", fsync=False)  # a re-run item starts afresh
         self.listener = listener
         self.events: list[EventBase] = []
 
     def record(self, *events: EventBase) -> None:
-        for event in events:
-            event.seq, event.ts = self._seq, now()
-            self._seq += 1
-        self._file.write("".join(e.model_dump_json() + "\n" for e in events))
-        self._file.flush()
+        self.append(*events)
         self.events.extend(events)
         if self.listener is not None:
             for event in events:
                 self.listener(event)
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def load_item(path: str | Path) -> list[EventBase]:
@@ -106,15 +95,7 @@ def load_item(path: str | Path) -> list[EventBase]:
         try:
             events.append(_ITEM_EVENT.validate_json(line))
         except ValueError as exc:
-            if number == len(lines) and not _is_json(line):
+            if number == len(lines) and not is_json(line):
                 break
             raise TranscriptError(f"{path}:{number}: bad event: {str(exc).splitlines()[0]}") from None
     return events
-
-
-def _is_json(line: bytes) -> bool:
-    try:
-        json.loads(line)
-        return True
-    except ValueError:
-        return False

@@ -26,8 +26,8 @@ from agents.prompts import render
 from agents.stage import StageAgent, run_group_chat
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
-from moot.protocols.cola import Outcome
 from moot.protocols.context import StageContext
+from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet
 from moot.protocols.s2mad_schema import ROLES, S2madScenario
 from speaker_selection.conference import Turn

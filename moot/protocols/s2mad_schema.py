@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.item_schema import ItemScenario, Label, check_aliases, check_distinct, check_models, check_prompts
+from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct, check_models, check_prompts
 from moot.scenario_blocks import Backends, Generation, Retry, Strict
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge")
@@ -28,17 +28,21 @@ class Early(Strict):
 
 
 class S2madInputs(Strict):
+    """One item given in the file (`--input claim=... --input comment=...` overrides)."""
+
     claim: Optional[str] = None
     comments: list[str] = []
 
 
 class S2madScenario(ItemScenario):
+    """S2MAD (Zhang et al.): scored comments split by stance, subjectivity, debate rounds, judge."""
+
     PROTOCOL = "s2mad"
 
     protocol: Literal["s2mad"]
     title: str = "S2MAD rumor detection"
     input: S2madInputs = S2madInputs()
-    labels: Annotated[list[Label], Field(min_length=2)] = ["fake", "real"]
+    labels: Labels = ["fake", "real"]
     aliases: dict[str, str] = {}
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
     k: Annotated[int, Field(ge=1, le=1000)] = 5
