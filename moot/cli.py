@@ -25,8 +25,43 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 INPUT_ERRORS = (ScenarioError, SourceError, ResumeError, TranscriptError, ValueError)
 
 
+SUBCOMMAND_HELP = {  # one line each in the top-level help; `run_conference.py NAME --help` for more
+    "replay": "show a saved run (TRANSCRIPT) in the terminal as it happened",
+    "export": "a readable Markdown/HTML document of a run, from its transcript",
+    "score": "re-score a transcript's topics with another evaluator, without re-running it",
+    "validate": "check scenario files without running anything",
+    "new": "write a commented starter scenario for a protocol",
+    "schema": "the JSON Schema of the scenario format (for editors)",
+    "report": "tables, per-class metrics, confusion matrices and plots of finished batch runs",
+    "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
+}
+SUBCOMMANDS = tuple(SUBCOMMAND_HELP)
+
+RUN_DESCRIPTION = """Run a moot scenario.
+
+A decision-conference scenario (the options below) runs one conference and saves its transcript.
+A per-item protocol scenario (protocol: cola, s2mad, negotiation) runs one item or a dataset and
+has its own options; see `run_conference.py SCENARIO --help` with such a scenario:
+  --input KEY=VALUE   one item's input (e.g. text=..., target=...), overriding the scenario's
+  --dataset DATA.yaml run over a dataset as a resumable batch in --out DIR
+  --limit N           first N items;  --concurrency N  model calls in flight at most
+  --resume            continue the run in --out;  --cache FILE / --no-cache  the reply cache"""
+
+
+def run_epilog() -> str:
+    width = max(map(len, SUBCOMMANDS))
+    lines = [f"  {name:<{width}}  {text}" for name, text in SUBCOMMAND_HELP.items()]
+    return ("subcommands (run_conference.py NAME --help for each):\n" + "\n".join(lines)
+            + "\n\nexamples:\n  run_conference.py scenarios/drug_policy.yaml"
+              "\n  run_conference.py scenarios/cola.yaml --dataset datasets/vast.yaml --limit 50"
+              "\n  run_conference.py report runs/cola-vast")
+
+
 def run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py", description="Run a moot scenario.")
+    usage = ("%(prog)s [options] SCENARIO\n       %(prog)s SCENARIO --dataset DATA.yaml [--limit N] ..."
+             "\n       %(prog)s {" + ",".join(SUBCOMMANDS) + "} ...")
+    p = argparse.ArgumentParser(prog="run_conference.py", usage=usage, description=RUN_DESCRIPTION,
+                                epilog=run_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", type=Path, help="scenario YAML file")
     add_model_arg(p, "model for all agents (SPEC) or one role/agent (ROLE=SPEC); "
                      "SPEC: local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted")
@@ -67,9 +102,6 @@ def cmd_run(argv: Sequence[str]) -> int:
         print(f"run failed: {outcome.stop_reason} (resume with --resume {outcome.path})", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_INTERRUPTED if outcome.status == "interrupted" else EXIT_OK
-
-
-SUBCOMMANDS = ("replay", "export", "score", "validate", "new", "schema", "report", "judge-eval")
 
 
 def subcommand(name: str) -> Callable[[Sequence[str]], int]:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
+from moot.scenario_errors import first_cause, key_and_message
 from moot.yamlsource import SourceError, format_key, read_yaml
 
 
@@ -107,9 +108,6 @@ class DatasetSpec(BaseModel):
         return p.resolve()
 
 
-_ALLOWED = {(): list(DatasetSpec.model_fields), ("columns",): list(Columns.model_fields)}
-
-
 def load_dataset_spec(path: str | Path) -> DatasetSpec:
     """Read and check a DATA.yaml (safe loader only); the data file must exist."""
     name = str(path)
@@ -123,12 +121,12 @@ def load_dataset_spec(path: str | Path) -> DatasetSpec:
         spec = DatasetSpec.model_validate(source.data)
     except ValidationError as exc:
         errors = exc.errors()
-        err = errors[0]
+        err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):
             loc, msg = problem.loc, problem.msg
         elif err["type"] == "extra_forbidden":
-            msg = f"unknown key (allowed: {', '.join(_ALLOWED.get(loc[:-1], []))})"
+            loc, msg = key_and_message(err, DatasetSpec)
         elif err["type"] == "missing":
             msg = "missing required key"
         else:

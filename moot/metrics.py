@@ -183,6 +183,20 @@ class MetricReport:
 METRICS = ("accuracy", "macro_f1", "f_avg")
 
 
+def paper_metric(dataset: str, labels: Sequence[str], default: str = "macro_f1") -> str:
+    """The metric papers report for a dataset (by its spec's name): macro-F1 for VAST (Allaway &
+    McKeown, 2020), F_avg for SemEval-2016 Task 6 and P-Stance (their official scorers) when
+    favor and against are labels; otherwise ``default`` (the scenario's headline metric).
+    Batch runs print it first and the report's tables use it, so the two agree."""
+    name = dataset.lower()
+    if "vast" in name:
+        return "macro_f1"
+    stance = any(k in name for k in ("semeval", "pstance", "p-stance", "p_stance"))
+    if stance and {"favor", "against"} <= set(labels):
+        return "f_avg"
+    return default
+
+
 def summarize(
     gold: Sequence[str],
     pred: Sequence[Pred],

@@ -9,6 +9,7 @@ from pathlib import Path
 from autogen_agentchat.messages import TextMessage
 from autogen_core.models import RequestUsage
 
+from moot.scenario import same_scenario
 from moot.transcript import EventBase, Message, Score, TopicClosed, Transcript, Verdict, load
 from speaker_selection.conference import ConferencePlan, PolicyError, Turn, walk
 
@@ -29,14 +30,20 @@ class ResumePoint:
     next_seq: int = 1
 
 
-def resume_point(path: Path, scenario_sha256: str, plan: ConferencePlan) -> ResumePoint:
-    """Load `path`, cut any torn or incomplete last turn off the file, and return what is kept."""
+def resume_point(path: Path, scenario_sha256: str, content_sha256: str, plan: ConferencePlan) -> ResumePoint:
+    """Load `path`, cut any torn or incomplete last turn off the file, and return what is kept.
+
+    The scenario must be the one the run started with: same validated content (a comment or
+    layout edit of the file is fine); transcripts older than content hashes compare file bytes."""
     transcript = load(path)
     if transcript.migrated_from is not None:
         raise ResumeError(f"{path}: written by an older moot (schema version {transcript.migrated_from}); "
                           "it can be replayed and exported but not resumed")
-    if transcript.started.scenario_sha256 != scenario_sha256:
-        raise ResumeError(f"{path}: the scenario file changed since this run started (sha256 differs)")
+    started = transcript.started
+    if not same_scenario(started.scenario_sha256, started.scenario_content_sha256, scenario_sha256, content_sha256):
+        what = "content" if started.scenario_content_sha256 else "file (sha256)"
+        raise ResumeError(f"{path}: the scenario changed since this run started (its {what} differs); "
+                          "resume with the scenario it started with")
     finished = transcript.finished
     if finished and finished.status == "completed" and transcript.events[-1] is finished:
         raise ResumeError(f"{path}: this run already completed ({finished.stop_reason}); nothing to resume")

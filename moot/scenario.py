@@ -8,6 +8,7 @@ rejected with one line naming the file, line and key path, before anything runs.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
@@ -19,7 +20,8 @@ from moot.scenario_errors import ScenarioError, error_of, to_scenario_error
 from moot.yamlsource import SourceError, YamlSource, format_key, read_yaml
 
 __all__ = ["Backends", "Generation", "Retry", "Scenario", "ScenarioError", "Strict", "load_scenario",
-           "scenario_errors", "scenario_from_source", "scenario_hash"]
+           "same_scenario", "scenario_content_hash", "scenario_errors", "scenario_from_source",
+           "scenario_hash"]
 
 SCHEMA_VERSION = 1
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator")
@@ -214,3 +216,22 @@ def scenario_errors(path: str | Path) -> list[ScenarioError]:
 def scenario_hash(path: str | Path) -> str:
     """sha256 of the scenario file's bytes: transcripts and reports cite it."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def scenario_content_hash(scenario: BaseModel) -> str:
+    """sha256 of the validated scenario as JSON with sorted keys: what actually drives a run.
+
+    Comments, key order, quoting and layout of the file leave it unchanged (the file's own
+    sha256, scenario_hash, changes with any byte); resume and run directories compare this."""
+    blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,
+                  content_sha: str) -> bool:
+    """Whether a recorded run used this scenario: by content hash when it was recorded, else
+    (runs made before content hashes existed) by the file's sha256."""
+    if recorded_content:
+        return recorded_content == content_sha
+    return recorded_file == file_sha

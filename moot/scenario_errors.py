@@ -22,10 +22,15 @@ class ScenarioError(SourceError):
 def to_scenario_error(exc: ValidationError, source: YamlSource, model: type[BaseModel]) -> ScenarioError:
     """The first problem of a failed validation (the count of the others in parentheses)."""
     errors = exc.errors(include_url=False)
-    # An unknown key (a typo) also makes the intended key "missing"; report the cause.
-    first = error_of(next((e for e in errors if e["type"] == "extra_forbidden"), errors[0]), source, model)
+    first = error_of(first_cause(errors), source, model)
     extra = f" (got {len(errors)} problems; fix this one first)" if len(errors) > 1 else ""
     return ScenarioError(source.file, first.detail + extra, first.key, first.line)
+
+
+def first_cause(errors: list[dict]) -> dict:
+    """The error to report first: an unknown key (a typo also makes the intended key "missing",
+    so the unknown key is the cause), else the first. Shared with dataset specs."""
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
 def error_of(err: dict, source: YamlSource, model: Optional[type[BaseModel]] = None) -> ScenarioError:

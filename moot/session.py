@@ -18,7 +18,7 @@ from moot.models.factory import BackendOptions
 from moot.models.spec import parse_spec
 from moot.resume import ResumePoint, resume_point
 from moot.runner import ConferenceRunner, Listener, build_agents, plan_of
-from moot.scenario import ROLE_KEYS, Scenario, load_scenario, scenario_hash
+from moot.scenario import ROLE_KEYS, Scenario, load_scenario, scenario_content_hash, scenario_hash
 from moot.transcript import RunResumed, RunStarted, TranscriptWriter
 
 
@@ -101,10 +101,10 @@ def prepare(request: RunRequest, listener: Listener, clients: Optional[dict] = N
     scenario = load_scenario(request.scenario_path)
     models = resolve_models(scenario, request.models)
     options = backend_options(scenario, request.backends)
-    sha = scenario_hash(request.scenario_path)
+    sha, content_sha = scenario_hash(request.scenario_path), scenario_content_hash(scenario)
     plan = plan_of(scenario)
     if request.resume:
-        point = resume_point(request.resume, sha, plan)
+        point = resume_point(request.resume, sha, content_sha, plan)
         path = request.resume
     else:
         point, path = ResumePoint(), request.out or default_transcript_path(request.scenario_path)
@@ -116,17 +116,18 @@ def prepare(request: RunRequest, listener: Listener, clients: Optional[dict] = N
     if request.resume:
         runner.record(RunResumed(turns_kept=len(point.turns), models=models))
     else:
-        runner.record(_started(request, scenario, models, options, sha))
+        runner.record(_started(request, scenario, models, options, sha, content_sha))
     return runner
 
 
 def _started(request: RunRequest, scenario: Scenario, models: dict[str, str],
-             options: BackendOptions, sha: str) -> RunStarted:
+             options: BackendOptions, sha: str, content_sha: str) -> RunStarted:
     settings = {name: scenario.generation_for(agent).model_dump() for _, agent in scenario.agents()
                 for name in [agent.name]}
     return RunStarted(
         run_id=secrets.token_hex(8), protocol=scenario.protocol,
         scenario_path=str(request.scenario_path), scenario_sha256=sha,
+        scenario_content_sha256=content_sha,
         scenario=scenario.model_dump(mode="json"), models=models,
         settings={**settings, "backends": options.public()},
         seed=scenario.generation.seed, versions=versions(),

@@ -38,8 +38,9 @@ class RunStarted(EventBase):
     run_id: str
     protocol: str
     scenario_path: str
-    scenario_sha256: str
+    scenario_sha256: str  # the file's bytes (cited)
     scenario: dict[str, Any]
+    scenario_content_sha256: Optional[str] = None  # moot.scenario.scenario_content_hash; resume compares it
     models: dict[str, str]
     settings: dict[str, dict[str, Any]]
     seed: Optional[int] = None

@@ -84,6 +84,29 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 _LABEL_FIELD = {JudgeVerdict: "verdict", ModeratorDecision: "decision"}
 
 
+def loads(text: str):
+    """json.loads that accepts raw control characters (newlines, tabs) inside strings: a model
+    that breaks a line inside "explanation" still wrote JSON text (strict=False)."""
+    return json.loads(text, strict=False)
+
+
+def json_object(text: str) -> Optional[dict]:
+    """The JSON object in a reply (bare, in a ```json fence, or between the first `{` and the
+    last `}` of surrounding prose), parsed with `loads`; None if there is none."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = loads(body[start:end + 1])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def parse_reply(model: type[M], raw: str) -> Parsed[M]:
     """Parse `raw` into `model`, or return it unparsed with the reason."""
     text = raw.strip()
@@ -94,7 +117,7 @@ def parse_reply(model: type[M], raw: str) -> Parsed[M]:
     if label is not None:
         return Parsed(label, raw)
     try:
-        data = json.loads(text, strict=False)  # raw newlines inside strings are still JSON text
+        data = loads(text)  # raw newlines inside strings are still JSON text
     except json.JSONDecodeError as exc:
         return Parsed(None, raw, f"not JSON: {exc.msg}")
     if isinstance(data, dict):

@@ -13,7 +13,6 @@ from moot.protocols.cache import NoCache
 from moot.protocols.cola_schema import ColaScenario
 from moot.protocols.context import Engine
 from moot.protocols.items import run_one
-from moot.protocols.labels import LabelSet
 from moot.protocols.record import Call, ItemFinished, load_item
 from moot.scenario import ScenarioError, load_scenario
 from speaker_selection.cola import DebatePlan, next_speaker
@@ -84,18 +83,15 @@ def test_option_variant_maps_the_letter(tmp_path):
     assert result.prediction == "favor"
 
 
-@pytest.mark.parametrize("reply, label", [
-    ('{"stance": "against", "explanation": "x"}', "against"),
-    ('```json\n{"stance": "Favor"}\n```', "favor"),
-    ('{"stance": "maybe"}', "unparsed"), ('{ "stance": "favor", "explanation": "cut off by max_to', "favor"),
-    ("A", "against"), ("B: Favor", "favor"), ("(C)", "neutral"), ("Neutral.", "neutral"),
-    ("none", "neutral"), ("The answer is against.", "against"),
-    ("favor or against", "unparsed"), ("D", "unparsed"), ("", "unparsed"),
-])
-def test_label_mapping(reply, label):
-    labels = LabelSet(("favor", "against", "neutral"), ("against", "favor", "neutral"),
-                      {"favor": "Favor", "against": "Against", "neutral": "Neutral"})
-    assert labels.map(reply)[0] == label
+def test_json_judger_explanation_with_a_raw_newline_is_kept(tmp_path):
+    reply = '{ "stance": "favor", "explanation": "No more \u2026 tokens.\nYou can use \u2026"}'
+    result, _ = run(tmp_path, TaggingClient(judge_reply=reply))
+    assert result.prediction == "favor" and result.explanation == "No more \u2026 tokens.\nYou can use \u2026"
+
+
+def test_cola_judger_options_are_letters():  # the mapping itself: tests/test_labels.py
+    s = ColaScenario(protocol="cola")
+    assert cola.labels_of(s).letters and cola.labels_of(s).map("B: Favor")[0] == "favor"
 
 
 def test_ablation_without_debate_judges_from_the_analyses(tmp_path):

@@ -230,6 +230,17 @@ def test_error_unknown_top_level_key(folder: Path) -> None:
     assert message.startswith(f"{folder / 'data.yaml'}:3: label: unknown key (allowed: path, format,")
 
 
+@pytest.mark.parametrize("text, line, key", [
+    ("path: d.csv\nformat: csv\n\ncolums: {text: a}\n", 4, "colums"),  # also makes `columns` missing
+    ("path: d.csv\ncolumns:\n  label: b\n  txet: a\n", 4, "columns.txet"),  # also makes `text` missing
+])
+def test_error_misspelled_key_is_reported_before_the_missing_one(folder: Path, text: str, line: int,
+                                                                   key: str) -> None:
+    message = error_of(folder, text)
+    assert message.startswith(f"{folder / 'data.yaml'}:{line}: {key}: unknown key (allowed: "), message
+    assert message.endswith(" (+1 more)") and "missing" not in message
+
+
 def test_error_missing_key(folder: Path) -> None:
     message = error_of(folder, "path: d.csv\ncolumns:\n  label: b\n")
     assert message == f"{folder / 'data.yaml'}:2: columns.text: missing required key"

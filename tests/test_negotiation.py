@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ SPECS = {"first": "scripted", "second": "scripted:AGREEMENT", "third": "scripted
 
 
 class Llm(ScriptedChatCompletionClient):
-    """As generator: `Decision: <decide>`; as discriminator: attitude from `attitudes` in turn."""
+    """As generator: `Decision: <decide>`; as discriminator: attitude from `attitudes` in turn,
+    with the decision it was shown when it says "yes" and its own `decide` when it says "no"."""
 
     def __init__(self, name: str, decide: str, attitudes=("yes",)):
         super().__init__()
@@ -38,8 +40,9 @@ class Llm(ScriptedChatCompletionClient):
         last = str(messages[-1].content)
         if json_output is not None:
             attitude = self.attitudes.pop(0) if len(self.attitudes) > 1 else self.attitudes[0]
+            shown = re.findall(r"^Decision:[ \t]*(.*)$", last, re.M)[-1].strip()
             text = json.dumps({"attitude": attitude, "explanation": f"{self.name} says {attitude}",
-                               "decision": self.decide})
+                               "decision": shown if attitude == "yes" and shown else self.decide})
         elif last.startswith("Input:"):
             text = f"{self.name} demo text"
         else:
@@ -92,6 +95,49 @@ def test_conflict_brings_in_the_third_llm_and_a_six_way_vote(tmp_path):
 def test_conflict_without_a_third_llm_is_unparsed(tmp_path):
     result, _ = run(tmp_path, {"first": Llm("A", "positive"), "second": Llm("B", "negative")})
     assert result.prediction == "unparsed"
+
+
+class Echo(Llm):
+    """The QA's embedded-model generator: repeats the prompt's instruction (names every label,
+    no decisive "Decision:" line); as discriminator says "yes" with a decision anyway."""
+
+    async def create(self, messages, *, tools=(), json_output=None, extra_create_args={},
+                     cancellation_token=None) -> CreateResult:
+        if json_output is None and not str(messages[-1].content).startswith("Input:"):
+            self.seen.append([str(m.content) for m in messages])
+            text = ('Please determine the overall sentiment of test input. Reason step by step, then end with '
+                    '"Decision: " and one of: positive, negative.\n\n\nInput: a dull film\nReasoning')
+            return CreateResult(content=text, usage=RequestUsage(prompt_tokens=1, completion_tokens=1),
+                                finish_reason="stop", cached=False)
+        return await super().create(messages, json_output=json_output)
+
+
+def test_generator_without_a_decisive_label_is_unparsed_not_defaulted(tmp_path):
+    """Before: the repeated instruction mapped to "negative" (the label named last) and the
+    discriminator's "yes" made it a consensus. Now: no generator decision, so no consensus —
+    the discriminator's "yes"/decision does not stand in for it — and the item is unparsed."""
+    a, b = Echo("A", "positive"), Echo("B", "positive")
+    result, calls = run(tmp_path, {"first": a, "second": b}, max_turns=2)
+    assert result.prediction == "unparsed" and "no consensus" in result.explanation
+    assert len([c for c in calls if c.stage == "first->second generator"]) == 2  # "yes" did not end it
+    disc = next(c for c in calls if c.stage == "first->second discriminator").messages[0]["content"]
+    assert disc.rstrip().endswith("Decision:")  # no decision is shown to the discriminator
+
+
+def test_yes_with_another_decision_is_not_a_consensus():
+    gen = ("yes", "negative", "why")
+    assert neg.agreed("positive", ("yes", "positive", "")) and not neg.agreed("positive", gen)
+    assert not neg.agreed(None, ("yes", "positive", "")) and not neg.agreed("positive", ("no", "positive", ""))
+
+
+def test_scripted_model_decides_by_the_item_marker(tmp_path, capsys):
+    from moot.cli import main
+
+    base = [str(ROOT / "scenarios" / "negotiation.yaml"), "--model", "scripted", "--no-cache"]
+    assert main(base + ["--input", "text=a dull film SCRIPTED_LABEL=negative", "--out", str(tmp_path / "a.jsonl")]) == 0
+    assert "sentiment: negative" in capsys.readouterr().out
+    assert main(base + ["--input", "text=a dull film", "--out", str(tmp_path / "b.jsonl")]) == 0
+    assert "sentiment: unparsed" in capsys.readouterr().out  # no script: no decisive label, no default
 
 
 def test_demonstrations_are_the_nearest_training_items(tmp_path):

@@ -150,3 +150,56 @@ def test_end_to_end_judge_eval_then_report(tmp_path, capsys):
 def test_not_a_run_dir_is_a_usage_error(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
     assert "not a batch run directory" in capsys.readouterr().err
+
+
+def test_unparsed_column_macro_note_and_dates(runs, tmp_path):
+    meta = json.loads((runs[1] / "run.json").read_text())
+    del meta["created"]  # a run dir made before run.json recorded dates
+    (runs[1] / "run.json").write_text(json.dumps(meta))
+    out = tmp_path / "report"
+    build_report(runs, out)
+    text = (out / "report.md").read_text()
+    assert "| variant · model | runs | unparsed | semeval_toy (F_avg) |" in text
+    assert "| cola · scripted | R1 | 1/7 | " in text and "| s2mad · scripted | R3 | 0/4 | " in text
+    assert table_csv(out)["cola · scripted"]["unparsed"] == "1/7"
+    assert "## How the metrics are computed" in text
+    assert "full label set" in text and "labels=..., average='macro', zero_division=0" in text
+    dates = [line.split(" | ")[-1] for line in text.splitlines() if line.startswith("| R")]
+    assert len(dates) == 5 and all(" .. " in d and "last result" not in d for d in dates)
+    assert dates[0].startswith("2026-01-01T00:00:00+00:00 .. ") and dates[1].startswith("≈")
+
+
+def test_plot_titles_fit_and_overall_bar_is_named():
+    import matplotlib.pyplot as plt
+
+    from moot.report.plots import _tick, _title
+
+    columns = ["semeval2016 (F_avg)", "semeval2016: Atheism (F_avg)"]
+    assert [_tick(c, "semeval2016", columns) for c in columns] == ["all targets (F_avg)", "Atheism (F_avg)"]
+    assert _tick("vast (macro-F1)", "vast", ["vast (macro-F1)"]) == "all items (macro-F1)"
+    fig, ax = plt.subplots(figsize=(5.0, 4))
+    _title(ax, "semeval2016: Stance / classification protocols (paper metric per dataset and target)")
+    fig.tight_layout()
+    fig.canvas.draw()
+    box = ax.title.get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width  # not clipped at either edge
+    plt.close(fig)
+
+
+def test_batch_prints_the_metric_the_report_shows_first(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("Tweet,Target,Stance\nyes please,t,1\nno way,t,0\nwhatever,t,2\n", encoding="utf-8")
+    spec = tmp_path / "semeval_tiny.yaml"  # a SemEval-2016 style dataset: F_avg is its paper metric
+    spec.write_text("path: d.csv\ncolumns: {text: Tweet, target: Target, label: Stance}\n"
+                    'labels: {"0": against, "1": favor, "2": neutral}\n', encoding="utf-8")
+    scenario = tmp_path / "cola.yaml"
+    scenario.write_text("protocol: cola\nlabels: [favor, against, neutral]\nmodels: {default: scripted}\n")
+    run = tmp_path / "run"
+    assert main([str(scenario), "--dataset", str(spec), "--out", str(run)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("f_avg=")
+    assert json.loads((run / "run.json").read_text())["headline_metric"] == "f_avg"
+    out = tmp_path / "report"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    cell = table_csv(out)["cola · scripted"]["semeval_tiny (F_avg)"]
+    assert printed[0].split()[0] == f"f_avg={float(cell):.4f}"

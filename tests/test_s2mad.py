@@ -13,7 +13,7 @@ from autogen_core.models import CreateResult, RequestUsage
 from moot.cli import main
 from moot.datasets import Comment
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols import s2mad
+from moot.protocols import batch, s2mad  # noqa: F401  (batch binds sys.stderr at import: import it early)
 from moot.protocols.context import Engine
 from moot.protocols.items import run_one
 from moot.protocols.record import Call, load_item
@@ -188,3 +188,41 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
     assert "veracity: " in capsys.readouterr().out
     calls = [e for e in load_item(out) if isinstance(e, Call)]
     assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate_round1"}
+
+
+def _marked_dataset(tmp_path) -> Path:
+    """Items whose texts script the scripted model: every agent answers the item's
+    SCRIPTED_LABEL; a comment's SCRIPTED_SCORE is its stance score, and a comment's own
+    SCRIPTED_LABEL is what the debater who is given that comment answers."""
+    rows = [{"id": "agree", "claim": "Claim A SCRIPTED_LABEL=fake", "label": "false",
+             "comments": [{"text": "backs it SCRIPTED_SCORE=0.8", "time": 1},
+                          {"text": "doubts it SCRIPTED_SCORE=-0.6", "time": 2}]},
+            {"id": "split", "claim": "Claim B SCRIPTED_LABEL=real", "label": "true",
+             "comments": [{"text": "backs it SCRIPTED_SCORE=0.9 SCRIPTED_LABEL=fake", "time": 1},
+                          {"text": "nonsense SCRIPTED_SCORE=0.0", "time": 2},
+                          {"text": "doubts it SCRIPTED_SCORE=-0.4", "time": 3}]}]
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    spec = tmp_path / "r.yaml"
+    spec.write_text("path: r.jsonl\nformat: jsonl\ncolumns: {id: id, text: claim, label: label, comments: comments}\n"
+                    'labels: {"true": real, "false": fake}\n')
+    return spec
+
+
+# calls: scorer per comment + classifier + 2 openings + 2 per round, + judge for 'split'
+@pytest.mark.parametrize("variant, calls", [("s2mad", (2 + 1 + 2 + 4) + (3 + 1 + 2 + 4 + 1)),
+                                            ("s2mad_no_debate", (2 + 1 + 2) + (3 + 1 + 2 + 1))])
+def test_scripted_model_gives_known_s2mad_predictions(tmp_path, capsys, variant, calls):
+    """`--model scripted` drives S2MAD: 'agree' ends in consensus (fake), 'split' (debater_p is
+    given the comment scripted fake, debater_n the claim's real) goes to the judge (real)."""
+    out = tmp_path / "run"
+    argv = [str(ROOT / "scenarios" / f"{variant}.yaml"), "--dataset", str(_marked_dataset(tmp_path)),
+            "--model", "scripted", "--out", str(out)]
+    assert main(argv) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.endswith(f"items=2 backend_calls={calls} cache_hits=0 unparsed=0")
+    rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert {i: r["prediction"] for i, r in rows.items()} == {"agree": "fake", "split": "real"}
+    assert rows["agree"]["explanation"].startswith("consensus") and rows["split"]["explanation"] == "judge's determination"
+    p_opening = next(c for c in load_item(Path(rows["split"]["transcript"]))
+                     if isinstance(c, Call) and c.role == "debater_p" and c.stage == "initial_opinion")
+    assert "backs it" in p_opening.messages[0]["content"] and "doubts it" not in p_opening.messages[0]["content"]

@@ -2,7 +2,10 @@
 
 It answers in role: plain turns get a short reply naming the speaker and topic it was asked
 about; structured requests (judge verdict, moderator decision, evaluator scores) get a valid
-object whose label comes from a script (any other structured output: see labelled_reply). Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
+object whose label comes from a script (any other structured output: see labelled_reply). Free-text
+replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line
+("Decision: <label>" when the prompt asks for "Decision:"), so per-item protocols (S2MAD,
+negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
 GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error). After
 the script runs out, structured replies are AGREEMENT / NEXT_TOPIC. Every request is
 recorded in `requests` so tests can assert exactly what each agent was shown.
@@ -82,7 +85,12 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
         ask = str(last.content).strip().splitlines()[-1] if last else ""
         quoted = re.findall(r'"([^"]+)"', ask)
         about = quoted[0] if quoted else ask[:80]
-        return f"(scripted) My contribution on {about}: AGREEMENT is not mine to declare. DONE."
+        text = f"(scripted) My contribution on {about}: AGREEMENT is not mine to declare. DONE."
+        label, prompt = label_mark(messages)
+        if label is None or label == "GARBAGE":
+            return text
+        marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
+        return f"{text}\n{marker}: {label}"
 
     def create_stream(self, messages, *, tools=(), json_output=None, extra_create_args={},
                       cancellation_token=None):
@@ -130,20 +138,40 @@ def example_of(output: type[BaseModel]) -> dict[str, Any]:
 
 
 LABEL_MARK = re.compile(r"SCRIPTED_LABEL=([A-Za-z0-9_-]+)")
+SCORE_MARK = re.compile(r"SCRIPTED_SCORE=(-?\d+(?:\.\d+)?)")
+
+
+def label_mark(messages: Sequence[LLMMessage]) -> tuple[Optional[str], str]:
+    """(label, prompt) of the label script: the last `SCRIPTED_LABEL=<label>` marker in the
+    latest user message that has one (test datasets put it in an item's text or comments, so
+    a debate round whose last message quotes no item text answers as its opening did)."""
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            marks = LABEL_MARK.findall(str(message.content))
+            if marks:
+                return marks[-1], str(message.content)
+    return None, ""
 
 
 def labelled_reply(output: type[BaseModel], messages: Sequence[LLMMessage]) -> str:
-    """Any other structured output (e.g. a classifier's {label, explanation}): its first
-    enumerated field is the label. A label script in the last user message, the marker
-    `SCRIPTED_LABEL=<label>` (test datasets put it in an item's text), picks the label;
-    `SCRIPTED_LABEL=GARBAGE` gives an unparseable reply. Otherwise the first allowed value."""
+    """Any other structured output (e.g. a classifier's {label, explanation}, a negotiation
+    verdict {attitude, explanation, decision}). A label script (see `label_mark`) sets every
+    enumerated field that allows the label; `SCRIPTED_LABEL=GARBAGE` gives an unparseable
+    reply; without a script each enumerated field is its first allowed value. Numeric fields
+    are 0, or x with a `SCRIPTED_SCORE=x` marker in the last user message (S2MAD's comment
+    scorer: a test comment carries its own score)."""
     example = example_of(output)
-    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-    mark = LABEL_MARK.search(str(last.content)) if last else None
-    if mark and mark.group(1) == "GARBAGE":
+    label, _ = label_mark(messages)
+    if label == "GARBAGE":
         return "(scripted) I cannot decide."
     props = output.model_json_schema().get("properties", {})
-    field = next((name for name, prop in props.items() if "enum" in prop or "const" in prop), None)
-    if mark and field and mark.group(1) in props[field].get("enum", [props[field].get("const")]):
-        example[field] = mark.group(1)
+    for name, prop in props.items():
+        if label is not None and label in prop.get("enum", [prop.get("const")]):
+            example[name] = label
+    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    score = SCORE_MARK.search(str(last.content)) if last else None
+    if score:
+        for name, prop in props.items():
+            if prop.get("type") in ("integer", "number"):
+                example[name] = float(score.group(1)) if prop["type"] == "number" else int(float(score.group(1)))
     return json.dumps(example)

@@ -22,6 +22,7 @@ from typing import Iterable, Optional, TextIO
 from moot.metrics import UNPARSED, MetricReport, summarize
 from moot.protocols.context import Engine, RunStats
 from moot.protocols.items import ItemResult, run_one
+from moot.scenario import same_scenario
 
 
 class RunDirError(ValueError):
@@ -51,6 +52,7 @@ def read_results(path: Path) -> dict[str, dict]:
 
 
 LATEST_INFO = ("planned_items", "limit", "last_invoked")  # descriptive keys the latest invocation sets
+FILE_KEY, CONTENT_KEY = "scenario_sha256", "scenario_content_sha256"  # moot.scenario hashes
 
 
 def check_run_dir(out: Path, identity: dict, info: Optional[dict] = None) -> None:
@@ -62,17 +64,30 @@ def check_run_dir(out: Path, identity: dict, info: Optional[dict] = None) -> Non
     meta = out / "run.json"
     if meta.exists():
         before = json.loads(meta.read_text(encoding="utf-8"))
-        changed = [k for k in identity if before.get(k) != identity[k]]
+        changed = _changed(before, identity)
         if changed:
             raise RunDirError(f"{out} holds a run with another {', '.join(changed)}; "
                               f"choose another --out or delete it")
-        if info:
-            after = {**{k: v for k, v in info.items() if k != "created"}, **before,
-                     **{k: info[k] for k in LATEST_INFO if k in info}}
+        # A run dir older than content hashes takes this one (its file sha256 matched).
+        upgrade = {CONTENT_KEY: identity[CONTENT_KEY]} if CONTENT_KEY in identity else {}
+        if info or upgrade:
+            after = {**{k: v for k, v in (info or {}).items() if k != "created"}, **upgrade, **before,
+                     **{k: info[k] for k in LATEST_INFO if info and k in info}}
             if after != before:
                 meta.write_text(json.dumps(after, indent=2) + "\n", encoding="utf-8")
         return
     meta.write_text(json.dumps({**identity, **(info or {})}, indent=2) + "\n", encoding="utf-8")
+
+
+def _changed(before: dict, identity: dict) -> list[str]:
+    """Identity keys whose recorded value differs. The scenario is compared by its content hash
+    (a comment-only edit of the file is the same run) or, for run dirs recorded before content
+    hashes, by the file's sha256; the file sha256 itself is only cited, never compared then."""
+    changed = [k for k in identity if k not in (FILE_KEY, CONTENT_KEY) and before.get(k) != identity[k]]
+    if FILE_KEY in identity and not same_scenario(before.get(FILE_KEY), before.get(CONTENT_KEY),
+                                                  identity[FILE_KEY], identity.get(CONTENT_KEY, "")):
+        changed.insert(0, CONTENT_KEY if before.get(CONTENT_KEY) else FILE_KEY)
+    return changed
 
 
 @dataclass
@@ -126,8 +141,10 @@ class BatchOutcome:
 
 
 async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_sha: str, items: Iterable,
-                    engine: Engine, out: Path, progress_stream: TextIO = sys.stderr) -> BatchOutcome:
-    """Run every item without a result yet, `engine.concurrency` calls in flight at most."""
+                    engine: Engine, out: Path, progress_stream: TextIO = sys.stderr,
+                    metric: Optional[str] = None) -> BatchOutcome:
+    """Run every item without a result yet, `engine.concurrency` calls in flight at most;
+    `metric` heads the metrics (default: the scenario's headline metric)."""
     items = list(items)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
@@ -163,12 +180,12 @@ async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_s
     if progress_stream.isatty():
         progress_stream.write("\n")
     results = [done[i.id] for i in items if i.id in done]
-    return BatchOutcome(out, results, failed, metrics_of(results, scenario))
+    return BatchOutcome(out, results, failed, metrics_of(results, scenario, metric))
 
 
-def metrics_of(results: list[dict], scenario) -> Optional[MetricReport]:
+def metrics_of(results: list[dict], scenario, metric: Optional[str] = None) -> Optional[MetricReport]:
     scored = [r for r in results if r.get("gold") is not None]
     if not scored:
         return None
     return summarize([r["gold"] for r in scored], [r["prediction"] for r in scored],
-                     list(scenario.labels), metric=scenario.headline_metric())
+                     list(scenario.labels), metric=metric or scenario.headline_metric())

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from moot.cli_args import add_backend_args, add_batch_args, add_model_arg
 from moot.datasets import dataset_fingerprint, iter_items, load_dataset_spec
+from moot.metrics import paper_metric
 from moot.models.calls import RetryPolicy
 from moot.models.factory import BackendOptions
 from moot.protocols import protocol_module
@@ -28,7 +29,7 @@ from moot.protocols.context import Engine
 from moot.protocols.items import run_one
 from moot.protocols.record import Call
 from moot.protocols.runinfo import run_info
-from moot.scenario import load_scenario, scenario_hash
+from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
 from moot.scenario_errors import key_and_message
 from moot.yamlsource import format_key
 
@@ -151,6 +152,16 @@ def _print_call(event) -> None:
         print(f"== {event.role} ({event.stage}{cached})\n{event.reply.strip()}\n", flush=True)
 
 
+def headline_metric(proto, scenario, dataset: Path) -> str:
+    """The metric printed first and used by `report` (recorded in run.json): the scenario's own
+    `metric:` if set, else the dataset's paper metric (moot.metrics.paper_metric: F_avg on
+    SemEval-2016 / P-Stance, macro-F1 on VAST), else the scenario's headline metric. judge-eval
+    reports accuracy and macro-F1 like Heller et al.'s tables."""
+    if getattr(scenario, "metric", None) or proto.NAME == "judge_eval":
+        return scenario.headline_metric()
+    return paper_metric(dataset.stem, scenario.labels, scenario.headline_metric())
+
+
 def run_dataset(args, scenario, proto, options: BackendOptions, retry: RetryPolicy) -> int:
     """Run `proto` over `args.dataset` as a resumable batch in `args.out`; the exit code.
 
@@ -173,16 +184,19 @@ def run_dataset(args, scenario, proto, options: BackendOptions, retry: RetryPoli
             raise ValueError(f"{args.dataset}: item id {raw.id!r} occurs twice; ids must be unique")
         seen.add(raw.id)
         items.append(proto.from_dataset(scenario, raw))
-    identity = {"scenario_sha256": sha, "dataset_sha256": dataset_fingerprint(spec),
+    identity = {"scenario_sha256": sha, "scenario_content_sha256": scenario_content_hash(scenario),
+                "dataset_sha256": dataset_fingerprint(spec),
                 "models": {k: v for k, v in sorted(scenario.models.items())},
                 **(proto.identity(scenario) if hasattr(proto, "identity") else {})}
-    check_run_dir(out, identity, run_info(proto, scenario, args.scenario, args.dataset, spec,
-                                          args.limit, len(items)))
+    metric = headline_metric(proto, scenario, args.dataset)
+    check_run_dir(out, identity, {**run_info(proto, scenario, args.scenario, args.dataset, spec,
+                                             args.limit, len(items)), "headline_metric": metric})
 
     async def go():
         engine = _engine(args, out / "cache.sqlite", options, retry)
         try:
-            return await run_batch(proto, scenario, args.scenario, sha, items, engine, out), engine.stats
+            return await run_batch(proto, scenario, args.scenario, sha, items, engine, out,
+                                   metric=metric), engine.stats
         finally:
             await engine.close()
 

@@ -42,7 +42,7 @@ class ItemInput:
 
 def labels_of(s: ColaScenario) -> LabelSet:
     return LabelSet(tuple(s.labels), s.option_order, {lab: s.text_of(lab).option for lab in s.labels},
-                    dict(s.aliases))
+                    dict(s.aliases), letters=True)
 
 
 def roles(s: ColaScenario) -> list[str]:

@@ -1,13 +1,30 @@
 """Closed label sets: the structured answer model and mapping a reply onto a label.
 
-A reply maps onto a label if it is JSON with a `stance` (or `label`) the label set knows, or
-plain text that names exactly one option letter, option word, label or alias. Anything else
-is `unparsed` (metrics count it as wrong) and the raw text is kept.
+The one rule every protocol uses (`LabelSet.decide` / `LabelSet.map`): a reply maps onto a
+label only when it is unambiguous; otherwise it is `unparsed` (metrics count it as wrong)
+and the raw text is kept by the caller. Unambiguous means one of:
+
+1. JSON (also in a ```json fence, raw newlines inside strings allowed) whose `stance`,
+   `label`, `decision` or `answer` is exactly one label (or alias, option word, or option
+   letter when the prompt printed letters); JSON cut off by max_tokens after such a value
+   still counts. JSON with another value is unparsed — never a guess from its prose.
+2. The whole reply, stripped of punctuation and markdown, is exactly one label / alias /
+   option word, or an option letter ("B", "(B)", "B: Favor" when the word agrees).
+3. Decisive markers: "Decision: X", "Answer: X", "Final answer: X", "Stance: X",
+   "Verdict: X", "Sentiment: X", "Label: X", "Prediction: X", "the answer is X" (the
+   negotiation generator's "Decision: " format), and the reply's last line being exactly
+   one option (S2MAD's "at the end, please choose the answer from the following options").
+   A marker is decisive only if its value names exactly ONE label and no negation; all
+   decisive markers of a reply must name the same label.
+
+So a reply that merely repeats the prompt's option list ("...end with "Decision: " and one
+of: positive, negative." / "choose the answer from the following options: Fake, Real")
+names several labels without a decisive marker and is unparsed — it is not mapped onto
+whichever option happens to be named last.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional, Sequence
@@ -15,10 +32,17 @@ from typing import Literal, Mapping, Optional, Sequence
 from pydantic import BaseModel, create_model
 
 from moot.metrics import UNPARSED
+from moot.verdicts import json_object
 
 DEFAULT_ALIASES = {"none": "neutral", "pro": "favor", "con": "against", "support": "favor",
                    "supportive": "favor", "oppose": "against", "opposed": "against",
                    "in favor": "favor", "in favour": "favor", "favour": "favor"}
+JSON_KEYS = ("stance", "label", "decision", "answer")
+_MARKER = re.compile(r"\b(?:final\s+)?(?:answer|decision|stance|verdict|sentiment|label|prediction)"
+                     r"\b[*_]*\s*(?:is\b\s*:?|:|=)\s*(?P<value>[^\n]*)", re.I)
+_CUT_JSON = re.compile(r'\{\s*"(?:stance|label|decision|answer)"\s*:\s*"([^"\n]+)"', re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|cannot)\b|n't\b", re.I)
+_EDGE = " \t\r\n.,;:!?\"'*`_()[]{}<>#-"
 
 
 def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[BaseModel]:
@@ -29,12 +53,14 @@ def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[Base
 
 @dataclass(frozen=True)
 class LabelSet:
-    """The protocol's labels, the judger's options (A, B, C... in order) and aliases."""
+    """The protocol's labels, the options in prompt order, option words and aliases.
+    `letters`: the prompt printed the options as letters (COLA's "A: Against B: Favor")."""
 
     labels: tuple[str, ...]
     options: tuple[str, ...]
     option_words: Mapping[str, str] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
+    letters: bool = False
 
     def choices(self) -> str:
         """`A: Against B: Favor C: Neutral` as printed in the paper's judger prompt."""
@@ -42,35 +68,53 @@ class LabelSet:
                         for i, lab in enumerate(self.options))
 
     def map(self, reply: str) -> tuple[str, str]:
-        """(label or 'unparsed', explanation) of a judger reply."""
-        data = _json_object(reply)
-        cut = re.search(r'\{\s*"(?:stance|label)"\s*:\s*"([^"]+)"', reply) if data is None else None
-        if cut:  # JSON cut off by max_tokens after the label: the label still counts
-            return (self.label_of(cut.group(1)) or UNPARSED), ""
-        if data is not None:
-            value = data.get("stance", data.get("label"))
-            label = self.label_of(str(value)) if value is not None else None
+        """(label or 'unparsed', explanation) of a reply, by the module's rule."""
+        data = json_object(reply)
+        if data is not None and any(k in data for k in JSON_KEYS):
+            value = next(data[k] for k in JSON_KEYS if k in data)
+            label = self.exact(str(value)) if value is not None else None
             return (label or UNPARSED), str(data.get("explanation", "")).strip()
-        return (self.label_of(reply) or UNPARSED), ""
+        if data is None:
+            cut = _CUT_JSON.search(reply)
+            if cut:  # JSON cut off by max_tokens after the label: the label still counts
+                return (self.exact(cut.group(1)) or UNPARSED), ""
+        return self.decide(reply), ""
 
-    def label_of(self, text: str) -> Optional[str]:
+    def decide(self, reply: str) -> str:
+        """The label of a free-text reply, or 'unparsed' (rules 2 and 3 of the module)."""
+        whole = self.exact(reply)
+        if whole:
+            return whole
+        found = {self._named_once(m.group("value")) for m in _MARKER.finditer(reply)}
+        lines = [line for line in reply.splitlines() if line.strip(_EDGE)]
+        if lines:
+            found.add(self.exact(lines[-1]))
+        found.discard(None)
+        return found.pop() if len(found) == 1 else UNPARSED
+
+    def exact(self, text: str) -> Optional[str]:
+        """The label `text` is exactly (label, alias, option word, or option letter), else None."""
         words = self._words()
-        clean = " ".join(text.strip().split()).strip(" .!\"'*`").lower()
+        clean = _clean(text)
         if clean in words:
             return words[clean]
-        letter = re.match(r"^\(?([a-z])\s*(?:[\):.]|$|\s)", clean)
+        if not self.letters:
+            return None
+        letter = re.fullmatch(r"\(?([a-z])\)?(?:\s*[:.)-]?\s+(.+)|\s*[:.)-])?", clean)
         if letter and ord(letter.group(1)) - 97 < len(self.options):
-            return self.options[ord(letter.group(1)) - 97]
-        found = {lab for word, lab in words.items() if re.search(rf"\b{re.escape(word)}\b", clean)}
-        return found.pop() if len(found) == 1 else None
+            option = self.options[ord(letter.group(1)) - 97]
+            rest = letter.group(2)
+            return option if rest is None or words.get(_clean(rest)) == option else None
+        return None
 
-    def last_label(self, reply: str) -> str:
-        """The label named last in a free-text reply ("... please choose: Fake, Real" answers
-        end with their choice); 'unparsed' when no label word occurs."""
-        clean = reply.lower()
-        found = [(m.end(), lab) for word, lab in self._words().items()
-                 for m in re.finditer(rf"\b{re.escape(word)}\b", clean)]
-        return max(found)[1] if found else UNPARSED
+    def _named_once(self, value: str) -> Optional[str]:
+        """A marker's value: exactly one label, or text naming exactly one label and no negation."""
+        label = self.exact(value)
+        if label or _NEGATION.search(value):
+            return label
+        clean = _clean(value)
+        found = {lab for word, lab in self._words().items() if re.search(rf"\b{re.escape(word)}\b", clean)}
+        return found.pop() if len(found) == 1 else None
 
     def _words(self) -> dict[str, str]:
         words = {k.lower(): v for k, v in {**DEFAULT_ALIASES, **self.aliases}.items() if v in self.labels}
@@ -79,12 +123,5 @@ class LabelSet:
         return words
 
 
-def _json_object(text: str) -> Optional[dict]:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(text[start:end + 1])
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+def _clean(text: str) -> str:
+    return " ".join(text.split()).strip(_EDGE).lower()

@@ -3,8 +3,10 @@
 Demonstrations: the k nearest training items; each LLM writes the reasoning chain of a demo
 as generator and the explanation of a demo as discriminator (cached, so shared across items).
 A negotiation (AutoGen group chat, speaker_selection.negotiation): the generator reasons and
-decides; the discriminator answers {attitude, explanation, decision}; "yes" is a consensus,
-"no" returns its explanation to the generator, up to max_turns. The negotiation and the
+decides ("Decision: X", mapped by the shared rule of moot.protocols.labels: no decisive label
+= no decision, never a default); the discriminator answers {attitude, explanation, decision}
+(structured output). "yes" with the generator's decision as its decision is a consensus
+(`agreed`); anything else returns its explanation to the generator, up to max_turns. The negotiation and the
 role-flipped one run concurrently and combine by the paper's rules (`combine`); conflicting
 decisions bring in the third LLM: four more negotiations and a six-way vote (`vote`).
 """
@@ -29,8 +31,9 @@ from moot.metrics import UNPARSED
 from moot.protocols.context import StageContext
 from moot.protocols.items import Outcome
 from moot.protocols.knn import NearestNeighbours
-from moot.protocols.labels import LabelSet, _json_object
+from moot.protocols.labels import LabelSet
 from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
+from moot.verdicts import json_object
 from speaker_selection.conference import Turn
 from speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
 
@@ -160,24 +163,40 @@ class _Negotiator:
             verdicts.append(self._verdict(reply))
             return reply
 
+        def attitude(said: Sequence[BaseChatMessage], n: int) -> Optional[str]:
+            """A discriminator turn counts as "yes" only if it is a consensus (see `agreed`)."""
+            return AGREE if agreed(self._decision(said[n - 1].content), self._verdict(said[n].content)) else "no"
+
         plan = NegotiationPlan(GEN, DISC, self.s.max_turns)
         select = lambda said: next_speaker(plan, [  # noqa: E731
-            Turn(m.source, self._verdict(m.content)[0] if m.source == DISC else None) for m in said])
+            Turn(m.source, attitude(said, n) if m.source == DISC else None) for n, m in enumerate(said)])
         thread = await run_group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
                                       select, self.item.text, 2 * self.s.max_turns)
         gen_decision = self._decision(thread[-2].content)
-        agreed = bool(verdicts) and verdicts[-1][0] == AGREE and gen_decision is not None
-        return Result(gen, disc, agreed, gen_decision if agreed else None)
+        done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
+        return Result(gen, disc, done, gen_decision if done else None)
 
     def _decision(self, text: str) -> Optional[str]:
-        found = self.labels.last_label(text)
+        """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""
+        found = self.labels.decide(text)
         return None if found == UNPARSED else found
 
     def _verdict(self, reply: str) -> tuple[str, Optional[str], str]:
-        data = _json_object(reply) or {}
+        """(attitude, decision, explanation) of a discriminator reply; an unreadable reply is "no"."""
+        data = json_object(reply) or {}
         attitude = str(data.get("attitude", "")).strip().lower()
-        decision = self.labels.label_of(str(data.get("decision", ""))) if data else None
+        decision = self.labels.exact(str(data["decision"])) if data.get("decision") is not None else None
         return ("yes" if attitude == "yes" else "no"), decision, str(data.get("explanation", reply)).strip()
+
+
+def agreed(generated: Optional[str], verdict: tuple[str, Optional[str], str]) -> bool:
+    """A consensus (Sun et al.): the discriminator's attitude is "yes" and its structured
+    decision is the generator's decision. A generator reply without a decisive label (None)
+    cannot be agreed with, and a "yes" whose decision differs from the generator's contradicts
+    itself: neither is a consensus, and the negotiation goes on (the generator gets the
+    explanation) until max_turns. The agreed decision is the negotiation's result."""
+    attitude, decision, _ = verdict
+    return attitude == AGREE and generated is not None and decision == generated
 
 
 async def run_item(s: NegotiationScenario, ctx: StageContext, item: ItemInput) -> Outcome:

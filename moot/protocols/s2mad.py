@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from moot.protocols.context import StageContext
 from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet
 from moot.protocols.s2mad_schema import ROLES, S2madScenario
+from moot.verdicts import loads
 from speaker_selection.conference import Turn
 from speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 
@@ -75,7 +75,7 @@ def parse_score(text: str) -> Optional[float]:
     match = re.search(r'"?score"?\s*:\s*"?\s*(-?\d+(?:\.\d+)?)', text, re.I)
     if match is None:
         try:
-            return max(-1.0, min(1.0, float(json.loads(text))))
+            return max(-1.0, min(1.0, float(loads(text))))
         except (ValueError, TypeError):
             return None
     return max(-1.0, min(1.0, float(match.group(1))))
@@ -144,11 +144,12 @@ async def run_item(s: S2madScenario, ctx: StageContext, item: ItemInput) -> Outc
     if agreed and not any(m.source == JUDGE for m in thread):
         return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1], contributions)
     verdict = thread[-1].content
-    return Outcome(labels.last_label(verdict), "judge's determination", verdict, {**contributions, JUDGE: verdict})
+    return Outcome(labels.decide(verdict), "judge's determination", verdict, {**contributions, JUDGE: verdict})
 
 
 def _label(labels: LabelSet, text: str) -> Optional[str]:
-    found = labels.last_label(text)
+    """A debater's label by the shared rule (moot.protocols.labels); None if undecided."""
+    found = labels.decide(text)
     return None if found == UNPARSED else found
 
 

@@ -20,6 +20,23 @@ from moot.report.runs import Run, load_run
 from moot.report.tables import PARTIAL, confusion, main_tables, markdown, per_class, provenance, write_csv
 
 
+SKLEARN_PRFS = ("https://scikit-learn.org/stable/modules/generated/"
+                "sklearn.metrics.precision_recall_fscore_support.html")
+METRICS_NOTE = (
+    "Macro precision, recall and F1 are unweighted means over the protocol's full label set "
+    "(run.json `labels`, the classes listed per run below), not only over the classes that occur in "
+    "the gold labels: a class absent from gold has F1 0 (predicted or not, with zero_division=0) "
+    "and still counts in the mean, as scikit-learn's "
+    "`precision_recall_fscore_support(labels=..., average='macro', zero_division=0)` does "
+    f"(its `labels` parameter: labels not present in the data \"will be 'assigned' 0 samples\"; "
+    f"{SKLEARN_PRFS}). "
+    "So a polarity run whose gold has no neutral item has a macro-F1 of at most 2/3. "
+    "F_avg = (F1(favor) + F1(against)) / 2 over all items (SemEval-2016 Task 6 official score, "
+    "Mohammad et al. 2016). Unparsed predictions are a false negative for their gold class and a "
+    "false positive for none. Definitions and sources: moot/metrics.py."
+)
+
+
 @dataclass(frozen=True)
 class Built:
     out: Path
@@ -38,7 +55,8 @@ def build_report(run_dirs: Sequence[Path], out: Path) -> Built:
     partial = [r.ref for r in runs if r.partial]
     note = (f"{PARTIAL} computed from a partial run ({', '.join(partial)}): fewer results than planned "
             f"items, or failed items." if partial else "All runs are complete.")
-    main += f"\n\n{note} Unparsed predictions count as wrong; see the unparsed column of each run below."
+    main += (f"\n\n{note} Unparsed predictions (replies mapped onto no label) count as wrong; the "
+             f"unparsed column gives unparsed/items of each run, in the order of its runs.")
     write_csv(tables, by_ref, out / "table.csv")
     written = [plots.confusion_plot(r, out / "plots") for r in runs]
     for table in tables:
@@ -58,7 +76,10 @@ def build_report(run_dirs: Sequence[Path], out: Path) -> Built:
         "# Evaluation report", "",
         "Computed only from each run's results.jsonl; no model was called to make this report.", "",
         "## Main table", "", main, "",
+        "## How the metrics are computed", "", METRICS_NOTE, "",
         "## Runs (provenance of every number)", "", provenance(runs), "",
+        "Date: first invocation .. last result written (UTC); ≈ marks a first date estimated from "
+        "file times, for a run directory made before run.json recorded dates.", "",
         "## Per-class breakdown and confusion matrices", "", "\n\n".join(sections), "",
         "## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), "",
     ]

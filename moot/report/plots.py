@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -28,6 +29,22 @@ from moot.report.tables import Table  # noqa: E402
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
+
+
+def _title(ax, text: str, fontsize: float = 9) -> None:
+    """A title wrapped to the axes' width, so it is never clipped at the figure's edges."""
+    inches = ax.figure.get_figwidth() * ax.get_position().width
+    chars = max(20, int(inches * 72 / (0.6 * fontsize)))  # average glyph ~0.6 em
+    ax.set_title("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
+
+
+def _tick(column: str, dataset: str, columns: list[str]) -> str:
+    """A bar group's label: the column without the dataset's name; its overall column (the
+    dataset's own, e.g. `semeval2016 (F_avg)`) reads `all targets (F_avg)`, long ones wrap."""
+    rest = column.removeprefix(dataset)
+    if rest.startswith(" ("):  # the dataset-wide cell of a single-metric table
+        rest = ("all targets" if len(columns) > 1 else "all items") + rest
+    return "\n".join(textwrap.wrap(rest.lstrip(": ") or dataset, 28))
 
 
 def _save(fig, path: Path) -> Path:
@@ -51,7 +68,7 @@ def confusion_plot(run: Run, folder: Path) -> Path:
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
     partial = " (partial)" if run.partial else ""
-    ax.set_title(f"{run.ref} {run.variant} · {run.model}\n{run.dataset}, n={len(run.scored)}{partial}", fontsize=9)
+    _title(ax, f"{run.ref} {run.variant} · {run.model} — {run.dataset}, n={len(run.scored)}{partial}")
     return _save(fig, folder / f"confusion_{run.ref}.png")
 
 
@@ -67,11 +84,11 @@ def bar_plots(table: Table, folder: Path) -> list[Path]:
             ys = [row.cells[c] for c in columns if c in row.cells]
             label = row.name + (" (partial)" if row.partial & set(columns) else "")
             ax.bar(xs, ys, width, label=label)
-        ticks = [c.removeprefix(dataset).lstrip(": ") or dataset for c in columns]
+        ticks = [_tick(c, dataset, columns) for c in columns]
         ax.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(columns))], ticks,
                       rotation=30, ha="right", fontsize=8)
         ax.set_ylim(0, 1)
-        ax.set_title(f"{dataset}: {table.title}", fontsize=9)
+        _title(ax, f"{dataset}: {table.title}")
         ax.legend(fontsize=7)
         written.append(_save(fig, folder / f"bars_{table.kind}_{_slug(dataset)}.png"))
     return written
@@ -106,7 +123,7 @@ def rounds_plots(runs: list[Run], folder: Path) -> list[Path]:
         ax.set_ylim(0, 1)
         first = by_rounds[0]
         partial = " (partial runs)" if any(r.partial for r in by_rounds) else ""
-        ax.set_title(f"S2MAD rounds sweep: {first.dataset} · {first.model}{partial}", fontsize=9)
+        _title(ax, f"S2MAD rounds sweep: {first.dataset} · {first.model}{partial}")
         ax.legend(fontsize=8)
         written.append(_save(fig, folder / f"s2mad_rounds_{n + 1}.png"))
     return written
@@ -136,7 +153,7 @@ def early_plots(runs: list[Run], folder: Path) -> list[Path]:
             ax.set_ylabel("macro-F1")
             ax.set_ylim(0, 1)
             partial = " (partial runs)" if any(r.partial for _, r in line) else ""
-            ax.set_title(f"S2MAD early detection: {group[0].dataset} · {group[0].model}{partial}", fontsize=9)
+            _title(ax, f"S2MAD early detection: {group[0].dataset} · {group[0].model}{partial}")
             ax.legend(fontsize=8)
             written.append(_save(fig, folder / f"s2mad_early_{n + 1}_{axis}.png"))
     return written

@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from moot.metrics import UNPARSED, MetricReport, rumor_f1, summarize
+from moot.metrics import UNPARSED, MetricReport, paper_metric, rumor_f1, summarize
 from moot.protocols.batch import read_results
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
@@ -79,15 +79,10 @@ class Run:
 
     @property
     def metric(self) -> str:
-        """The paper's metric of a single-metric run: macro-F1 for VAST (Allaway & McKeown), F_avg
-        for SemEval-2016 / P-Stance (official scores), else the scenario's headline metric."""
-        name = self.dataset.lower()
-        if "vast" in name:
-            return "macro_f1"
-        if ("semeval" in name or "pstance" in name or "p-stance" in name or "p_stance" in name) \
-                and {"favor", "against"} <= set(self.labels):
-            return "f_avg"
-        return self.meta.get("metric") or "macro_f1"
+        """The headline metric of a single-metric run, as the batch run printed it (run.json
+        `headline_metric`); older runs: moot.metrics.paper_metric of dataset, labels, scenario."""
+        return (self.meta.get("headline_metric")
+                or paper_metric(self.dataset, self.labels, self.meta.get("metric") or "macro_f1"))
 
     # --- what came out ------------------------------------------------------------------
     @cached_property
@@ -126,10 +121,18 @@ class Run:
 
     @property
     def date(self) -> str:
-        created = self.meta.get("created")
+        """`FIRST .. LAST` (UTC): the first invocation (run.json `created`) to the last result
+        written. A run dir made before run.json recorded dates gets its first date from the
+        oldest file it holds, marked `≈` (an estimate)."""
+        def stamp(path: Path) -> str:
+            return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+
         results = self.path / "results.jsonl"
-        last = datetime.fromtimestamp(results.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
-        return f"{created} .. {last}" if created else f"last result {last}"
+        created = self.meta.get("created")
+        if not created:
+            files = [results, self.path / "run.json", *(self.path / "transcripts").glob("*.jsonl")]
+            created = "≈" + stamp(min((f for f in files if f.is_file()), key=lambda f: f.stat().st_mtime))
+        return f"{created} .. {stamp(results)}"
 
     def report(self, target: Optional[str] = None) -> MetricReport:
         rows = [r for r in self.scored if target is None or self.targets.get(str(r["id"])) == target]

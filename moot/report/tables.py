@@ -32,6 +32,10 @@ class Row:
     refs: list[str] = field(default_factory=list)
     cells: dict[str, float] = field(default_factory=dict)
     partial: set[str] = field(default_factory=set)  # columns computed from a partial run
+    unparsed: list[str] = field(default_factory=list)  # "unparsed/items" of each run, as refs
+
+    def unparsed_cell(self, sep: str = ", ") -> str:
+        return sep.join(self.unparsed)
 
 
 @dataclass
@@ -82,6 +86,7 @@ def main_tables(runs: list[Run]) -> list[Table]:
             row = Row(f"{name} ({run.ref})" if taken else name)
             table.rows.append(row)
         row.refs.append(run.ref)
+        row.unparsed.append(f"{run.unparsed}/{len(run.results)}")
         row.cells.update(cells)
         if run.partial:
             row.partial.update(cells)
@@ -89,26 +94,27 @@ def main_tables(runs: list[Run]) -> list[Table]:
 
 
 def markdown(table: Table) -> str:
-    head = ["variant · model", "runs", *table.columns]
+    head = ["variant · model", "runs", "unparsed", *table.columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in table.rows:
-        lines.append("| " + " | ".join([row.name, ", ".join(row.refs),
+        lines.append("| " + " | ".join([row.name, ", ".join(row.refs), row.unparsed_cell(),
                                         *(table.cell(row, c) for c in table.columns)]) + " |")
     return "\n".join(lines)
 
 
 def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
-    """table.csv: the main tables' cells (4 decimals), one line per row, `status` naming partial runs."""
+    """table.csv: the main tables' cells (4 decimals), one line per row, `status` naming partial
+    runs, `unparsed` as unparsed/items of each run (in the order of `runs`)."""
     columns = [c for t in tables for c in t.columns]
     columns = list(dict.fromkeys(columns))
     with open(path, "w", encoding="utf-8", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["table", "variant_model", "runs", "status", *columns])
+        out.writerow(["table", "variant_model", "runs", "status", "unparsed", *columns])
         for table in tables:
             for row in table.rows:
                 partial = [ref for ref in row.refs if runs[ref].partial]
                 status = "partial: " + " ".join(partial) if partial else "complete"
-                out.writerow([table.kind, row.name, " ".join(row.refs), status,
+                out.writerow([table.kind, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
                               *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
 
 

@@ -1,0 +1,126 @@
+"""Scenario identity for resume: the validated content decides, not the file's bytes.
+
+A comment-only edit (e.g. a `# yaml-language-server: $schema=...` line) keeps resuming a
+conference transcript and a batch run directory; a real change (a topic, a prompt) is refused
+with one line. Runs recorded before content hashes existed compare the file's sha256.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_batch import files  # noqa: F401  (the batch tests' scenario + dataset fixture)
+
+from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
+from moot.transcript import RunResumed, load
+
+SCHEMA_LINE = "# yaml-language-server: $schema=../docs/scenario.schema.json\n"
+FAILING = "judge=scripted:MORE_DEBATE,FAIL,FAIL,FAIL"
+MORE = "judge=scripted:" + ",".join(["MORE_DEBATE"] * 80)
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    return err
+
+
+def test_content_hash_ignores_comments_and_layout_but_not_content(make_scenario):
+    path = make_scenario()
+    content = scenario_content_hash(load_scenario(path))
+    text = path.read_text()
+    path.write_text(SCHEMA_LINE + text.replace("title: Test conference", "title:   'Test conference'  # c"))
+    assert scenario_content_hash(load_scenario(path)) == content
+    path.write_text(text.replace("topic number 1", "topic number one"))
+    assert scenario_content_hash(load_scenario(path)) != content
+
+
+def failed_conference(make_scenario, tmp_path, capsys):
+    path, out = make_scenario(topics=2, max_rounds=2), tmp_path / "t.jsonl"
+    assert main([str(path), "--model", FAILING, "--out", str(out), "--quiet"]) == EXIT_FAILED
+    capsys.readouterr()
+    return path, out
+
+
+def test_conference_resumes_after_a_comment_only_edit(make_scenario, tmp_path, capsys):
+    path, out = failed_conference(make_scenario, tmp_path, capsys)
+    started = load(out).started
+    assert started.scenario_sha256 == scenario_hash(path)
+    assert started.scenario_content_sha256 == scenario_content_hash(load_scenario(path))
+    path.write_text(SCHEMA_LINE + path.read_text())
+    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_OK
+    t = load(out)
+    assert t.finished.status == "completed" and len(t.of_type(RunResumed)) == 1
+
+
+@pytest.mark.parametrize("old, new", [("topic number 2", "another topic"),
+                                      ("persona: Bob the tester.", "persona: Bob the sceptic.")])
+def test_conference_refuses_a_real_change(make_scenario, tmp_path, capsys, old, new):
+    path, out = failed_conference(make_scenario, tmp_path, capsys)
+    before = out.read_bytes()
+    path.write_text(SCHEMA_LINE + path.read_text().replace(old, new))
+    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_USAGE
+    err = one_line_error(capsys)
+    assert "the scenario changed since this run started (its content differs)" in err
+    assert out.read_bytes() == before  # nothing written
+
+
+def test_old_transcript_without_content_hash_compares_the_file(make_scenario, tmp_path, capsys):
+    path, out = failed_conference(make_scenario, tmp_path, capsys)
+    lines = out.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    del first["scenario_content_sha256"]
+    out.write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    path.write_text(SCHEMA_LINE + path.read_text())
+    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_USAGE
+    assert "its file (sha256) differs" in one_line_error(capsys)
+    path.write_text(path.read_text()[len(SCHEMA_LINE):])  # the very file it started with
+    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_OK
+
+
+def batch(capsys, scenario, spec, out) -> tuple[int, list[str]]:
+    code = main([str(scenario), "--dataset", str(spec), "--limit", "2", "--out", str(out)])
+    captured = capsys.readouterr()
+    return code, captured.out.strip().splitlines() or [captured.err.strip()]
+
+
+def test_batch_run_dir_survives_a_comment_only_edit(files, capsys):  # noqa: F811
+    scenario, spec, out = files
+    assert batch(capsys, scenario, spec, out)[0] == 0
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["scenario_sha256"] == scenario_hash(scenario)
+    assert meta["scenario_content_sha256"] == scenario_content_hash(load_scenario(scenario))
+    scenario.write_text(SCHEMA_LINE + scenario.read_text() + "# a comment\n")
+    code, lines = batch(capsys, scenario, spec, out)
+    assert code == 0 and lines[-1] == f"run: {out} items=2 backend_calls=0 cache_hits=0 unparsed=0"
+    assert json.loads((out / "run.json").read_text())["scenario_sha256"] == meta["scenario_sha256"]  # cited
+
+
+@pytest.mark.parametrize("change", ["prompts: {judger: 'Answer {text} {target}'}\n",
+                                    "labels: [favor, against, none]\n"])
+def test_batch_run_dir_refuses_a_real_change(files, capsys, change):  # noqa: F811
+    scenario, spec, out = files
+    assert batch(capsys, scenario, spec, out)[0] == 0
+    scenario.write_text(scenario.read_text() + change)
+    assert main([str(scenario), "--dataset", str(spec), "--limit", "2", "--out", str(out)]) == EXIT_USAGE
+    err = one_line_error(capsys)
+    assert err.endswith(f"{out} holds a run with another scenario_content_sha256; choose another --out or delete it")
+
+
+def test_old_run_dir_without_content_hash_compares_the_file_then_records_it(files, capsys):  # noqa: F811
+    scenario, spec, out = files
+    assert batch(capsys, scenario, spec, out)[0] == 0
+    meta = json.loads((out / "run.json").read_text())
+    del meta["scenario_content_sha256"]
+    (out / "run.json").write_text(json.dumps(meta))
+    original = scenario.read_text()
+    scenario.write_text(SCHEMA_LINE + original)
+    code, lines = batch(capsys, scenario, spec, out)
+    assert code == EXIT_USAGE and "another scenario_sha256" in lines[-1]
+    scenario.write_text(original)
+    assert batch(capsys, scenario, spec, out)[0] == 0  # same file: accepted, content hash recorded
+    assert json.loads((out / "run.json").read_text())["scenario_content_sha256"]
+    scenario.write_text(SCHEMA_LINE + original)
+    assert batch(capsys, scenario, spec, out)[0] == 0
