@@ -97,7 +97,7 @@ class Progress:
     total: int
     done: int
     stats: RunStats
-    stream: TextIO = sys.stderr
+    stream: TextIO = field(default_factory=lambda: sys.stderr)  # looked up when used, not at import
     unparsed: int = 0
     failed: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -141,11 +141,12 @@ class BatchOutcome:
 
 
 async def run_batch(proto: ModuleType, scenario, scenario_path: Path, scenario_sha: str, items: Iterable,
-                    engine: Engine, out: Path, progress_stream: TextIO = sys.stderr,
+                    engine: Engine, out: Path, progress_stream: Optional[TextIO] = None,
                     metric: Optional[str] = None) -> BatchOutcome:
     """Run every item without a result yet, `engine.concurrency` calls in flight at most;
     `metric` heads the metrics (default: the scenario's headline metric)."""
     items = list(items)
+    progress_stream = progress_stream or sys.stderr
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
     done = read_results(results_path)
