@@ -92,6 +92,10 @@ def cmd_run(argv: Sequence[str]) -> int:
     runner = prepare(request, (lambda events: None) if args.quiet else printer)
     try:
         outcome = asyncio.run(runner.run())
+    except KeyboardInterrupt:  # asyncio re-raises Ctrl-C after run() recorded the interruption
+        if runner.outcome is None:
+            raise
+        outcome = runner.outcome
     finally:
         runner.writer.close()
     print()

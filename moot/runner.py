@@ -9,6 +9,9 @@ complete turn of a transcript without repeating it.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,7 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import SelectorGroupChat
+from autogen_core import CancellationToken
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
@@ -98,6 +102,7 @@ class ConferenceRunner:
         self.plan = plan_of(scenario)
         self.turns = list(resume.turns)
         self.events = list(resume.events)
+        self.outcome: Optional[RunOutcome] = None  # set when run() has recorded run_finished
 
     def _team(self) -> SelectorGroupChat:
         limit = MaxMessageTermination(self.scenario.limits.max_messages + 1)
@@ -115,25 +120,32 @@ class ConferenceRunner:
         started = time.monotonic()
         task = self._task()
         status, reason = "completed", "no stop reason"
+        stop = CancellationToken()
+        interrupted = _on_ctrl_c(stop)
         try:
             seen = 0
-            async for item in self._team().run_stream(task=task):
+            async for item in self._team().run_stream(task=task, cancellation_token=stop):
                 if isinstance(item, TaskResult):
                     reason = item.stop_reason or reason
                     continue
                 seen += 1
                 if seen > len(task) and isinstance(item, BaseChatMessage):
                     self._record(item)
-        except Exception as exc:  # noqa: BLE001 - every failure is recorded, then reported
-            status, reason = "failed", self._record_error(exc)
-        except (KeyboardInterrupt, GeneratorExit):
-            status, reason = "interrupted", "interrupted by the user"
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:  # noqa: BLE001
+            if interrupted() or not isinstance(exc, Exception):
+                stop.cancel()
+                status, reason = "interrupted", "interrupted by the user"
+            else:
+                status, reason = "failed", self._record_error(exc)
+        finally:
+            _restore_ctrl_c()
         if status == "completed":
             status, reason = self._judge_outcome(reason)
         finished = RunFinished(status=status, stop_reason=reason, wall_s=round(time.monotonic() - started, 3),
                                totals=totals_of(self.events))
         self.record(finished)
-        return RunOutcome(status, reason, self.writer.path)
+        self.outcome = RunOutcome(status, reason, self.writer.path)
+        return self.outcome
 
     def _judge_outcome(self, reason: str) -> tuple[str, str]:
         if next_step(self.plan, self.turns).speaker is None:
@@ -161,4 +173,30 @@ class ConferenceRunner:
         self.writer.append(*events)
         self.events.extend(events)
         self.listener(list(events))
+
+
+def _on_ctrl_c(stop: CancellationToken) -> Callable[[], bool]:
+    """Ctrl-C cancels the group chat (AutoGen's run_stream otherwise waits for the whole team to
+    go idle, i.e. the conference would go on unrecorded); a second Ctrl-C exits at once, which
+    is safe because every recorded turn is already fsynced. Returns "was it interrupted?"."""
+    hits = []
+
+    def handler() -> None:
+        hits.append(1)
+        if len(hits) > 1:
+            os._exit(130)
+        stop.cancel()
+
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        pass
+    return lambda: bool(hits)
+
+
+def _restore_ctrl_c() -> None:
+    try:
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass
 
