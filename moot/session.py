@@ -6,6 +6,7 @@ so bad input leaves nothing half-written.
 
 from __future__ import annotations
 
+import os
 import platform
 import secrets
 from dataclasses import dataclass, field
@@ -69,16 +70,10 @@ def backend_options(scenario: Scenario, cli: BackendOptions) -> BackendOptions:
     api_key = cli.openai_api_key
     return BackendOptions(
         openai_base_url=cli.openai_base_url or b.openai.base_url,
-        openai_api_key=api_key or _env(b.openai.api_key_env),
+        openai_api_key=api_key or os.environ.get(b.openai.api_key_env),
         ollama_host=cli.ollama_host or b.ollama.host,
         local_n_ctx=b.local.n_ctx, local_n_threads=b.local.n_threads,
     )
-
-
-def _env(name: str) -> Optional[str]:
-    import os
-
-    return os.environ.get(name)
 
 
 def default_transcript_path(scenario_path: Path) -> Path:
