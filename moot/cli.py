@@ -87,9 +87,10 @@ def cmd_run(argv: Sequence[str]) -> int:
     args = run_parser().parse_args(argv)
     request = RunRequest(args.scenario, args.model, args.out, args.resume,
                          BackendOptions(args.base_url, args.api_key, args.ollama_host))
-    topics = load_scenario(args.scenario).topics
+    scenario = load_scenario(args.scenario)
+    topics = scenario.topics
     printer = ConsolePrinter(topics)
-    runner = prepare(request, (lambda events: None) if args.quiet else printer)
+    runner = prepare(request, (lambda events: None) if args.quiet else printer, scenario=scenario)
     try:
         outcome = asyncio.run(runner.run())
     except KeyboardInterrupt:  # asyncio re-raises Ctrl-C after run() recorded the interruption

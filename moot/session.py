@@ -91,9 +91,11 @@ def versions() -> dict[str, str]:
     return found
 
 
-def prepare(request: RunRequest, listener: Listener, clients: Optional[dict] = None) -> ConferenceRunner:
-    """Validate everything, then create or reopen the transcript and return a ready runner."""
-    scenario = load_scenario(request.scenario_path)
+def prepare(request: RunRequest, listener: Listener, clients: Optional[dict] = None,
+            scenario: Optional[Scenario] = None) -> ConferenceRunner:
+    """Validate everything, then create or reopen the transcript and return a ready runner.
+    `scenario` is the already-loaded scenario file, when the caller has read it."""
+    scenario = scenario or load_scenario(request.scenario_path)
     models = resolve_models(scenario, request.models)
     options = backend_options(scenario, request.backends)
     sha, content_sha = scenario_hash(request.scenario_path), scenario_content_hash(scenario)
