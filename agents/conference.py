@@ -16,11 +16,11 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage, RequestUsage, SystemMessage, UserMessage
 
-from agents.prompts import render
-from agents.thread import ThreadAgent
+from moot.agents.prompts import render
+from moot.agents.thread import ThreadAgent
 from moot.models.calls import ModelCallError, RetryPolicy, complete
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
-from speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
+from moot.speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
 
 OUTPUT_OF_ACTION = {"judge": JudgeVerdict, "decide": ModeratorDecision, "evaluate": EvaluatorScores}
 USER = "user"

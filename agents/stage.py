@@ -17,7 +17,7 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from agents.thread import ThreadAgent
+from moot.agents.thread import ThreadAgent
 
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]

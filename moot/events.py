@@ -8,7 +8,7 @@ from autogen_agentchat.messages import BaseChatMessage
 
 from moot.transcript import EventBase, Message, Score, TopicClosed, Usage, Verdict
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
-from speaker_selection.conference import Step
+from moot.speaker_selection.conference import Step
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:

@@ -18,8 +18,8 @@ from typing import Optional, Sequence
 
 from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 
-from agents.conference import display_text
-from agents.prompts import default_templates, render
+from moot.agents.conference import display_text
+from moot.agents.prompts import default_templates, render
 from moot.events import score_from_reply
 from moot.models.calls import RetryPolicy, complete
 from moot.scenario import Generation

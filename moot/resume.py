@@ -11,7 +11,7 @@ from autogen_core.models import RequestUsage
 
 from moot.scenario import same_scenario
 from moot.transcript import EventBase, Message, Score, TopicClosed, Transcript, Verdict, load
-from speaker_selection.conference import ConferencePlan, PolicyError, Turn, walk
+from moot.speaker_selection.conference import ConferencePlan, PolicyError, Turn, walk
 
 NEEDS_COMPANION = {"judge": Verdict, "decide": Verdict, "evaluate": Score}
 

@@ -24,8 +24,8 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
-from agents.prompts import default_templates
+from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
+from moot.agents.prompts import default_templates
 from moot.events import turn_events
 from moot.models.calls import RetryPolicy, describe
 from moot.models.factory import BackendOptions, build_client
@@ -33,7 +33,7 @@ from moot.resume import ResumePoint
 from moot.scenario import Scenario
 from moot.summary import totals_of
 from moot.transcript import Error, RunFinished, TranscriptWriter
-from speaker_selection.conference import ConferencePlan, next_step, walk
+from moot.speaker_selection.conference import ConferencePlan, next_step, walk
 
 Listener = Callable[[list], None]
 

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
 
-from agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
+from moot.agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
 from moot.scenario_blocks import Backends, Generation, Retry, Strict, check_spec, check_template, fail
 from moot.scenario_errors import ScenarioError, error_of, to_scenario_error
 from moot.yamlsource import SourceError, YamlSource, format_key, read_yaml

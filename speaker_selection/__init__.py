@@ -1,6 +1,6 @@
 """Speaker-selection policies: pure functions from the conversation so far to the next speaker."""
 
-from speaker_selection.conference import (
+from moot.speaker_selection.conference import (
     ConferencePlan, PolicyError, Step, Turn, next_step, walk,
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from speaker_selection.conference import PolicyError
+from moot.speaker_selection.conference import PolicyError
 
 
 @dataclass(frozen=True)

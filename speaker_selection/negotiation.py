@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from speaker_selection.conference import PolicyError, Turn
+from moot.speaker_selection.conference import PolicyError, Turn
 
 AGREE = "yes"
 

@@ -15,8 +15,8 @@ from moot.protocols.context import Engine
 from moot.protocols.items import run_one
 from moot.protocols.record import Call, ItemFinished, load_item
 from moot.scenario import ScenarioError, load_scenario
-from speaker_selection.cola import DebatePlan, next_speaker
-from speaker_selection.conference import PolicyError
+from moot.speaker_selection.cola import DebatePlan, next_speaker
+from moot.speaker_selection.conference import PolicyError
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT, TARGET = "Online school is a drag, bring back teachers.", "online classes"

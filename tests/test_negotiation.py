@@ -19,8 +19,8 @@ from moot.protocols.negotiation import Result, combine, vote
 from moot.protocols.negotiation_schema import NegotiationScenario
 from moot.protocols.record import Call, load_item
 from moot.scenario import ScenarioError, load_scenario
-from speaker_selection.conference import PolicyError, Turn
-from speaker_selection.negotiation import NegotiationPlan, next_speaker
+from moot.speaker_selection.conference import PolicyError, Turn
+from moot.speaker_selection.negotiation import NegotiationPlan, next_speaker
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {"first": "scripted", "second": "scripted:AGREEMENT", "third": "scripted:NEXT_TOPIC"}

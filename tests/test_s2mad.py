@@ -19,8 +19,8 @@ from moot.protocols.items import run_one
 from moot.protocols.record import Call, load_item
 from moot.protocols.s2mad_schema import S2madScenario
 from moot.scenario import load_scenario
-from speaker_selection.conference import PolicyError, Turn
-from speaker_selection.s2mad import S2madPlan, next_speaker
+from moot.speaker_selection.conference import PolicyError, Turn
+from moot.speaker_selection.s2mad import S2madPlan, next_speaker
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {"scorer": "scripted", "classifier": "scripted:AGREEMENT", "debater_p": "scripted:MORE_DEBATE",

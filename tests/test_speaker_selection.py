@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from speaker_selection.conference import ConferencePlan, PolicyError, Step, Turn, next_step, walk
+from moot.speaker_selection.conference import ConferencePlan, PolicyError, Step, Turn, next_step, walk
 
 M, P1, P2, P3, P4, J, E = "Moderator", "P1", "P2", "P3", "P4", "Judge", "Evaluator"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents.conference import decision_of
+from moot.agents.conference import decision_of
 from moot.events import score_from_reply
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
+from moot.bundled import bundled_dir
 from moot.cli_args import add_backend_args, add_batch_args
 from moot.datasets import iter_items, load_dataset_spec
 from moot.models.spec import parse_spec
@@ -21,7 +22,7 @@ from moot.protocols import cli as batch_cli
 from moot.protocols import judge_eval
 from moot.scenario import load_scenario
 
-DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "drug_policy.yaml"
+DEFAULT_SCENARIO = bundled_dir() / "drug_policy.yaml"
 
 
 def parser() -> argparse.ArgumentParser:

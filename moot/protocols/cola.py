@@ -17,13 +17,13 @@ from typing import Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import UserMessage
 
-from agents.prompts import render
-from agents.stage import StageAgent, run_group_chat
+from moot.agents.prompts import render
+from moot.agents.stage import StageAgent, run_group_chat
 from moot.protocols.cola_schema import EXPERTS, ColaScenario
 from moot.protocols.context import StageContext
 from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet, stance_model
-from speaker_selection.cola import DebatePlan, next_speaker
+from moot.speaker_selection.cola import DebatePlan, next_speaker
 
 NAME = "cola"
 RESULT_NAME = "stance"  # how the CLI names the prediction

@@ -11,7 +11,7 @@ from typing import Annotated, ClassVar, Iterable, Mapping
 
 from pydantic import Field
 
-from agents.prompts import default_templates
+from moot.agents.prompts import default_templates
 from moot.scenario_blocks import Strict, check_spec, check_template, fail
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]

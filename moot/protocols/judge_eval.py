@@ -21,7 +21,7 @@ from typing import Annotated, Literal, Optional, Sequence
 from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
-from agents.prompts import default_templates, render
+from moot.agents.prompts import default_templates, render
 from moot.protocols.context import StageContext
 from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet

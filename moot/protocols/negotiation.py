@@ -24,8 +24,8 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, UserMessage
 from pydantic import BaseModel, create_model
 
-from agents.prompts import render
-from agents.stage import StageAgent, run_group_chat
+from moot.agents.prompts import render
+from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
 from moot.protocols.context import StageContext
@@ -34,8 +34,8 @@ from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet
 from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
 from moot.verdicts import json_object
-from speaker_selection.conference import Turn
-from speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
+from moot.speaker_selection.conference import Turn
+from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
 
 NAME = "negotiation"
 RESULT_NAME = "sentiment"

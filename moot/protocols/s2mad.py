@@ -21,8 +21,8 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, UserMessage
 from pydantic import BaseModel
 
-from agents.prompts import render
-from agents.stage import StageAgent, run_group_chat
+from moot.agents.prompts import render
+from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
 from moot.protocols.context import StageContext
@@ -30,8 +30,8 @@ from moot.protocols.items import Outcome
 from moot.protocols.labels import LabelSet
 from moot.protocols.s2mad_schema import ROLES, S2madScenario
 from moot.verdicts import loads
-from speaker_selection.conference import Turn
-from speaker_selection.s2mad import S2madPlan, consensus, next_speaker
+from moot.speaker_selection.conference import Turn
+from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 
 NAME = "s2mad"
 RESULT_NAME = "veracity"  # how the CLI names the prediction
