@@ -2,9 +2,10 @@
 
 Each agent keeps the group chat thread it has seen, asks the speaker-selection policy what
 its turn is for (open a topic, speak, judge, evaluate, ...), renders that turn's prompt from
-templates, calls its model through the retrying `complete`, and returns a TextMessage whose
-metadata carries the turn's place (topic, round, action), its structured decision, usage and
-latency. The policy only ever reads that metadata, never the text.
+templates, asks its model through the unit's context (the run's model-call engine: cache,
+retries, concurrency) and returns a TextMessage whose metadata carries the turn's place (topic,
+round, action), its structured decision, usage and latency. The policy only ever reads that
+metadata, never the text. The call's record waits in `last_call` for the turn to be written.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, LLMMessage, RequestUsage, SystemMessage, UserMessage
+from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMessage
 
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
-from moot.models.calls import ModelCallError, RetryPolicy, complete
+from moot.models.calls import ModelCallError
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 from moot.speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
 
@@ -74,14 +75,13 @@ def decision_of(action: str, content: str) -> Optional[str]:
 class ConferenceAgent(ThreadAgent):
     """One conference role (moderator, participant, judge or evaluator) played by one model."""
 
-    def __init__(self, name: str, role: str, persona: str, client: ChatCompletionClient,
-                 setup: ConferenceSetup, model_label: str, retry: RetryPolicy,
+    def __init__(self, name: str, role: str, persona: str, ctx, setup: ConferenceSetup,
                  system_template: Optional[str] = None):
         super().__init__(name, f"{role} of the conference")
-        self.role, self.persona, self.client, self.setup = role, persona, client, setup
-        self.model_label, self.retry = model_label, retry
+        self.role, self.persona, self.ctx, self.setup = role, persona, ctx, setup
         self.system_template = system_template or setup.templates[f"{role}_system"]
         self.failure: Optional[ModelCallError] = None  # kept so the runner can record the real cause
+        self.last_call = None  # the Reply of this agent's latest turn, until the turn is recorded
 
     async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
         steps = walk(self.setup.plan, to_turns(self._thread))
@@ -91,16 +91,18 @@ class ConferenceAgent(ThreadAgent):
         prompt = self.prompt_for(step, steps)
         output = OUTPUT_OF_ACTION.get(step.action)
         try:
-            done = await complete(self.client, prompt, output=output, retry=self.retry,
-                                  cancellation_token=cancellation_token)
+            done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
         except ModelCallError as exc:
             self.failure = exc
             raise
+        self.last_call = done
+        call = done.call
         return TextMessage(
             content=done.text, source=self.name,
-            models_usage=RequestUsage(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens),
-            metadata=turn_metadata(step, self.role, done.text, self.model_label,
-                                   latency_s=done.latency_s, calls=done.attempts),
+            models_usage=RequestUsage(prompt_tokens=call.usage.prompt_tokens,
+                                      completion_tokens=call.usage.completion_tokens),
+            metadata=turn_metadata(step, self.role, done.text, call.model, latency_s=call.latency_s,
+                                   calls=max(call.attempts, 1)),
         )
 
     def prompt_for(self, step: Step, steps: Sequence[Step]) -> list[LLMMessage]:

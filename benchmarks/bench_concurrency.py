@@ -34,7 +34,7 @@ from moot.models.calls import RetryPolicy  # noqa: E402
 from moot.models.factory import BackendOptions  # noqa: E402
 from moot.protocols import cola  # noqa: E402
 from moot.protocols.batch import run_batch  # noqa: E402
-from moot.protocols.cache import NoCache  # noqa: E402
+from moot.models.cache import NoCache  # noqa: E402
 from moot.protocols.cola_schema import ColaScenario  # noqa: E402
 from moot.protocols.context import Engine  # noqa: E402
 

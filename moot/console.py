@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Sequence, TextIO
 
+from moot.events import Error, EventBase, Message, Outcome, RunResumed, Score, TopicClosed, Verdict
+from moot.safe_text import terminal_safe
 from moot.summary import score_line
-from moot.transcript import Error, EventBase, Message, RunResumed, Score, TopicClosed, Verdict
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 
@@ -35,14 +36,19 @@ class ConsolePrinter:
 
     def show(self, event: EventBase) -> None:
         if isinstance(event, Message):
-            self._header(event.topic)
-            self._round_header(event.topic, event.round)
+            if self.topics:
+                self._header(event.topic)
+                self._round_header(event.topic, event.round)
             color = self._colors.setdefault(event.speaker, PALETTE[len(self._colors) % len(PALETTE)])
-            where = f"T{event.topic + 1} R{event.round}" if event.topic is not None else "closing"
             name = self.paint(f"{event.speaker}", "1;" + color)
-            self.write(f"\n[{where}] {name} ({event.action}, {event.latency_s:.1f}s):\n{event.content.strip()}")
+            decision = f" → {event.decision}" if event.decision and not self.topics else ""
+            self.write(f"\n[{self._where(event)}] {name} ({event.action}, {event.latency_s:.1f}s){decision}:\n"
+                       f"{terminal_safe(event.content.strip())}")
+        elif isinstance(event, Outcome):
+            why = f" — {terminal_safe(event.explanation)}" if event.explanation else ""
+            self.write(self.paint(f"  ⇒ {event.prediction}{why}", "1"))
         elif isinstance(event, Verdict):
-            extra = f" — {event.reason}" if event.reason else ""
+            extra = f" — {terminal_safe(event.reason)}" if event.reason else ""
             if event.verdict == "UNPARSED":
                 extra = f" — could not parse: {event.error}"
             self.write(self.paint(f"  ⇒ verdict: {event.verdict}{extra}", "1"))
@@ -51,9 +57,14 @@ class ConsolePrinter:
         elif isinstance(event, TopicClosed):
             self.write(f"  ⇒ topic {event.topic + 1} closed by {event.closed_by} after {event.rounds} round(s)")
         elif isinstance(event, Error):
-            self.write(self.paint(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31"))
+            self.write(self.paint(f"  ✗ error ({event.speaker or 'run'}): {terminal_safe(event.cause)}", "31"))
         elif isinstance(event, RunResumed):
             self.write(self.paint(f"\n  ↻ run resumed: {event.turns_kept} earlier turn(s) kept", "2"))
+
+    def _where(self, event: Message) -> str:
+        if not self.topics:  # an item's stage (round)
+            return f"{event.action} R{event.round}" if event.round != 1 else event.action
+        return f"T{event.topic + 1} R{event.round}" if event.topic is not None else "closing"
 
     def _header(self, topic: int | None) -> None:
         if topic == self._topic:

@@ -52,6 +52,7 @@ class DatasetSpec(BaseModel):
     columns: Columns
     labels: dict[str, str] | None = None
     filter: dict[str, list[str]] = {}
+    metric: Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"] | None = None  # the headline metric
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source: str | None = PrivateAttr(default=None)

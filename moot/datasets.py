@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, TextIO
@@ -55,16 +56,17 @@ def dataset_fingerprint(spec: DatasetSpec) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def iter_items(spec: DatasetSpec, limit: int | None = None) -> Iterator[Item]:
+def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter | None = None) -> Iterator[Item]:
     """Items read lazily: filter, then label mapping/skipping, then `limit` (None: all).
 
-    A negative limit or a missing data file raise at once, bad rows when they are reached."""
+    Rows left out are counted by reason in `skipped` ("filtered out", "label not in the mapping",
+    "empty text"). A negative limit or a missing data file raise at once, bad rows when reached."""
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    return _items(spec, data_file(spec), limit)
+    return _items(spec, data_file(spec), limit, Counter() if skipped is None else skipped)
 
 
-def _items(spec: DatasetSpec, path: Path, limit: int | None) -> Iterator[Item]:
+def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -> Iterator[Item]:
     cols = spec.columns
     labels = None if spec.labels is None else {k.strip(): v.strip() for k, v in spec.labels.items()}
     allowed = {c: {v.strip() for v in vals} for c, vals in spec.filter.items()}
@@ -80,17 +82,23 @@ def _items(spec: DatasetSpec, path: Path, limit: int | None) -> Iterator[Item]:
                     return _get(spec, row, name, key, where)
 
                 if any((_text(get(c, f"filter.{c}")) or "").strip() not in ok for c, ok in allowed.items()):
+                    skipped["filtered out"] += 1
                     continue
                 label = None
                 if cols.label:
                     label = (_text(get(cols.label, "columns.label")) or "").strip()
                     if labels is not None:
                         if label not in labels:
+                            skipped["label not in the mapping"] += 1
                             continue
                         label = labels[label]
+                text = _text(get(cols.text, "columns.text")) or ""
+                if not text.strip():
+                    skipped["empty text"] += 1
+                    continue
                 yield Item(
                     id=(_text(get(cols.id, "columns.id")) or "") if cols.id else str(index),
-                    text=_text(get(cols.text, "columns.text")) or "",
+                    text=text,
                     target=_text(get(cols.target, "columns.target")) if cols.target else None,
                     label=label,
                     comments=_comments(get(cols.comments, "columns.comments"), cols, where) if cols.comments else (),

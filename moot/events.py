@@ -1,61 +1,164 @@
-"""Turn an agent's message into transcript events (message, verdict, score, topic_closed)."""
+"""The event log's vocabulary: one typed event per line, the same envelope for every protocol.
+
+A run of one unit (a conference, or one item of a dataset) is `run_started`, then its events, then
+`run_finished`; a continued run adds `run_resumed`. Every model call is a `call` event (the exact
+messages sent, the reply, usage, latency, attempts, whether it came from the cache); what a role
+contributes is a `message` (a conference turn, or an item's analysis, argument or decision);
+`verdict`, `score`, `topic_closed` and `coverage` belong to conferences and `outcome` to items.
+The conference keeps the event names of schema version 1, so scripts written for it keep working.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from autogen_agentchat.messages import BaseChatMessage
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from moot.transcript import EventBase, Message, Score, TopicClosed, Usage, Verdict
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
-from moot.speaker_selection.conference import Step
+SCHEMA_VERSION = 2
 
 
-def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
-    """All events of one turn, written together so a turn is recorded whole or not at all."""
-    meta = message.metadata
-    usage = message.models_usage
-    events: list[EventBase] = [Message(
-        turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
-        topic=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
-        usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
-        latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
-        decision=meta.get("decision"),
-    )]
-    extra = _decision_event(message, step, turn) or _score_event(message, step, turn)
-    if extra:
-        events.append(extra)
-    if following.closed_by:
-        events.append(TopicClosed(topic=step.topic, rounds=step.round, closed_by=following.closed_by))
-    return events
+class TranscriptError(ValueError):
+    """A transcript that cannot be read; the message is one line naming the file and line."""
 
 
-def _decision_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Verdict]:
-    output = {"judge": JudgeVerdict, "decide": ModeratorDecision}.get(step.action)
-    if output is None:
-        return None
-    parsed = parse_reply(output, message.content)
-    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round)
-    if parsed.value is None:
-        return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
-    value = parsed.value
-    if isinstance(value, JudgeVerdict):
-        return Verdict(**common, verdict=value.verdict, reason=value.reason)
-    return Verdict(**common, verdict=value.decision, reason=value.message)
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
-def _score_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Score]:
-    if step.action != "evaluate":
-        return None
-    return score_from_reply(message.content, turn=turn, speaker=message.source, topic=step.topic,
-                            model=message.metadata.get("model", ""))
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: int = 0
+    ts: str = ""
 
 
-def score_from_reply(content: str, **fields) -> Score:
-    """A Score event from an evaluator reply; unparsed replies keep their raw text."""
-    parsed = parse_reply(EvaluatorScores, content)
-    if parsed.value is None:
-        return Score(**fields, parsed=False, raw=content, error=parsed.error)
-    value = parsed.value
-    return Score(**fields, scores={c: getattr(value, c) for c in CRITERIA}, overall=value.overall,
-                 rationale=value.rationale)
+class RunStarted(EventBase):
+    """What ran: protocol, scenario (a copy and its hashes), models and settings, the unit's input."""
+
+    type: Literal["run_started"] = "run_started"
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    protocol: str
+    scenario_path: str
+    scenario_sha256: str  # the file's bytes (cited)
+    scenario: dict[str, Any]
+    scenario_content_sha256: Optional[str] = None  # what drives the run; resume compares it
+    models: dict[str, str]
+    settings: dict[str, dict[str, Any]] = {}
+    seed: Optional[int] = None
+    versions: dict[str, str] = {}
+    unit: str = ""  # the unit's id in its run folder ("conference", an item id, ...)
+    inputs: dict[str, Any] = {}  # an item's input (text, target, claim, comments, ...)
+    gold: Optional[str] = None
+    variant: dict[str, Any] = {}  # a conference of a batch: what it changes (seed, models, personas)
+
+
+class RunResumed(EventBase):
+    type: Literal["run_resumed"] = "run_resumed"
+    turns_kept: int = 0
+    models: dict[str, str] = {}
+    models_changed: bool = False  # resumed with other models, explicitly allowed
+
+
+class Call(EventBase):
+    """One model call: exactly what was sent and what came back."""
+
+    type: Literal["call"] = "call"
+    role: str
+    stage: str = ""
+    model: str
+    messages: list[dict[str, Any]]
+    output: Optional[str] = None  # the structured output asked for (schema title), if any
+    reply: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+    cached: bool = False
+    finish_reason: Optional[str] = None
+    key: str = ""  # the reply cache's key: a resumed unit matches its recorded calls by it
+
+
+class Message(EventBase):
+    """A contribution: a conference turn, or an item's analysis, argument or decision."""
+
+    type: Literal["message"] = "message"
+    turn: int
+    speaker: str
+    role: str
+    action: str  # what it was for: open/speak/judge/... (conference), the stage (items)
+    topic: Optional[int] = None
+    round: int = 1
+    content: str
+    model: str = ""
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    calls: int = 1
+    decision: Optional[str] = None
+
+
+class Verdict(EventBase):
+    type: Literal["verdict"] = "verdict"
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    round: int
+    verdict: Literal["AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"]
+    reason: str = ""
+    raw: Optional[str] = None
+    error: Optional[str] = None
+
+
+class Score(EventBase):
+    type: Literal["score"] = "score"
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    model: str
+    kind: Literal["debate", "judge_decision"] = "debate"
+    scores: dict[str, int] = {}
+    overall: Optional[int] = None
+    rationale: str = ""
+    parsed: bool = True
+    raw: Optional[str] = None
+    error: Optional[str] = None
+
+
+class TopicClosed(EventBase):
+    type: Literal["topic_closed"] = "topic_closed"
+    topic: int
+    rounds: int
+    closed_by: Literal["agreement", "round_cap", "moderator"]
+
+
+class Outcome(EventBase):
+    """An item's result: the label (or `unparsed`), why, and the reply it was read from."""
+
+    type: Literal["outcome"] = "outcome"
+    prediction: str
+    explanation: str = ""
+    raw: Optional[str] = None
+    gold: Optional[str] = None
+    decided_by: str = ""
+
+
+class Error(EventBase):
+    type: Literal["error"] = "error"
+    speaker: Optional[str] = None
+    stage: str
+    cause: str
+    attempts: int = 0
+
+
+class RunFinished(EventBase):
+    type: Literal["run_finished"] = "run_finished"
+    status: Literal["completed", "failed", "interrupted"]
+    stop_reason: str
+    wall_s: float = 0.0
+    totals: dict[str, Any] = {}
+
+
+EVENT_TYPES = (RunStarted, RunResumed, Call, Message, Verdict, Score, TopicClosed, Outcome, Error,
+               RunFinished)
+Event = Annotated[Union[EVENT_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]
+EVENT = TypeAdapter(Event)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Optional
 
 UNPARSED = "unparsed"
 
@@ -180,21 +181,13 @@ class MetricReport:
         return "\n".join(lines)
 
 
-METRICS = ("accuracy", "macro_f1", "f_avg")
+METRICS = ("accuracy", "macro_f1", "f_avg", "rf1", "nf1")
+RUMOR_CLASSES = {"rf1": ("fake", "rumor", "false"), "nf1": ("real", "non-rumor", "true")}
 
 
-def paper_metric(dataset: str, labels: Sequence[str], default: str = "macro_f1") -> str:
-    """The metric papers report for a dataset (by its spec's name): macro-F1 for VAST (Allaway &
-    McKeown, 2020), F_avg for SemEval-2016 Task 6 and P-Stance (their official scorers) when
-    favor and against are labels; otherwise ``default`` (the scenario's headline metric).
-    Batch runs print it first and the report's tables use it, so the two agree."""
-    name = dataset.lower()
-    if "vast" in name:
-        return "macro_f1"
-    stance = any(k in name for k in ("semeval", "pstance", "p-stance", "p_stance"))
-    if stance and {"favor", "against"} <= set(labels):
-        return "f_avg"
-    return default
+def class_for(metric: str, labels: Sequence[str]) -> Optional[str]:
+    """The class whose F1 is RF1 (the rumor class) or NF1 (the non-rumor class), if labelled."""
+    return next((lab for lab in RUMOR_CLASSES.get(metric, ()) if lab in labels), None)
 
 
 def summarize(
@@ -217,6 +210,8 @@ def summarize(
     fa = f_avg(gold, pred, favor, against) if {favor, against} <= set(labels) else None
     if metric == "f_avg" and fa is None:
         raise ValueError(f"metric 'f_avg' needs {favor!r} and {against!r} in labels")
+    if metric in RUMOR_CLASSES and class_for(metric, labels) is None:
+        raise ValueError(f"metric {metric!r} needs one of {', '.join(RUMOR_CLASSES[metric])} in labels")
     acc = accuracy(gold, pred)
     known = set(labels)
     return MetricReport(
@@ -230,5 +225,15 @@ def summarize(
         f_avg=fa,
         confusion=confusion_matrix(gold, pred, labels),
         metric=metric,
-        score=acc if metric == "accuracy" else mf if metric == "macro_f1" else fa or 0.0,
+        score=_headline(metric, acc, mf, fa, per_class, labels),
     )
+
+
+def _headline(metric: str, acc: float, mf: float, fa: Optional[float], per_class: dict, labels) -> float:
+    if metric == "accuracy":
+        return acc
+    if metric == "macro_f1":
+        return mf
+    if metric == "f_avg":
+        return fa or 0.0
+    return per_class[class_for(metric, labels)][2]

@@ -12,7 +12,8 @@ from moot.timeline import (
     Section, Turn, agent_table, closed_text, initials, run_facts, section_title, sections_of,
     speaker_index, turns_of, usage_table,
 )
-from moot.transcript import Error, Message, RunResumed, Score, TopicClosed, Transcript, Verdict
+from moot.events import Error, Message, RunResumed, Score, TopicClosed, Verdict
+from moot.transcript import Transcript
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

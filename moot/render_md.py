@@ -11,7 +11,8 @@ import html
 from moot.timeline import (
     Turn, agent_table, closed_text, run_facts, section_title, sections_of, turns_of, usage_table,
 )
-from moot.transcript import Error, Message, RunResumed, Score, TopicClosed, Transcript, Verdict
+from moot.events import Error, Message, RunResumed, Score, TopicClosed, Verdict
+from moot.transcript import Transcript
 
 BLOCKS = "█" * 10
 

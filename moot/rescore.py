@@ -20,10 +20,11 @@ from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 
 from moot.agents.conference import display_text
 from moot.agents.prompts import default_templates, render
-from moot.events import score_from_reply
+from moot.protocols.conference_turns import score_from_reply
 from moot.models.calls import RetryPolicy, complete
 from moot.scenario import Generation
-from moot.transcript import Message, Score, Transcript, TranscriptWriter
+from moot.events import Message, Score
+from moot.transcript import EventLog, Transcript
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, JudgeGrade, parse_reply
 
 GRADER_NAME = "Grader"
@@ -129,7 +130,7 @@ def copy_complete(transcript: Transcript, out: Path) -> int:
 
 
 def append_scores(transcript: Transcript, out: Path, scores: Sequence[Score]) -> None:
-    writer = TranscriptWriter(out, copy_complete(transcript, out))
+    writer = EventLog(out, copy_complete(transcript, out))
     try:
         writer.append(*scores)
     finally:

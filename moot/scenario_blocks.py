@@ -6,11 +6,13 @@ reuse them without reaching into its private helpers.
 
 from __future__ import annotations
 
+from pathlib import Path
 from string import Template
-from typing import Annotated, Optional
+from typing import Annotated, Any, ClassVar, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
 
 
@@ -36,13 +38,23 @@ class Retry(Strict):
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
 
 
+Endpoints = Optional[Union[str, Annotated[list[str], Field(min_length=1)]]]
+
+
+def endpoint_list(value: Endpoints) -> tuple[str, ...]:
+    """One endpoint or several (a pool serving the same model) as a tuple."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 class OpenAIBackend(Strict):
-    base_url: Optional[str] = None
+    base_url: Endpoints = None  # one URL, or a list: each call goes to the least busy
     api_key_env: str = "OPENAI_API_KEY"
 
 
 class OllamaBackend(Strict):
-    host: Optional[str] = None
+    host: Endpoints = None  # one host, or a list: each call goes to the least busy
 
 
 class LocalBackend(Strict):
@@ -76,3 +88,44 @@ def check_template(template: str, fields: frozenset[str], *key, list_allowed: bo
         if list_allowed:
             detail += f" (allowed: {', '.join('$' + f for f in sorted(fields))})"
         raise fail(detail, *key)
+
+
+class ScenarioBase(Strict):
+    """What the engine asks of every protocol's scenario (moot.protocol checks these exist).
+
+    Roles are the names that take a model (a conference's agents; COLA's analysts, debaters and
+    judger; ...). A role's model is named, most specific first, by the keys `model_keys(role)`
+    gives, then `default`; `--model KEY=SPEC` may use any of those keys."""
+
+    PROTOCOL: ClassVar[str]
+
+    def roles(self) -> list[str]:
+        raise NotImplementedError
+
+    def model_keys(self, role: str) -> tuple[str, ...]:
+        return (role,)
+
+    def model_for(self, role: str) -> str:
+        models: Mapping[str, str] = getattr(self, "models", {})
+        return next((models[k] for k in self.model_keys(role) if k in models), models.get("default", "local"))
+
+    def generation_for(self, role: str) -> "Generation":
+        return self.generation  # type: ignore[attr-defined]
+
+    def templates(self) -> dict[str, str]:
+        return {**default_templates(self.PROTOCOL), **getattr(self, "prompts", {})}
+
+    def resolve_paths(self, base: Path) -> "ScenarioBase":
+        """The scenario with file paths it names taken relative to `base` (its file's folder)."""
+        return self
+
+    def check_models(self, resolved: Mapping[str, str]) -> None:
+        """A protocol's rule on the models finally chosen (e.g. negotiation: two different LLMs)."""
+
+    def headline_metric(self) -> Optional[str]:
+        return getattr(self, "metric", None)
+
+    def input_fields(self) -> dict[str, Any]:
+        """The one item given in the file (`input:`), for a run without a dataset."""
+        given = getattr(self, "input", None)
+        return given.model_dump(exclude_none=True) if given is not None else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Sequence
 
-from moot.transcript import EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.events import EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
 
 
 def totals_of(events: Sequence[EventBase]) -> dict[str, Any]:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from moot.summary import totals_of
-from moot.transcript import (
-    EventBase, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, Transcript, Verdict,
+from moot.events import (
+    EventBase, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, Verdict,
 )
+from moot.transcript import Transcript
 
 COMPANIONS = (Verdict, Score, TopicClosed)
 

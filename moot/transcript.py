@@ -1,191 +1,86 @@
-"""Transcripts: typed, versioned, append-only JSONL event logs.
+"""Transcripts: append-only JSONL event logs, read strictly and written so a kill loses nothing.
 
-Every line is one event with a `type`, a sequence number and a timestamp. The writer appends
-each turn's events in one write and fsyncs, so a run killed at any moment leaves a file whose
-complete lines all load; a torn last line is dropped by the reader. Replay, reports, metrics
-and re-scoring read these events and never re-run a model. Transcripts of an older schema
-version are upgraded on load by the steps in MIGRATIONS, so old runs stay readable.
+Reading: every line is one event (moot.events). A blank line is harmless; a torn last line (its
+writer was killed mid-write) is left out; anything else that does not read — a garbled line, an
+unknown event, a duplicated or out-of-order sequence number, a second `run_started` — is an error
+naming the file and line, never silently skipped. Transcripts of an older schema are upgraded on
+load (moot.migrations), so runs of earlier versions keep loading.
+
+Writing: `EventLog` numbers, timestamps and appends events, one write per call (a turn is written
+whole), fsynced when the log is the only copy of the run. Before appending to an existing file it
+moves a torn last line aside to FILE.torn, so the next event starts on a fresh line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Literal, Optional, Union
+from typing import Any, Iterable, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-SCHEMA_VERSION = 1
-
-
-class Usage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class EventBase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    seq: int = 0
-    ts: str = ""
-
-
-class RunStarted(EventBase):
-    type: Literal["run_started"] = "run_started"
-    schema_version: int = SCHEMA_VERSION
-    run_id: str
-    protocol: str
-    scenario_path: str
-    scenario_sha256: str  # the file's bytes (cited)
-    scenario: dict[str, Any]
-    scenario_content_sha256: Optional[str] = None  # moot.scenario.scenario_content_hash; resume compares it
-    models: dict[str, str]
-    settings: dict[str, dict[str, Any]]
-    seed: Optional[int] = None
-    versions: dict[str, str] = {}
-
-
-class RunResumed(EventBase):
-    type: Literal["run_resumed"] = "run_resumed"
-    turns_kept: int
-    models: dict[str, str] = {}
-
-
-class Message(EventBase):
-    type: Literal["message"] = "message"
-    turn: int
-    speaker: str
-    role: str
-    action: str
-    topic: Optional[int]
-    round: int
-    content: str
-    model: str
-    usage: Usage = Usage()
-    latency_s: float = 0.0
-    calls: int = 1
-    decision: Optional[str] = None
-
-
-class Verdict(EventBase):
-    type: Literal["verdict"] = "verdict"
-    turn: int
-    speaker: str
-    topic: Optional[int]
-    round: int
-    verdict: Literal["AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"]
-    reason: str = ""
-    raw: Optional[str] = None
-    error: Optional[str] = None
-
-
-class Score(EventBase):
-    type: Literal["score"] = "score"
-    turn: int
-    speaker: str
-    topic: Optional[int]
-    model: str
-    kind: Literal["debate", "judge_decision"] = "debate"
-    scores: dict[str, int] = {}
-    overall: Optional[int] = None
-    rationale: str = ""
-    parsed: bool = True
-    raw: Optional[str] = None
-    error: Optional[str] = None
-
-
-class TopicClosed(EventBase):
-    type: Literal["topic_closed"] = "topic_closed"
-    topic: int
-    rounds: int
-    closed_by: Literal["agreement", "round_cap", "moderator"]
-
-
-class Error(EventBase):
-    type: Literal["error"] = "error"
-    speaker: Optional[str] = None
-    stage: str
-    cause: str
-    attempts: int = 0
-
-
-class RunFinished(EventBase):
-    type: Literal["run_finished"] = "run_finished"
-    status: Literal["completed", "failed", "interrupted"]
-    stop_reason: str
-    wall_s: float
-    totals: dict[str, Any] = {}
-
-
-Event = Annotated[
-    Union[RunStarted, RunResumed, Message, Verdict, Score, TopicClosed, Error, RunFinished],
-    Field(discriminator="type"),
-]
-_EVENT = TypeAdapter(Event)
-
-
-class TranscriptError(ValueError):
-    """A transcript that cannot be read; the message names the file and line."""
+from moot.events import (
+    EVENT, SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted,
+    TranscriptError,
+)
+from moot.migrations import upgrade
 
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-class EventWriter:
-    """Numbers, timestamps and writes events as JSONL, one write per call (a turn is all or nothing).
-
-    `fsync` makes each call durable before it returns: conference turns are the only copy of a
-    run, while per-item transcripts can be redone from the reply cache and skip it.
-    """
-
-    def __init__(self, path: str | Path, mode: str = "a", next_seq: int = 1, fsync: bool = True):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, mode, encoding="utf-8")
-        self._seq, self._fsync = next_seq, fsync
-
-    def append(self, *events: EventBase) -> None:
-        for event in events:
-            event.seq, event.ts = self._seq, now()
-            self._seq += 1
-        self._file.write("".join(e.model_dump_json() + "\n" for e in events))
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class TranscriptWriter(EventWriter):
-    """Appends a conference run's events; each `append` call is one write + fsync."""
-
-    def __init__(self, path: str | Path, next_seq: int = 1):
-        super().__init__(path, "a", next_seq, fsync=True)
-
-
+@dataclass
 class Transcript:
-    """The events of one run, as loaded from disk."""
+    """The events of one unit's run, as loaded from disk."""
 
-    def __init__(self, path: Path, events: list[EventBase], torn_tail: bool,
-                 migrated_from: Optional[int] = None):
-        self.path, self.events, self.torn_tail = path, events, torn_tail
-        self.migrated_from = migrated_from  # schema version on disk, when older than SCHEMA_VERSION
+    path: Path
+    events: list[EventBase]
+    torn_tail: bool = False
+    migrated_from: Optional[int] = None  # schema version on disk, when older than SCHEMA_VERSION
+    lines: list[int] = field(default_factory=list, repr=False)  # file line of each event
 
     @property
     def started(self) -> RunStarted:
         return self.events[0]  # load() guarantees it
 
-    def of_type(self, cls: type[EventBase]) -> list:
+    def of_type(self, cls: type) -> list:
         return [e for e in self.events if isinstance(e, cls)]
 
     @property
     def finished(self) -> Optional[RunFinished]:
-        done = self.of_type(RunFinished)
-        return done[-1] if done else None
+        """The run's end, if its last invocation recorded one (a resume may follow an earlier end)."""
+        ends = [i for i, e in enumerate(self.events) if isinstance(e, (RunFinished, RunResumed))]
+        last = self.events[ends[-1]] if ends else None
+        return last if isinstance(last, RunFinished) else None
+
+    @property
+    def completed(self) -> bool:
+        return self.finished is not None and self.finished.status == "completed"
+
+    @property
+    def outcome(self) -> Optional[Outcome]:
+        found = self.of_type(Outcome)
+        return found[-1] if found else None
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.of_type(Message)
+
+    @property
+    def calls(self) -> list[Call]:
+        return self.of_type(Call)
+
+    @property
+    def protocol(self) -> str:
+        return self.started.protocol
+
+    @property
+    def next_seq(self) -> int:
+        return self.events[-1].seq + 1
 
     @property
     def topics(self) -> list[str]:
@@ -193,65 +88,46 @@ class Transcript:
 
     @property
     def speakers(self) -> list[tuple[str, str]]:
-        """(role, agent name) in the scenario's speaking order, read from the recorded scenario."""
+        """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
         s = self.started.scenario
         agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
         agents += [(role, s.get(role)) for role in ("judge", "evaluator")]
         return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
 
 
-def load(path: str | Path) -> Transcript:
-    """Load a transcript; a torn (incomplete) last line is dropped, any other bad line is an error.
+def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:
+    """(line number, bytes) of the non-blank lines, and whether the last line is torn.
 
-    Transcripts written by older moot versions are migrated event by event before validation.
-    """
-    path = Path(path)
+    A last line without its newline that still parses is complete (the cut fell just before the
+    newline); one that does not parse is torn and left out."""
     try:
-        raw_lines = path.read_bytes().split(b"\n")
+        data = path.read_bytes()
     except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read transcript: {exc.strerror or exc}") from None
-    torn = raw_lines[-1] != b""
-    body = raw_lines[:-1]
-    rows = [(n, _decode(path, n, line)) for n, line in enumerate(body, 1) if line.strip()]
-    if torn and raw_lines[-1].strip():
-        torn = not is_json(raw_lines[-1])
-        if not torn:
-            rows.append((len(body) + 1, _decode(path, len(body) + 1, raw_lines[-1])))
-    if not rows or not isinstance(rows[0][1], dict) or rows[0][1].get("type") != "run_started":
-        raise TranscriptError(f"{path}:1: not a moot transcript (first event must be run_started)")
-    version = rows[0][1].get("schema_version", 0)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise TranscriptError(f"{path}:1: schema_version {version} is newer than "
-                              f"this moot reads ({SCHEMA_VERSION}); upgrade moot")
-    events = [_validate(path, n, migrate(data, version)) for n, data in rows]
-    return Transcript(path, events, torn, migrated_from=version if version < SCHEMA_VERSION else None)
+        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    raw = data.split(b"\n")
+    rows = [(n, line) for n, line in enumerate(raw[:-1], 1) if line.strip()]
+    tail = raw[-1]
+    torn = bool(tail.strip()) and not is_json(tail)
+    if tail.strip() and not torn:
+        rows.append((len(raw), tail))
+    return rows, torn
 
 
-def _v0_message_text(event: dict[str, Any]) -> dict[str, Any]:
-    """v0 (pre-release) messages stored their text as `text` and had no `calls` count."""
-    if event.get("type") == "message" and "text" in event:
-        event = {k: v for k, v in event.items() if k != "text"} | {"content": event["text"]}
-        event.setdefault("calls", 1)
-    return event
-
-
-# from_version -> step that rewrites one event dict of that version into the next version.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_text}
-
-
-def migrate(event: Any, version: int) -> Any:
-    """Apply every migration step from `version` up to SCHEMA_VERSION to one decoded event."""
-    for step in range(version, SCHEMA_VERSION):
-        if not isinstance(event, dict):
-            break
-        event = MIGRATIONS[step](event)
-        if event.get("type") == "run_started":
-            event = {**event, "schema_version": step + 1}
-    return event
+def load(path: str | Path) -> Transcript:
+    """Load a transcript strictly (see the module docstring); older schemas are migrated."""
+    path = Path(path)
+    rows, torn = read_lines(path)
+    decoded = [(n, _decode(path, n, line)) for n, line in rows]
+    if not decoded or not isinstance(decoded[0][1], dict):
+        raise TranscriptError(f"{path}:1: not a moot transcript (it has no events)")
+    version, decoded = upgrade(path, decoded)
+    events = [_validate(path, n, data) for n, data in decoded]
+    _check_order(path, decoded, events, strict_seq=version >= 1)
+    return Transcript(path, events, torn, version if version < SCHEMA_VERSION else None,
+                      [n for n, _ in decoded])
 
 
 def is_json(line: bytes) -> bool:
-    """Whether a line decodes; a last line that does not is torn (its writer was killed)."""
     try:
         json.loads(line)
         return True
@@ -263,16 +139,90 @@ def _decode(path: Path, number: int, line: bytes) -> Any:
     try:
         return json.loads(line)
     except ValueError as exc:
-        raise TranscriptError(f"{path}:{number}: bad event: not JSON ({exc})") from None
+        raise TranscriptError(f"{path}:{number}: garbled event: not JSON ({exc})") from None
 
 
 def _validate(path: Path, number: int, data: Any) -> EventBase:
     try:
-        return _EVENT.validate_python(data)
+        return EVENT.validate_python(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(map(str, first["loc"]))
         raise TranscriptError(f"{path}:{number}: bad event: {where}: {first['msg']}") from None
+
+
+def _check_order(path: Path, rows: list[tuple[int, Any]], events: list[EventBase], strict_seq: bool) -> None:
+    """One run_started, first; sequence numbers rising by one (a duplicated, reordered or
+    missing event is an error naming its line)."""
+    if not isinstance(events[0], RunStarted):
+        raise TranscriptError(f"{path}:{rows[0][0]}: not a moot transcript (first event must be run_started)")
+    for (line, _), event in zip(rows[1:], events[1:]):
+        if isinstance(event, RunStarted):
+            raise TranscriptError(f"{path}:{line}: a second run_started (two runs in one transcript)")
+    if not strict_seq:
+        return
+    for (line, _), previous, event in zip(rows[1:], events, events[1:]):
+        if event.seq == previous.seq:
+            raise TranscriptError(f"{path}:{line}: duplicated event (seq {event.seq} again)")
+        if event.seq < previous.seq:
+            raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} after {previous.seq})")
+        if event.seq != previous.seq + 1:
+            raise TranscriptError(f"{path}:{line}: events missing before this one "
+                                  f"(seq jumps from {previous.seq} to {event.seq})")
+
+
+def set_aside_torn_tail(path: Path) -> Optional[bytes]:
+    """Before appending: a last line without its newline is either complete (add the newline) or
+    torn (move it to PATH.torn and cut it off). Returns the torn bytes, if any."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if size == 0:
+        return None
+    with open(path, "r+b") as f:
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return None
+        f.seek(0)
+        data = f.read()
+        start = data.rfind(b"\n") + 1
+        tail = data[start:]
+        if is_json(tail) or not tail.strip():
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+            return None
+        with open(path.with_name(path.name + ".torn"), "ab") as aside:
+            aside.write(tail + b"\n")
+        f.truncate(start)
+    return tail
+
+
+class EventLog:
+    """Appends numbered, timestamped events to a JSONL file; each `append` is one write.
+
+    `fsync`: make each append durable before returning (a conference's log is its only copy;
+    an item's calls are also in the reply cache, so its log only flushes)."""
+
+    def __init__(self, path: str | Path, next_seq: int = 1, fsync: bool = True):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        set_aside_torn_tail(self.path)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._seq, self._fsync = next_seq, fsync
+
+    def append(self, *events: EventBase) -> None:
+        stamp = now()
+        for event in events:
+            event.seq, event.ts = self._seq, stamp
+            self._seq += 1
+        self._file.write("".join(e.model_dump_json() + "\n" for e in events))
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def dump_events(events: Iterable[EventBase]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from moot.datasets import iter_items, load_dataset_spec
 from moot.models.calls import RetryPolicy
 from moot.protocols import cola
 from moot.protocols.batch import RunDirError, check_run_dir, run_batch
-from moot.protocols.cache import ReplyCache
+from moot.models.cache import ReplyCache
 from moot.protocols.cola_schema import ColaScenario
 from moot.protocols.context import Engine
 

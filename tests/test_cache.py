@@ -7,7 +7,7 @@ import asyncio
 from autogen_core.models import UserMessage
 from protocol_fakes import TaggingClient
 
-from moot.protocols.cache import ReplyCache, cache_key
+from moot.models.cache import ReplyCache, cache_key
 from moot.protocols.context import Engine, RoleModel
 from moot.protocols.labels import stance_model
 

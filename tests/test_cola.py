@@ -9,7 +9,7 @@ import pytest
 from protocol_fakes import TaggingClient, reply_of
 
 from moot.protocols import cola
-from moot.protocols.cache import NoCache
+from moot.models.cache import NoCache
 from moot.protocols.cola_schema import ColaScenario
 from moot.protocols.context import Engine
 from moot.protocols.items import run_one

@@ -1,20 +1,29 @@
-"""Calling a model with bounded retries, timing and usage accounting.
+"""One model call with bounded retries, timing and usage, and errors worth retrying told apart.
 
-Unreachable backends, HTTP 5xx, timeouts and empty replies are retried with exponential
-backoff; after the last attempt a ModelCallError carries the cause so the run can be saved
-as failed and resumed later.
+A call that can succeed on a later attempt (an unreachable or overloaded backend, HTTP 5xx, a
+timeout, an empty reply) is retried with exponential backoff; HTTP 429 waits what the server's
+`Retry-After` asks (within the call timeout). A call that cannot succeed however often it is sent
+(HTTP 400, 401, 403, 404, 422: a bad key, an unknown model, a request the server refuses) fails at
+once with a FatalModelError, which stops a batch instead of failing every item the same way.
+Every cause is one line with secrets redacted (moot.secrets).
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage
 from pydantic import BaseModel
+
+from moot.secrets import redact
+
+FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
+MAX_RETRY_AFTER_S = 120.0
 
 
 class ModelCallError(RuntimeError):
@@ -23,6 +32,10 @@ class ModelCallError(RuntimeError):
     def __init__(self, cause: str, attempts: int):
         super().__init__(f"model call failed after {attempts} attempt(s): {cause}")
         self.cause, self.attempts = cause, attempts
+
+
+class FatalModelError(ModelCallError):
+    """A call that cannot succeed on retry (bad key, unknown model, refused request)."""
 
 
 class EmptyReply(RuntimeError):
@@ -43,44 +56,75 @@ class Completion:
     completion_tokens: int
     latency_s: float
     attempts: int
-    cached: bool = False
+    finish_reason: Optional[str] = None
 
 
 def describe(exc: BaseException) -> str:
-    """One line naming the exception type and message (API keys never appear in these)."""
+    """One line naming the exception type and message, secrets redacted."""
     text = " ".join(str(exc).split()) or "no message"
-    return f"{type(exc).__name__}: {text[:300]}"
+    return redact(f"{type(exc).__name__}: {text[:300]}")
 
 
-async def complete(
-    client: ChatCompletionClient,
-    messages: Sequence[LLMMessage],
-    *,
-    output: Optional[type[BaseModel]] = None,
-    retry: RetryPolicy = RetryPolicy(),
-    cancellation_token: Optional[CancellationToken] = None,
-) -> Completion:
-    """One completion, retried up to `retry.attempts` times; raises ModelCallError at the end."""
+def status_of(exc: BaseException) -> Optional[int]:
+    """The HTTP status of a backend error (openai, ollama, httpx), if it has one."""
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def retry_after(exc: BaseException) -> Optional[float]:
+    """Seconds a 429's `Retry-After` header asks to wait (a number or an HTTP date), if any."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    value = headers.get("retry-after") if hasattr(headers, "get") else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def is_fatal(exc: BaseException) -> bool:
+    return status_of(exc) in FATAL_STATUS or isinstance(exc, (FatalModelError, PromptTooLong))
+
+
+class PromptTooLong(ValueError):
+    """The prompt does not fit the model's context window: no retry can change that."""
+
+
+async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage], *,
+                   output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
+                   cancellation_token: Optional[CancellationToken] = None,
+                   extra_create_args: Optional[dict[str, Any]] = None) -> Completion:
+    """One completion, retried within `retry`; raises ModelCallError (FatalModelError) at the end."""
     last: BaseException | None = None
     for attempt in range(1, retry.attempts + 1):
         started = time.monotonic()
+        wait = retry.backoff_s * 2 ** (attempt - 1)
         try:
             result = await asyncio.wait_for(
-                client.create(list(messages), json_output=output,
-                              cancellation_token=cancellation_token),
-                timeout=retry.timeout_s,
-            )
+                client.create(list(messages), json_output=output, cancellation_token=cancellation_token,
+                              extra_create_args=extra_create_args or {}),
+                timeout=retry.timeout_s)
             text = result.content if isinstance(result.content, str) else ""
             if not text.strip():
                 raise EmptyReply("the model returned an empty reply")
             return Completion(text, result.usage.prompt_tokens, result.usage.completion_tokens,
-                              time.monotonic() - started, attempt, bool(result.cached))
+                              time.monotonic() - started, attempt, result.finish_reason)
         except asyncio.CancelledError:
             raise
         except asyncio.TimeoutError:
             last = TimeoutError(f"no reply within {retry.timeout_s:g}s")
-        except Exception as exc:  # noqa: BLE001 - any backend failure is retried, then reported
+        except Exception as exc:  # noqa: BLE001 - classified: fatal at once, else retried
             last = exc
+            if is_fatal(exc):
+                raise FatalModelError(describe(exc), attempt) from None
+            if status_of(exc) == 429:
+                asked = retry_after(exc)
+                wait = min(asked, retry.timeout_s, MAX_RETRY_AFTER_S) if asked is not None else wait
         if attempt < retry.attempts:
-            await asyncio.sleep(retry.backoff_s * 2 ** (attempt - 1))
+            await asyncio.sleep(wait)
     raise ModelCallError(describe(last), retry.attempts)

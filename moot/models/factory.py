@@ -9,41 +9,69 @@ from typing import Any, Mapping, Optional
 from autogen_core.models import ChatCompletionClient, ModelInfo
 
 from moot.models.spec import ModelSpec, parse_spec
+from moot.secrets import register
 
 GENERIC_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                          structured_output=True, family="unknown")
 
 
+class MissingKey(ValueError):
+    """An OpenAI model without an API key or a base URL: found before anything runs."""
+
+
 @dataclass(frozen=True)
 class BackendOptions:
-    """Where remote backends live. The API key is used for requests and never recorded."""
+    """Where remote backends live. The API key is used for requests and never recorded.
 
-    openai_base_url: Optional[str] = None
+    `openai_base_urls` / `ollama_hosts`: one endpoint, or several serving the same model (each
+    call goes to the least busy). Empty: the environment's (OPENAI_BASE_URL, OLLAMA_HOST), else
+    the provider's default."""
+
+    openai_base_urls: tuple[str, ...] = ()
     openai_api_key: Optional[str] = None
-    ollama_host: Optional[str] = None
+    ollama_hosts: tuple[str, ...] = ()
     local_n_ctx: int = 8192
     local_n_threads: Optional[int] = None
+    local_n_gpu_layers: int = 0
 
-    def resolved_openai(self) -> tuple[Optional[str], str]:
-        base = self.openai_base_url or os.environ.get("OPENAI_BASE_URL")
+    def openai_endpoints(self) -> tuple[Optional[str], ...]:
+        env = os.environ.get("OPENAI_BASE_URL")
+        return self.openai_base_urls or ((env,) if env else (None,))
+
+    def ollama_endpoints(self) -> tuple[Optional[str], ...]:
+        env = os.environ.get("OLLAMA_HOST")
+        return self.ollama_hosts or ((env,) if env else (None,))
+
+    def openai_key(self) -> str:
         key = self.openai_api_key or os.environ.get("OPENAI_API_KEY")
-        if not key and base:
+        if not key and self.openai_endpoints() != (None,):
             key = "not-needed"  # local OpenAI-compatible servers ignore the key
         if not key:
-            raise ValueError("openai backend needs an API key: set OPENAI_API_KEY or pass --api-key "
-                             "(or --base-url for a local OpenAI-compatible server)")
-        return base, key
+            raise MissingKey("openai backend needs an API key: set OPENAI_API_KEY (or the scenario's "
+                             "backends.openai.api_key_env) or pass --api-key, or --base-url for an "
+                             "OpenAI-compatible server")
+        register(key)
+        return key
 
     def public(self) -> dict[str, Any]:
         """What may be written to a transcript: endpoints, never keys."""
-        base = self.openai_base_url or os.environ.get("OPENAI_BASE_URL")
-        host = self.ollama_host or os.environ.get("OLLAMA_HOST")
-        return {"openai_base_url": base, "ollama_host": host, "local_n_ctx": self.local_n_ctx}
+        return {"openai_base_urls": [u for u in self.openai_endpoints() if u],
+                "ollama_hosts": [h for h in self.ollama_endpoints() if h], "local_n_ctx": self.local_n_ctx}
+
+
+def endpoints_of(spec: str | ModelSpec, options: BackendOptions) -> tuple[Optional[str], ...]:
+    """The endpoints that can serve `spec` (None: the provider's default / in-process)."""
+    provider = (parse_spec(spec) if isinstance(spec, str) else spec).provider
+    if provider == "openai":
+        return options.openai_endpoints()
+    if provider == "ollama":
+        return options.ollama_endpoints()
+    return (None,)
 
 
 def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
-                 options: BackendOptions = BackendOptions()) -> ChatCompletionClient:
-    """The client for `spec`, with max_tokens always bounded by `settings`."""
+                 options: BackendOptions = BackendOptions(), address: Optional[str] = None) -> ChatCompletionClient:
+    """The client for `spec` at `address` (an endpoint of endpoints_of), max_tokens bounded by `settings`."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.provider == "scripted":
         from moot.models.scripted import ScriptedChatCompletionClient, parse_script
@@ -57,31 +85,28 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
             raise ValueError(f"local model file not found: {path}")
         return LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads)
     if spec.provider == "openai":
-        return _openai(spec.model, settings, options)
-    return _ollama(spec.model, settings, options)
+        return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
+    return _ollama(spec.model, settings, address or options.ollama_endpoints()[0])
 
 
-def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions) -> ChatCompletionClient:
+def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
+            base_url: Optional[str]) -> ChatCompletionClient:
     from moot.models.remote import OpenAIClient
 
-    base_url, api_key = options.resolved_openai()
     kwargs: dict[str, Any] = {k: settings[k] for k in ("temperature", "max_tokens", "seed", "top_p")
                               if settings.get(k) is not None}
     if base_url:
         kwargs["base_url"] = base_url
         kwargs["model_info"] = GENERIC_INFO  # any model name on a compatible server
     # Our own retry policy governs; the SDK must not retry behind our back.
-    return OpenAIClient(model=model, api_key=api_key, max_retries=0, **kwargs)
+    return OpenAIClient(model=model, api_key=options.openai_key(), max_retries=0, **kwargs)
 
 
-def _ollama(model: str, settings: Mapping[str, Any], options: BackendOptions) -> ChatCompletionClient:
+def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
     from moot.models.remote import OllamaClient
 
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
-    host = options.ollama_host or os.environ.get("OLLAMA_HOST")
-    return OllamaClient(
-        model=model, host=host, model_info=GENERIC_INFO,
-        options={k: v for k, v in ollama_options.items() if v is not None},
-    )
+    return OllamaClient(model=model, host=host, model_info=GENERIC_INFO,
+                        options={k: v for k, v in ollama_options.items() if v is not None})

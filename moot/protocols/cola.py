@@ -19,39 +19,23 @@ from autogen_core.models import UserMessage
 
 from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
-from moot.protocols.cola_schema import EXPERTS, ColaScenario
-from moot.protocols.context import StageContext
-from moot.protocols.items import Outcome
+from moot.protocol import InputField, Outcome, Protocol
+from moot.protocols.cola_schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.labels import LabelSet, stance_model
+from moot.runs.context import UnitContext
 from moot.speaker_selection.cola import DebatePlan, next_speaker
-
-NAME = "cola"
-RESULT_NAME = "stance"  # how the CLI names the prediction
-SCHEMA = ColaScenario
-JUDGER = "judger"
 
 
 @dataclass(frozen=True)
 class ItemInput:
-    id: str
     text: str
     target: str
     role: Optional[str] = None  # domain specialist's role; None: chosen from the target
-    gold: Optional[str] = None
 
 
 def labels_of(s: ColaScenario) -> LabelSet:
     return LabelSet(tuple(s.labels), s.option_order, {lab: s.text_of(lab).option for lab in s.labels},
                     dict(s.aliases), letters=True)
-
-
-def roles(s: ColaScenario) -> list[str]:
-    debaters = [debater_name(lab) for lab in s.labels] if s.debate else []
-    return list(s.experts) + debaters + [JUDGER]
-
-
-def debater_name(label: str) -> str:
-    return "debater_" + "".join(c if c.isalnum() else "_" for c in label)
 
 
 def question(s: ColaScenario, target: str) -> str:
@@ -61,7 +45,13 @@ def question(s: ColaScenario, target: str) -> str:
     return ", ".join(phrases[:-1]) + f" or {phrases[-1]}"
 
 
-async def run_item(s: ColaScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+async def run(s: ColaScenario, ctx: UnitContext) -> Outcome:
+    """One item: analyses, debate, the judger's stance."""
+    given = ctx.inputs
+    return await run_item(s, ctx, ItemInput(given["text"], given["target"], given.get("role") or s.input.role))
+
+
+async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     templates = s.templates()
     role = item.role or s.domain_role.for_target(item.target)
     base = {"text": item.text, "target": item.target, "role": role}
@@ -91,11 +81,10 @@ async def run_item(s: ColaScenario, ctx: StageContext, item: ItemInput) -> Outco
         for task in arguing.values():
             task.cancel()
     prediction, explanation = labels.map(judged["raw"])
-    contributions = {**analyses, **{m.source: m.content for m in thread}}
-    return Outcome(prediction, explanation, judged["raw"], contributions)
+    return Outcome(prediction, explanation, judged["raw"], decided_by=JUDGER)
 
 
-async def _argue(s: ColaScenario, ctx: StageContext, templates, base, analyses_text: str, label: str) -> str:
+async def _argue(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str, label: str) -> str:
     key = "debater" if s.experts else "debater_no_analysis"
     prompt = render(templates[key], {**base, "analyses": analyses_text, "stance": s.text_of(label).stance})
     reply = await ctx.call(debater_name(label), [UserMessage(content=prompt, source="user")], stage="debate")
@@ -109,7 +98,7 @@ def _awaiting(task: "asyncio.Future[str]"):
     return respond
 
 
-def _judger(s: ColaScenario, ctx: StageContext, templates, base, analyses_text: str,
+def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str,
             labels: LabelSet, judged: dict[str, str]):
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
         said = {m.source: m.content.strip() for m in thread if isinstance(m, BaseChatMessage)}
@@ -124,30 +113,24 @@ def _judger(s: ColaScenario, ctx: StageContext, templates, base, analyses_text: 
         if s.judger.output == "json":
             prompt += "\n\n" + render(templates["judger_json"], fields)
             output = stance_model(s.labels)
-        reply = await ctx.call(JUDGER, [UserMessage(content=prompt, source="user")], output, stage="conclusion")
+        reply = await ctx.call(JUDGER, [UserMessage(content=prompt, source="user")], output, stage="conclusion",
+                               decide=lambda text: labels.map(text)[0])
         judged["raw"] = reply.text
         return reply.text
 
     return respond
 
 
-def item_input(s: ColaScenario, item_id: str, text: Optional[str], target: Optional[str],
-               role: Optional[str] = None, gold: Optional[str] = None) -> ItemInput:
-    if not text or not target:
-        missing = "text" if not text else "target"
-        raise ValueError(f"COLA needs a {missing}: give input.{missing} in the scenario, "
-                         f"--input {missing}=..., or a dataset with a {missing} column")
-    return ItemInput(item_id, text, target, role or s.input.role, gold)
-
-
-INPUT_KEYS = ("text", "target", "role")
-
-
-def from_fields(s: ColaScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
-    """An item from the scenario's `input:` merged with `--input key=value` pairs."""
-    return item_input(s, item_id, fields.get("text"), fields.get("target"), fields.get("role"), gold)
-
-
-def from_dataset(s: ColaScenario, raw) -> ItemInput:
-    """An item from a dataset row (moot.datasets.Item)."""
-    return item_input(s, raw.id, raw.text, raw.target, None, raw.label)
+PROTOCOL = Protocol(
+    name="cola",
+    title="COLA stance detection",
+    paper="Lan et al. 2024, Stance Detection with Collaborative Role-Infused LLM-Based Agents",
+    scenario=ColaScenario,
+    policy=next_speaker,
+    run=run,
+    inputs=(InputField("text", "text", help="the text whose stance is judged"),
+            InputField("target", "target", help="what the stance is towards"),
+            InputField("role", required=False, help="the domain specialist's role (default: from the target)")),
+    result_name="stance",
+    example="cola",
+)

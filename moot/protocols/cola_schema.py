@@ -16,6 +16,12 @@ from moot.protocols.item_schema import (ItemScenario, Label, Labels, check_alias
 from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
 
 EXPERTS = ("linguist", "domain", "social")
+JUDGER = "judger"
+
+
+def debater_name(label: str) -> str:
+    return "debater_" + "".join(c if c.isalnum() else "_" for c in label)
+
 DEFAULT_LABELS = ("favor", "against", "neutral")
 PAPER_OPTIONS = ("against", "favor", "neutral")  # "A: Against B: Favor C: Neutral"
 TEMPLATE_FIELDS = frozenset({"text", "target", "role", "analysis", "analyses", "stance", "argument",
@@ -119,8 +125,10 @@ class ColaScenario(ItemScenario):
             return self.metric
         return "f_avg" if set(self.labels) <= {"favor", "against", "none"} else "macro_f1"
 
-    def model_for(self, role: str) -> str:
+    def roles(self) -> list[str]:
+        debaters = [debater_name(lab) for lab in self.labels] if self.debate else []
+        return list(self.experts) + debaters + [JUDGER]
+
+    def model_keys(self, role: str) -> tuple[str, ...]:
         """models[role] > models['debaters'] (any debater) > models['default'] > local."""
-        group = "debaters" if role.startswith("debater_") else None
-        return (self.models.get(role) or (self.models.get(group) if group else None)
-                or self.models.get("default", "local"))
+        return (role, "debaters") if role.startswith("debater_") else (role,)

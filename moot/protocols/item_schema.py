@@ -12,19 +12,16 @@ from typing import Annotated, ClassVar, Iterable, Mapping
 from pydantic import Field
 
 from moot.agents.prompts import default_templates
-from moot.scenario_blocks import Strict, check_spec, check_template, fail
+from moot.scenario_blocks import ScenarioBase, check_spec, check_template, fail
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 Labels = Annotated[list[Label], Field(min_length=2)]  # a closed label set: every prediction is one
 
 
-class ItemScenario(Strict):
+class ItemScenario(ScenarioBase):
     """Base of a per-item protocol's scenario; PROTOCOL names its shipped prompt templates."""
 
     PROTOCOL: ClassVar[str]
-
-    def templates(self) -> dict[str, str]:
-        return {**default_templates(self.PROTOCOL), **self.prompts}
 
 
 def check_distinct(values: list, *key) -> None:

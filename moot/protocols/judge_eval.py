@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Literal, Optional, Sequence
 
@@ -22,22 +21,20 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
 from moot.agents.prompts import default_templates, render
-from moot.protocols.context import StageContext
-from moot.protocols.items import Outcome
+from moot.protocol import InputField, Outcome, Protocol
+from moot.protocols.conference_schema import Scenario
 from moot.protocols.labels import LabelSet
-from moot.scenario import Scenario
-from moot.scenario_blocks import Backends, Generation, Retry, Strict
+from moot.runs.context import UnitContext
+from moot.scenario_blocks import Backends, Generation, Retry, ScenarioBase
 
 NAME = "judge_eval"
-RESULT_NAME = "label"
 JUDGE = "judge"
-INPUT_KEYS = ("text", "target")
 TASKS = ("stance", "polarity")
 # Label sets in the paper's table order (pro, con, neutral; positive, negative, neutral).
 TASK_LABELS = {"stance": ("favor", "against", "neutral", "none"), "polarity": ("positive", "negative", "neutral")}
 
 
-class JudgeEvalScenario(Strict):
+class JudgeEvalScenario(ScenarioBase):
     """What judge-eval runs: built from a conference scenario's judge, never read from YAML."""
 
     protocol: Literal["judge_eval"] = "judge_eval"
@@ -52,11 +49,13 @@ class JudgeEvalScenario(Strict):
     retry: Retry = Retry()
     backends: Backends = Backends()
 
+    PROTOCOL = "judge_eval"
+
     def headline_metric(self) -> str:
         return "macro_f1"
 
-    def model_for(self, role: str) -> str:
-        return self.models.get(role) or self.models.get("default", "local")
+    def roles(self) -> list[str]:
+        return [JUDGE]
 
     def templates(self) -> dict[str, str]:
         found = dict(default_templates("judge_eval"))
@@ -84,8 +83,8 @@ def from_conference(conference: Scenario, task: str, labels: Sequence[str], mode
     if not isinstance(conference, Scenario):
         raise ValueError("--scenario must be a decision-conference scenario (protocol: conference)")
     judge = conference.judge
-    spec = model or (conference.model_for("judge", judge) if judge else conference.models.get("default", "local"))
-    generation = conference.generation_for(judge) if judge else conference.generation
+    spec = model or (conference.model_for(judge.name) if judge else conference.models.get("default", "local"))
+    generation = conference.generation_for(judge.name) if judge else conference.generation
     if temperature is not None:
         generation = generation.model_copy(update={"temperature": temperature})
     return JudgeEvalScenario(task=task, labels=list(labels), judge_name=judge.name if judge else "Judge",
@@ -115,38 +114,31 @@ def identity(s: JudgeEvalScenario) -> dict:
             "generation": s.generation.model_dump(mode="json")}
 
 
-def roles(s: JudgeEvalScenario) -> list[str]:
-    return [JUDGE]
-
-
-@dataclass(frozen=True)
-class ItemInput:
-    id: str
-    text: str
-    target: Optional[str] = None
-    gold: Optional[str] = None
-
-
-async def run_item(s: JudgeEvalScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+async def run(s: JudgeEvalScenario, ctx: UnitContext) -> Outcome:
+    """One item: the judge's label for it."""
     templates = s.templates()
-    fields = {"name": s.judge_name, "persona": s.judge_persona, "text": item.text,
-              "target": item.target or "the topic it discusses", "choices": ", ".join(s.labels),
+    text, target = ctx.inputs["text"], ctx.inputs.get("target")
+    if s.task == "stance" and not target:
+        raise ValueError("stance needs a target: use a dataset with a target column")
+    fields = {"name": s.judge_name, "persona": s.judge_persona, "text": text,
+              "target": target or "the topic it discusses", "choices": ", ".join(s.labels),
               "labels": " or ".join(json.dumps(lab) for lab in s.labels)}
     messages = [SystemMessage(content=render(templates["system"], fields)),
                 UserMessage(content=render(templates[s.task], fields), source="user")]
-    reply = await ctx.call(JUDGE, messages, label_model(tuple(s.labels)), stage=s.task)
-    prediction, explanation = label_set(s).map(reply.text)
-    return Outcome(prediction, explanation, reply.text)
+    labels = label_set(s)
+    reply = await ctx.call(JUDGE, messages, label_model(tuple(s.labels)), stage=s.task,
+                           decide=lambda reply: labels.map(reply)[0])
+    prediction, explanation = labels.map(reply.text)
+    return Outcome(prediction, explanation, reply.text, decided_by=JUDGE)
 
 
-def from_fields(s: JudgeEvalScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
-    if not fields.get("text"):
-        raise ValueError("judge-eval needs a text")
-    if s.task == "stance" and not fields.get("target"):
-        raise ValueError("stance needs a target: use a dataset with a target column")
-    return ItemInput(item_id, fields["text"], fields.get("target"), gold)
-
-
-def from_dataset(s: JudgeEvalScenario, raw) -> ItemInput:
-    """An item from a dataset row (moot.datasets.Item)."""
-    return from_fields(s, raw.id, {"text": raw.text, "target": raw.target}, raw.label)
+PROTOCOL = Protocol(
+    name=NAME,
+    title="The conference judge as a zero-shot classifier",
+    paper="Heller et al. 2025, §4.1 / §5.1 (Tables 1-4)",
+    scenario=JudgeEvalScenario,
+    policy=lambda spoken: None if spoken else JUDGE,  # one turn: the judge's
+    run=run,
+    inputs=(InputField("text", "text"), InputField("target", "target", required=False)),
+    result_name="label",
+)

@@ -28,8 +28,8 @@ from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
-from moot.protocols.context import StageContext
-from moot.protocols.items import Outcome
+from moot.protocol import InputField, Outcome, Protocol
+from moot.runs.context import UnitContext
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet
 from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
@@ -37,10 +37,6 @@ from moot.verdicts import json_object
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
 
-NAME = "negotiation"
-RESULT_NAME = "sentiment"
-SCHEMA = NegotiationScenario
-INPUT_KEYS = ("text",)
 GEN, DISC = "generator", "discriminator"
 
 
@@ -48,7 +44,6 @@ GEN, DISC = "generator", "discriminator"
 class ItemInput:
     id: str
     text: str
-    gold: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -59,15 +54,6 @@ class Result:
     discriminator: str
     consensus: bool
     decision: Optional[str]
-
-
-def roles(s: NegotiationScenario) -> list[str]:
-    return [k for k in LLMS if k in s.models]
-
-
-def models_for_all(s: NegotiationScenario, spec: str) -> dict[str, str]:
-    """A bare `--model SPEC` plays every LLM of the scenario (allow_same_model must be set)."""
-    return {key: spec for key in s.models}
 
 
 def labels_of(s: NegotiationScenario) -> LabelSet:
@@ -115,7 +101,7 @@ def neighbours(s: NegotiationScenario, text: str) -> list[tuple[str, str]]:
 class _Negotiator:
     """Everything one item's negotiations share: prompts, demos per LLM, the context."""
 
-    def __init__(self, s: NegotiationScenario, ctx: StageContext, item: ItemInput, demos):
+    def __init__(self, s: NegotiationScenario, ctx: UnitContext, item: ItemInput, demos):
         self.s, self.ctx, self.item, self.demos = s, ctx, item, demos
         self.templates, self.labels = s.templates(), labels_of(s)
         self.options = ", ".join(s.labels)
@@ -199,7 +185,12 @@ def agreed(generated: Optional[str], verdict: tuple[str, Optional[str], str]) ->
     return attitude == AGREE and generated is not None and decision == generated
 
 
-async def run_item(s: NegotiationScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+async def run(s: NegotiationScenario, ctx: UnitContext) -> Outcome:
+    """One text: a negotiation, its role-flipped twin, and the third LLM's vote on a conflict."""
+    return await run_item(s, ctx, ItemInput(ctx.unit.id, ctx.inputs["text"]))
+
+
+async def run_item(s: NegotiationScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     n = _Negotiator(s, ctx, item, neighbours(s, item.text))
     pair = await asyncio.gather(n.negotiate("first", "second"), n.negotiate("second", "first"))
     decision, conflict = combine(*pair)
@@ -213,24 +204,17 @@ async def run_item(s: NegotiationScenario, ctx: StageContext, item: ItemInput) -
         how = "conflict between the negotiations and no third LLM"
     summary = "; ".join(f"{r.generator}->{r.discriminator}: {r.decision if r.consensus else 'no consensus'}"
                         for r in results)
-    return Outcome(decision or UNPARSED, f"{how} ({summary})", summary)
+    return Outcome(decision or UNPARSED, f"{how} ({summary})", summary, decided_by=how)
 
 
-def prepare(s: NegotiationScenario, scenario_path: Path) -> NegotiationScenario:
-    """Resolve `demonstrations.train` against the scenario file's folder."""
-    train = s.demonstrations.train
-    if not train or Path(train).is_absolute():
-        return s
-    absolute = str((Path(scenario_path).resolve().parent / train).resolve())
-    return s.model_copy(update={"demonstrations": s.demonstrations.model_copy(update={"train": absolute})})
-
-
-def from_fields(s: NegotiationScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
-    if not fields.get("text"):
-        raise ValueError("negotiation needs a text: give input.text in the scenario, --input text=..., "
-                         "or a dataset with a text column")
-    return ItemInput(item_id, fields["text"], gold)
-
-
-def from_dataset(s: NegotiationScenario, raw) -> ItemInput:
-    return ItemInput(raw.id, raw.text, raw.label)
+PROTOCOL = Protocol(
+    name="negotiation",
+    title="LLM negotiation for sentiment analysis",
+    paper="Sun et al. 2023, Sentiment Analysis through LLM Negotiations",
+    scenario=NegotiationScenario,
+    policy=next_speaker,
+    run=run,
+    inputs=(InputField("text", "text", help="the text whose sentiment is judged"),),
+    result_name="sentiment",
+    example="negotiation",
+)

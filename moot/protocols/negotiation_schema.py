@@ -8,6 +8,7 @@ from `demonstrations.train`, a DATA.yaml relative to the scenario file.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
@@ -67,5 +68,19 @@ class NegotiationScenario(ItemScenario):
     def headline_metric(self) -> str:
         return self.metric or "accuracy"
 
-    def model_for(self, role: str) -> str:
-        return self.models[role]
+    def roles(self) -> list[str]:
+        return [k for k in LLMS if k in self.models]
+
+    def resolve_paths(self, base: Path) -> "NegotiationScenario":
+        """`demonstrations.train` is relative to the scenario file's folder."""
+        train = self.demonstrations.train
+        if not train or Path(train).is_absolute():
+            return self
+        absolute = str((base / train).resolve())
+        return self.model_copy(update={"demonstrations": self.demonstrations.model_copy(update={"train": absolute})})
+
+    def check_models(self, resolved) -> None:
+        specs = list(resolved.values())
+        if len(set(specs)) != len(specs) and not self.allow_same_model:
+            raise ValueError("the negotiating LLMs must be different model specs (the paper's point is two "
+                             "different models); set allow_same_model: true for an offline demo")

@@ -25,19 +25,14 @@ from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
-from moot.protocols.context import StageContext
-from moot.protocols.items import Outcome
+from moot.protocol import InputField, Outcome, Protocol
 from moot.protocols.labels import LabelSet
-from moot.protocols.s2mad_schema import ROLES, S2madScenario
-from moot.verdicts import loads
+from moot.protocols.s2mad_schema import S2madScenario
+from moot.runs.context import UnitContext
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
+from moot.verdicts import loads
 
-NAME = "s2mad"
-RESULT_NAME = "veracity"  # how the CLI names the prediction
-SCHEMA = S2madScenario
-INPUT_KEYS = ("claim", "comment")
-LIST_KEYS = ("comment",)
 P, N, JUDGE = "debater_p", "debater_n", "judge"
 
 
@@ -53,11 +48,19 @@ class ItemInput:
     id: str
     claim: str
     comments: tuple[Comment, ...]
-    gold: Optional[str] = None
 
 
-def roles(s: S2madScenario) -> list[str]:
-    return list(ROLES)
+def comments_of(given) -> tuple[Comment, ...]:
+    """Comments as given: Comment objects (a dataset), {text, time} mappings or plain strings."""
+    out = []
+    for c in given or ():
+        if isinstance(c, Comment):
+            out.append(c)
+        elif isinstance(c, dict):
+            out.append(Comment(str(c.get("text", "")), c.get("time")))
+        else:
+            out.append(Comment(str(c)))
+    return tuple(out)
 
 
 def labels_of(s: S2madScenario) -> LabelSet:
@@ -88,7 +91,7 @@ def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[s
     return [t for _, t in pos[:k]], [t for _, t in neg[:k]]
 
 
-async def separate(s: S2madScenario, ctx: StageContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
+async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
     texts = [c.text for c in early_comments(s, item.comments)]
     if not s.stance_separation:
         shuffled = texts[:]
@@ -106,7 +109,7 @@ async def separate(s: S2madScenario, ctx: StageContext, item: ItemInput, templat
     return top_k(list(zip(scores, texts)), s.k)
 
 
-async def is_subjective(s: S2madScenario, ctx: StageContext, claim: str, templates) -> bool:
+async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, templates) -> bool:
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
     prompt = render(templates["subjectivity"], {"claim": claim})
@@ -114,7 +117,13 @@ async def is_subjective(s: S2madScenario, ctx: StageContext, claim: str, templat
     return re.match(r"\W*yes\b", reply.text.strip(), re.I) is not None
 
 
-async def run_item(s: S2madScenario, ctx: StageContext, item: ItemInput) -> Outcome:
+async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
+    """One claim: stance separation, subjectivity, initial opinions, debate, judge."""
+    item = ItemInput(ctx.unit.id, ctx.inputs["claim"], comments_of(ctx.inputs.get("comments")))
+    return await run_item(s, ctx, item)
+
+
+async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     templates, labels = s.templates(), labels_of(s)
     options = ", ".join(labels.option_words[lab] for lab in s.labels)
     pos, neg = await separate(s, ctx, item, templates)
@@ -122,8 +131,9 @@ async def run_item(s: S2madScenario, ctx: StageContext, item: ItemInput) -> Outc
     key = "opinion_subjective" if subjective else "opinion_objective"
     opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
                N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
+    decide = labels.decide
     first = await asyncio.gather(*(ctx.call(d, [UserMessage(content=opening[d], source="user")],
-                                            stage="initial_opinion") for d in (P, N)))
+                                            stage="initial_opinion", round=0, decide=decide) for d in (P, N)))
     replies = {P: [first[0].text], N: [first[1].text]}
     debate = _Debate(s, ctx, templates, opening, replies, options)
     plan = S2madPlan(P, N, JUDGE, s.rounds)
@@ -139,12 +149,12 @@ async def run_item(s: S2madScenario, ctx: StageContext, item: ItemInput) -> Outc
         thread = await run_group_chat(agents, select, item.claim, 2 * s.rounds + 1)
     finally:
         debate.cancel()
-    contributions = {f"{d}_round{j}": r for d in (P, N) for j, r in enumerate(replies[d])}
     agreed = consensus(_label(labels, replies[P][-1]), _label(labels, replies[N][-1]))
     if agreed and not any(m.source == JUDGE for m in thread):
-        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1], contributions)
+        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1],
+                       decided_by="consensus")
     verdict = thread[-1].content
-    return Outcome(labels.decide(verdict), "judge's determination", verdict, {**contributions, JUDGE: verdict})
+    return Outcome(labels.decide(verdict), "judge's determination", verdict, decided_by=JUDGE)
 
 
 def _label(labels: LabelSet, text: str) -> Optional[str]:
@@ -172,8 +182,9 @@ class _Debate:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             j = len(self.replies[who])  # this debater's round
             if j not in self.rounds:
-                self.rounds[j] = {d: asyncio.ensure_future(self.ctx.call(d, self._messages(d, j), stage=f"debate_round{j}"))
-                                  for d in (P, N)}
+                self.rounds[j] = {d: asyncio.ensure_future(self.ctx.call(
+                    d, self._messages(d, j), stage="debate", round=j, decide=labels_of(self.s).decide))
+                    for d in (P, N)}
             text = (await self.rounds[j][who]).text
             self.replies[who].append(text)
             return text
@@ -184,7 +195,8 @@ class _Debate:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             prompt = render(self.templates["judge"], {"claim": claim, "reply_p": self.replies[P][-1],
                                                       "reply_n": self.replies[N][-1], "options": self.options})
-            return (await self.ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge")).text
+            return (await self.ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge",
+                                        decide=labels_of(self.s).decide)).text
 
         return respond
 
@@ -194,14 +206,15 @@ class _Debate:
                 task.cancel()
 
 
-def from_fields(s: S2madScenario, item_id: str, fields: dict, gold: Optional[str] = None) -> ItemInput:
-    claim = fields.get("claim")
-    if not claim:
-        raise ValueError("S2MAD needs a claim: give input.claim in the scenario, --input claim=..., "
-                         "or a dataset with a text column")
-    comments = list(fields.get("comments", [])) + list(fields.get("comment", []))
-    return ItemInput(item_id, claim, tuple(Comment(c) for c in comments), gold)
-
-
-def from_dataset(s: S2madScenario, raw) -> ItemInput:
-    return ItemInput(raw.id, raw.text, tuple(raw.comments), raw.label)
+PROTOCOL = Protocol(
+    name="s2mad",
+    title="S2MAD rumor detection",
+    paper="Zhang et al. 2025, Stance-aware and Subjectivity-aware Multi-Agent Debate for rumor detection",
+    scenario=S2madScenario,
+    policy=next_speaker,
+    run=run,
+    inputs=(InputField("claim", "text", help="the post whose veracity is judged"),
+            InputField("comments", "comments", required=False, many=True, help="replies to the post")),
+    result_name="veracity",
+    example="s2mad",
+)

@@ -68,8 +68,8 @@ class S2madScenario(ItemScenario):
     def headline_metric(self) -> str:
         return self.metric or "macro_f1"
 
-    def model_for(self, role: str) -> str:
-        return self.models.get(role) or self.models.get("default", "local")
+    def roles(self) -> list[str]:
+        return list(ROLES)
 
     def all_aliases(self) -> dict[str, str]:
         return {**{k: v for k, v in DEFAULT_ALIASES.items() if v in self.labels}, **self.aliases}

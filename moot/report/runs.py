@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from moot.metrics import UNPARSED, MetricReport, paper_metric, rumor_f1, summarize
-from moot.protocols.batch import read_results
+from moot.runs.folder import read_results, transcript_of
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
 
@@ -169,7 +169,7 @@ def load_run(path: Path, ref: str = "") -> Run:
     if not meta_path.is_file() or not results_path.is_file():
         raise RunError(f"{path}: not a batch run directory (needs run.json and results.jsonl)")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    results = list(read_results(results_path).values())
+    results = list(read_results(path).values())
     run = Run(path, meta, results, ref)
     if not run.scored:
         raise RunError(f"{path}: no result with a gold label to score")

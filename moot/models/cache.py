@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -33,11 +34,16 @@ def message_data(message: LLMMessage) -> dict[str, Any]:
             "content": message.content if isinstance(message.content, str) else repr(message.content)}
 
 
+@lru_cache(maxsize=256)
+def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict]:
+    """An output model's JSON schema, computed once per model (pydantic builds it afresh each time)."""
+    return output.model_json_schema() if output is not None else None
+
+
 def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMessage],
               output: Optional[type[BaseModel]] = None) -> str:
-    schema = output.model_json_schema() if output is not None else None
     payload = {"spec": spec, "settings": dict(sorted(settings.items())),
-               "messages": [message_data(m) for m in messages], "output": schema}
+               "messages": [message_data(m) for m in messages], "output": output_schema(output)}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

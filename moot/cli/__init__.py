@@ -1,0 +1,134 @@
+"""The one command line: `moot COMMAND ...`, and `python run_conference.py` as the same program.
+
+`moot SCENARIO ...` (a file or a bundled scenario's name) is short for `moot run SCENARIO ...`.
+Each subcommand is a module of this package exposing `run(argv) -> exit code`; `main(argv)`
+returns the exit code so tests call it in-process.
+
+Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
+continue), 2 bad input (nothing was written), 3 the environment refused (disk full, read-only,
+permission), 130 interrupted (resumable), 141 the output was closed (e.g. `| head`; resumable).
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
+
+COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
+    "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
+    "replay": "show a saved run (a run folder or a transcript) in the terminal as it happened",
+    "export": "a readable Markdown or HTML document of a run",
+    "score": "re-run a protocol's deciding role with another model on a saved run",
+    "report": "tables, per-class metrics and plots of finished runs (items and conferences)",
+    "validate": "check scenario and dataset files without running anything",
+    "new": "write a commented starter scenario for a protocol",
+    "schema": "the JSON Schema of the scenario format (for editors)",
+    "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
+}
+ENVIRONMENT_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+                      errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+                      errno.EPERM: "operation not permitted"}
+
+
+def input_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean bad input: one line, exit 2."""
+    from moot.dataset_spec import DatasetError
+    from moot.models.factory import MissingKey
+    from moot.models.preflight import Unreachable
+    from moot.protocols.conference_turns import ResumeError as ConferenceResumeError
+    from moot.report.runs import RunError
+    from moot.runs.folder import RunFolderError
+    from moot.runs.runner import ResumeError
+    from moot.runs.setup import UsageError
+    from moot.transcript import TranscriptError
+    from moot.yamlsource import SourceError
+
+    return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
+            ConferenceResumeError, MissingKey, Unreachable, RunError)
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+    return ("usage: moot COMMAND [options]   (moot COMMAND --help for each)\n"
+            "       moot SCENARIO [options]  (short for `moot run SCENARIO`)\n\ncommands:\n" + "\n".join(lines)
+            + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset datasets/vast.yaml --limit 50"
+              "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
+
+
+def command(name: str) -> Callable[[Sequence[str]], int]:
+    return importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+
+
+def dispatch(argv: list[str]) -> int:
+    from moot.bundled import bundled_names
+    from moot.runs.setup import UsageError, nearest
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return EXIT_OK if argv else EXIT_USAGE
+    if argv[0] == "--version":
+        from moot import __version__
+
+        print(f"moot {__version__}")
+        return EXIT_OK
+    if argv[0] in COMMANDS:
+        return command(argv[0])(argv[1:])
+    first = argv[0]
+    if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
+            or Path(first).stem in bundled_names():
+        return command("run")(argv)
+    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, list(COMMANDS) + bundled_names())} "
+                     f"(commands: {', '.join(COMMANDS)}; bundled scenarios: moot run --list)")
+
+
+def quiet_autogen_logs() -> None:
+    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript."""
+    for name in ("autogen_core", "autogen_agentchat", "autogen_ext", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from moot.secrets import redact
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    quiet_autogen_logs()
+    try:
+        return dispatch(argv)
+    except input_errors() as exc:
+        print(redact(f"error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_PIPE
+    except OSError as exc:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{ENVIRONMENT_ERRNOS[exc.errno]} ({os.strerror(exc.errno)}); "
+              "free space or fix permissions, then run the same command again", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+
+
+def silence_stdout() -> None:
+    """After the reader of our output went away: point stdout at /dev/null so the interpreter's
+    final flush does not fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main_exit() -> None:
+    """Console-script entry point (`moot ...`)."""
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Command-line options every subcommand spells and means the same way.
+
+`--model [KEY=]SPEC`, `--out`, the backend endpoints and key, `--concurrency`: one definition each,
+used by `run`, `score`, `judge-eval` and the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from moot.models.factory import BackendOptions
+from moot.scenario_blocks import Backends, endpoint_list
+from moot.secrets import register
+
+MODEL_HELP = ("model for every role (SPEC) or one role, agent or group (KEY=SPEC), repeatable; SPEC: "
+              "local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted[:TOKENS]")
+
+
+def add_model(p: argparse.ArgumentParser, help: str = MODEL_HELP) -> None:
+    p.add_argument("--model", action="append", default=[], metavar="[KEY=]SPEC", help=help)
+
+
+def add_out(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--out", help=help)
+
+
+def add_backends(p: argparse.ArgumentParser) -> None:
+    """Where the model servers are; beats the scenario's `backends:`."""
+    p.add_argument("--base-url", action="append", default=[], metavar="URL",
+                   help="OpenAI-compatible endpoint (repeat for a pool serving the same model; "
+                        "default: the scenario's, else $OPENAI_BASE_URL)")
+    p.add_argument("--api-key", help="API key (default: the scenario's backends.openai.api_key_env, "
+                                     "else $OPENAI_API_KEY); never recorded or printed")
+    p.add_argument("--ollama-host", action="append", default=[], metavar="URL",
+                   help="Ollama server (repeat for a pool; default: the scenario's, else $OLLAMA_HOST)")
+
+
+def add_engine(p: argparse.ArgumentParser, concurrency: int = 4) -> None:
+    p.add_argument("--concurrency", type=positive_int, default=concurrency,
+                   help=f"model calls in flight per backend endpoint (default {concurrency})")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not answer from the run folder's reply cache (still records replies)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def backend_options(args: Any, backends: Backends | None = None) -> BackendOptions:
+    """Endpoints and key: the command line beats the scenario's `backends:`, which beats the
+    environment. The scenario names the environment variable holding its key (`api_key_env`)."""
+    b = backends or Backends()
+    key = getattr(args, "api_key", None) or os.environ.get(b.openai.api_key_env)
+    register(key)
+    return BackendOptions(
+        openai_base_urls=tuple(getattr(args, "base_url", None) or endpoint_list(b.openai.base_url)),
+        openai_api_key=key,
+        ollama_hosts=tuple(getattr(args, "ollama_host", None) or endpoint_list(b.ollama.host)),
+        local_n_ctx=b.local.n_ctx, local_n_threads=b.local.n_threads,
+    )

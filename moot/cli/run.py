@@ -1,0 +1,152 @@
+"""`moot run SCENARIO [--dataset D] [--out DIR]`: run anything, continue anything.
+
+SCENARIO is a file or a bundled scenario's name (`moot run drug_policy`). What runs depends on the
+protocol: a conference (or a batch of them with --vary), one item (the scenario's `input:` and
+--input), or every item of a dataset (--dataset). Everything goes to one run folder (--out, default
+transcripts/SCENARIO[-DATASET]); running the same command again on it continues the run: finished
+units are never redone and no finished model call is sent again (--resume says so explicitly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from moot.bundled import bundled_names, find_scenario
+from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options, positive_int
+from moot.cli.show import BatchStatus, LivePrinter, print_batch_end, print_unit_end
+from moot.datasets import dataset_fingerprint
+from moot.models.cache import NoCache, ReplyCache
+from moot.models.calls import RetryPolicy
+from moot.models.engine import ModelEngine
+from moot.models.preflight import preflight
+from moot.protocol import Protocol
+from moot.protocols import REGISTRY
+from moot.runs.folder import RunFolder
+from moot.runs.meta import check_identity, describe_run
+from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
+from moot.runs.runner import RunSetup, run_units
+from moot.runs.setup import UsageError, resolve_models, role_models
+from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="moot run", description=__doc__.splitlines()[0],
+                                epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
+                                       "\n  moot run cola --input text=... --input target=..."
+                                       "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", nargs="?", help="scenario file, or the name of a bundled scenario")
+    p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
+    p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
+                   help="one item's input (e.g. text=..., target=...; comment=... repeats), over the scenario's")
+    p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run every item of a dataset")
+    p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
+    p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
+                   help="a batch of conferences: seed=1,2,3 | model=SPEC,SPEC | personas=SETS.yaml (repeatable)")
+    add_out(p, "run folder (default transcripts/SCENARIO[-DATASET])")
+    add_model(p)
+    add_engine(p)
+    add_backends(p)
+    p.add_argument("--resume", action="store_true", help="continue the run in the folder (what rerunning does anyway)")
+    p.add_argument("--allow-model-change", action="store_true",
+                   help="continue a run with other models than it started with (recorded in the run)")
+    p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
+    return p
+
+
+def default_out(scenario_path: Path, dataset: Optional[Path]) -> Path:
+    name = scenario_path.stem + (f"-{dataset.stem}" if dataset else "")
+    return Path("transcripts") / name
+
+
+def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan:
+    if protocol.per_item:
+        if args.vary:
+            raise UsageError(f"--vary makes a batch of conferences; {protocol.name} runs items (use --dataset)")
+        if args.dataset:
+            if args.input:
+                raise UsageError("--input gives one item; with --dataset the items come from the dataset")
+            return dataset_plan(protocol, scenario, args.dataset, args.limit)
+        return item_plan(protocol, scenario, args.input)
+    for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--limit", args.limit)):
+        if value:
+            raise UsageError(f"{flag}: a {protocol.name} has no items; its scenario is its input")
+    return variant_plan(scenario, args.vary)
+
+
+def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.list:
+        print("\n".join(bundled_names()))
+        return EXIT_OK
+    if not args.scenario:
+        raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")
+    path = find_scenario(args.scenario)
+    scenario = load_scenario(path)
+    protocol = REGISTRY.get(getattr(scenario, "protocol"))
+    plan = plan_of(protocol, scenario, args)
+    models = resolve_models(scenario, args.model)
+    options = backend_options(args, scenario.backends)
+    preflight(models.values(), options)
+    metric = headline_metric(scenario, plan)
+    out = Path(args.out) if args.out else default_out(path, args.dataset)
+    if args.resume and not out.exists():
+        raise UsageError(f"--resume: {out} does not exist (nothing to continue)")
+    identity = {"protocol": protocol.name, "scenario_sha256": scenario_hash(path),
+                "scenario_content_sha256": scenario_content_hash(scenario),
+                **({"dataset_sha256": dataset_fingerprint(plan.spec)} if plan.spec else {}),
+                "models": dict(sorted(models.items()))}
+    setup = RunSetup(protocol, str(path), identity["scenario_sha256"], options.public(), args.allow_model_change)
+    with RunFolder(out) as folder:
+        check_identity(folder, identity, describe_run(protocol.name, scenario, str(path), metric, plan, args.limit),
+                       args.allow_model_change)
+        return execute(setup, plan, folder, args, options, metric, scenario)
+
+
+def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
+    """Declared, never guessed: the scenario's `metric:`, else the dataset's, else the protocol's default."""
+    if not getattr(scenario, "labels", None):
+        return None
+    declared = getattr(scenario, "metric", None) or (plan.spec.metric if plan.spec else None)
+    return declared or scenario.headline_metric()
+
+
+def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options,
+            metric: Optional[str], scenario: Any) -> int:
+    """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
+    retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
+    cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
+    engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency)
+    single = plan.total == 1
+    live = LivePrinter(setup.protocol, scenario) if single and not args.quiet else None
+    status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats)
+
+    def models_of(unit):
+        return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
+
+    async def go():
+        try:
+            return await run_units(setup, plan.units(), folder, engine, models_of,
+                                   in_flight=2 * args.concurrency if setup.protocol.per_item else args.concurrency,
+                                   listener=live, progress=status.update if status else None)
+        finally:
+            await engine.close()
+
+    try:
+        outcome = asyncio.run(go())
+    finally:
+        if status is not None:
+            status.close()
+    if single:
+        print_unit_end(setup.protocol, folder, outcome, engine.stats)
+    else:
+        print_batch_end(setup.protocol, folder, outcome, engine.stats, metric)
+    if outcome.interrupted:
+        print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if outcome.failed else EXIT_OK

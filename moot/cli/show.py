@@ -1,0 +1,131 @@
+"""What `moot run` shows: one unit live, many as a status line, and the summary at the end."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Optional, TextIO
+
+from moot.console import ConsolePrinter
+from moot.events import EventBase
+from moot.metrics import UNPARSED, summarize
+from moot.models.engine import EngineStats
+from moot.protocol import Protocol
+from moot.runs.folder import RunFolder, transcript_of
+from moot.runs.runner import BatchOutcome, UnitResult
+from moot.safe_text import terminal_safe
+from moot.summary import summary_lines
+
+
+class LivePrinter:
+    """Prints one unit's events as they are recorded (a conference's turns, an item's stages)."""
+
+    def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None):
+        topics = list(getattr(scenario, "topics", []) or [])
+        speakers = scenario.roles() if hasattr(scenario, "roles") else []
+        self.printer = ConsolePrinter(topics, stream, speakers=speakers)
+
+    def __call__(self, events: list[EventBase]) -> None:
+        self.printer(events)
+
+
+class BatchStatus:
+    """One status line on stderr: units done/total, ETA, calls, cache hits, tokens, unparsed, failed.
+    On a terminal it redraws in place (at most 5 times a second); otherwise one line per unit."""
+
+    def __init__(self, total: int, done: int, stats: EngineStats, stream: Optional[TextIO] = None):
+        self.total, self.done, self.first, self.stats = total, done, done, stats
+        self.stream = stream or sys.stderr
+        self.unparsed = self.failed = 0
+        self.started, self._last = time.monotonic(), 0.0
+        self.show(force=True)
+
+    def update(self, result: UnitResult) -> None:
+        if result.status == "completed":
+            self.done += 1
+            self.unparsed += bool(result.outcome and result.outcome.prediction == UNPARSED)
+        else:
+            self.failed += 1
+        self.show(force=not self.stream.isatty())
+
+    def line(self) -> str:
+        new = self.done - self.first
+        left = self.total - self.done
+        eta = f"{(time.monotonic() - self.started) / new * left:.0f}s" if new else "?"
+        failed = f" failed={self.failed}" if self.failed else ""
+        return (f"[{self.done}/{self.total}] ETA {eta} calls={self.stats.backend_calls} cached={self.stats.cache_hits} "
+                f"tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
+
+    def show(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        tty = self.stream.isatty()
+        self.stream.write(("\r\x1b[2K" + self.line()) if tty else self.line() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.stream.isatty():
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def stats_line(folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
+    unparsed = sum(1 for r in outcome.results.values() if r.get("prediction") == UNPARSED)
+    return (f"run: {folder.path} units={len(outcome.results)} failed={len(outcome.failed)} "
+            f"backend_calls={stats.backend_calls} cache_hits={stats.cache_hits} unparsed={unparsed}")
+
+
+def print_failures(outcome: BatchOutcome) -> None:
+    for failed in outcome.failed[:20]:
+        print(f"{failed.unit.id} {failed.status}: {terminal_safe(failed.cause)}", file=sys.stderr)
+    if len(outcome.failed) > 20:
+        print(f"... and {len(outcome.failed) - 20} more", file=sys.stderr)
+    if outcome.stopped:
+        print(f"stopped early: {terminal_safe(outcome.stopped)} (no retry can mend this; fix it and run again)",
+              file=sys.stderr)
+
+
+def print_unit_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> None:
+    """One unit: a conference's summary, or an item's label and explanation; its transcript."""
+    from moot.transcript import load
+
+    rows = list(outcome.results.values())
+    path = transcript_of(folder.path, rows[0]) if rows else (outcome.failed[0].transcript if outcome.failed else None)
+    if path is not None and path.exists():
+        transcript = load(path)
+        print()
+        if protocol.per_item:
+            found = transcript.outcome
+            if found is not None:
+                print(f"{protocol.result_name}: {found.prediction}")
+                if found.explanation:
+                    print(f"explanation: {terminal_safe(found.explanation)}")
+        else:
+            for line in summary_lines(transcript.events, transcript.topics):
+                print(terminal_safe(line))
+        print(f"transcript: {path}")
+    print_failures(outcome)
+    print(stats_line(folder, outcome, stats))
+
+
+def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
+                    metric: Optional[str]) -> None:
+    """Many units: the metrics of the labelled items (or each conference's topics); the run line."""
+    rows = list(outcome.results.values())
+    scored = [r for r in rows if r.get("gold") is not None]
+    labels = (folder.meta() or {}).get("labels") or []
+    if scored and labels and metric:
+        report = summarize([r["gold"] for r in scored], [r["prediction"] for r in scored], labels, metric=metric)
+        print(report.format())
+    elif not protocol.per_item:
+        for row in rows:
+            topics = ", ".join(f"T{t['topic'] + 1}: {t['closed_by']} after {t['rounds']}" for t in row.get("topics", []))
+            print(f"{row['id']}: {row.get('status')} ({topics})")
+    skipped = (folder.meta() or {}).get("skipped_rows") or {}
+    if skipped:
+        print("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))
+    print_failures(outcome)
+    print(f"results: {folder.results_path}")
+    print(stats_line(folder, outcome, stats))

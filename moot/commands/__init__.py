@@ -1,1 +1,0 @@
-"""Subcommands of run_conference.py: each module exposes `run(argv) -> exit code`."""

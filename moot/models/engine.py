@@ -1,0 +1,146 @@
+"""The one way moot calls a model: reply cache, a concurrency bound per backend, retries, usage.
+
+Every protocol (conferences included) asks through a ModelEngine shared by all units of a run:
+
+- the reply cache is keyed by model spec, generation settings, every message and the output
+  schema, so a finished call is never sent twice (a rerun or a resume answers from it);
+- each backend endpoint has its own bound on calls in flight; a model served by several
+  endpoints (a list of base URLs or Ollama hosts) sends each call to the least busy one;
+- retries, backoff and fatal errors are moot.models.calls';
+- the same call asked twice at once is sent once: the second waits for the first's reply;
+- counters: backend calls, cache hits and tokens, for progress lines and summaries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from autogen_core import CancellationToken
+from autogen_core.models import ChatCompletionClient, LLMMessage
+from pydantic import BaseModel
+
+from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
+from moot.models.calls import RetryPolicy, complete
+from moot.models.factory import BackendOptions, build_client, endpoints_of
+
+
+@dataclass(frozen=True)
+class RoleModel:
+    """The model playing a role: its spec string and generation settings."""
+
+    spec: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def settings_key(self) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in self.settings.items()))
+
+
+@dataclass
+class EngineStats:
+    backend_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """A reply and how it was obtained."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    attempts: int
+    cached: bool
+    key: str
+    finish_reason: Optional[str] = None
+
+
+@dataclass
+class Endpoint:
+    """One place calls go: a bound on calls in flight and how many are queued or running."""
+
+    address: Optional[str]
+    slots: asyncio.Semaphore
+    load: int = 0
+
+
+class ModelEngine:
+    """Shared by every unit of a run. `clients` may hold ready clients by spec (tests)."""
+
+    def __init__(self, options: BackendOptions = BackendOptions(), *, cache: ReplyCache | NoCache | None = None,
+                 retry: RetryPolicy = RetryPolicy(), concurrency: int = 4,
+                 clients: Optional[Mapping[str, ChatCompletionClient]] = None):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.options, self.retry, self.concurrency = options, retry, concurrency
+        self.cache = cache if cache is not None else NoCache()
+        self.stats = EngineStats()
+        self._given = dict(clients or {})
+        self._clients: dict[tuple, ChatCompletionClient] = {}
+        self._endpoints: dict[tuple[str, Optional[str]], Endpoint] = {}
+        self._pending: dict[str, asyncio.Future] = {}
+
+    def endpoint(self, spec: str) -> Endpoint:
+        """The least busy endpoint serving `spec` (a local or scripted model has one)."""
+        provider = spec.partition(":")[0]
+        choices = [self._endpoints.setdefault((provider, address),
+                                              Endpoint(address, asyncio.Semaphore(self.concurrency)))
+                   for address in endpoints_of(spec, self.options)]
+        return min(choices, key=lambda e: e.load)
+
+    def client(self, model: RoleModel, address: Optional[str] = None) -> ChatCompletionClient:
+        if model.spec in self._given:
+            return self._given[model.spec]
+        key = (model.spec, model.settings_key, address)
+        if key not in self._clients:
+            self._clients[key] = build_client(model.spec, model.settings, self.options, address)
+        return self._clients[key]
+
+    async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
+                  output: Optional[type[BaseModel]] = None, *,
+                  cancellation_token: Optional[CancellationToken] = None) -> CallResult:
+        """The reply to `messages`: from the cache, or sent within its endpoint's bound."""
+        key = cache_key(model.spec, model.settings, messages, output)
+        started = time.monotonic()
+        while True:  # the same call already in flight (another unit): wait for its reply
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return CallResult(hit.text, hit.prompt_tokens, hit.completion_tokens,
+                                  time.monotonic() - started, 0, True, key)
+            pending = self._pending.get(key)
+            if pending is None:
+                break
+            await asyncio.shield(pending)  # then the cache has it, or (it failed) we send it ourselves
+        self._pending[key] = signal = asyncio.get_running_loop().create_future()
+        endpoint = self.endpoint(model.spec)
+        endpoint.load += 1
+        try:
+            async with endpoint.slots:
+                self.stats.backend_calls += 1
+                done = await complete(self.client(model, endpoint.address), messages, output=output,
+                                      retry=self.retry, cancellation_token=cancellation_token)
+            self.stats.prompt_tokens += done.prompt_tokens
+            self.stats.completion_tokens += done.completion_tokens
+            self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens))
+        finally:
+            endpoint.load -= 1
+            del self._pending[key]
+            signal.set_result(None)
+        return CallResult(done.text, done.prompt_tokens, done.completion_tokens, done.latency_s,
+                          done.attempts, False, key, done.finish_reason)
+
+    async def close(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self.cache.close()

@@ -1,0 +1,122 @@
+"""A conference's turns as events, and where a conference continues from its own transcript.
+
+A turn is written in one append: the `call` it made, its `message`, and its companions (the
+judge's `verdict`, the evaluator's `score`, the `topic_closed` it implies). A run killed in the
+middle of that write leaves a prefix of those lines; the resume point keeps every complete turn,
+writes the companions a half-written turn lacks (they follow from its message), and leaves a call
+whose message never got written to be served back to the agent that asks it again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_core.models import RequestUsage
+
+from moot.events import EventBase, Message, Score, TopicClosed, Usage, Verdict
+from moot.speaker_selection.conference import ConferencePlan, PolicyError, Step, Turn, walk
+from moot.transcript import Transcript
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
+
+
+def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
+    """The message of one turn and its companions, recorded together (with its call)."""
+    meta = message.metadata
+    usage = message.models_usage
+    event = Message(
+        turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
+        topic=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
+        usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
+        latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
+        decision=meta.get("decision"),
+    )
+    return [event, *companions(message, step, following, turn)]
+
+
+def companions(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
+    """What a turn implies besides its message: a verdict or score, and a topic_closed."""
+    events: list[EventBase] = []
+    extra = _decision_event(message, step, turn) or _score_event(message, step, turn)
+    if extra:
+        events.append(extra)
+    if following.closed_by:
+        events.append(TopicClosed(topic=step.topic, rounds=step.round, closed_by=following.closed_by))
+    return events
+
+
+def _decision_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Verdict]:
+    output = {"judge": JudgeVerdict, "decide": ModeratorDecision}.get(step.action)
+    if output is None:
+        return None
+    parsed = parse_reply(output, message.content)
+    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round)
+    if parsed.value is None:
+        return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
+    value = parsed.value
+    if isinstance(value, JudgeVerdict):
+        return Verdict(**common, verdict=value.verdict, reason=value.reason)
+    return Verdict(**common, verdict=value.decision, reason=value.message)
+
+
+def _score_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Score]:
+    if step.action != "evaluate":
+        return None
+    return score_from_reply(message.content, turn=turn, speaker=message.source, topic=step.topic,
+                            model=message.metadata.get("model", ""))
+
+
+def score_from_reply(content: str, **fields) -> Score:
+    """A Score event from an evaluator reply; unparsed replies keep their raw text."""
+    parsed = parse_reply(EvaluatorScores, content)
+    if parsed.value is None:
+        return Score(**fields, parsed=False, raw=content, error=parsed.error)
+    value = parsed.value
+    return Score(**fields, scores={c: getattr(value, c) for c in CRITERIA}, overall=value.overall,
+                 rationale=value.rationale)
+
+
+class ResumeError(ValueError):
+    """A conference transcript that does not follow this scenario's routing; one line."""
+
+
+@dataclass
+class ResumePoint:
+    """Prior turns as the policy sees them, as AutoGen messages, and what a half-written turn lacks."""
+
+    turns: list[Turn] = field(default_factory=list)
+    messages: list[TextMessage] = field(default_factory=list)
+    missing: list[EventBase] = field(default_factory=list)
+
+
+def resume_point(transcript: Transcript | None, plan: ConferencePlan) -> ResumePoint:
+    """Where a conference continues from (see the module docstring)."""
+    if transcript is None:
+        return ResumePoint()
+    messages = transcript.messages
+    turns = [Turn(m.speaker, m.decision) for m in messages]
+    try:
+        steps = walk(plan, turns)
+    except PolicyError as exc:
+        raise ResumeError(f"{transcript.path}: transcript does not follow this scenario's routing: {exc}") from None
+    chat = [as_chat(m) for m in messages]
+    missing: list[EventBase] = []
+    if messages:
+        last = messages[-1]
+        expected = companions(chat[-1], steps[-2], steps[-1], last.turn)
+        recorded = transcript.events[transcript.events.index(last) + 1:]
+        have = {type(e) for e in recorded}
+        missing = [e for e in expected if type(e) not in have]
+    return ResumePoint(turns, chat, missing)
+
+
+def as_chat(event: Message) -> TextMessage:
+    """A recorded turn as the AutoGen message the agents saw."""
+    meta = {"role": event.role, "action": event.action, "round": str(event.round), "model": event.model,
+            "latency_s": f"{event.latency_s:.3f}", "calls": str(event.calls)}
+    if event.topic is not None:
+        meta["topic"] = str(event.topic)
+    if event.decision:
+        meta["decision"] = event.decision
+    usage = RequestUsage(prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens)
+    return TextMessage(content=event.content, source=event.speaker, metadata=meta, models_usage=usage)
