@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
+from run_support import conference, run_scenario, without_calls
 
 from moot.cli import main
+from moot.events import Call, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.scenario import scenario_hash
-from moot.session import RunRequest, prepare
-from moot.transcript import Message, RunFinished, RunStarted, Score, TopicClosed, Verdict, load
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"
@@ -29,12 +28,8 @@ class Saying(ScriptedChatCompletionClient):
 
 
 def run(path: Path, out: Path, clients: dict | None = None, models=("scripted",)):
-    runner = prepare(RunRequest(path, list(models), out), lambda events: None, clients)
-    try:
-        outcome = asyncio.run(runner.run())
-    finally:
-        runner.writer.close()
-    return outcome, load(out)
+    code = run_scenario(path, out, models, clients)
+    return code, conference(out)
 
 
 def clients(judge=(), **others) -> dict:
@@ -48,7 +43,7 @@ def rows(transcript) -> list[tuple]:
 
 
 def kinds(transcript) -> list[str]:
-    return [e.type for e in transcript.events]
+    return without_calls(transcript)
 
 
 def user_text(request) -> str:
@@ -56,15 +51,16 @@ def user_text(request) -> str:
 
 
 def test_drug_policy_cli_run_routes_like_the_paper(tmp_path, capsys):
-    out = tmp_path / "t.jsonl"
+    out = tmp_path / "run"
     code = main([str(SCENARIOS / "drug_policy.yaml"), "--model", "scripted",
                  "--model", "judge=scripted:MORE_DEBATE,AGREEMENT", "--out", str(out)])
     stdout = capsys.readouterr().out
     assert code == 0
-    assert stdout.splitlines()[-1] == f"transcript: {out}"
+    assert stdout.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
+    assert stdout.splitlines()[-1].startswith(f"run: {out} units=1 failed=0 backend_calls=20 ")
     assert "Stop: completed — all topics closed" in stdout
     assert "Topic 1: develop a set of criteria for assessing drug policy outcomes — closed by agreement after 2 round(s)" in stdout
-    t = load(out)
+    t = conference(out)
     p1, p2 = "Participant_1", "Participant_2"
     expected = [(M, "open", 0, 1), (p1, "speak", 0, 1), (p2, "speak", 0, 1), (J, "judge", 0, 1),
                 (M, "continue", 0, 2), (p1, "speak", 0, 2), (p2, "speak", 0, 2), (J, "judge", 0, 2),
@@ -79,6 +75,11 @@ def test_drug_policy_cli_run_routes_like_the_paper(tmp_path, capsys):
                              "message", "message", "message", "message", "verdict", "topic_closed",
                              "message", "score"]
     assert kinds(t)[-2:] == ["message", "run_finished"]
+    events = t.events  # every turn's call (exactly what was sent) is recorded just before its message
+    calls = [i for i, e in enumerate(events) if isinstance(e, Call)]
+    assert len(calls) == 20 and all(isinstance(events[i + 1], Message) for i in calls)
+    assert all(events[i].role == events[i + 1].speaker and events[i].reply == events[i + 1].content for i in calls)
+    assert all(events[i].messages[0]["type"] == "SystemMessage" for i in calls)
     assert [(v.turn, v.topic, v.round, v.verdict) for v in t.of_type(Verdict)] == [
         (4, 0, 1, "MORE_DEBATE"), (8, 0, 2, "AGREEMENT"), (13, 1, 1, "AGREEMENT"), (18, 2, 1, "AGREEMENT")]
     assert [(c.topic, c.rounds, c.closed_by) for c in t.of_type(TopicClosed)] == [
@@ -95,8 +96,8 @@ def test_drug_policy_cli_run_routes_like_the_paper(tmp_path, capsys):
 
 def test_explicit_clients_judge_sees_only_current_topic(make_scenario, tmp_path):
     made = clients(judge=["MORE_DEBATE", "AGREEMENT", "AGREEMENT"])
-    outcome, t = run(make_scenario(topics=2), tmp_path / "t.jsonl", made)
-    assert outcome.status == "completed"
+    code, t = run(make_scenario(topics=2), tmp_path / "run", made)
+    assert code == 0 and t.completed
     judge = made[J].requests
     assert [r["output"].__name__ for r in judge] == ["JudgeVerdict"] * 3
     assert [r["output"] for r in made[A].requests] == [None] * 3
@@ -117,8 +118,8 @@ def test_explicit_clients_judge_sees_only_current_topic(make_scenario, tmp_path)
 def test_participant_text_with_agreement_or_done_does_not_end_a_topic(make_scenario, tmp_path):
     made = clients(judge=["MORE_DEBATE", "MORE_DEBATE", "AGREEMENT"],
                    **{A: Saying("AGREEMENT"), B: Saying("DONE. AGREEMENT. TERMINATE")})
-    outcome, t = run(make_scenario(topics=1, max_rounds=3), tmp_path / "t.jsonl", made)
-    assert outcome.status == "completed"
+    code, t = run(make_scenario(topics=1, max_rounds=3), tmp_path / "run", made)
+    assert code == 0 and t.completed
     assert [m.content for m in t.of_type(Message) if m.speaker == A] == ["AGREEMENT"] * 3
     assert all(m.decision is None for m in t.of_type(Message) if m.role == "participant")
     assert [(v.round, v.verdict) for v in t.of_type(Verdict)] == [(1, "MORE_DEBATE"), (2, "MORE_DEBATE"), (3, "AGREEMENT")]
@@ -128,8 +129,8 @@ def test_participant_text_with_agreement_or_done_does_not_end_a_topic(make_scena
 
 def test_unparsed_judge_verdict_is_recorded_and_round_cap_ends_topic(make_scenario, tmp_path):
     made = clients(judge=["GARBAGE", "GARBAGE"])
-    outcome, t = run(make_scenario(topics=1, max_rounds=2), tmp_path / "t.jsonl", made)
-    assert outcome.status == "completed"
+    code, t = run(make_scenario(topics=1, max_rounds=2), tmp_path / "run", made)
+    assert code == 0 and t.completed
     verdicts = t.of_type(Verdict)
     raw = "I think there is no AGREEMENT yet, maybe DONE?"
     assert [(v.turn, v.round, v.verdict, v.raw) for v in verdicts] == [(4, 1, "UNPARSED", raw), (8, 2, "UNPARSED", raw)]
@@ -143,26 +144,26 @@ def test_unparsed_judge_verdict_is_recorded_and_round_cap_ends_topic(make_scenar
 @pytest.mark.parametrize("participants", [3, 4])
 def test_n_participants_speak_in_order_every_round(make_scenario, tmp_path, participants):
     names = ["Alice", "Bob", "Carol", "Dave"][:participants]
-    outcome, t = run(make_scenario(topics=1, participants=participants), tmp_path / "t.jsonl",
-                     models=["scripted", "judge=scripted:MORE_DEBATE"])
+    code, t = run(make_scenario(topics=1, participants=participants), tmp_path / "run",
+                  models=["scripted", "judge=scripted:MORE_DEBATE"])
     speakers = [m.speaker for m in t.of_type(Message)]
     assert speakers == [M, *names, J, M, *names, J, E, M]
-    assert outcome.status == "completed"
+    assert code == 0 and t.completed
 
 
 def test_on_more_debate_participants_skips_the_moderator(make_scenario, tmp_path):
     path = make_scenario(topics=1, extra="routing:\n  on_more_debate: participants\n")
-    _, t = run(path, tmp_path / "t.jsonl", models=["scripted", "judge=scripted:MORE_DEBATE"])
+    _, t = run(path, tmp_path / "run", models=["scripted", "judge=scripted:MORE_DEBATE"])
     assert [(m.speaker, m.round) for m in t.of_type(Message)] == [
         (M, 1), (A, 1), (B, 1), (J, 1), (A, 2), (B, 2), (J, 2), (E, 2), (M, 1)]
 
 
 def test_without_judge_scenario_moderator_decides(tmp_path, capsys):
-    out = tmp_path / "t.jsonl"
+    out = tmp_path / "run"
     code = main([str(SCENARIOS / "drug_policy_no_judge.yaml"), "--model", "scripted",
                  "--model", "moderator=scripted:MORE_DEBATE,NEXT_TOPIC", "--out", str(out), "--quiet"])
-    assert code == 0 and capsys.readouterr().out.splitlines()[-1] == f"transcript: {out}"
-    t = load(out)
+    assert code == 0 and capsys.readouterr().out.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
+    t = conference(out)
     p1, p2 = "Participant_1", "Participant_2"
     assert [(m.speaker, m.action, m.topic, m.round) for m in t.of_type(Message)][:9] == [
         (M, "open", 0, 1), (p1, "speak", 0, 1), (p2, "speak", 0, 1), (M, "decide", 0, 1),
@@ -176,20 +177,20 @@ def test_without_judge_scenario_moderator_decides(tmp_path, capsys):
 
 def test_max_messages_stops_the_run(make_scenario, tmp_path, capsys):
     path = make_scenario(topics=3, max_messages=6)
-    out = tmp_path / "t.jsonl"
+    out = tmp_path / "run"
     assert main([str(path), "--out", str(out), "--quiet"]) == 0
-    t = load(out)
+    t = conference(out)
     assert [m.turn for m in t.of_type(Message)] == [1, 2, 3, 4, 5, 6]
     assert (t.finished.status, t.finished.stop_reason) == ("completed", "max_messages (6) reached")
     assert kinds(t)[-1] == "run_finished" and len(t.of_type(RunFinished)) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == f"transcript: {out}"
+    assert lines[-2] == f"transcript: {out / 'conference.jsonl'}"
     assert "Stop: completed — max_messages (6) reached" in lines
     assert "Topic 2: topic number 2 — not closed" in lines
 
 
 def test_summary_lists_topics_verdicts_and_usage(make_scenario, tmp_path, capsys):
-    out = tmp_path / "t.jsonl"
+    out = tmp_path / "run"
     assert main([str(make_scenario(topics=1)), "--out", str(out), "--model", "judge=scripted:GARBAGE"]) == 0
     text = capsys.readouterr().out
     assert "=== Topic 1/1: topic number 1 ===" in text  # live output
@@ -198,19 +199,19 @@ def test_summary_lists_topics_verdicts_and_usage(make_scenario, tmp_path, capsys
     assert summary[2].startswith("  round 1: Judge → UNPARSED (raw: 'I think there is no AGREEMENT")
     assert summary[3] == "  round 2: Judge → AGREEMENT"
     assert any(line.startswith("  participant     4 msg    4 calls") for line in summary)
-    assert summary[-1] == f"transcript: {out}"
+    assert summary[-2] == f"transcript: {out / 'conference.jsonl'}"
 
 
 def test_api_key_never_reaches_the_transcript(make_scenario, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-from-env-0123456789")
-    out = tmp_path / "t.jsonl"
+    out = tmp_path / "run"
     code = main([str(make_scenario(topics=1)), "--model", "scripted", "--api-key", "sk-secret-from-cli-987654",
                  "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0
-    data = out.read_text()
+    data = "".join(p.read_text(errors="replace") for p in out.iterdir() if p.is_file())
     for secret in ("sk-secret-from-env-0123456789", "sk-secret-from-cli-987654", "sk-secret"):
         assert secret not in data and secret not in captured.out and secret not in captured.err
-    started = load(out).started
+    started = conference(out).started
     assert isinstance(started, RunStarted)
-    assert started.settings["backends"]["openai_base_url"] == "http://127.0.0.1:9/v1"
+    assert started.settings["backends"]["openai_base_urls"] == ["http://127.0.0.1:9/v1"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+from run_support import conference, run_scenario
 
-from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
-from moot.models.scripted import ScriptedChatCompletionClient
-from moot.session import RunRequest, prepare
-from moot.transcript import (
-    Error, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, TranscriptError,
-    TranscriptWriter, Usage, Verdict, load,
+from moot.cli import EXIT_FAILED, EXIT_OK, main
+from moot.events import (
+    Error, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, TranscriptError, Usage, Verdict,
 )
+from moot.models.scripted import ScriptedChatCompletionClient
+from moot.transcript import EventLog, load
 
 ROOT = Path(__file__).resolve().parents[1]
 MORE = "judge=scripted:" + ",".join(["MORE_DEBATE"] * 80)  # same verdicts however often restarted
@@ -45,7 +45,7 @@ def events_sample() -> list:
 
 
 def write(path: Path, events: list) -> None:
-    writer = TranscriptWriter(path)
+    writer = EventLog(path)
     writer.append(events[0])
     writer.append(*events[1:])
     writer.close()
@@ -59,7 +59,8 @@ def test_round_trip(tmp_path):
     assert [e.model_dump() for e in loaded.events] == [e.model_dump() for e in written]
     assert [e.seq for e in loaded.events] == list(range(1, 10))
     assert loaded.torn_tail is False and loaded.started.run_id == "abc"
-    assert loaded.finished.status == "failed"
+    assert loaded.of_type(RunFinished)[0].status == "failed"
+    assert loaded.finished is None  # resumed after it failed: the last invocation has not finished
     assert len(path.read_text().splitlines()) == 9
 
 
@@ -82,7 +83,7 @@ def test_complete_last_line_without_newline_is_kept(tmp_path):
 
 
 @pytest.mark.parametrize("bad, detail", [
-    (b'{"seq": 3, "type": "mess', "bad event"),
+    (b'{"seq": 3, "type": "mess', "garbled event: not JSON"),
     (b'{"seq":3,"ts":"","type":"message","turn":"two"}', "bad event: message.turn"),
     (b'{"seq":3,"ts":"","type":"gossip"}', "bad event"),
 ])
@@ -100,9 +101,9 @@ def test_corrupt_middle_line_names_the_line(tmp_path, bad, detail):
 def test_newer_schema_version_is_rejected(tmp_path):
     path = tmp_path / "t.jsonl"
     first = events_sample()[0]
-    first.schema_version = 2
+    first.schema_version = 3
     write(path, [first, *events_sample()[1:3]])
-    with pytest.raises(TranscriptError, match=r"t.jsonl:1: schema_version 2 is newer than this moot reads \(1\)"):
+    with pytest.raises(TranscriptError, match=r"t.jsonl:1: schema_version 3 is newer than this moot reads \(2\)"):
         load(path)
 
 
@@ -133,64 +134,68 @@ def cli(*argv) -> int:
 
 
 def test_failed_call_is_saved_as_failed_then_resumed(make_scenario, tmp_path, capsys):
-    path, out = make_scenario(topics=2, max_rounds=2), tmp_path / "t.jsonl"
+    path, out = make_scenario(topics=2, max_rounds=2), tmp_path / "run"
     assert cli(path, "--model", "judge=scripted:MORE_DEBATE,FAIL,FAIL,FAIL", "--out", out) == EXIT_FAILED
     captured = capsys.readouterr()
-    assert captured.out.splitlines()[-1] == f"transcript: {out}"
-    assert f"(resume with --resume {out})" in captured.err
-    t = load(out)
+    assert captured.out.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
+    assert "conference failed: error: ConnectionError: scripted failure" in captured.err
+    assert "run the same command again to continue" in captured.err
+    t = conference(out)
     error, finished = t.events[-2], t.events[-1]
     assert (error.type, error.speaker, error.stage, error.cause, error.attempts) == (
         "error", "Judge", "model_call", "ConnectionError: scripted failure", 3)
     assert (finished.status, finished.stop_reason) == ("failed", "error: ConnectionError: scripted failure")
     assert [m.turn for m in t.of_type(Message)] == [1, 2, 3, 4, 5, 6, 7]
+    assert not (out / "results.jsonl").exists()  # a failed unit has no result row
 
-    assert cli(path, "--model", MORE, "--resume", out) == EXIT_OK
-    t = load(out)
+    assert cli(path, "--model", MORE, "--out", out, "--resume") == 2  # the judge's script is another model
+    assert "holds a run with other models; pass --allow-model-change" in capsys.readouterr().err
+    assert cli(path, "--model", MORE, "--out", out, "--resume", "--allow-model-change") == EXIT_OK
+    t = conference(out)
     resumed = t.of_type(RunResumed)
-    assert len(resumed) == 1 and resumed[0].turns_kept == 7
-    assert_whole(out)
+    assert len(resumed) == 1 and resumed[0].turns_kept == 7 and resumed[0].models_changed
+    assert resumed[0].models["Judge"] == MORE.partition("=")[2]
+    assert json.loads((out / "run.json").read_text())["model_changes"][0]["to"]["Judge"] == MORE.partition("=")[2]
+    assert_whole(out / "conference.jsonl")
     assert [(c.topic, c.rounds, c.closed_by) for c in t.of_type(TopicClosed)] == [(0, 2, "round_cap"), (1, 2, "round_cap")]
     assert [e.status for e in t.of_type(RunFinished)] == ["failed", "completed"]
-    assert cli(path, "--resume", out) == EXIT_USAGE  # a completed run has nothing to resume
-    assert "already completed" in capsys.readouterr().err
+    capsys.readouterr()
+    assert cli(path, "--model", MORE, "--out", out) == EXIT_OK  # a completed run: nothing to do, nothing sent
+    assert "backend_calls=0" in capsys.readouterr().out.splitlines()[-1]
+    assert load(out / "conference.jsonl").events == t.events
 
 
 def run_with(path: Path, out: Path, clients: dict):
-    runner = prepare(RunRequest(path, ["scripted"], out), lambda events: None, clients)
-    try:
-        return asyncio.run(runner.run())
-    finally:
-        runner.writer.close()
+    code = run_scenario(path, out, clients=clients)
+    return code, conference(out)
 
 
 def test_all_attempts_failing_records_cause_and_attempts(make_scenario, tmp_path):
     alice = ScriptedChatCompletionClient(fail_calls=[1, 2, 3])
-    outcome = run_with(make_scenario(topics=1), tmp_path / "t.jsonl", {"Alice": alice})
-    assert outcome.status == "failed" and len(alice.requests) == 3
-    t = load(tmp_path / "t.jsonl")
+    code, t = run_with(make_scenario(topics=1), tmp_path / "run", {"Alice": alice})
+    assert code == EXIT_FAILED and len(alice.requests) == 3
     errors = t.of_type(Error)
     assert [(e.speaker, e.cause, e.attempts) for e in errors] == [("Alice", "ConnectionError: scripted failure", 3)]
     assert [m.speaker for m in t.of_type(Message)] == ["Moderator"]
-    assert [e.type for e in t.events] == ["run_started", "message", "error", "run_finished"]
+    assert [e.type for e in t.events] == ["run_started", "call", "message", "error", "run_finished"]
     assert t.finished.status == "failed" and t.finished.totals["messages"] == 1
 
 
 def test_transient_failure_is_retried(make_scenario, tmp_path):
     alice = ScriptedChatCompletionClient(fail_calls=[1])
-    outcome = run_with(make_scenario(topics=1), tmp_path / "t.jsonl", {"Alice": alice})
-    assert outcome.status == "completed" and len(alice.requests) == 2
-    t = load(tmp_path / "t.jsonl")
+    code, t = run_with(make_scenario(topics=1), tmp_path / "run", {"Alice": alice})
+    assert code == EXIT_OK and len(alice.requests) == 2
     assert [(m.speaker, m.calls) for m in t.of_type(Message)] == [
         ("Moderator", 1), ("Alice", 2), ("Bob", 1), ("Judge", 1), ("Evaluator", 1), ("Moderator", 1)]
+    assert [c.attempts for c in t.calls if c.role == "Alice"] == [2]
     assert t.of_type(Error) == [] and t.finished.totals["calls"] == 7
 
 
 def test_empty_reply_is_retried(make_scenario, tmp_path):
-    outcome = run_with(make_scenario(topics=1), tmp_path / "t.jsonl",
+    code, t = run_with(make_scenario(topics=1), tmp_path / "run",
                        {"Judge": ScriptedChatCompletionClient(["EMPTY", "AGREEMENT"])})
-    judge = [m for m in load(tmp_path / "t.jsonl").of_type(Message) if m.speaker == "Judge"]
-    assert outcome.status == "completed" and [(m.calls, m.decision) for m in judge] == [(2, "AGREEMENT")]
+    judge = [m for m in t.of_type(Message) if m.speaker == "Judge"]
+    assert code == EXIT_OK and [(m.calls, m.decision) for m in judge] == [(2, "AGREEMENT")]
 
 
 @pytest.fixture(scope="module")
@@ -202,9 +207,18 @@ def uninterrupted(tmp_path_factory):
              "  name: Evaluator", "models:", "  default: scripted", "limits:", "  max_rounds_per_topic: 2"]
     scenario = directory / "s.yaml"
     scenario.write_text("\n".join(lines) + "\n")
-    out = directory / "full.jsonl"
+    out = directory / "full"
     assert main([str(scenario), "--model", MORE, "--out", str(out), "--quiet"]) == EXIT_OK
     return scenario, out
+
+
+def cut_run(full: Path, folder: Path, data: bytes) -> Path:
+    """A run folder whose conference transcript is `data` (a run killed there), without its cache:
+    resuming it must rebuild the conference from the transcript alone."""
+    folder.mkdir()
+    shutil.copy(full / "run.json", folder / "run.json")
+    (folder / "conference.jsonl").write_bytes(data)
+    return folder / "conference.jsonl"
 
 
 def cut_offsets(data: bytes) -> list[tuple[str, int]]:
@@ -216,35 +230,60 @@ def cut_offsets(data: bytes) -> list[tuple[str, int]]:
 
 def test_killed_at_any_byte_offset_loads_and_resumes_to_the_same_run(uninterrupted, tmp_path, capsys):
     scenario, full = uninterrupted
-    data, expected = full.read_bytes(), signature(full)
+    data, expected = (full / "conference.jsonl").read_bytes(), signature(full / "conference.jsonl")
     assert len(expected[0]) == 19 and expected[3] == [(0, 2, "round_cap"), (1, 2, "round_cap")]
     cuts = cut_offsets(data)
     assert len(cuts) == 2 * len(data.splitlines()) - 3
     for where, offset in cuts:
-        path = tmp_path / f"cut{offset}.jsonl"
-        path.write_bytes(data[:offset])
+        path = cut_run(full, tmp_path / f"cut{offset}", data[:offset])
         kept = load(path)  # a kill at any moment leaves a loadable file
         assert kept.torn_tail == (not data[:offset].endswith(b"\n")), where
-        assert cli(scenario, "--model", MORE, "--resume", path) == EXIT_OK, (where, capsys.readouterr().err)
+        assert cli(scenario, "--model", MORE, "--out", path.parent) == EXIT_OK, (where, capsys.readouterr().err)
         assert signature(path) == expected, where
         assert_whole(path)
-        turns_kept = load(path).of_type(RunResumed)[0].turns_kept
-        assert 0 <= turns_kept <= len(expected[0])
+        resumed = load(path).of_type(RunResumed)[0]
+        assert 0 <= resumed.turns_kept <= len(expected[0])
+        calls = [c.key for c in load(path).calls]  # no call recorded twice, none missing
+        assert len(calls) == len(set(calls)) == len(expected[0]), where
+        if kept.torn_tail:  # the torn line is set aside, never glued to the next event
+            assert (path.parent / "conference.jsonl.torn").read_bytes().rstrip(b"\n") == data[:offset].rsplit(b"\n", 1)[1]
     capsys.readouterr()
 
 
-def test_cut_between_a_verdict_and_its_topic_closed_redoes_that_turn(uninterrupted, tmp_path):
+def test_cut_between_a_verdict_and_its_topic_closed_completes_that_turn(uninterrupted, tmp_path):
     scenario, full = uninterrupted
-    data = full.read_bytes()
+    data = (full / "conference.jsonl").read_bytes()
     lines = data.splitlines(keepends=True)
     closed = next(i for i, line in enumerate(lines) if b'"topic_closed"' in line)
-    path = tmp_path / "cut.jsonl"
-    path.write_bytes(b"".join(lines[:closed]))  # judge message + verdict, no topic_closed
-    assert cli(scenario, "--model", MORE, "--resume", path) == EXIT_OK
+    path = cut_run(full, tmp_path / "cut", b"".join(lines[:closed]))  # judge message + verdict, no topic_closed
+    assert cli(scenario, "--model", MORE, "--out", path.parent) == EXIT_OK
     t = load(path)
-    judge_turn = json.loads(lines[closed - 1])["turn"]
-    assert t.of_type(RunResumed)[0].turns_kept == judge_turn - 1
-    assert signature(path) == signature(full)
+    judge_turn = json.loads(lines[closed - 2])["turn"]
+    assert t.of_type(RunResumed)[0].turns_kept == judge_turn  # the turn is kept, its topic_closed written
+    kinds = [e.type for e in t.events]
+    assert kinds[closed:closed + 2] == ["run_resumed", "topic_closed"]
+    assert signature(path) == signature(full / "conference.jsonl")
+
+
+def test_blank_lines_are_harmless_and_resume_deletes_nothing(uninterrupted, tmp_path):
+    scenario, full = uninterrupted
+    lines = (full / "conference.jsonl").read_bytes().splitlines(keepends=True)
+    kept = lines[:12]
+    path = cut_run(full, tmp_path / "blank", b"".join(kept[:5]) + b"\n  \n" + b"".join(kept[5:]))
+    before = path.read_bytes()
+    assert cli(scenario, "--model", MORE, "--out", path.parent) == EXIT_OK
+    assert path.read_bytes().startswith(before)  # appended to, never rewritten
+    assert signature(path) == signature(full / "conference.jsonl")
+
+
+def test_a_duplicated_event_line_is_an_error_naming_it(uninterrupted, tmp_path, capsys):
+    scenario, full = uninterrupted
+    lines = (full / "conference.jsonl").read_bytes().splitlines(keepends=True)
+    path = cut_run(full, tmp_path / "dup", b"".join(lines[:6] + [lines[5]] + lines[6:10]))
+    with pytest.raises(TranscriptError, match=rf"{path}:7: duplicated event"):
+        load(path)
+    assert cli(scenario, "--model", MORE, "--out", path.parent) == 2
+    assert f"{path}:7: duplicated event" in capsys.readouterr().err
 
 
 def test_real_process_killed_then_resumed(tmp_path):
@@ -254,10 +293,11 @@ def test_real_process_killed_then_resumed(tmp_path):
               "limits:", "  max_rounds_per_topic: 3", "  max_messages: 2000"]
     scenario = tmp_path / "long.yaml"
     scenario.write_text("\n".join(lines) + "\n")
-    out = tmp_path / "killed.jsonl"
+    folder = tmp_path / "killed"
+    out = folder / "conference.jsonl"
     judge = "judge=scripted:" + ",".join(["MORE_DEBATE"] * 60)
     proc = subprocess.Popen([sys.executable, str(ROOT / "run_conference.py"), str(scenario), "--model", judge,
-                             "--out", str(out), "--quiet"], cwd=tmp_path,
+                             "--out", str(folder), "--quiet"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -272,11 +312,11 @@ def test_real_process_killed_then_resumed(tmp_path):
     proc.stderr.close()
     killed = load(out)
     assert any(isinstance(e, Message) for e in killed.events)
-    full = tmp_path / "full.jsonl"
+    full = tmp_path / "full"
     assert main([str(scenario), "--model", judge, "--out", str(full), "--quiet"]) == EXIT_OK
     if was_running:
         assert killed.finished is None
-        assert main([str(scenario), "--model", judge, "--resume", str(out), "--quiet"]) == EXIT_OK
+        assert main([str(scenario), "--model", judge, "--out", str(folder), "--quiet"]) == EXIT_OK
     assert_whole(out)
-    assert signature(out) == signature(full)
-    assert len(signature(full)[0]) == 20 * 13 + 1
+    assert signature(out) == signature(full / "conference.jsonl")
+    assert len(signature(full / "conference.jsonl")[0]) == 20 * 13 + 1

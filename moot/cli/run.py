@@ -79,7 +79,8 @@ def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan
     return variant_plan(scenario, args.vary)
 
 
-def run(argv: Sequence[str]) -> int:
+def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
+    """`clients`: ready model clients by role or spec, for tests (the scripted model's doubles)."""
     args = parser().parse_args(argv)
     if args.list:
         print("\n".join(bundled_names()))
@@ -105,7 +106,7 @@ def run(argv: Sequence[str]) -> int:
     with RunFolder(out) as folder:
         check_identity(folder, identity, describe_run(protocol.name, scenario, str(path), metric, plan, args.limit),
                        args.allow_model_change)
-        return execute(setup, plan, folder, args, options, metric, scenario)
+        return execute(setup, plan, folder, args, options, metric, scenario, clients)
 
 
 def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
@@ -117,11 +118,11 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
 
 
 def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options,
-            metric: Optional[str], scenario: Any) -> int:
+            metric: Optional[str], scenario: Any, clients: Optional[dict] = None) -> int:
     """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
     retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
     cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
-    engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency)
+    engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency, clients=clients)
     single = plan.total == 1
     live = LivePrinter(setup.protocol, scenario) if single and not args.quiet else None
     status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats)

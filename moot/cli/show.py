@@ -85,6 +85,8 @@ def print_failures(outcome: BatchOutcome) -> None:
     if outcome.stopped:
         print(f"stopped early: {terminal_safe(outcome.stopped)} (no retry can mend this; fix it and run again)",
               file=sys.stderr)
+    elif outcome.failed:
+        print("failed: run the same command again to continue (finished work is kept)", file=sys.stderr)
 
 
 def print_unit_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> None:

@@ -75,7 +75,7 @@ class Endpoint:
 
 
 class ModelEngine:
-    """Shared by every unit of a run. `clients` may hold ready clients by spec (tests)."""
+    """Shared by every unit of a run. `clients` may hold ready clients by role or spec (tests)."""
 
     def __init__(self, options: BackendOptions = BackendOptions(), *, cache: ReplyCache | NoCache | None = None,
                  retry: RetryPolicy = RetryPolicy(), concurrency: int = 4,
@@ -98,16 +98,17 @@ class ModelEngine:
                    for address in endpoints_of(spec, self.options)]
         return min(choices, key=lambda e: e.load)
 
-    def client(self, model: RoleModel, address: Optional[str] = None) -> ChatCompletionClient:
-        if model.spec in self._given:
-            return self._given[model.spec]
+    def client(self, model: RoleModel, address: Optional[str] = None, role: str = "") -> ChatCompletionClient:
+        given = self._given.get(role) or self._given.get(model.spec)
+        if given is not None:
+            return given
         key = (model.spec, model.settings_key, address)
         if key not in self._clients:
             self._clients[key] = build_client(model.spec, model.settings, self.options, address)
         return self._clients[key]
 
     async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
-                  output: Optional[type[BaseModel]] = None, *,
+                  output: Optional[type[BaseModel]] = None, *, role: str = "",
                   cancellation_token: Optional[CancellationToken] = None) -> CallResult:
         """The reply to `messages`: from the cache, or sent within its endpoint's bound."""
         key = cache_key(model.spec, model.settings, messages, output)
@@ -128,7 +129,7 @@ class ModelEngine:
         try:
             async with endpoint.slots:
                 self.stats.backend_calls += 1
-                done = await complete(self.client(model, endpoint.address), messages, output=output,
+                done = await complete(self.client(model, endpoint.address, role), messages, output=output,
                                       retry=self.retry, cancellation_token=cancellation_token)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens

@@ -92,7 +92,7 @@ class UnitContext:
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
         try:
-            result = await self.engine.ask(model, messages, output, cancellation_token=self.cancellation)
+            result = await self.engine.ask(model, messages, output, role=role, cancellation_token=self.cancellation)
         except ModelCallError as exc:
             exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
             raise

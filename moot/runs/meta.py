@@ -20,6 +20,8 @@ from moot.scenario import same_scenario
 
 FOLDER_VERSION = 2
 FILE_KEY, CONTENT_KEY = "scenario_sha256", "scenario_content_sha256"
+WHAT = {"scenario": "another scenario", "dataset_sha256": "another dataset", "models": "other models",
+        "protocol": "another protocol"}
 LATEST = ("planned_units", "limit", "last_invoked", "skipped_rows")  # follow each invocation
 
 
@@ -58,7 +60,8 @@ def check_identity(folder: RunFolder, identity: Mapping[str, Any], info: Mapping
     if changed:
         hint = ("; pass --allow-model-change to continue it with these models (recorded)"
                 if changed == ["models"] else "; choose another --out, or delete the folder")
-        raise RunFolderError(f"{folder.path} holds a run with another {', '.join(changed)}{hint}")
+        what = ", ".join(WHAT.get(k, f"another {k}") for k in changed)
+        raise RunFolderError(f"{folder.path} holds a run with {what}{hint}")
     after = {**{k: v for k, v in info.items() if k != "created"}, **before,
              **{k: info[k] for k in LATEST if k in info}}
     if CONTENT_KEY in identity:
