@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from pathlib import Path
 
 import pytest
 from protocol_fakes import TaggingClient
 
 from moot.cli import main
-from moot.datasets import iter_items, load_dataset_spec
-from moot.models.calls import RetryPolicy
-from moot.protocols import cola
-from moot.protocols.batch import RunDirError, check_run_dir, run_batch
-from moot.models.cache import ReplyCache
-from moot.protocols.cola_schema import ColaScenario
-from moot.protocols.context import Engine
+from moot.cli.run import run as run_command
+from moot.runs.folder import RunFolder, RunFolderError
+from moot.runs.meta import check_identity
 
 ROWS = [("I love remote school, no commute!", "online classes", "1"),
         ("Remote school is a disaster for kids.", "online classes", "0"),
@@ -53,7 +47,7 @@ def test_dataset_run_prints_metrics_and_run_line_then_resumes_with_zero_calls(fi
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in rows) == ["0", "1", "2", "3"]
     assert {r["gold"] for r in rows} == {"favor", "against", "neutral"}
-    assert all(Path(r["transcript"]).is_file() for r in rows)
+    assert all((out / r["transcript"]).is_file() for r in rows)  # relative to the run folder
     again = cli(capsys, scenario, "--dataset", spec, "--limit", 4, "--out", out, "--resume")
     assert again[-1] == f"run: {out} items=4 backend_calls=0 cache_hits=0 unparsed=0"
     more = cli(capsys, scenario, "--dataset", spec, "--out", out)  # one new item only
@@ -67,46 +61,51 @@ def test_item_cut_short_is_rerun_from_the_cache(files, capsys):
     first, second = results.read_text().splitlines()
     results.write_text(first + "\n" + second[:10])  # killed while writing the second result
     lines = cli(capsys, scenario, "--dataset", spec, "--limit", 2, "--out", out)
-    assert lines[-1] == f"run: {out} items=2 backend_calls=0 cache_hits=7 unparsed=0"
+    # the item's own transcript says it finished: its result comes back without a call
+    assert lines[-1] == f"run: {out} items=2 backend_calls=0 cache_hits=0 unparsed=0"
+    rows = results.read_text().splitlines()  # the torn row is set aside; the next starts on its own line
+    assert [json.loads(r)["id"] for r in rows] == [json.loads(first)["id"], json.loads(second)["id"]]
+    assert (out / "results.jsonl.torn").read_text() == second[:10] + "\n"
 
 
-def test_failed_item_is_reported_and_retried_by_the_next_run(files, tmp_path):
-    _, spec_path, out = files
-    scenario = ColaScenario(protocol="cola", models={"default": "scripted"})
-    items = [cola.item_input(scenario, i.id, i.text, i.target, gold=i.label)
-             for i in iter_items(load_dataset_spec(spec_path), 2)]
-
-    def batch(client):
-        engine = Engine(concurrency=2, cache=ReplyCache(out / "cache.sqlite"), clients={"scripted": client},
-                        retry=RetryPolicy(attempts=1, backoff_s=0, timeout_s=5))
-        outcome = asyncio.run(run_batch(cola, scenario, Path("s.yaml"), "sha", items, engine, out))
-        engine.cache.close()
-        return outcome, engine.stats
-
-    outcome, stats = batch(TaggingClient(fail_judge=1))
-    assert len(outcome.failed) == 1 and len(outcome.results) == 1
-    assert "judge backend down" in outcome.failed[0].cause
-    outcome, stats = batch(TaggingClient())
-    assert not outcome.failed and len(outcome.results) == 2
-    assert (stats.backend_calls, stats.cache_hits) == (1, 6)  # only the failed judger call is sent again
+def test_failed_item_is_reported_and_retried_by_the_next_run(files, capsys):
+    scenario, spec, out = files
+    scenario.write_text(scenario.read_text() + "retry: {attempts: 1, backoff_s: 0}\n")
+    argv = [str(scenario), "--dataset", str(spec), "--limit", "2", "--out", str(out)]
+    assert run_command(argv, {"scripted": TaggingClient(fail_judge=1)}) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == f"run: {out} items=1 backend_calls=14 cache_hits=0 unparsed=0 failed=1"
+    assert "failed: error: ConnectionError: judge backend down" in captured.err
+    assert run_command(argv, {"scripted": TaggingClient()}) == 0
+    # only the failed judger call is sent again; its item's other calls come back from its own log
+    assert capsys.readouterr().out.splitlines()[-1] == f"run: {out} items=2 backend_calls=1 cache_hits=0 unparsed=0"
 
 
-def test_concurrency_bounds_calls_in_flight_across_items(files):
-    _, spec_path, out = files
-    scenario = ColaScenario(protocol="cola", models={"default": "scripted"})
-    items = [cola.item_input(scenario, i.id, i.text, i.target, gold=i.label)
-             for i in iter_items(load_dataset_spec(spec_path))]
+def test_concurrency_bounds_calls_in_flight_across_items(files, capsys):
+    scenario, spec, out = files
     client = TaggingClient(delay=0.02)
-    engine = Engine(concurrency=3, clients={"scripted": client})
-    asyncio.run(run_batch(cola, scenario, Path("s.yaml"), "sha", items, engine, out))
-    assert client.peak == 3 and engine.stats.backend_calls == 35
+    argv = [str(scenario), "--dataset", str(spec), "--out", str(out), "--concurrency", "3", "--quiet"]
+    assert run_command(argv, {"scripted": client}) == 0
+    assert client.peak == 3 and len(client.prompts) == 35
 
 
-def test_run_dir_of_another_scenario_is_refused(tmp_path):
-    check_run_dir(tmp_path, {"scenario_sha256": "a", "dataset_sha256": "b"})
-    check_run_dir(tmp_path, {"scenario_sha256": "a", "dataset_sha256": "b"})
-    with pytest.raises(RunDirError, match="another scenario_sha256"):
-        check_run_dir(tmp_path, {"scenario_sha256": "c", "dataset_sha256": "b"})
+def test_run_folder_of_another_scenario_is_refused(tmp_path):
+    with RunFolder(tmp_path / "run") as folder:
+        check_identity(folder, {"scenario_sha256": "a", "dataset_sha256": "b"}, {})
+        check_identity(folder, {"scenario_sha256": "a", "dataset_sha256": "b"}, {})
+        with pytest.raises(RunFolderError, match="holds a run with another scenario; choose another --out"):
+            check_identity(folder, {"scenario_sha256": "c", "dataset_sha256": "b"}, {})
+        with pytest.raises(RunFolderError, match="holds a run with another dataset"):
+            check_identity(folder, {"scenario_sha256": "a", "dataset_sha256": "x"}, {})
+
+
+def test_a_run_folder_is_owned_by_one_process_at_a_time(tmp_path):
+    with RunFolder(tmp_path / "run"):
+        with pytest.raises(RunFolderError, match="in use by another moot process"):
+            with RunFolder(tmp_path / "run"):
+                pass
+    with RunFolder(tmp_path / "run"):  # released when its holder is done
+        pass
 
 
 def test_dataset_label_outside_the_label_set_is_an_input_error(files, capsys):
@@ -118,38 +117,39 @@ def test_dataset_label_outside_the_label_set_is_an_input_error(files, capsys):
 
 def test_one_item_prints_every_contribution_and_the_stance(files, capsys, tmp_path):
     scenario, _, _ = files
-    transcript = tmp_path / "one.jsonl"
-    lines = cli(capsys, scenario, "--input", "text=Cats rule.", "--input", "target=cats",
-                "--out", transcript, "--cache", tmp_path / "c.sqlite")
+    out = tmp_path / "one"
+    lines = cli(capsys, scenario, "--input", "text=Cats rule.", "--input", "target=cats", "--out", out)
     text = "\n".join(lines)
     for role in ("linguist", "domain", "social", "debater_favor", "debater_against", "debater_neutral", "judger"):
-        assert f"== {role} (" in text
-    assert "stance: favor" in lines and f"transcript: {transcript}" in lines
-    assert transcript.is_file()
+        assert f"] {role} (" in text
+    assert "stance: favor" in lines
+    transcript = next(line for line in lines if line.startswith("transcript: ")).split(": ", 1)[1]
+    assert transcript.startswith(f"{out}/item-") and (out / transcript.rsplit("/", 1)[1]).is_file()
+    again = cli(capsys, scenario, "--input", "text=Cats rule.", "--input", "target=cats", "--out", out)
+    assert again[-1] == f"run: {out} items=1 backend_calls=0 cache_hits=0 unparsed=0"
+    other = cli(capsys, scenario, "--input", "text=Dogs rule.", "--input", "target=dogs", "--out", out)
+    assert other[-1] == f"run: {out} items=2 backend_calls=7 cache_hits=0 unparsed=0"  # the folder holds both
+    assert len(list(out.glob("item-*.jsonl"))) == 2  # two items: two transcripts, never one overwritten
     assert main([str(scenario), "--input", "oops"]) == 2
+    assert "--input 'oops': expected KEY=VALUE" in capsys.readouterr().err
 
 
-def test_the_scenario_is_found_among_options(files):
-    from moot.protocols import protocol_in_argv
-
-    scenario, spec, _ = files
-    assert protocol_in_argv(["--base-url", "http://x", str(scenario)]) == "cola"
-    assert protocol_in_argv(["--dataset", str(spec), str(scenario), "--limit", "2"]) == "cola"
-    assert protocol_in_argv(["missing.yaml"]) is None
+def test_options_may_come_before_the_scenario_and_bundled_scenarios_run_by_name(tmp_path, capsys):
+    out = tmp_path / "named"
+    assert main(["run", "--model", "scripted", "--out", str(out), "--quiet", "cola"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"run: {out} items=1 backend_calls=7 cache_hits=0 unparsed=0"
 
 
 def test_progress_line_counts_items_calls_tokens_and_unparsed():
     import io
 
-    from moot.protocols.batch import Progress
-    from moot.protocols.context import RunStats
+    from moot.cli.show import BatchStatus
+    from moot.models.engine import EngineStats
 
     stream = io.StringIO()
-    progress = Progress(10, 2, RunStats(backend_calls=5, cache_hits=1, prompt_tokens=30, completion_tokens=12),
-                        stream, unparsed=1)
-    progress.done = 4
-    progress.show()  # not a terminal: only forced lines (one per finished item)
-    assert stream.getvalue() == ""
-    progress.show(force=True)
-    line = stream.getvalue()
+    status = BatchStatus(10, 2, EngineStats(backend_calls=5, cache_hits=1, prompt_tokens=30, completion_tokens=12),
+                         stream)
+    status.done, status.unparsed = 4, 1
+    status.show(force=True)
+    line = stream.getvalue().splitlines()[-1]
     assert line.startswith("[4/10] ETA ") and "calls=5 cached=1 tokens=42 unparsed=1" in line

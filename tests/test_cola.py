@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from protocol_fakes import TaggingClient, reply_of
+from run_support import run_item
 
+from moot.events import Call, Outcome
 from moot.protocols import cola
-from moot.models.cache import NoCache
 from moot.protocols.cola_schema import ColaScenario
-from moot.protocols.context import Engine
-from moot.protocols.items import run_one
-from moot.protocols.record import Call, ItemFinished, load_item
 from moot.scenario import ScenarioError, load_scenario
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 from moot.speaker_selection.conference import PolicyError
@@ -22,13 +19,20 @@ ROOT = Path(__file__).resolve().parent.parent
 TEXT, TARGET = "Online school is a drag, bring back teachers.", "online classes"
 
 
-def run(tmp_path: Path, client: TaggingClient, **fields):
+class Result:
+    """What a COLA test reads of one item: its status, prediction, explanation, raw judger reply."""
+
+    def __init__(self, unit_result):
+        outcome = unit_result.outcome
+        self.status, self.prediction = unit_result.status, outcome.prediction
+        self.explanation, self.raw = outcome.explanation, outcome.raw
+
+
+def run(tmp_path: Path, client: TaggingClient, role=None, **fields):
     scenario = ColaScenario(protocol="cola", models={"default": "scripted"}, **fields)
-    engine = Engine(concurrency=4, cache=NoCache(), clients={"scripted": client})
-    item = cola.item_input(scenario, "x1", TEXT, TARGET, gold="against")
-    path = tmp_path / "item.jsonl"
-    result = asyncio.run(run_one(cola, scenario, Path("s.yaml"), "sha", engine, item, path))
-    return result, load_item(path)
+    inputs = {"text": TEXT, "target": TARGET, **({"role": role} if role else {})}
+    result, transcript = run_item("cola", scenario, inputs, {"scripted": client}, tmp_path / "run", gold="against")
+    return Result(result), transcript.events
 
 
 def test_analysts_see_only_the_text_and_not_each_other(tmp_path):
@@ -74,8 +78,9 @@ def test_judger_sees_text_and_every_argument_and_answers_one_option(tmp_path):
 def test_unmappable_judger_reply_is_unparsed_with_raw_text(tmp_path):
     result, events = run(tmp_path, TaggingClient(judge_reply="Hard to say, could be either."))
     assert result.prediction == "unparsed"
-    finished = events[-1]
-    assert isinstance(finished, ItemFinished) and finished.raw == "Hard to say, could be either."
+    finished = events[-2]
+    assert isinstance(finished, Outcome) and finished.raw == "Hard to say, could be either."
+    assert finished.prediction == "unparsed" and events[-1].status == "completed"
 
 
 def test_option_variant_maps_the_letter(tmp_path):
@@ -116,8 +121,9 @@ def test_domain_role_per_target_and_override(tmp_path):
     client = TaggingClient()
     run(tmp_path, client, domain_role={"targets": {"Online Classes": "education researcher"}})
     assert client.by_tag("DOMAIN")[0].startswith("You are a education researcher.")
-    scenario = ColaScenario(protocol="cola")
-    assert cola.item_input(scenario, "i", "t", "x", role="chemist").role == "chemist"
+    client = TaggingClient()
+    run(tmp_path, client, role="chemist")  # an item may name its own specialist (--input role=...)
+    assert client.by_tag("DOMAIN")[0].startswith("You are a chemist.")
 
 
 @pytest.mark.parametrize("spoken, expected", [

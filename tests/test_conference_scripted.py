@@ -57,7 +57,7 @@ def test_drug_policy_cli_run_routes_like_the_paper(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert code == 0
     assert stdout.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
-    assert stdout.splitlines()[-1].startswith(f"run: {out} units=1 failed=0 backend_calls=20 ")
+    assert stdout.splitlines()[-1] == f"run: {out} conferences=1 backend_calls=20 cache_hits=0 unparsed=0"
     assert "Stop: completed — all topics closed" in stdout
     assert "Topic 1: develop a set of criteria for assessing drug policy outcomes — closed by agreement after 2 round(s)" in stdout
     t = conference(out)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
 
 import pytest
 from autogen_core.models import CreateResult, RequestUsage
+from run_support import run_item
 
+from moot.transcript import load
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols import negotiation as neg
-from moot.protocols.context import Engine
-from moot.protocols.items import run_one
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.negotiation import Result, combine, vote
 from moot.protocols.negotiation_schema import NegotiationScenario
-from moot.protocols.record import Call, load_item
 from moot.scenario import ScenarioError, load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
 from moot.speaker_selection.negotiation import NegotiationPlan, next_speaker
@@ -54,11 +52,9 @@ class Llm(ScriptedChatCompletionClient):
 def run(tmp_path, llms: dict, **fields):
     models = {k: SPECS[k] for k in llms}
     scenario = NegotiationScenario(protocol="negotiation", models=models, **fields)
-    engine = Engine(concurrency=4, clients={SPECS[k]: c for k, c in llms.items()})
-    path = tmp_path / "n.jsonl"
-    result = asyncio.run(run_one(neg, scenario, Path("s.yaml"), "sha", engine,
-                                 neg.ItemInput("i", "a gorgeous witty film", "positive"), path))
-    return result, [e for e in load_item(path) if isinstance(e, Call)]
+    result, transcript = run_item("negotiation", scenario, {"text": "a gorgeous witty film"}, llms,
+                                  tmp_path / "run", gold="positive")
+    return result.outcome, transcript.calls
 
 
 def test_consensus_in_both_negotiations(tmp_path):
@@ -144,9 +140,8 @@ def test_demonstrations_are_the_nearest_training_items(tmp_path):
     (tmp_path / "train.txt").write_text("1 a witty gorgeous film\n0 a dull boring mess\n1 witty and warm\n")
     (tmp_path / "train.yaml").write_text('path: train.txt\nformat: lines\ncolumns: {label: "0", text: "1"}\n'
                                          'labels: {"0": negative, "1": positive}\n')
-    scenario = neg.prepare(NegotiationScenario(protocol="negotiation", models=SPECS,
-                                               demonstrations={"train": "train.yaml", "k": 2}),
-                           tmp_path / "scenario.yaml")
+    scenario = NegotiationScenario(protocol="negotiation", models=SPECS,
+                                   demonstrations={"train": "train.yaml", "k": 2}).resolve_paths(tmp_path)
     assert neg.neighbours(scenario, "gorgeous witty film") == [("a witty gorgeous film", "positive"),
                                                                ("witty and warm", "positive")]
     a, b = Llm("A", "positive"), Llm("B", "positive")
@@ -203,8 +198,8 @@ def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
     scenario = tmp_path / "n.yaml"
     scenario.write_text("protocol: negotiation\nmodels: {first: local, second: local}\nallow_same_model: true\n"
                         "max_turns: 1\ngeneration: {temperature: 0.0, max_tokens: 48, seed: 0}\n")
-    out = tmp_path / "one.jsonl"
+    out = tmp_path / "one"
     assert main([str(scenario), "--input", "text=a gorgeous , witty , seductive movie .",
                  "--out", str(out), "--no-cache"]) == 0
     assert "sentiment: " in capsys.readouterr().out
-    assert len([e for e in load_item(out) if isinstance(e, Call)]) == 4
+    assert len(load(next(out.glob("item-*.jsonl"))).calls) == 4

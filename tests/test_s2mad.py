@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
 
 import pytest
 from autogen_core.models import CreateResult, RequestUsage
+from run_support import run_item
 
 from moot.cli import main
 from moot.datasets import Comment
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols import batch, s2mad  # noqa: F401  (batch binds sys.stderr at import: import it early)
-from moot.protocols.context import Engine
-from moot.protocols.items import run_one
-from moot.protocols.record import Call, load_item
+from moot.protocols import s2mad
 from moot.protocols.s2mad_schema import S2madScenario
+from moot.transcript import load
 from moot.scenario import load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
 from moot.speaker_selection.s2mad import S2madPlan, next_speaker
@@ -55,12 +53,9 @@ def run(tmp_path, p_answers, n_answers, judge=("Real",), subjective="No", **fiel
     clients = {"scorer": Role("scorer"), "classifier": Role("classifier", [subjective]),
                "debater_p": Role("P", p_answers), "debater_n": Role("N", n_answers), "judge": Role("J", judge)}
     scenario = S2madScenario(protocol="s2mad", models=SPECS, **fields)
-    engine = Engine(concurrency=4, clients={SPECS[r]: c for r, c in clients.items()})
-    item = s2mad.ItemInput("c1", "The bridge collapsed.", tuple(Comment(t, i * 10.0) for i, t in enumerate(COMMENTS)),
-                           "fake")
-    path = tmp_path / "s2.jsonl"
-    result = asyncio.run(run_one(s2mad, scenario, Path("s.yaml"), "sha", engine, item, path))
-    return result, clients, [e for e in load_item(path) if isinstance(e, Call)]
+    inputs = {"claim": "The bridge collapsed.", "comments": [Comment(t, i * 10.0) for i, t in enumerate(COMMENTS)]}
+    result, transcript = run_item("s2mad", scenario, inputs, clients, tmp_path / "run", gold="fake")
+    return result.outcome, clients, transcript.calls
 
 
 def test_stance_separation_keeps_top_k_support_and_opposition(tmp_path):
@@ -82,7 +77,14 @@ def test_round_j_debater_sees_only_the_others_previous_reply(tmp_path):
         assert sum("N#" in part for part in p[j]) == 1
         assert f"Other debaters' opinions: P#{j}" in n[j][2] and sum("P#" in part for part in n[j]) == 1
     assert not clients["judge"].seen  # both ended on Fake: consensus
-    assert [c.stage for c in calls][-4:] == ["debate_round1", "debate_round1", "debate_round2", "debate_round2"]
+    assert [c.stage for c in calls][-4:] == ["debate"] * 4
+    said = {}  # (stage, round) -> {debater: the label its reply was read as}
+    for m in load(tmp_path / "run" / "item.jsonl").messages:
+        if m.speaker in ("debater_p", "debater_n"):
+            said.setdefault((m.action, m.round), {})[m.speaker] = m.decision
+    assert said == {("initial_opinion", 0): {"debater_p": "real", "debater_n": "fake"},
+                    ("debate", 1): {"debater_p": "fake", "debater_n": "real"},
+                    ("debate", 2): {"debater_p": "fake", "debater_n": "fake"}}
 
 
 def test_consensus_answers_without_the_judge(tmp_path):
@@ -181,13 +183,13 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
     scenario = tmp_path / "s2.yaml"
     scenario.write_text("protocol: s2mad\nmodels: {default: local}\nk: 1\nrounds: 1\n"
                         "generation: {temperature: 0.2, max_tokens: 48, seed: 0}\n")
-    out = tmp_path / "one.jsonl"
+    out = tmp_path / "one"
     assert main([str(scenario), "--input", "claim=The bridge collapsed this morning.",
                  "--input", "comment=Confirmed by the police.", "--input", "comment=Fake, I just drove over it.",
                  "--out", str(out), "--no-cache"]) == 0
     assert "veracity: " in capsys.readouterr().out
-    calls = [e for e in load_item(out) if isinstance(e, Call)]
-    assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate_round1"}
+    calls = load(next(out.glob("item-*.jsonl"))).calls
+    assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate"}
 
 
 def _marked_dataset(tmp_path) -> Path:
@@ -223,6 +225,6 @@ def test_scripted_model_gives_known_s2mad_predictions(tmp_path, capsys, variant,
     rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert {i: r["prediction"] for i, r in rows.items()} == {"agree": "fake", "split": "real"}
     assert rows["agree"]["explanation"].startswith("consensus") and rows["split"]["explanation"] == "judge's determination"
-    p_opening = next(c for c in load_item(Path(rows["split"]["transcript"]))
-                     if isinstance(c, Call) and c.role == "debater_p" and c.stage == "initial_opinion")
+    p_opening = next(c for c in load(out / rows["split"]["transcript"]).calls
+                     if c.role == "debater_p" and c.stage == "initial_opinion")
     assert "backs it" in p_opening.messages[0]["content"] and "doubts it" not in p_opening.messages[0]["content"]

@@ -71,10 +71,13 @@ class BatchStatus:
             self.stream.flush()
 
 
-def stats_line(folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
+def stats_line(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
+    """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
     unparsed = sum(1 for r in outcome.results.values() if r.get("prediction") == UNPARSED)
-    return (f"run: {folder.path} units={len(outcome.results)} failed={len(outcome.failed)} "
-            f"backend_calls={stats.backend_calls} cache_hits={stats.cache_hits} unparsed={unparsed}")
+    units = "items" if protocol.per_item else "conferences"
+    failed = f" failed={len(outcome.failed)}" if outcome.failed else ""
+    return (f"run: {folder.path} {units}={len(outcome.results)} backend_calls={stats.backend_calls} "
+            f"cache_hits={stats.cache_hits} unparsed={unparsed}{failed}")
 
 
 def print_failures(outcome: BatchOutcome) -> None:
@@ -109,7 +112,7 @@ def print_unit_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome,
                 print(terminal_safe(line))
         print(f"transcript: {path}")
     print_failures(outcome)
-    print(stats_line(folder, outcome, stats))
+    print(stats_line(protocol, folder, outcome, stats))
 
 
 def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
@@ -130,4 +133,4 @@ def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome
         print("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))
     print_failures(outcome)
     print(f"results: {folder.results_path}")
-    print(stats_line(folder, outcome, stats))
+    print(stats_line(protocol, folder, outcome, stats))
