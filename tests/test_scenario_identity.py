@@ -12,9 +12,11 @@ import json
 import pytest
 from test_batch import files  # noqa: F401  (the batch tests' scenario + dataset fixture)
 
+from run_support import conference
+
 from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from moot.events import RunResumed
 from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
-from moot.transcript import RunResumed, load
 
 SCHEMA_LINE = "# yaml-language-server: $schema=../docs/scenario.schema.json\n"
 FAILING = "judge=scripted:MORE_DEBATE,FAIL,FAIL,FAIL"
@@ -38,20 +40,25 @@ def test_content_hash_ignores_comments_and_layout_but_not_content(make_scenario)
 
 
 def failed_conference(make_scenario, tmp_path, capsys):
-    path, out = make_scenario(topics=2, max_rounds=2), tmp_path / "t.jsonl"
+    path, out = make_scenario(topics=2, max_rounds=2), tmp_path / "run"
     assert main([str(path), "--model", FAILING, "--out", str(out), "--quiet"]) == EXIT_FAILED
     capsys.readouterr()
     return path, out
 
 
+def resume(path, out) -> int:
+    """Continue with a judge that no longer fails: another script, so another model (allowed)."""
+    return main([str(path), "--model", MORE, "--out", str(out), "--allow-model-change", "--quiet"])
+
+
 def test_conference_resumes_after_a_comment_only_edit(make_scenario, tmp_path, capsys):
     path, out = failed_conference(make_scenario, tmp_path, capsys)
-    started = load(out).started
+    started = conference(out).started
     assert started.scenario_sha256 == scenario_hash(path)
     assert started.scenario_content_sha256 == scenario_content_hash(load_scenario(path))
     path.write_text(SCHEMA_LINE + path.read_text())
-    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_OK
-    t = load(out)
+    assert resume(path, out) == EXIT_OK
+    t = conference(out)
     assert t.finished.status == "completed" and len(t.of_type(RunResumed)) == 1
 
 
@@ -59,25 +66,24 @@ def test_conference_resumes_after_a_comment_only_edit(make_scenario, tmp_path, c
                                       ("persona: Bob the tester.", "persona: Bob the sceptic.")])
 def test_conference_refuses_a_real_change(make_scenario, tmp_path, capsys, old, new):
     path, out = failed_conference(make_scenario, tmp_path, capsys)
-    before = out.read_bytes()
+    before = (out / "conference.jsonl").read_bytes()
     path.write_text(SCHEMA_LINE + path.read_text().replace(old, new))
-    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_USAGE
+    assert resume(path, out) == EXIT_USAGE
     err = one_line_error(capsys)
-    assert "the scenario changed since this run started (its content differs)" in err
-    assert out.read_bytes() == before  # nothing written
+    assert f"{out} holds a run with another scenario" in err and "choose another --out, or delete the folder" in err
+    assert (out / "conference.jsonl").read_bytes() == before  # nothing written
 
 
-def test_old_transcript_without_content_hash_compares_the_file(make_scenario, tmp_path, capsys):
+def test_old_run_without_content_hash_compares_the_file(make_scenario, tmp_path, capsys):
     path, out = failed_conference(make_scenario, tmp_path, capsys)
-    lines = out.read_text().splitlines(keepends=True)
-    first = json.loads(lines[0])
-    del first["scenario_content_sha256"]
-    out.write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    meta = json.loads((out / "run.json").read_text())
+    del meta["scenario_content_sha256"]
+    (out / "run.json").write_text(json.dumps(meta))
     path.write_text(SCHEMA_LINE + path.read_text())
-    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_USAGE
-    assert "its file (sha256) differs" in one_line_error(capsys)
+    assert resume(path, out) == EXIT_USAGE
+    assert "holds a run with another scenario" in one_line_error(capsys)
     path.write_text(path.read_text()[len(SCHEMA_LINE):])  # the very file it started with
-    assert main([str(path), "--model", MORE, "--resume", str(out), "--quiet"]) == EXIT_OK
+    assert resume(path, out) == EXIT_OK
 
 
 def batch(capsys, scenario, spec, out) -> tuple[int, list[str]]:
@@ -106,7 +112,7 @@ def test_batch_run_dir_refuses_a_real_change(files, capsys, change):  # noqa: F8
     scenario.write_text(scenario.read_text() + change)
     assert main([str(scenario), "--dataset", str(spec), "--limit", "2", "--out", str(out)]) == EXIT_USAGE
     err = one_line_error(capsys)
-    assert err.endswith(f"{out} holds a run with another scenario_content_sha256; choose another --out or delete it")
+    assert f"{out} holds a run with another scenario" in err and "choose another --out, or delete the folder" in err
 
 
 def test_old_run_dir_without_content_hash_compares_the_file_then_records_it(files, capsys):  # noqa: F811
@@ -118,7 +124,7 @@ def test_old_run_dir_without_content_hash_compares_the_file_then_records_it(file
     original = scenario.read_text()
     scenario.write_text(SCHEMA_LINE + original)
     code, lines = batch(capsys, scenario, spec, out)
-    assert code == EXIT_USAGE and "another scenario_sha256" in lines[-1]
+    assert code == EXIT_USAGE and "holds a run with another scenario" in lines[-1]
     scenario.write_text(original)
     assert batch(capsys, scenario, spec, out)[0] == 0  # same file: accepted, content hash recorded
     assert json.loads((out / "run.json").read_text())["scenario_content_sha256"]

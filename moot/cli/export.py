@@ -19,7 +19,7 @@ RENDERERS = {"md": (render_markdown, ".md"), "html": (render_html, ".html")}
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py export", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot export", description=__doc__.splitlines()[0])
     p.add_argument("transcript", type=Path, help="transcript JSONL file")
     p.add_argument("--format", choices=sorted(RENDERERS),
                    help="md or html (default: from --out's suffix, else html)")

@@ -1,11 +1,10 @@
-"""`judge-eval DATA.yaml --task stance|polarity --model SPEC`: the judge alone as a classifier.
+"""`moot judge-eval DATA.yaml --task stance|polarity`: the conference judge alone as a classifier.
 
-Heller et al. (2025) §4.1 / §5.1 Tables 1-4: the judge's model answers zero-shot stance
-(favor / against [/ neutral]) or stance-polarity (positive / negative / neutral) questions on a
-dataset. It runs as a per-item batch (moot.protocols.judge_eval on moot.protocols.batch):
-results.jsonl, transcripts and a reply cache in --out (default runs/judge-eval-TASK-DATASET),
-resumable with zero repeated model calls. It prints accuracy, macro P/R/F1, class-wise F1 and
-the confusion matrix, then `run: DIR items=N backend_calls=N cache_hits=N unparsed=N`.
+Heller et al. (2025) §4.1 / §5.1, Tables 1-4: the judge of a conference scenario (its name,
+persona, model and generation settings) answers zero-shot stance (favor / against [/ neutral]) or
+stance-polarity (positive / negative / neutral) questions on a dataset. It runs like any other
+dataset run (a run folder, resumable, cached, concurrent) and prints accuracy, macro P/R/F1 and
+class-wise F1; `moot report` puts it in the shape of the paper's tables.
 """
 
 from __future__ import annotations
@@ -14,34 +13,32 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
-from moot.bundled import bundled_dir
-from moot.cli_args import add_backend_args, add_batch_args
+from moot.bundled import find_scenario
+from moot.cli.options import add_backends, add_engine, add_model, add_out, positive_int
+from moot.cli.run import run_plan
 from moot.datasets import iter_items, load_dataset_spec
-from moot.models.spec import parse_spec
-from moot.protocols import cli as batch_cli
-from moot.protocols import judge_eval
+from moot.protocols import REGISTRY, judge_eval
+from moot.runs.plan import dataset_plan
 from moot.scenario import load_scenario
-
-DEFAULT_SCENARIO = bundled_dir() / "drug_policy.yaml"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py judge-eval",
-                                description="Evaluate the decision-conference judge as a zero-shot "
-                                            "stance or stance-polarity classifier on a dataset.")
+    p = argparse.ArgumentParser(prog="moot judge-eval", description=__doc__.splitlines()[0])
     p.add_argument("dataset", type=Path, metavar="DATA.yaml", help="dataset spec (see datasets/)")
     p.add_argument("--task", choices=judge_eval.TASKS, required=True,
                    help="stance (favor/against[/neutral]) or polarity (positive/negative/neutral)")
-    p.add_argument("--model", help="model spec (default: the scenario judge's model), e.g. local, "
-                                   "openai:MODEL, ollama:MODEL, scripted")
-    p.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO,
-                   help="conference scenario whose judge (name, persona, model, generation) is "
-                        "evaluated (default scenarios/drug_policy.yaml)")
+    p.add_argument("--scenario", default="drug_policy",
+                   help="conference scenario whose judge is evaluated (file or bundled name; default drug_policy)")
     p.add_argument("--temperature", type=float, default=0.0,
                    help="sampling temperature of the judge here (default 0.0: a deterministic classifier)")
-    add_batch_args(p, out_help="run directory (default runs/judge-eval-TASK-DATASET)",
-                   cache_help="reply cache file (default DIR/cache.sqlite)")
-    add_backend_args(p)
+    p.add_argument("--limit", type=positive_int, help="the first N items of the dataset")
+    add_model(p, "the judge's model (SPEC or judge=SPEC; default: the scenario judge's model)")
+    add_out(p, "run folder (default transcripts/judge-eval-TASK-DATASET)")
+    add_engine(p)
+    add_backends(p)
+    p.add_argument("--resume", action="store_true", help="continue the run in the folder (what rerunning does anyway)")
+    p.add_argument("--allow-model-change", action="store_true", help="continue with another model (recorded)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
     return p
 
 
@@ -55,11 +52,10 @@ def dataset_labels(path: Path) -> list[str]:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    if args.model:
-        parse_spec(args.model)  # a bad spec is a usage error before anything runs
-    conference = load_scenario(args.scenario)
+    path = find_scenario(args.scenario)
     labels = judge_eval.labels_for(args.task, dataset_labels(args.dataset))
-    scenario = judge_eval.from_conference(conference, args.task, labels, args.model, args.temperature)
-    options, retry = batch_cli.call_settings(args, scenario)
-    args.out = args.out or Path("runs") / f"judge-eval-{args.task}-{args.dataset.stem}"
-    return batch_cli.run_dataset(args, scenario, judge_eval, options, retry)
+    scenario = judge_eval.from_conference(load_scenario(path), args.task, labels, None, args.temperature)
+    protocol = REGISTRY.get(judge_eval.NAME)
+    plan = dataset_plan(protocol, scenario, args.dataset, args.limit)
+    out = Path(args.out) if args.out else Path("transcripts") / f"judge-eval-{args.task}-{args.dataset.stem}"
+    return run_plan(protocol, scenario, path, plan, out, args)

@@ -20,7 +20,7 @@ PROTOCOLS = tuple(TEMPLATES)  # conference, cola, s2mad, negotiation
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "scenario.schema.json"
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py new", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot new", description=__doc__.splitlines()[0])
     p.add_argument("--protocol", choices=PROTOCOLS, default="conference", help="protocol (default conference)")
     p.add_argument("name", help="scenario name: writes NAME.yaml")
     p.add_argument("--dir", type=Path, default=Path("."), help="directory to write to (default: current)")

@@ -27,7 +27,7 @@ def positive(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py replay", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot replay", description=__doc__.splitlines()[0])
     p.add_argument("transcript", type=Path, help="transcript JSONL file")
     pace = p.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=positive, default=1.0,

@@ -15,7 +15,7 @@ from moot.report import build_report
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py report",
+    p = argparse.ArgumentParser(prog="moot report",
                                 description="Build an evaluation report from finished batch runs.")
     p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="batch run directories (with run.json)")
     p.add_argument("--out", type=Path, help="report folder (default reports/report-TIME)")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -91,11 +93,18 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
     scenario = load_scenario(path)
     protocol = REGISTRY.get(getattr(scenario, "protocol"))
     plan = plan_of(protocol, scenario, args)
+    out = Path(args.out) if args.out else default_out(path, args.dataset)
+    return run_plan(protocol, scenario, path, plan, out, args, clients)
+
+
+def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
+             clients: Optional[dict] = None) -> int:
+    """Check everything that can be wrong before anything is written, then run `plan` in `out`."""
     models = resolve_models(scenario, args.model)
     options = backend_options(args, scenario.backends)
-    preflight(models.values(), options)
+    if clients is None:
+        preflight(models.values(), options)
     metric = headline_metric(scenario, plan)
-    out = Path(args.out) if args.out else default_out(path, args.dataset)
     if args.resume and not out.exists():
         raise UsageError(f"--resume: {out} does not exist (nothing to continue)")
     identity = {"protocol": protocol.name, "scenario_sha256": scenario_hash(path),
@@ -117,6 +126,21 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
+def on_signal(stop) -> None:
+    """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
+    loop = asyncio.get_running_loop()
+
+    def handler() -> None:
+        if stop.reason is not None:
+            os._exit(EXIT_INTERRUPTED)
+        stop.request("interrupted by the user")
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        pass
+
+
 def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options,
             metric: Optional[str], scenario: Any, clients: Optional[dict] = None) -> int:
     """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
@@ -131,6 +155,8 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
 
     async def go():
+        setup.stop.task = asyncio.current_task()
+        on_signal(setup.stop)
         try:
             return await run_units(setup, plan.units(), folder, engine, models_of,
                                    in_flight=2 * args.concurrency if setup.protocol.per_item else args.concurrency,
@@ -144,7 +170,7 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         if status is not None:
             status.close()
     if single:
-        print_unit_end(setup.protocol, folder, outcome, engine.stats)
+        print_unit_end(setup.protocol, folder, next(plan.units()).id, outcome, engine.stats)
     else:
         print_batch_end(setup.protocol, folder, outcome, engine.stats, metric)
     if outcome.interrupted:

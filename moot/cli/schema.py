@@ -46,7 +46,7 @@ def schema_text() -> str:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="run_conference.py schema", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot schema", description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, help="write to this file instead of standard output")
     args = p.parse_args(argv)
     if args.out:

@@ -23,7 +23,7 @@ ROLES = ("evaluator", "grader")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run_conference.py score", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot score", description=__doc__.splitlines()[0])
     p.add_argument("transcript", type=Path)
     p.add_argument("--role", action="append", required=True, metavar="ROLE=SPEC",
                    help="evaluator=SPEC re-evaluates each topic; grader=SPEC meta-evaluates each judge decision")

@@ -11,7 +11,7 @@ from moot.events import EventBase
 from moot.metrics import UNPARSED, summarize
 from moot.models.engine import EngineStats
 from moot.protocol import Protocol
-from moot.runs.folder import RunFolder, transcript_of
+from moot.runs.folder import RunFolder
 from moot.runs.runner import BatchOutcome, UnitResult
 from moot.safe_text import terminal_safe
 from moot.summary import summary_lines
@@ -92,13 +92,13 @@ def print_failures(outcome: BatchOutcome) -> None:
         print("failed: run the same command again to continue (finished work is kept)", file=sys.stderr)
 
 
-def print_unit_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> None:
+def print_unit_end(protocol: Protocol, folder: RunFolder, unit_id: str, outcome: BatchOutcome,
+                   stats: EngineStats) -> None:
     """One unit: a conference's summary, or an item's label and explanation; its transcript."""
     from moot.transcript import load
 
-    rows = list(outcome.results.values())
-    path = transcript_of(folder.path, rows[0]) if rows else (outcome.failed[0].transcript if outcome.failed else None)
-    if path is not None and path.exists():
+    path = folder.transcript_path(unit_id)
+    if path.exists():
         transcript = load(path)
         print()
         if protocol.per_item:

@@ -13,7 +13,7 @@ from moot.scenario import scenario_errors
 
 
 def run(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="run_conference.py validate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="moot validate", description=__doc__.splitlines()[0])
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario YAML file(s)")
     args = p.parse_args(argv)
     bad = 0

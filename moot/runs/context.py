@@ -12,6 +12,7 @@ append-only with no event repeated, and no finished call is sent twice even with
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -91,8 +92,11 @@ class UnitContext:
             call = self._replay[key].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
+        asking = asyncio.ensure_future(self.engine.ask(model, messages, output, role=role,
+                                                       cancellation_token=self.cancellation))
+        self.cancellation.link_future(asking)  # a stopped run does not wait for a reply
         try:
-            result = await self.engine.ask(model, messages, output, role=role, cancellation_token=self.cancellation)
+            result = await asking
         except ModelCallError as exc:
             exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
             raise

@@ -35,6 +35,27 @@ class ResumeError(ValueError):
     """A unit's transcript that cannot be continued with this scenario or these models; one line."""
 
 
+class Stop:
+    """Ends a run early from outside (Ctrl-C, a closed output): the running units' model calls and
+    group chats are cancelled at once, and each records why it stopped. Cancelling the task alone
+    is not enough: AutoGen's run_stream waits for its team to go idle before it lets a
+    cancellation through, so each unit's CancellationToken is cancelled first."""
+
+    def __init__(self) -> None:
+        self.reason: Optional[str] = None
+        self.contexts: set[UnitContext] = set()
+        self.task: Optional[asyncio.Task] = None
+
+    def request(self, reason: str) -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        for ctx in list(self.contexts):
+            ctx.cancellation.cancel()
+        if self.task is not None:
+            self.task.cancel()
+
+
 @dataclass(frozen=True)
 class RunSetup:
     """What every unit of a run shares: the protocol, the scenario file, backends, resume policy."""
@@ -44,6 +65,7 @@ class RunSetup:
     scenario_sha256: str
     backends: Mapping[str, Any] = field(default_factory=dict)
     allow_model_change: bool = False
+    stop: Stop = field(default_factory=Stop)
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
     ctx = UnitContext(unit, engine, models, log, prior, listener)
+    setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
         if prior is None:
@@ -123,6 +146,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
                                   models_changed=wanted != prior.started.models))
         return await _run(setup, unit, ctx, path, started)
     finally:
+        setup.stop.contexts.discard(ctx)
         log.close()
 
 
@@ -132,7 +156,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         outcome = await setup.protocol.run(unit.scenario, ctx)
     except asyncio.CancelledError:
         ctx.cancellation.cancel()
-        _finish(ctx, "interrupted", "interrupted by the user", started)
+        _finish(ctx, "interrupted", setup.stop.reason or "interrupted by the user", started)
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
@@ -140,6 +164,9 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if setup.stop.reason is not None:  # a cancelled group chat ends with its own error
+            _finish(ctx, "interrupted", setup.stop.reason, started)
+            raise asyncio.CancelledError() from None
         ctx.record(Error(stage="run", cause=describe(exc)))
         outcome = Outcome(status="failed", stop_reason=f"error: {describe(exc)}")
     if outcome.prediction is not None and outcome.status == "completed":
