@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 from typing import Annotated, Any, ClassVar, Mapping, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
@@ -98,6 +98,17 @@ class ScenarioBase(Strict):
     gives, then `default`; `--model KEY=SPEC` may use any of those keys."""
 
     PROTOCOL: ClassVar[str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _partial_generation(cls, data: Any) -> Any:
+        """`generation: {seed: 7}` changes the seed and keeps the protocol's own defaults for the
+        rest (COLA's temperature 0, S2MAD's 0.2, ...), not the generic ones."""
+        declared = cls.model_fields.get("generation")
+        given = data.get("generation") if isinstance(data, dict) else None
+        if declared is not None and isinstance(declared.default, BaseModel) and isinstance(given, dict):
+            data = {**data, "generation": {**declared.default.model_dump(), **given}}
+        return data
 
     def roles(self) -> list[str]:
         raise NotImplementedError

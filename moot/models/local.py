@@ -9,7 +9,10 @@ worker thread so the event loop keeps running. One loaded model is shared by all
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
@@ -32,13 +35,29 @@ def default_model_path() -> str:
     return str(assemble())
 
 
+@contextmanager
+def native_stderr_silenced():
+    """llama.cpp writes notes such as `llama_kv_cache_iswa: using full-size SWA cache` straight to
+    file descriptor 2 while a model loads, whatever `verbose` says; a run's stderr is for moot."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @lru_cache(maxsize=4)
 def load_llama(path: str, n_ctx: int, n_threads: Optional[int]) -> tuple[Any, threading.Lock]:
     """Load a GGUF once per process; the lock serialises generation (llama.cpp is not reentrant)."""
     from llama_cpp import Llama
 
-    llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, chat_format="gemma",
-                verbose=False, seed=0)
+    with native_stderr_silenced():
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, chat_format="gemma",
+                    verbose=False, seed=0)
     return llm, threading.Lock()
 
 
