@@ -6,12 +6,13 @@ line below. The JSON Schema, docs/scenarios.md and `moot new` are derived from t
 """
 
 from moot.protocol import Registry
-from moot.protocols import cola, conference, judge_eval, negotiation, s2mad
+from moot.protocols import cola, conference, debate, judge_eval, negotiation, s2mad
 
 REGISTRY = Registry([
     conference.PROTOCOL,
     cola.PROTOCOL,
     s2mad.PROTOCOL,
     negotiation.PROTOCOL,
+    debate.PROTOCOL,
     judge_eval.PROTOCOL,
 ])
