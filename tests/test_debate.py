@@ -320,7 +320,7 @@ def test_whole_run_from_the_command_line(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "answer: favor" in printed and "majority 3 of 3 after round 2: favor, favor, favor" in printed
-    assert printed.strip().splitlines()[-1] == f"run: {out} units=1 failed=0 backend_calls=9 cache_hits=0 unparsed=0"
+    assert printed.strip().splitlines()[-1] == f"run: {out} items=1 backend_calls=9 cache_hits=0 unparsed=0"
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 1 and rows[0]["prediction"] == "favor" and rows[0]["status"] == "completed"
     assert rows[0]["answers"] == [["favor"] * 3] * 3
@@ -335,12 +335,12 @@ def test_whole_run_from_the_command_line(tmp_path, capsys):
     assert [c.role for c in transcript.calls] == [A, B, C] * 3
     assert transcript.finished.status == "completed" and transcript.outcome.decided_by == "majority"
     assert main(argv) == 0  # the same command again: nothing is sent
-    assert last_line(capsys) == f"run: {out} units=1 failed=0 backend_calls=0 cache_hits=0 unparsed=0"
+    assert last_line(capsys) == f"run: {out} items=1 backend_calls=0 cache_hits=0 unparsed=0"
 
 
 def test_bundled_scenario_runs_by_name_with_its_default_item(tmp_path, capsys):
     assert main(["run", "debate", "--model", "scripted", "--out", str(tmp_path / "r"), "--quiet"]) == 0
-    assert last_line(capsys) == f"run: {tmp_path / 'r'} units=1 failed=0 backend_calls=9 cache_hits=0 unparsed=1"
+    assert last_line(capsys) == f"run: {tmp_path / 'r'} items=1 backend_calls=9 cache_hits=0 unparsed=1"
 
 
 def write_dataset(tmp_path: Path) -> Path:
@@ -364,12 +364,12 @@ def test_dataset_run_prints_metrics_and_a_rerun_sends_nothing(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "f_avg=0.6667  n=4  unparsed=1" in printed and "accuracy=0.5000" in printed
     assert printed.strip().splitlines()[-1] == \
-        f"run: {out} units=4 failed=0 backend_calls=36 cache_hits=0 unparsed=1"
+        f"run: {out} items=4 backend_calls=36 cache_hits=0 unparsed=1"
     rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert {i: (r["prediction"], r["gold"]) for i, r in rows.items()} == \
         {"1": ("favor", "favor"), "2": ("against", "against"), "3": ("favor", "neutral"), "4": (UNPARSED, "against")}
     assert main(argv) == 0
-    assert last_line(capsys) == f"run: {out} units=4 failed=0 backend_calls=0 cache_hits=0 unparsed=1"
+    assert last_line(capsys) == f"run: {out} items=4 backend_calls=0 cache_hits=0 unparsed=1"
 
 
 def test_run_conference_shorthand(tmp_path):
@@ -380,4 +380,4 @@ def test_run_conference_shorthand(tmp_path):
                            "--model", "scripted", "--out", str(tmp_path / "dbt"), "--quiet"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1].endswith("units=1 failed=0 backend_calls=9 cache_hits=0 unparsed=1")
+    assert done.stdout.strip().splitlines()[-1].endswith("items=1 backend_calls=9 cache_hits=0 unparsed=1")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from moot.agents.conference import decision_of
-from moot.events import score_from_reply
+from moot.protocols.conference_turns import score_from_reply
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 
 FENCE = "```"
