@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from moot.metrics import UNPARSED, MetricReport, paper_metric, rumor_f1, summarize
+from moot.metrics import UNPARSED, MetricReport, rumor_f1, summarize
 from moot.runs.folder import read_results, transcript_of
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
@@ -80,9 +80,9 @@ class Run:
     @property
     def metric(self) -> str:
         """The headline metric of a single-metric run, as the batch run printed it (run.json
-        `headline_metric`); older runs: moot.metrics.paper_metric of dataset, labels, scenario."""
-        return (self.meta.get("headline_metric")
-                or paper_metric(self.dataset, self.labels, self.meta.get("metric") or "macro_f1"))
+        `headline_metric`); older runs: the metric they declared, else macro-F1 (never guessed
+        from the dataset's name)."""
+        return self.meta.get("headline_metric") or self.meta.get("metric") or "macro_f1"
 
     # --- what came out ------------------------------------------------------------------
     @cached_property
