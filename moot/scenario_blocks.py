@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import Annotated, Any, ClassVar, Mapping, Optional, Union
+from typing import Annotated, Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
+from moot.suggest import closest
 
 
 class Strict(BaseModel):
@@ -100,6 +101,15 @@ def fail(message: str, *key) -> ValueError:
     return ValueError(f"@{'.'.join(map(str, key))}@ {message}")
 
 
+def unknown(what: str, given: object, allowed: Sequence[str], sigil: str = "") -> str:
+    """`unknown role (did you mean 'judge'?)` when an allowed name is close, else the allowed list
+    (`sigil`: what the names are written with, e.g. `$` for placeholders, left out when comparing)."""
+    match = closest(str(given), allowed)
+    if match:
+        return f"unknown {what} (did you mean {sigil + match!r}?)"
+    return f"unknown {what} (allowed: {', '.join(sigil + name for name in allowed)})"
+
+
 def check_spec(spec: str, *key) -> None:
     try:
         parse_spec(spec)
@@ -107,14 +117,13 @@ def check_spec(spec: str, *key) -> None:
         raise fail(str(exc), *key) from None
 
 
-def check_template(template: str, fields: frozenset[str], *key, list_allowed: bool = False) -> None:
+def check_template(template: str, fields: frozenset[str], *key) -> None:
     """A prompt template may use only the placeholders its role is given."""
-    unknown = sorted(set(Template(template).get_identifiers()) - fields)
-    if unknown or not Template(template).is_valid():
-        detail = f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder"
-        if list_allowed:
-            detail += f" (allowed: {', '.join('$' + f for f in sorted(fields))})"
-        raise fail(detail, *key)
+    extra = sorted(set(Template(template).get_identifiers()) - fields)
+    if extra:
+        raise fail(unknown(f"placeholder ${extra[0]}", extra[0], sorted(fields), sigil="$"), *key)
+    if not Template(template).is_valid():
+        raise fail("malformed $placeholder", *key)
 
 
 class ScenarioBase(Strict):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from moot.agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
 from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_spec, check_template,
-                                  fail)
+                                  fail, unknown)
 from moot.yamlsource import format_key
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -189,8 +189,7 @@ def _check_models(s: Scenario) -> None:
     names = {a.name for _, a in s.agents()}
     for key, spec in s.models.items():
         if key != "default" and key not in ROLE_KEYS and key not in names:
-            allowed = ", ".join(("default",) + ROLE_KEYS + tuple(sorted(names)))
-            raise fail(f"unknown agent or role (allowed: {allowed})", "models", key)
+            raise fail(unknown("agent or role", key, ("default",) + ROLE_KEYS + tuple(sorted(names))), "models", key)
         check_spec(spec, "models", key)
     for key, agent in _agent_keys(s):
         if agent.model:
@@ -200,8 +199,8 @@ def _check_models(s: Scenario) -> None:
 def _check_prompts(s: Scenario) -> None:
     for key, template in s.prompts.items():
         if key not in TEMPLATE_KEYS:
-            raise fail(f"unknown prompt (allowed: {', '.join(sorted(TEMPLATE_KEYS))})", "prompts", key)
-        check_template(template, PROMPT_FIELDS, "prompts", key, list_allowed=True)
+            raise fail(unknown("prompt", key, sorted(TEMPLATE_KEYS)), "prompts", key)
+        check_template(template, PROMPT_FIELDS, "prompts", key)
     for key, agent in _agent_keys(s):
         if agent.prompt is not None:
-            check_template(agent.prompt, PROMPT_FIELDS, *key, "prompt", list_allowed=True)
+            check_template(agent.prompt, PROMPT_FIELDS, *key, "prompt")
