@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
-from moot.scenario_errors import first_cause, key_and_message
+from moot.scenario_errors import choice_hint, first_cause, key_and_message, without_echoes
 from moot.yamlsource import SourceError, format_key, read_yaml
 
 
@@ -121,7 +121,7 @@ def load_dataset_spec(path: str | Path) -> DatasetSpec:
     try:
         spec = DatasetSpec.model_validate(source.data)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = without_echoes(exc.errors(), DatasetSpec)
         err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):
@@ -131,7 +131,7 @@ def load_dataset_spec(path: str | Path) -> DatasetSpec:
         elif err["type"] == "missing":
             msg = "missing required key"
         else:
-            msg = f"{err['msg']} (got {repr(err['input'])[:60]})"
+            msg = f"{err['msg']} (got {repr(err['input'])[:60]}){choice_hint(err)}"
             if isinstance(err["input"], bool):
                 msg += "; YAML reads unquoted true/false/yes/no as booleans, quote the value"
         loc = tuple(p for p in loc if p != "[key]")

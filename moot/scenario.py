@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ValidationError
 
-from moot.scenario_errors import ScenarioError, error_of, to_scenario_error
+from moot.scenario_errors import ScenarioError, error_of, to_scenario_error, without_echoes
+from moot.suggest import nearest
 from moot.yamlsource import SourceError, YamlSource, read_yaml
 
 DEFAULT_PROTOCOL = "conference"  # files written before `protocol:` existed
@@ -47,12 +48,11 @@ def _mapping(source: YamlSource) -> dict:
 def schema_of(data: dict, source: Optional[YamlSource] = None) -> type[BaseModel]:
     """The scenario model of the file's `protocol:`; an unknown name is one error, not many."""
     from moot.protocols import REGISTRY
-    from moot.runs.setup import nearest
 
     name = data.get("protocol", DEFAULT_PROTOCOL)
     if not isinstance(name, str) or name not in REGISTRY.names():
         names = REGISTRY.names()
-        hint = nearest(str(name), names)
+        hint = nearest(name, names) if isinstance(name, str) else ""
         file = source.file if source else "scenario"
         line = source.line_of(("protocol",)) if source else None
         raise ScenarioError(file, f"unknown protocol {name!r}{hint} (allowed: {', '.join(names)})",
@@ -75,7 +75,7 @@ def scenario_errors(path: str | Path) -> list[ScenarioError]:
     try:
         model.model_validate(data, context={"problems": problems})
     except ValidationError as exc:
-        errors = [error_of(err, source, model) for err in exc.errors(include_url=False)]
+        errors = [error_of(err, source, model) for err in without_echoes(exc.errors(include_url=False), model)]
     else:
         errors = [error_of({"loc": (), "msg": text, "type": "value_error"}, source) for text in problems]
     return sorted(errors, key=lambda e: e.line or 0)  # in file order

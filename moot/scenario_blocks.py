@@ -8,34 +8,46 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import Annotated, Any, ClassVar, Mapping, Optional, Union
+from typing import Annotated, Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
+from moot.suggest import closest
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """A strict block of a scenario: unknown keys are errors; each key's docstring (below it) is
+    its meaning in the JSON Schema and docs/scenarios.md (moot.scenario_docs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class Generation(Strict):
     """Sampling settings sent with every model call (max_tokens is always bounded)."""
 
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
+    """Sampling temperature."""
     max_tokens: Annotated[int, Field(ge=1, le=8192)] = 256
+    """Most tokens a reply may have; every call is bounded."""
     seed: Optional[int] = 0
+    """Sampling seed, for backends that honour one (local, Ollama, OpenAI best-effort)."""
     top_p: Optional[Annotated[float, Field(gt=0, le=1)]] = None
+    """Nucleus sampling; null leaves the backend's default."""
     repeat_penalty: Optional[Annotated[float, Field(ge=1, le=2)]] = 1.25
+    """Penalty on repeated tokens (local and Ollama; OpenAI has none). Small models loop without it."""
 
 
 class Retry(Strict):
     """Bounded retries for failed model calls (errors, timeouts, empty replies)."""
 
     attempts: Annotated[int, Field(ge=1, le=10)] = 3
+    """Attempts per model call; after the last, the run stops as failed and can be resumed."""
     backoff_s: Annotated[float, Field(ge=0, le=60)] = 1.0
+    """Wait before the second attempt; it doubles for each further one."""
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
+    """Longest wait for one reply."""
 
 
 Endpoints = Optional[Union[str, Annotated[list[str], Field(min_length=1)]]]
@@ -49,20 +61,36 @@ def endpoint_list(value: Endpoints) -> tuple[str, ...]:
 
 
 class OpenAIBackend(Strict):
-    base_url: Endpoints = None  # one URL, or a list: each call goes to the least busy
+    """The OpenAI-compatible backend (`openai:MODEL`)."""
+
+    base_url: Endpoints = None
+    """Server URL of a compatible server, or a list of URLs serving the same model (each call goes
+    to the least busy); null means `$OPENAI_BASE_URL`, else OpenAI. `--base-url` beats it."""
     api_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the API key (keys are never written in scenarios or
+    transcripts)."""
 
 
 class OllamaBackend(Strict):
-    host: Endpoints = None  # one host, or a list: each call goes to the least busy
+    """The Ollama backend (`ollama:MODEL`)."""
+
+    host: Endpoints = None
+    """Ollama server, or a list of servers serving the same model (each call goes to the least
+    busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it."""
 
 
 class LocalBackend(Strict):
+    """The in-process llama.cpp backend (`local`, `local:PATH.gguf`)."""
+
     n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
+    """Context window in tokens."""
     n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
+    """CPU threads; null lets llama.cpp choose."""
 
 
 class Backends(Strict):
+    """Where the model servers are."""
+
     openai: OpenAIBackend = OpenAIBackend()
     ollama: OllamaBackend = OllamaBackend()
     local: LocalBackend = LocalBackend()
@@ -73,6 +101,15 @@ def fail(message: str, *key) -> ValueError:
     return ValueError(f"@{'.'.join(map(str, key))}@ {message}")
 
 
+def unknown(what: str, given: object, allowed: Sequence[str], sigil: str = "") -> str:
+    """`unknown role (did you mean 'judge'?)` when an allowed name is close, else the allowed list
+    (`sigil`: what the names are written with, e.g. `$` for placeholders, left out when comparing)."""
+    match = closest(str(given), allowed)
+    if match:
+        return f"unknown {what} (did you mean {sigil + match!r}?)"
+    return f"unknown {what} (allowed: {', '.join(sigil + name for name in allowed)})"
+
+
 def check_spec(spec: str, *key) -> None:
     try:
         parse_spec(spec)
@@ -80,14 +117,13 @@ def check_spec(spec: str, *key) -> None:
         raise fail(str(exc), *key) from None
 
 
-def check_template(template: str, fields: frozenset[str], *key, list_allowed: bool = False) -> None:
+def check_template(template: str, fields: frozenset[str], *key) -> None:
     """A prompt template may use only the placeholders its role is given."""
-    unknown = sorted(set(Template(template).get_identifiers()) - fields)
-    if unknown or not Template(template).is_valid():
-        detail = f"unknown placeholder ${unknown[0]}" if unknown else "malformed $placeholder"
-        if list_allowed:
-            detail += f" (allowed: {', '.join('$' + f for f in sorted(fields))})"
-        raise fail(detail, *key)
+    extra = sorted(set(Template(template).get_identifiers()) - fields)
+    if extra:
+        raise fail(unknown(f"placeholder ${extra[0]}", extra[0], sorted(fields), sigil="$"), *key)
+    if not Template(template).is_valid():
+        raise fail("malformed $placeholder", *key)
 
 
 class ScenarioBase(Strict):
@@ -98,6 +134,7 @@ class ScenarioBase(Strict):
     gives, then `default`; `--model KEY=SPEC` may use any of those keys."""
 
     PROTOCOL: ClassVar[str]
+    PLACEHOLDERS: ClassVar[frozenset[str]] = frozenset()  # the $fields its prompt templates may use
 
     @model_validator(mode="before")
     @classmethod

@@ -1,4 +1,5 @@
-"""Writing scenarios: `validate`, `new`, `schema`, and docs/scenarios.md kept in step with the schema."""
+"""Writing scenarios: `schema`, docs/scenarios.md and `new`, all derived from the protocol registry,
+and the committed docs kept equal to what they derive."""
 
 from __future__ import annotations
 
@@ -10,280 +11,188 @@ import jsonschema
 import pytest
 import yaml
 
+from moot.bundled import bundled_dir
 from moot.cli import main
-from moot.commands.new import scenario_text
-from moot.commands.schema import DRAFT, protocol_models, scenario_schema
+from moot.cli.new import SCHEMA_LINE, retitle, scenario_text
+from moot.cli.schema import DRAFT, docs_text, scenario_schema
+from moot.protocols import REGISTRY
+from moot.runs.folder import read_results, transcript_of
 from moot.scenario import load_scenario
+from moot.scenario_keys import Walk, keys
 from moot.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFERENCE_SCENARIOS = sorted((ROOT / "scenarios").glob("drug_policy*.yaml"))
-ALL_SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
-PROTOCOLS = ("conference", "cola", "s2mad", "negotiation")
-SHARED_BLOCKS = ("generation.", "retry.", "backends.")  # documented once, under "Shared blocks"
-AGENT_KEYS = ("moderator", "participants[]", "judge", "evaluator")
-
-
-def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-# ---------------------------------------------------------------- validate
-
-def test_validate_accepts_shipped_scenarios(capsys):
-    assert CONFERENCE_SCENARIOS
-    assert main(["validate", *map(str, CONFERENCE_SCENARIOS)]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"ok: {p}" for p in CONFERENCE_SCENARIOS]
-
-
-def test_validate_accepts_every_shipped_scenario(capsys):
-    assert {load_scenario(p).protocol for p in ALL_SCENARIOS} == set(PROTOCOLS)
-    assert main(["validate", *map(str, ALL_SCENARIOS)]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"ok: {p}" for p in ALL_SCENARIOS]
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("protocol: cola\ntitle: t\nlabels: [favor, favor]\n", ["3: labels: labels must be distinct"]),
-    ("protocol: cola\nexperts: [linguist, poet]\ncolour: red\n",
-     ["2: experts[1]: Input should be 'linguist', 'domain' or 'social'",
-      "3: colour: unknown key (allowed: protocol, title, input, labels, options,"]),
-    ("protocol: s2mad\nrounds: 99\n", ["2: rounds: Input should be less than or equal to 20"]),
-    ("protocol: s2mad\nmodels: {debater: local}\n", ["2: models.debater: unknown role (allowed: default, scorer,"]),
-    ("protocol: negotiation\nmodels: {first: local}\n",
-     ["2: models: models.second is required (the negotiation needs two LLMs)"]),
-    ("protocol: negotiation\nmodels: {first: local, second: local}\nprompts: {generator: '$nope'}\n",
-     ["2: models: the LLMs must be different model specs"]),
-])
-def test_validate_reports_problems_of_every_protocol(tmp_path, capsys, text, expected):
-    bad = write(tmp_path, text)
-    assert main(["validate", str(bad)]) == 2
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(expected)
-    for line, start in zip(lines, expected):
-        assert line.startswith(f"{bad}:{start}"), line
-
-
-def test_validate_reports_every_field_problem_with_line_key_and_allowed(tmp_path, capsys):
-    bad = write(tmp_path, """\
-titel: x
-task: ""
-topics: []
-moderator:
-  name: 1bad
-participants:
-  - name: A
-generation:
-  temperature: 5
-routing:
-  agreement: maybe
-""")
-    good = CONFERENCE_SCENARIOS[0]
-    assert main(["validate", str(bad), str(good)]) == 2
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == f"ok: {good}"
-    assert lines[:-1] == [
-        f"{bad}:1: title: required key is missing",
-        f"{bad}:1: titel: unknown key (allowed: protocol, title, task, topics, moderator, participants, judge, "
-        "evaluator, models, generation, limits, retry, routing, backends, prompts)",
-        f"{bad}:2: task: String should have at least 1 character",
-        f"{bad}:3: topics: at least 1 topic is required",
-        f"{bad}:5: moderator.name: must start with a letter and contain only letters, digits and _",
-        f"{bad}:6: participants: at least 2 participants are required",
-        f"{bad}:9: generation.temperature: Input should be less than or equal to 2",
-        f"{bad}:11: routing.agreement: Input should be 'judge' or 'moderator'",
-    ]
-
-
-def test_validate_reports_every_cross_field_problem(tmp_path, capsys):
-    bad = write(tmp_path, """\
-title: x
-task: y
-topics: [a]
-moderator: {name: M}
-participants: [{name: A}, {name: A}]
-models: {nobody: local}
-prompts: {participant_turn: "$nope"}
-""")
-    assert main(["validate", str(bad)]) == 2
-    out = capsys.readouterr().out
-    assert f"{bad}:5: participants[1].name: duplicate agent name 'A'" in out
-    assert "routing.agreement: is 'judge' but no judge is declared" in out
-    assert f"{bad}:6: models.nobody: unknown agent or role (allowed: default," in out
-    assert f"{bad}:7: prompts.participant_turn: unknown placeholder $nope (allowed: $criteria," in out
-    assert len(out.splitlines()) == 4
-
-
-def test_validate_unreadable_files(tmp_path, capsys):
-    broken = write(tmp_path, "title: [unclosed\ntask: x\n")
-    assert main(["validate", str(broken), str(tmp_path / "missing.yaml")]) == 2
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and lines[0].startswith(f"{broken}:") and "invalid YAML" in lines[0]
-    assert lines[1] == f"{tmp_path / 'missing.yaml'}: file not found"
-
-
-# ---------------------------------------------------------------- new
-
-def test_new_scenario_validates_and_runs(tmp_path, capsys):
-    assert main(["new", "--protocol", "conference", "city_plan", "--dir", str(tmp_path / "sc")]) == 0
-    path = tmp_path / "sc" / "city_plan.yaml"
-    text = path.read_text()
-    assert text.startswith("# yaml-language-server: $schema=") and "title: \"City plan\"" in text
-    assert main(["validate", str(path)]) == 0
-    out = tmp_path / "run.jsonl"
-    assert main([str(path), "--model", "scripted", "--out", str(out), "--quiet"]) == 0
-    finished = load(out).finished
-    assert finished.status == "completed" and finished.stop_reason == "all topics closed"
-    assert main(["new", "city_plan", "--dir", str(tmp_path / "sc")]) == 2  # never overwrites
-    assert "exists" in capsys.readouterr().err
-
-
-def test_new_scenario_in_repo_points_at_committed_schema(tmp_path):
-    first = scenario_text("x", ROOT / "scenarios" / "x.yaml").splitlines()[0]
-    assert first == "# yaml-language-server: $schema=../docs/scenario.schema.json"
-    elsewhere = scenario_text("x", tmp_path / "x.yaml").splitlines()[0]
-    assert elsewhere == f"# yaml-language-server: $schema={(ROOT / 'docs' / 'scenario.schema.json').as_uri()}"
-
-
-@pytest.mark.parametrize("protocol", ["cola", "s2mad", "negotiation"])
-def test_new_item_protocol_scenario_validates_and_runs_its_inline_item(protocol, tmp_path, capsys):
-    assert main(["new", "--protocol", protocol, "my_item", "--dir", str(tmp_path)]) == 0
-    path = tmp_path / "my_item.yaml"
-    text = path.read_text()
-    assert text.startswith("# yaml-language-server: $schema=") and f"\nprotocol: {protocol}\n" in text
-    assert main(["validate", str(path)]) == 0
-    scenario = load_scenario(path)
-    assert scenario.protocol == protocol and scenario.title == "My item"
-    assert any(scenario.input.model_dump().values()), "the item of a single run is in the file"
-    out = tmp_path / "item.jsonl"
-    capsys.readouterr()
-    assert main([str(path), "--model", "scripted", "--out", str(out), "--no-cache", "--quiet"]) == 0
-    printed = capsys.readouterr().out
-    assert f"transcript: {out}" in printed and "backend_calls=" in printed
-    events = [json.loads(line) for line in out.read_text().splitlines()]
-    assert events[0]["type"] == "item_started" and events[-1]["type"] == "item_finished"
-    assert any(e["type"] == "call" for e in events)
-    assert main(["new", "--protocol", protocol, "my_item", "--dir", str(tmp_path)]) == 2  # never overwrites
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+PROTOCOLS = REGISTRY.all()
+NAMES = [p.name for p in PROTOCOLS]
+REGENERATE = "run `moot schema --out docs/scenario.schema.json` and `moot schema --docs --out docs/scenarios.md`"
 
 
 # ---------------------------------------------------------------- schema
 
-def test_committed_schema_is_generated_schema(capsys):
+def test_committed_schema_is_the_generated_schema(capsys):
     committed = json.loads((ROOT / "docs" / "scenario.schema.json").read_text(encoding="utf-8"))
-    assert committed == scenario_schema(), \
-        "docs/scenario.schema.json is stale: run `python run_conference.py schema --out docs/scenario.schema.json`"
+    assert committed == scenario_schema(), f"docs/scenario.schema.json is stale: {REGENERATE}"
     assert main(["schema"]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed == committed
-    assert printed["$schema"] == DRAFT == "https://json-schema.org/draft/2020-12/schema"
-    assert printed["title"] and printed["description"]
-    branches = [printed["$defs"][ref["$ref"].rsplit("/", 1)[-1]] for ref in printed["oneOf"]]
-    assert [b["properties"]["protocol"].get("const", b["properties"]["protocol"].get("enum", [None])[0])
-            for b in branches] == list(PROTOCOLS)
+    assert json.loads(capsys.readouterr().out) == committed
+    assert committed["$schema"] == DRAFT == "https://json-schema.org/draft/2020-12/schema"
+    branches = [committed["$defs"][ref["$ref"].rsplit("/", 1)[-1]] for ref in committed["oneOf"]]
+    assert [b["properties"]["protocol"]["const"] for b in branches] == NAMES
     assert all(b["additionalProperties"] is False for b in branches)
+    assert all(name in committed["description"] for name in NAMES)
 
 
-def test_every_shipped_scenario_matches_the_committed_schema():
+def test_every_bundled_scenario_matches_the_committed_schema():
     schema = json.loads((ROOT / "docs" / "scenario.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for path in ALL_SCENARIOS:
+    assert {load_scenario(p).protocol for p in SCENARIOS} == set(NAMES), "a protocol without a bundled scenario"
+    for path in SCENARIOS:
         errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))]
         assert errors == [], f"{path.name}: {errors}"
     for bad in ({"protocol": "cola", "colour": "red"}, {"protocol": "s2mad", "rounds": 99},
-                {"protocol": "negotiation", "max_turns": 0}, {"protocol": "debate"}, {"title": "no task or topics"}):
+                {"protocol": "negotiation", "max_turns": 0}, {"protocol": "colla"}, {"title": "no task or topics"}):
         assert not validator.is_valid(bad), bad
 
 
-def test_shipped_scenarios_name_the_schema():
-    for path in ALL_SCENARIOS:
-        assert path.read_text().splitlines()[0] == "# yaml-language-server: $schema=../docs/scenario.schema.json"
+def test_bundled_scenarios_name_the_schema():
+    for path in SCENARIOS:
+        assert path.read_text().splitlines()[0] == f"{SCHEMA_LINE}../docs/scenario.schema.json"
 
 
 # ---------------------------------------------------------------- docs/scenarios.md
 
-def schema_paths(schema: dict, protocol: str = "conference") -> list[str]:
-    """Every key path of one protocol's branch: `generation.seed`, `participants[].name`, ..."""
+def test_committed_docs_are_the_generated_docs(capsys):
+    committed = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    assert committed == docs_text(), f"docs/scenarios.md is stale: {REGENERATE}"
+    assert main(["schema", "--docs"]) == 0
+    assert capsys.readouterr().out == committed
+
+
+def schema_paths(schema: dict, definition: str) -> set[str]:
+    """Every key path of one definition of the JSON Schema: `generation.seed`, `participants[].name`."""
 
     def resolve(node: dict) -> dict:
         while "$ref" in node or "anyOf" in node:
             if "$ref" in node:
                 node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
             else:
-                node = next(n for n in node["anyOf"] if n.get("type") != "null")
+                node = next((n for n in node["anyOf"] if n.get("type") == "object" or "$ref" in n), node["anyOf"][0])
         return node
 
     def walk(node: dict, prefix: str):
         node = resolve(node)
         if node.get("type") == "array":
             yield from walk(node["items"], prefix + "[]")
+        if isinstance(node.get("additionalProperties"), dict):
+            yield from walk(node["additionalProperties"], prefix + ".<key>")
         for key, child in node.get("properties", {}).items():
             path = f"{prefix}.{key}" if prefix else key
             yield path
             yield from walk(child, path)
 
-    return list(walk(schema["$defs"][protocol_models()[protocol].__name__], ""))
+    return set(walk(schema["$defs"][definition], ""))
 
 
-def documented(path: str) -> str:
-    """How docs/scenarios.md names a path: agent keys once, as `<agent>.KEY`."""
-    for agent in AGENT_KEYS:
-        if path.startswith(agent + "."):
-            return "<agent>" + path[len(agent):]
-    return path
+def doc_rows(section: str) -> set[str]:
+    return set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
 
 
 def doc_sections() -> dict[str, str]:
     """docs/scenarios.md by `## ` section: the protocol a section declares, or its title."""
-    text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
     sections = {}
-    for part in re.split(r"^## ", text, flags=re.M)[1:]:
-        title = part.splitlines()[0]
-        named = re.search(r"`protocol: (\w+)`", title)
-        sections[named.group(1) if named else title] = part
+    for part in re.split(r"^## ", (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8"), flags=re.M)[1:]:
+        named = re.search(r"`protocol: (\w+)`", part.splitlines()[0])
+        sections[named.group(1) if named else part.splitlines()[0]] = part
     return sections
 
 
-def rows(section: str) -> set[str]:
-    return set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
-
-
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_docs_describe_every_key_and_no_other(protocol):
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=NAMES)
+def test_docs_describe_every_key_of_the_json_schema_and_no_other(protocol):
+    """The docs walk the pydantic models; the JSON Schema is pydantic's own view of them."""
     sections = doc_sections()
-    paths = {documented(p) for p in schema_paths(scenario_schema(), protocol)}
-    assert len(paths) > (30 if protocol == "conference" else 15)
-    shared = rows(sections["Shared blocks"])
-    assert shared and all(p.startswith(SHARED_BLOCKS) for p in shared) and shared <= paths
-    own = rows(sections[protocol])
-    assert sorted(paths - own - shared) == [], f"keys of {protocol} missing from docs/scenarios.md tables"
-    assert sorted(own - paths) == [], f"docs/scenarios.md documents keys {protocol} does not have"
-    assert not any(p.startswith(SHARED_BLOCKS) for p in own), "shared blocks are documented once"
+    documented = doc_rows(sections[protocol.name]) | doc_rows(sections["Shared blocks"])
+    placeholders = dict(re.findall(r"^`(<\w+>)` stands for any of (.*)\.$", sections[protocol.name], re.M))
+    for placeholder, where in placeholders.items():
+        for row in [r for r in documented if r.startswith(placeholder)]:
+            documented |= {path + row[len(placeholder):] for path in re.findall(r"`([^`]+)`", where)}
+    documented = {row for row in documented if not row.startswith("<")}
+    assert documented == schema_paths(scenario_schema(), protocol.scenario.__name__)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_docs_example_of_every_protocol_is_valid(protocol, tmp_path):
-    section = doc_sections()[protocol]
-    examples = [b for b in re.findall(r"```yaml\n(.*?)```", section, re.S) if "protocol:" in b]
-    assert examples, f"no example for {protocol}"
-    assert load_scenario(write(tmp_path, examples[0])).protocol == protocol
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=NAMES)
+def test_every_key_has_a_meaning(protocol):
+    """Each key's docstring (else its block's) is its meaning; the docs add the contract's keys."""
+    undocumented = [row.path for row in keys(protocol.scenario, Walk({}))
+                    if not row.meaning and row.path not in ("protocol", "prompts") and not row.path.startswith("input.")]
+    assert undocumented == [], "give these keys a docstring in their scenario model"
+    rows = [line for line in doc_sections()[protocol.name].splitlines() if line.startswith("| `")]
+    assert rows and [line for line in rows if line.endswith("|  |")] == []
 
 
-def test_docs_example_is_a_valid_scenario(tmp_path):
-    text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
-    example = next(block for block in re.findall(r"```yaml\n(.*?)```", text, re.S) if "protocol:" in block)
-    scenario = load_scenario(write(tmp_path, example))
-    assert scenario.participants[1].generation.temperature == 0.9
+def test_docs_show_each_protocol_s_bundled_example():
+    sections = doc_sections()
+    for protocol in PROTOCOLS:
+        example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
+        body = "".join(line for line in example.splitlines(keepends=True) if not line.startswith(SCHEMA_LINE))
+        assert f"```yaml\n{body}```" in sections[protocol.name]
+        assert protocol.paper in sections[protocol.name]
+        assert all(f"`{field.name}`" in sections[protocol.name] for field in protocol.inputs)
 
 
-def test_bare_model_plays_every_negotiation_llm(tmp_path, capsys):
-    same = write(tmp_path, "protocol: negotiation\nmodels: {first: local, second: local}\n"
-                           "allow_same_model: true\ninput: {text: fine}\n", "same.yaml")
-    assert main([str(same), "--model", "scripted", "--out", str(tmp_path / "t.jsonl"), "--no-cache", "--quiet"]) == 0
-    models = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])["models"]
-    assert models["first"] == models["second"] == "scripted"
-    distinct = write(tmp_path, "protocol: negotiation\nmodels: {first: local, second: ollama:x}\n"
-                               "input: {text: fine}\n", "distinct.yaml")
-    assert main([str(distinct), "--model", "scripted", "--no-cache", "--quiet"]) == 2
-    assert capsys.readouterr().err.startswith("error: --model: models: the LLMs must be different model specs")
+# ---------------------------------------------------------------- new
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=NAMES)
+def test_new_writes_the_example_under_a_new_title_and_it_runs(protocol, tmp_path, capsys):
+    assert main(["new", "--protocol", protocol.name, "my-study", "--dir", str(tmp_path / "sc")]) == 0
+    path = tmp_path / "sc" / "my-study.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(SCHEMA_LINE)
+    example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
+    kept = [line for line in example.splitlines() if not line.startswith((SCHEMA_LINE, "title:"))]
+    assert [line for line in text.splitlines() if not line.startswith((SCHEMA_LINE, "title:"))] == kept
+    assert sum(line.startswith("# ") for line in kept) >= 3, "the example explains itself in comments"
+    scenario = load_scenario(path)
+    assert scenario.protocol == protocol.name and scenario.title == "My study"
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "run"
+    assert main(["run", str(path), "--model", "scripted", "--out", str(out), "--quiet"]) == 0
+    [row] = read_results(out).values()
+    assert row["status"] == "completed"
+    assert load(transcript_of(out, row)).started.protocol == protocol.name
+    assert main(["new", "--protocol", protocol.name, "my-study", "--dir", str(tmp_path / "sc")]) == 2
+    assert "exists" in capsys.readouterr().err  # never overwrites
+
+
+def test_new_offers_every_registered_protocol(capsys):
+    with pytest.raises(SystemExit):
+        main(["new", "--help"])
+    assert "{" + ",".join(NAMES) + "}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:
+        main(["new", "--protocol", "colla", "x"])
+    assert exited.value.code == 2 and "invalid choice: 'colla'" in capsys.readouterr().err
+
+
+def test_new_points_at_the_committed_schema(tmp_path):
+    protocol = REGISTRY.get("conference")
+    inside = scenario_text(protocol, "x", ROOT / "scenarios" / "x.yaml").splitlines()[0]
+    assert inside == f"{SCHEMA_LINE}../docs/scenario.schema.json"
+    elsewhere = scenario_text(protocol, "x", tmp_path / "x.yaml").splitlines()[0]
+    assert elsewhere == f"{SCHEMA_LINE}{(ROOT / 'docs' / 'scenario.schema.json').as_uri()}"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("protocol: x\ntitle: old  # kept\ntask: y\n", 'protocol: x\ntitle: "T"  # kept\ntask: y\n'),
+    ("protocol: x\ntitle: >-\n  a long\n  title\ntask: y\n", 'protocol: x\ntitle: "T"\ntask: y\n'),
+    ("protocol: x\ntitle: 'a\n  b'\n", "protocol: x\ntitle: \"T\"\n"),
+    ("# c\nprotocol: x\n", '# c\ntitle: "T"\nprotocol: x\n'),
+])
+def test_retitle_keeps_everything_but_the_title(text, expected):
+    assert retitle(text, '"T"') == expected
+
+
+@pytest.mark.parametrize("stem", ["../up", ".hidden", "a/b"])
+def test_new_refuses_a_path_as_file_stem(stem, tmp_path, capsys):
+    assert main(["new", stem, "--dir", str(tmp_path)]) == 2
+    assert "plain file name" in capsys.readouterr().err

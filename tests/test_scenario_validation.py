@@ -3,6 +3,8 @@ and nothing is written (no --out file, no transcripts/ directory)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from moot.cli import EXIT_USAGE, main
@@ -46,11 +48,11 @@ CASES = [
     ("unknown top-level key", edit(("task: Decide something.\n", "task: Decide something.\ncolour: red\n")),
      3, "colour", "unknown key (allowed: protocol, title, task, topics,"),
     ("unknown nested key", edit(("  - name: Bob\n", "  - nme: Bob\n")),
-     11, "participants[1].nme", "unknown key (allowed: name, persona, prompt, model, generation)"),
+     11, "participants[1].nme", "unknown key (did you mean 'name'?)"),
     ("unknown key beside a good one", edit(("    persona: An economist.\n", "    persona: An economist.\n    mood: calm\n")),
      11, "participants[0].mood", "unknown key"),
     ("unknown key two levels down", edit(("  name: Moderator\n", "  name: Moderator\n  generation:\n    temprature: 1\n")),
-     9, "moderator.generation.temprature", "unknown key (allowed: temperature, max_tokens,"),
+     9, "moderator.generation.temprature", "unknown key (did you mean 'temperature'?)"),
     ("wrong type", edit(("max_rounds_per_topic: 2", 'max_rounds_per_topic: "three"')),
      19, "limits.max_rounds_per_topic", "Input should be a valid integer"),
     ("out of range", edit(("max_rounds_per_topic: 2", "max_rounds_per_topic: 0")),
@@ -92,13 +94,19 @@ CASES = [
     ("bad scripted token", edit(("default: scripted", "default: scripted:MAYBE")),
      17, "models.default", "unknown scripted token 'MAYBE'"),
     ("unknown prompt placeholder", BASE + "prompts:\n  participant_turn: Speak about $topik now.\n",
-     21, "prompts.participant_turn", "unknown placeholder $topik (allowed: $criteria,"),
+     21, "prompts.participant_turn", "unknown placeholder $topik (did you mean '$topic'?)"),
     ("unknown placeholder in agent prompt", edit(("  - name: Bob\n", "  - name: Bob\n    prompt: I am ${nam}.\n")),
      12, "participants[1].prompt", "unknown placeholder $nam"),
     ("malformed placeholder", edit(("  name: Moderator\n", "  name: Moderator\n  prompt: costs $ 5\n")),
      8, "moderator.prompt", "malformed $placeholder"),
     ("unknown prompt key", BASE + "prompts:\n  participant_speech: hi\n",
-     21, "prompts.participant_speech", "unknown prompt (allowed: evaluator_system,"),
+     21, "prompts.participant_speech", "unknown prompt (did you mean 'participant_system'?)"),
+    ("unknown prompt key, nothing near", BASE + "prompts:\n  opening_speech: hi\n",
+     21, "prompts.opening_speech", "unknown prompt (allowed: evaluator_system,"),
+    ("value near an allowed one", BASE + "routing:\n  agreement: jduge\n",
+     21, "routing.agreement", "Input should be 'judge' or 'moderator' (did you mean 'judge'?)"),
+    ("misspelt required key: the misspelling only", edit(("title: Test conference", "titel: Test conference")),
+     1, "titel", "unknown key (did you mean 'title'?)"),
     ("missing required key", edit(("title: Test conference\n", "")),
      1, "title", "required key is missing"),
 ]
@@ -158,8 +166,7 @@ def test_missing_file(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("refere=scripted", "--model refere=scripted: unknown role or agent 'refere' (roles: moderator, "
-                        "participants, judge, evaluator; agents: Alice, Bob, Evaluator, Judge, Moderator)"),
+    ("refere=scripted", "--model refere=scripted: unknown role or agent 'refere'"),
     ("Carol=scripted", "--model Carol=scripted: unknown role or agent 'Carol'"),
     ("bogus", "--model bogus: unknown model provider 'bogus'"),
     ("Alice=openai", "--model Alice=openai: 'openai' needs a model name"),
@@ -171,12 +178,13 @@ def test_bad_model_override(tmp_path, monkeypatch, capsys, override, message):
     assert error.startswith(message), error
 
 
-def test_existing_out_file_is_not_overwritten(tmp_path, monkeypatch, capsys):
+def test_an_out_that_is_a_file_is_refused_and_kept(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "good.yaml").write_text(BASE)
     (tmp_path / "out.jsonl").write_text("keep me\n")
     assert main(["good.yaml", "--out", "out.jsonl"]) == EXIT_USAGE
-    assert "file exists" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("error: out.jsonl: exists and is not a folder (--out names a run folder); "
+                                       "choose another --out\n")
     assert (tmp_path / "out.jsonl").read_text() == "keep me\n"
 
 
@@ -193,7 +201,129 @@ def test_valid_base_scenario_runs(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("path", ["scenarios/drug_policy.yaml", "scenarios/drug_policy_no_judge.yaml"])
 def test_shipped_scenarios_are_valid(path):
-    from pathlib import Path
-
     scenario = load_scenario(Path(__file__).resolve().parents[1] / path)
     assert len(scenario.topics) == 3 and len(scenario.participants) == 2
+
+
+# ---------------------------------------------------------------- validate
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+DATASETS = sorted((ROOT / "datasets").glob("*.yaml"))
+
+
+def validate(tmp_path, capsys, *texts: str) -> tuple[int, list[str], list[Path]]:
+    """`moot validate` on files with these texts: exit code, printed lines, the files."""
+    paths = []
+    for number, text in enumerate(texts):
+        paths.append(tmp_path / f"f{number}.yaml")
+        paths[-1].write_text(text, encoding="utf-8")
+    code = main(["validate", *map(str, paths)])
+    return code, capsys.readouterr().out.splitlines(), paths
+
+
+def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
+    assert SCENARIOS and DATASETS
+    assert main(["validate", *map(str, SCENARIOS + DATASETS)]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"ok: {p}" for p in SCENARIOS + DATASETS]
+
+
+def test_unknown_protocol_is_one_line_with_the_nearest(tmp_path, capsys):
+    code, lines, [path] = validate(tmp_path, capsys, "protocol: colla\ntitle: t\nlabels: [x]\ncolour: red\n")
+    assert code == 2
+    assert lines == [f"{path}:1: protocol: unknown protocol 'colla' (did you mean 'cola'?) "
+                     "(allowed: conference, cola, s2mad, negotiation)"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("protocol: cola\ntitle: t\nlabels: [favor, favor]\n", ["3: labels: labels must be distinct"]),
+    ("protocol: cola\nexperts: [linguist, socal]\ncolour: red\n",
+     ["2: experts[1]: Input should be 'linguist', 'domain' or 'social' (did you mean 'social'?)",
+      "3: colour: unknown key (allowed: protocol, title, input, labels, options,"]),
+    ("protocol: s2mad\nrounds: 99\n", ["2: rounds: Input should be less than or equal to 20"]),
+    ("protocol: s2mad\nmodels: {debater: local}\n", ["2: models.debater: unknown role (did you mean 'debater_p'?)"]),
+    ("protocol: cola\nmodels: {judgr: local}\n", ["2: models.judgr: unknown role (did you mean 'judger'?)"]),
+    ("protocol: cola\nprompts: {judger: $labls}\n", ["2: prompts.judger: unknown placeholder $labls (did you mean"]),
+    ("protocol: negotiation\nmodels: {first: local}\n",
+     ["2: models: models.second is required (the negotiation needs two LLMs)"]),
+    ("protocol: negotiation\nmodels: {first: local, second: local}\n",
+     ["2: models: the LLMs must be different model specs"]),
+    ("protocol: negotiation\nmax_trns: 3\n", ["2: max_trns: unknown key (did you mean 'max_turns'?)"]),
+])
+def test_validate_reports_problems_of_every_protocol(tmp_path, capsys, text, expected):
+    code, lines, [path] = validate(tmp_path, capsys, text)
+    assert code == 2 and len(lines) == len(expected), lines
+    for line, start in zip(lines, expected):
+        assert line.startswith(f"{path}:{start}"), line
+
+
+def test_validate_reports_every_field_problem_once(tmp_path, capsys):
+    code, lines, [bad, good] = validate(tmp_path, capsys, """\
+titel: x
+task: ""
+topics: []
+moderator:
+  name: 1bad
+participants:
+  - name: A
+generation:
+  temperature: 5
+routing:
+  agreement: maybe
+""", BASE)
+    assert code == 2
+    assert lines == [
+        f"{bad}:1: titel: unknown key (did you mean 'title'?)",  # and not also "title: missing"
+        f"{bad}:2: task: String should have at least 1 character",
+        f"{bad}:3: topics: at least 1 topic is required",
+        f"{bad}:5: moderator.name: must start with a letter and contain only letters, digits and _",
+        f"{bad}:6: participants: at least 2 participants are required",
+        f"{bad}:9: generation.temperature: Input should be less than or equal to 2",
+        f"{bad}:11: routing.agreement: Input should be 'judge' or 'moderator'",
+        f"ok: {good}",
+    ]
+
+
+def test_validate_reports_every_cross_field_problem(tmp_path, capsys):
+    code, lines, [bad] = validate(tmp_path, capsys, """\
+title: x
+task: y
+topics: [a]
+moderator: {name: M}
+participants: [{name: A}, {name: A}]
+models: {judg: local}
+prompts: {participant_turn: "$nope"}
+""")
+    assert code == 2
+    assert f"{bad}:5: participants[1].name: duplicate agent name 'A' (also used by participants[0])" in lines
+    assert f"{bad}:1: routing.agreement: is 'judge' but no judge is declared (declare one, or use 'moderator')" in lines
+    assert f"{bad}:6: models.judg: unknown agent or role (did you mean 'judge'?)" in lines
+    assert any(line.startswith(f"{bad}:7: prompts.participant_turn: unknown placeholder $nope (allowed: $criteria,")
+               for line in lines)
+    assert len(lines) == 4
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("path: data.csv\nformat: cvs\ncolumns: {text: t}\n",
+     "2: format: Input should be 'csv', 'tsv', 'jsonl' or 'lines' (got 'cvs') (did you mean 'csv'?)"),
+    ("path: data.csv\ncolumns: {txt: t}\n", "2: columns.txt: unknown key (did you mean 'text'?)"),
+    ("pth: data.csv\ncolumns: {text: t}\n", "1: pth: unknown key (did you mean 'path'?)"),
+    ("path: missing.csv\ncolumns: {text: t}\n", ": path: file not found: "),
+    ("path: data.csv\ncolumns: {text: t}\nlabels: {yes: favor}\n",
+     "3: labels.true: YAML read an unquoted true/false/yes/no as a boolean; quote it"),
+])
+def test_validate_checks_a_dataset_spec_as_one(tmp_path, capsys, text, expected):
+    (tmp_path / "data.csv").write_text("t,label\nhello,favor\n", encoding="utf-8")
+    code, lines, [path] = validate(tmp_path, capsys, text)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"{path}{expected}" if expected.startswith(":") else f"{path}:{expected}"), lines[0]
+    assert "title" not in lines[0] and "topics" not in lines[0], "checked as a conference"
+
+
+def test_validate_unreadable_files(tmp_path, capsys):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("title: [unclosed\ntask: x\n")
+    assert main(["validate", str(broken), str(tmp_path / "missing.yaml")]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{broken}:") and "invalid YAML" in lines[0]
+    assert lines[1] == f"{tmp_path / 'missing.yaml'}: file not found"

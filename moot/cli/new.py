@@ -1,8 +1,9 @@
-"""`new --protocol conference|cola|s2mad|negotiation NAME [--dir DIR]`: a commented scenario.
+"""`new [--protocol NAME] FILE_STEM [--dir DIR]`: a new scenario, from the protocol's bundled example.
 
-The file is valid as written (`validate` passes, `--model scripted` runs it; a per-item protocol
-on the item given under `input:`), so a new user edits a working scenario instead of
-assembling one from the docs.
+The file is the protocol's example scenario (scenarios/<example>.yaml, comments kept) under a new
+title, with a `$schema` line for editors. It is valid as written and runs with `--model scripted`
+(a per-item protocol on the item under `input:`), so a new user edits a working scenario instead
+of assembling one from the docs.
 """
 
 from __future__ import annotations
@@ -14,49 +15,74 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.commands.new_templates import TEMPLATES
+import yaml
 
-PROTOCOLS = tuple(TEMPLATES)  # conference, cola, s2mad, negotiation
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "scenario.schema.json"
+from moot.bundled import bundled_dir
+from moot.protocol import Protocol
+from moot.protocols import REGISTRY
+from moot.scenario import DEFAULT_PROTOCOL
+
+SCHEMA_LINE = "# yaml-language-server: $schema="
+CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when moot runs from a checkout
+SCHEMA_FILE = CHECKOUT / "docs" / "scenario.schema.json"
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="moot new", description=__doc__.splitlines()[0])
-    p.add_argument("--protocol", choices=PROTOCOLS, default="conference", help="protocol (default conference)")
-    p.add_argument("name", help="scenario name: writes NAME.yaml")
+    p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL,
+                   help=f"the protocol (default {DEFAULT_PROTOCOL}); the file starts as its bundled example")
+    p.add_argument("stem", metavar="FILE_STEM", help="writes FILE_STEM.yaml, titled after it")
     p.add_argument("--dir", type=Path, default=Path("."), help="directory to write to (default: current)")
     return p
 
 
-def scenario_text(name: str, path: Path, protocol: str = "conference") -> str:
-    """The template filled in for `name`; it points editors at the schema when that can be found."""
-    title = json.dumps(name.replace("_", " ").replace("-", " ").strip().capitalize() or name)
-    text = TEMPLATES[protocol].format(file=path.as_posix(), title=title)
-    schema = _schema_ref(path.parent)
-    return f"# yaml-language-server: $schema={schema}\n{text}" if schema else text
+def scenario_text(protocol: Protocol, stem: str, path: Path) -> str:
+    """The protocol's example under the title made from `stem`, pointing editors at the schema."""
+    example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
+    body = "".join(line for line in example.splitlines(keepends=True) if not line.startswith(SCHEMA_LINE))
+    title = json.dumps(stem.replace("_", " ").replace("-", " ").strip().capitalize() or stem)
+    schema = schema_ref(path.parent)
+    return (f"{SCHEMA_LINE}{schema}\n" if schema else "") + retitle(body, title)
 
 
-def _schema_ref(directory: Path) -> Optional[str]:
-    """Relative inside the moot checkout (portable with it), else a file URI; None if not shipped."""
-    if not SCHEMA_FILE.is_file():
+def retitle(text: str, title: str) -> str:
+    """The scenario text with its top-level `title:` (however many lines) set to `title`, every
+    comment and the rest of the layout kept; a text without a title gets one before its first key."""
+    top = yaml.compose(text, Loader=yaml.SafeLoader)
+    lines = text.splitlines(keepends=True)
+    found = [(key, value) for key, value in top.value if key.value == "title"]
+    if not found:
+        lines.insert(top.value[0][0].start_mark.line, f"title: {title}\n")
+        return "".join(lines)
+    key, value = found[0]
+    end = value.end_mark  # after the value: on its last line, or at column 0 of the next line
+    last, rest = (end.line - 1, "\n") if end.column == 0 else (end.line, lines[end.line][end.column:])
+    lines[key.start_mark.line:last + 1] = [f"title: {title}{rest}"]
+    return "".join(lines)
+
+
+def schema_ref(directory: Path) -> Optional[str]:
+    """The committed schema: relative inside the moot checkout (portable with it), else a file URI;
+    None when moot is installed without its docs."""
+    if not (SCHEMA_FILE.is_file() and (CHECKOUT / "pyproject.toml").is_file()):
         return None
     directory = directory.resolve()
-    if directory.is_relative_to(SCHEMA_FILE.parents[1]):
+    if directory.is_relative_to(CHECKOUT):
         return Path(os.path.relpath(SCHEMA_FILE, directory)).as_posix()
     return SCHEMA_FILE.as_uri()
 
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    stem = args.name.removesuffix(".yaml")
+    stem = args.stem.removesuffix(".yaml")
     if not stem or Path(stem).name != stem or stem.startswith("."):
-        print(f"error: NAME must be a plain file name, got {args.name!r}", file=sys.stderr)
+        print(f"error: FILE_STEM must be a plain file name, got {args.stem!r}", file=sys.stderr)
         return 2
     path = args.dir / f"{stem}.yaml"
     if path.exists():
-        print(f"error: {path} exists; choose another NAME or --dir", file=sys.stderr)
+        print(f"error: {path} exists; choose another FILE_STEM or --dir", file=sys.stderr)
         return 2
     args.dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_text(stem, path, args.protocol), encoding="utf-8")
-    print(f"wrote {path}\n  check: python run_conference.py validate {path}\n"
-          f"  try:   python run_conference.py {path} --model scripted")
+    path.write_text(scenario_text(REGISTRY.get(args.protocol), stem, path), encoding="utf-8")
+    print(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted")
     return 0

@@ -1,28 +1,52 @@
-"""`validate SCENARIO...`: check scenario files without running anything.
+"""`validate FILE...`: check scenario files and dataset specs without running anything.
 
-Prints every problem as `file:line: key.path: what is wrong (allowed: ...)`, and `ok: FILE` for a
-good file; exits 0 when all files are good, else 2. Good for editors, pre-commit hooks and CI.
+Prints every problem as one line `file:line: key.path: what is wrong`, with the nearest valid
+name (`did you mean ...?`) or the allowed ones, and `ok: FILE` for a good file; exits 0 when all
+files are good, else 2. A dataset spec (a DATA.yaml: `path:` and `columns:`, no `protocol:`) is
+checked as one, its data file included. Good for editors, pre-commit hooks and CI.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
+from moot.dataset_spec import DatasetError, load_dataset_spec
 from moot.scenario import scenario_errors
+from moot.yamlsource import SourceError, read_yaml
+
+DATASET_KEYS = {"path", "columns"}
+
+
+def is_dataset_spec(data: Any) -> bool:
+    """A DATA.yaml rather than a scenario: no `protocol:`, and a dataset's `path:` or `columns:`
+    (either one, so a spec with a typo in the other is still checked as a spec)."""
+    return isinstance(data, dict) and "protocol" not in data and bool(DATASET_KEYS & data.keys())
+
+
+def problems(path: Path) -> list[str]:
+    """Every problem of one file, one line each."""
+    try:
+        source = read_yaml(path)
+    except SourceError as exc:
+        return [str(exc)]
+    if not is_dataset_spec(source.data):
+        return [str(error) for error in scenario_errors(path)]
+    try:
+        load_dataset_spec(path)
+    except DatasetError as exc:
+        return [str(exc)]
+    return []
 
 
 def run(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="moot validate", description=__doc__.splitlines()[0])
-    p.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario YAML file(s)")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="scenario or dataset spec (YAML)")
     args = p.parse_args(argv)
     bad = 0
-    for path in args.scenarios:
-        problems = scenario_errors(path)
-        for problem in problems:
-            print(problem)
-        if problems:
-            bad += 1
-        else:
-            print(f"ok: {path}")
+    for path in args.files:
+        found = problems(path)
+        print("\n".join(found) if found else f"ok: {path}")
+        bad += bool(found)
     return 2 if bad else 0

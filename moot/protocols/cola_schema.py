@@ -32,8 +32,11 @@ class LabelText(Strict):
     """How a label reads: option word (judger choices), stance phrase (debater), name (arguments)."""
 
     option: Optional[str] = None
+    """Its option word in the judger's choices (e.g. `Favor`)."""
     stance: Optional[str] = None
+    """Its stance phrase for the debater (e.g. `in favor of`)."""
     name: Optional[str] = None
+    """Its name in the arguments (e.g. `in favor`)."""
 
 
 DEFAULT_LABEL_TEXT = {
@@ -45,10 +48,12 @@ DEFAULT_LABEL_TEXT = {
 
 
 class DomainRole(Strict):
-    """The domain specialist's role: per target (case-insensitive), else the default template."""
+    """Which domain specialist analyses a target: per target (case-insensitive), else the default."""
 
     default: str = "domain specialist in the field of $target"
+    """The role when the target is not listed; `$target` is replaced."""
     targets: dict[str, str] = {}
+    """A role per target, matched case-insensitively (e.g. `{Hillary Clinton: political scientist}`)."""
 
     def for_target(self, target: str) -> str:
         by_lower = {k.strip().lower(): v for k, v in self.targets.items()}
@@ -57,11 +62,14 @@ class DomainRole(Strict):
 
 
 class Judger(Strict):
+    """How the judger answers."""
+
     output: Literal["json", "option"] = "json"
+    """`json`: structured `{stance, explanation}`; `option`: the paper's option letter as text."""
 
 
 class ColaInputs(Strict):
-    """One item given in the file (`--input KEY=VALUE` overrides): the text, its target, the domain role."""
+    """The item of a single run (no `--dataset`); `--input KEY=VALUE` overrides each key."""
 
     text: Optional[str] = None
     target: Optional[str] = None
@@ -69,23 +77,42 @@ class ColaInputs(Strict):
 
 
 class ColaScenario(ItemScenario):
-    """COLA (Lan et al.): independent analysts, one debater per label, a judger that picks the stance."""
+    """Stance detection (Lan et al.): three analysts (a linguist, a domain specialist and a social
+    media veteran) read the text independently, one debater per label argues from their analyses,
+    and the judger picks the stance. The ablations of the paper's Table 5 are plain data
+    (`experts`, `debate`)."""
 
     PROTOCOL = "cola"
+    PLACEHOLDERS = TEMPLATE_FIELDS
 
     protocol: Literal["cola"]
     title: str = "COLA stance detection"
+    """Shown in transcripts and reports."""
     input: ColaInputs = ColaInputs()
     labels: Labels = list(DEFAULT_LABELS)
+    """The closed label set; one debater per label, in this order."""
     options: Optional[list[Label]] = None
+    """The judger's option order (A, B, C, ...); the same labels as `labels`. Null: the paper's
+    order (against, favor, neutral) for those labels, else `labels`."""
     label_text: dict[str, LabelText] = {}
+    """How a label reads; keys must be labels. Unset parts use built-ins for
+    favor/against/neutral/none, else the label."""
     aliases: dict[str, str] = {}
+    """Other answers that map onto a label (e.g. `pro: favor`); a reply that maps to none is
+    `unparsed`."""
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy"]] = None
+    """The headline metric of a dataset run; null: `f_avg` (mean F1 of favor and against) when the
+    labels are among favor/against/none, else `macro_f1`. `f_avg` needs favor and against."""
     experts: list[Literal["linguist", "domain", "social"]] = list(EXPERTS)
+    """The analysts of the analysis stage; `[]` is the without-analysis ablation."""
     debate: bool = True
+    """`false` is the without-debate ablation: the judger decides from the analyses."""
     domain_role: DomainRole = DomainRole()
     judger: Judger = Judger()
     models: dict[str, str] = {"default": "local"}
+    """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
+    debater), `debater_<label>`, `judger`. Precedence: the role, then `debaters` for a debater,
+    then `default`."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from moot.agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
 from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_spec, check_template,
-                                  fail)
+                                  fail, unknown)
 from moot.yamlsource import format_key
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -26,55 +26,94 @@ class GenerationOverride(Strict):
     """Per-agent changes to the scenario's generation settings."""
 
     temperature: Optional[Annotated[float, Field(ge=0, le=2)]] = None
+    """As `generation.temperature`, for this agent."""
     max_tokens: Optional[Annotated[int, Field(ge=1, le=8192)]] = None
+    """As `generation.max_tokens`, for this agent."""
     seed: Optional[int] = None
+    """As `generation.seed`, for this agent."""
     top_p: Optional[Annotated[float, Field(gt=0, le=1)]] = None
+    """As `generation.top_p`, for this agent."""
     repeat_penalty: Optional[Annotated[float, Field(ge=1, le=2)]] = None
+    """As `generation.repeat_penalty`, for this agent."""
 
 
 class AgentSpec(Strict):
-    """One agent: a name (a Python identifier, as AutoGen requires) and who it is."""
+    """One agent: its name, who it is, and optionally its own prompt, model and sampling settings."""
+
+    model_config = ConfigDict(title="agent")  # `<agent>.name` in docs/scenarios.md
 
     name: Annotated[str, Field(pattern=NAME_PATTERN)]
+    """The agent's name: a letter, then up to 63 letters, digits or `_` (an AutoGen agent name);
+    unique in the scenario; `user` is reserved."""
     persona: str = ""
+    """Who the agent is; `$persona` in its system prompt."""
     prompt: Optional[str] = None
+    """This agent's own system prompt, replacing its role's `*_system` template; it may use the
+    placeholders of `prompts`."""
     model: Optional[str] = None
+    """The model for this agent only; beats `models`."""
     generation: Optional[GenerationOverride] = None
+    """Changes to `generation` for this agent only; any key left out keeps the scenario's value."""
 
 
 class Limits(Strict):
+    """Caps on rounds, messages and context."""
+
     max_rounds_per_topic: Annotated[int, Field(ge=1, le=100)] = 3
+    """A topic closes after this many rounds even without agreement (`closed_by: round_cap`)."""
     max_messages: Annotated[int, Field(ge=2, le=10_000)] = 200
+    """The run stops after this many messages, finished or not."""
     context_messages: Annotated[int, Field(ge=1, le=500)] = 12
+    """How many of the current topic's latest messages each agent is shown."""
 
 
 class Routing(Strict):
-    """Turn routing. Defaults follow Algorithm 1 of Heller et al.
-
-    agreement: who ends a topic — the judge (paper default) or the moderator (§5.2.2 variant).
-    on_more_debate: who speaks after MORE_DEBATE — the moderator (Algorithm 1) or the first
-    participant directly (as printed in Fig. A2-A3).
-    """
+    """Who decides agreement and who speaks after `MORE_DEBATE`; the defaults follow Algorithm 1
+    of Heller et al."""
 
     agreement: Literal["judge", "moderator"] = "judge"
+    """Who ends a topic: the judge after each round (Algorithm 1 of the paper), or the moderator
+    (the without-judge variant of §5.2.2, answering `NEXT_TOPIC` or `MORE_DEBATE`)."""
     on_more_debate: Literal["moderator", "participants"] = "moderator"
+    """Who speaks after `MORE_DEBATE`: the moderator (Algorithm 1) or the first participant
+    directly (as printed in Fig. A2-A3)."""
 
 
 class Scenario(ScenarioBase):
-    """A decision conference: task, topics in order, roles, models, limits, routing."""
+    """A decision conference (Heller et al. 2025): a moderator opens each topic, the participants
+    debate it in rounds, a judge decides after each round whether they agree, and an evaluator
+    scores each closed topic. The judge's and the moderator's decisions and the evaluator's
+    scores are requested as JSON and parsed strictly; a reply that does not parse is recorded as
+    `UNPARSED` with its raw text, never guessed."""
 
     PROTOCOL = "conference"
+    PLACEHOLDERS = PROMPT_FIELDS
 
     protocol: Literal["conference"] = "conference"
     title: Annotated[str, Field(min_length=1)]
+    """The conference's title; shown to every agent (`$title`) and in transcripts and reports."""
     task: Annotated[str, Field(min_length=1)]
+    """What the conference must achieve; the first message of the chat and `$task` in prompts."""
     topics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    """The topics, discussed in this order; each is closed by agreement, by the round cap or by
+    the moderator."""
     moderator: AgentSpec
+    """Opens each topic, asks for more debate, closes the conference."""
     participants: Annotated[list[AgentSpec], Field(min_length=2)]
+    """The debaters; each speaks once per round, in this order."""
     judge: Optional[AgentSpec] = None
+    """Decides after each round: `AGREEMENT` (close the topic) or `MORE_DEBATE`. Required when
+    `routing.agreement` is `judge`; forbidden when it is `moderator`."""
     evaluator: Optional[AgentSpec] = None
+    """Scores each closed topic on ten criteria (clarity, relevance, conciseness, politeness,
+    engagement, flow, coherence, responsiveness, language_use, emotional_intelligence) and
+    overall, 1-10; absent: no scores."""
     models: dict[str, str] = {"default": "local"}
+    """Which model plays whom. Keys: `default`, a role (`moderator`, `participants`, `judge`,
+    `evaluator`) or an agent name. Precedence: the agent's own `model`, then its name, its role,
+    `default`. `--model` on the command line beats all of them."""
     generation: Generation = Generation()
+    """Sampling settings for every model call; an agent's own `generation` changes them for it."""
     limits: Limits = Limits()
     retry: Retry = Retry()
     routing: Routing = Routing()
@@ -150,8 +189,7 @@ def _check_models(s: Scenario) -> None:
     names = {a.name for _, a in s.agents()}
     for key, spec in s.models.items():
         if key != "default" and key not in ROLE_KEYS and key not in names:
-            allowed = ", ".join(("default",) + ROLE_KEYS + tuple(sorted(names)))
-            raise fail(f"unknown agent or role (allowed: {allowed})", "models", key)
+            raise fail(unknown("agent or role", key, ("default",) + ROLE_KEYS + tuple(sorted(names))), "models", key)
         check_spec(spec, "models", key)
     for key, agent in _agent_keys(s):
         if agent.model:
@@ -161,8 +199,8 @@ def _check_models(s: Scenario) -> None:
 def _check_prompts(s: Scenario) -> None:
     for key, template in s.prompts.items():
         if key not in TEMPLATE_KEYS:
-            raise fail(f"unknown prompt (allowed: {', '.join(sorted(TEMPLATE_KEYS))})", "prompts", key)
-        check_template(template, PROMPT_FIELDS, "prompts", key, list_allowed=True)
+            raise fail(unknown("prompt", key, sorted(TEMPLATE_KEYS)), "prompts", key)
+        check_template(template, PROMPT_FIELDS, "prompts", key)
     for key, agent in _agent_keys(s):
         if agent.prompt is not None:
-            check_template(agent.prompt, PROMPT_FIELDS, *key, "prompt", list_allowed=True)
+            check_template(agent.prompt, PROMPT_FIELDS, *key, "prompt")

@@ -12,7 +12,7 @@ from typing import Annotated, ClassVar, Iterable, Mapping
 from pydantic import Field
 
 from moot.agents.prompts import default_templates
-from moot.scenario_blocks import ScenarioBase, check_spec, check_template, fail
+from moot.scenario_blocks import ScenarioBase, check_spec, check_template, fail, unknown
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 Labels = Annotated[list[Label], Field(min_length=2)]  # a closed label set: every prediction is one
@@ -39,7 +39,7 @@ def check_models(models: Mapping[str, str], allowed: Iterable[str], what: str = 
     allowed = tuple(allowed)
     for key, spec in models.items():
         if key not in allowed:
-            raise fail(f"unknown {what} (allowed: {', '.join(allowed)})", "models", key)
+            raise fail(unknown(what, key, allowed), "models", key)
         check_spec(spec, "models", key)
 
 
@@ -47,5 +47,5 @@ def check_prompts(prompts: Mapping[str, str], protocol: str, fields: frozenset[s
     templates = default_templates(protocol)
     for key, text in prompts.items():
         if key not in templates:
-            raise fail(f"unknown prompt (allowed: {', '.join(sorted(templates))})", "prompts", key)
+            raise fail(unknown("prompt", key, sorted(templates)), "prompts", key)
         check_template(text, fields, "prompts", key)

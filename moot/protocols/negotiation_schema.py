@@ -21,31 +21,47 @@ TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "
 
 
 class Demonstrations(Strict):
-    train: Optional[str] = None  # DATA.yaml of the training split; None: zero-shot
+    """Demonstrations: the nearest training items, with reasoning chains the LLMs write for them."""
+
+    train: Optional[str] = None
+    """A DATA.yaml of the training split, relative to the scenario file; null is zero-shot."""
     k: Annotated[int, Field(ge=0, le=32)] = 4
+    """How many nearest training items (offline TF-IDF similarity)."""
 
 
 class NegotiationInputs(Strict):
-    """One item given in the file (`--input text=...` overrides)."""
+    """The item of a single run (no `--dataset`); `--input text=...` overrides it."""
 
     text: Optional[str] = None
 
 
 class NegotiationScenario(ItemScenario):
-    """Negotiation (Sun et al.): two different LLMs generate and discriminate, then swap roles."""
+    """Sentiment by negotiation (Sun et al.): `models.first` generates a decision with its reasoning
+    and `models.second` discriminates, until they agree or `max_turns`; then they swap roles.
+    Conflicting results bring in `models.third`, if given: four more negotiations and a six-way
+    vote."""
 
     PROTOCOL = "negotiation"
+    PLACEHOLDERS = TEMPLATE_FIELDS
 
     protocol: Literal["negotiation"]
     title: str = "LLM negotiation for sentiment analysis"
+    """Shown in transcripts and reports."""
     input: NegotiationInputs = NegotiationInputs()
     labels: Labels = ["positive", "negative"]
+    """The closed label set."""
     aliases: dict[str, str] = {}
+    """Other answers that map onto a label."""
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
+    """The headline metric of a dataset run; null: `accuracy`."""
     max_turns: Annotated[int, Field(ge=1, le=20)] = 3
+    """Generator/discriminator exchanges per negotiation before it ends without consensus."""
     demonstrations: Demonstrations = Demonstrations()
     models: dict[str, str] = {}
-    allow_same_model: bool = False  # only for offline demos with the one embedded model
+    """The LLMs: `first` and `second` (required) negotiate, `third` settles conflicts; they must
+    be different model specs unless `allow_same_model`. A bare `--model SPEC` sets all of them."""
+    allow_same_model: bool = False
+    """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()

@@ -24,35 +24,56 @@ class Early(Strict):
     """Early detection: only the first n comments and/or those posted before t seconds."""
 
     first_n: Optional[Annotated[int, Field(ge=1)]] = None
+    """Use only the first n comments."""
     before_s: Optional[Annotated[float, Field(ge=0)]] = None
+    """Use only the comments posted before this many seconds."""
 
 
 class S2madInputs(Strict):
-    """One item given in the file (`--input claim=... --input comment=...` overrides)."""
+    """The item of a single run (no `--dataset`); `--input claim=...` and repeated
+    `--input comment=...` override it."""
 
     claim: Optional[str] = None
     comments: list[str] = []
 
 
 class S2madScenario(ItemScenario):
-    """S2MAD (Zhang et al.): scored comments split by stance, subjectivity, debate rounds, judge."""
+    """Rumor detection (Zhang et al.): every comment is scored for or against the claim, the top-`k`
+    of each side brief two debaters (with the subjective or the objective prompt), who debate for
+    `rounds` rounds; agreement, else the judge, gives the label. The ablations of the paper's
+    Table 2 and the rounds sweep are plain data."""
 
     PROTOCOL = "s2mad"
+    PLACEHOLDERS = TEMPLATE_FIELDS
 
     protocol: Literal["s2mad"]
     title: str = "S2MAD rumor detection"
+    """Shown in transcripts and reports."""
     input: S2madInputs = S2madInputs()
     labels: Labels = ["fake", "real"]
+    """The closed label set."""
     aliases: dict[str, str] = {}
+    """Other answers that map onto a label; built in: false/rumor/rumour → fake,
+    true/non-rumor/non-rumour → real (when those labels exist)."""
     metric: Optional[Literal["macro_f1", "accuracy"]] = None
+    """The headline metric of a dataset run; null: `macro_f1`."""
     k: Annotated[int, Field(ge=1, le=1000)] = 5
+    """How many top supporting and top opposing comments brief the debaters."""
     rounds: Annotated[int, Field(ge=0, le=20)] = 2
+    """Debate rounds (M); `0` is the without-debate ablation."""
     stance_separation: bool = True
+    """`false` is the ablation that splits the comments into random halves."""
     subjectivity: Literal["auto", "subjective", "objective"] = "auto"
+    """`auto` classifies the claim and picks the matching initial-opinion prompt; the others use
+    one prompt for every claim (ablations)."""
     early: Early = Early()
     seed: int = 0
+    """Seed of the random halves (`stance_separation: false`)."""
     models: dict[str, str] = {"default": "local"}
+    """Which model plays whom. Keys: `default`, `scorer`, `classifier`, `debater_p`, `debater_n`,
+    `judge`."""
     generation: Generation = Generation(temperature=0.2, max_tokens=256)
+    """Sampling settings for every model call (the paper's temperature is 0.2)."""
     retry: Retry = Retry()
     backends: Backends = Backends()
     prompts: dict[str, str] = {}

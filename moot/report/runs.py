@@ -79,8 +79,9 @@ class Run:
 
     @property
     def metric(self) -> str:
-        """The headline metric declared for the run (run.json `headline_metric`; older runs: the
-        scenario's `metric`), never guessed from a file name."""
+        """The headline metric of a single-metric run, as the batch run printed it (run.json
+        `headline_metric`); older runs: the metric they declared, else macro-F1 (never guessed
+        from the dataset's name)."""
         return self.meta.get("headline_metric") or self.meta.get("metric") or "macro_f1"
 
     # --- what came out ------------------------------------------------------------------

@@ -48,6 +48,9 @@ class RunFolder:
 
     # --- the lock -------------------------------------------------------------------------
     def __enter__(self) -> "RunFolder":
+        if self.path.exists() and not self.path.is_dir():
+            raise RunFolderError(f"{self.path}: exists and is not a folder (--out names a run folder); "
+                                 "choose another --out")
         self.path.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path / "run.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:

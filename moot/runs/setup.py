@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import difflib
 import platform
 import secrets
 from importlib import metadata
@@ -17,16 +16,11 @@ from moot.models.engine import RoleModel
 from moot.models.spec import parse_spec
 from moot.protocol import Protocol
 from moot.runs.context import Unit
+from moot.suggest import nearest  # noqa: F401  (moot.runs.setup.nearest: its home before moot.suggest)
 
 
 class UsageError(ValueError):
     """Bad command-line input; one line."""
-
-
-def nearest(word: str, choices: Sequence[str]) -> str:
-    """` (did you mean X?)` when one of `choices` is close to `word`, else ""."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 def model_keys(scenario: Any) -> list[str]:
