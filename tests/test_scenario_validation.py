@@ -232,7 +232,7 @@ def test_unknown_protocol_is_one_line_with_the_nearest(tmp_path, capsys):
     code, lines, [path] = validate(tmp_path, capsys, "protocol: colla\ntitle: t\nlabels: [x]\ncolour: red\n")
     assert code == 2
     assert lines == [f"{path}:1: protocol: unknown protocol 'colla' (did you mean 'cola'?) "
-                     "(allowed: conference, cola, s2mad, negotiation)"]
+                     "(allowed: conference, cola, s2mad, negotiation, debate)"]
 
 
 @pytest.mark.parametrize("text, expected", [

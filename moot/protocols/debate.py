@@ -46,17 +46,30 @@ class DebateScenario(ItemScenario):
     """Multi-agent debate (Du et al.): N agents, R rounds of reading each other, a vote."""
 
     PROTOCOL = "debate"
+    PLACEHOLDERS = TEMPLATE_FIELDS
 
     protocol: Literal["debate"]
     title: str = "Multi-agent debate"
+    """Shown in transcripts and reports."""
     input: DebateInputs = DebateInputs()
     labels: Labels = ["favor", "against", "neutral"]
+    """The closed label set every agent answers from (stance, rumour or sentiment labels)."""
     aliases: dict[str, str] = {}
+    """Other answers that map onto a label (e.g. `pro: favor`); an answer that maps to none is
+    `unparsed` and does not vote."""
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"]] = None
+    """The headline metric of a dataset run; null: the dataset's declared metric, else macro-F1."""
     agents: Annotated[int, Field(ge=1, le=16)] = 3
+    """How many agents debate (Du et al. use 3); one agent reflects on its own answer instead."""
     rounds: Annotated[int, Field(ge=0, le=10)] = 2
+    """Rounds of reading the others' answers after the independent first answers (Du et al.: 2);
+    0 = independent answers and a vote."""
     tie: Tie = "unparsed"
+    """When the vote of the last round is tied: `unparsed` (claim no label), `first_agent` (the
+    lowest-numbered agent's label among the tied, as Du et al.'s code), `previous_rounds` (the
+    latest earlier round that separates the tied labels)."""
     models: dict[str, str] = {"default": "local"}
+    """Which model plays whom. Keys: `default`, `agents` (every agent), `agent_1` ... `agent_N`."""
     generation: Generation = Generation(temperature=1.0, max_tokens=512)
     retry: Retry = Retry()
     backends: Backends = Backends()
