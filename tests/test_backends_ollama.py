@@ -43,7 +43,7 @@ def ollama_chat(path: str, body: dict) -> tuple[int, dict]:
 
 
 def test_conference_over_ollama_http_api(tmp_path, capsys):
-    out = tmp_path / "run.jsonl"
+    out = tmp_path / "run"
     with RecordingServer(ollama_chat) as server:
         code = main([str(write_scenario(tmp_path)), "--model", "ollama:llama3", "--ollama-host", server.url,
                      "--out", str(out), "--quiet"])
@@ -72,9 +72,9 @@ def test_conference_over_ollama_http_api(tmp_path, capsys):
     assert structured["JudgeVerdict"]["format"] == JudgeVerdict.model_json_schema()
     assert structured["EvaluatorScores"]["format"] == EvaluatorScores.model_json_schema()
 
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     assert CORE_EVENTS <= {e["type"] for e in events}
-    assert events[0]["settings"]["backends"]["ollama_host"] == server.url
+    assert events[0]["settings"]["backends"]["ollama_hosts"] == [server.url]
     assert set(events[0]["models"].values()) == {"ollama:llama3"}
     assert events[-1]["status"] == "completed"
     assert_real_messages(events)
@@ -91,13 +91,13 @@ def test_ollama_http_error_fails_the_run_with_its_cause(tmp_path):
     def broken(path, body):
         return 500, {"error": "model runner crashed"}
 
-    out = tmp_path / "run.jsonl"
+    out = tmp_path / "run"
     with RecordingServer(broken) as server:
         code = main([str(write_scenario(tmp_path, attempts=2)), "--model", "ollama:llama3",
                      "--ollama-host", server.url, "--out", str(out), "--quiet"])
     assert code == 1
     assert len(server.requests) == 2  # retry.attempts, then give up
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     error = of_type(events, "error")[0]
     assert error["attempts"] == 2 and error["speaker"] == "Moderator"
     assert "model runner crashed" in error["cause"] and "500" in error["cause"], error

@@ -76,6 +76,10 @@ def _run(scenario, out, base_url, *extra) -> int:
                  "--out", str(out), "--quiet", *extra])
 
 
+def everything_written(folder) -> str:
+    return "".join(p.read_text(errors="replace") for p in folder.iterdir() if p.is_file())
+
+
 def _completion(content: str) -> dict:
     return {"id": "c1", "object": "chat.completion", "created": 0, "model": "gemma",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
@@ -106,7 +110,7 @@ def test_structured_calls_send_json_schema_and_fall_back_only_when_rejected(repl
 
     with RecordingServer(reply) as server:
         client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 96, "seed": 1},
-                              BackendOptions(f"{server.url}/v1", SECRET))
+                              BackendOptions((f"{server.url}/v1",), SECRET))
         results = asyncio.run(ask_twice(client))
     bodies = [body for _, body in server.requests]
     assert [b["response_format"]["type"] for b in bodies] == sent
@@ -132,7 +136,7 @@ def test_server_takes_json_object_schema_not_json_schema(server_url):
     assert parse_reply(JudgeVerdict, reply.choices[0].message.content).value is not None
 
     client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 16, "seed": 3},
-                          BackendOptions(server_url, SECRET))
+                          BackendOptions((server_url,), SECRET))
     result = asyncio.run(client.create([UserMessage(content=ask[0]["content"], source="user")],
                                        json_output=JudgeVerdict))
     assert client.dialect == JSON_OBJECT_SCHEMA  # learned from the server's rejection
@@ -142,69 +146,81 @@ def test_server_takes_json_object_schema_not_json_schema(server_url):
 
 @pytest.mark.slow
 def test_conference_through_openai_compatible_server(tmp_path, server_url, capsys, record_property):
-    out = tmp_path / "run.jsonl"
+    out = tmp_path / "run"
     code = _run(write_scenario(tmp_path), out, server_url)
 
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     assert CORE_EVENTS <= {e["type"] for e in events}
     assert set(events[0]["models"].values()) == {"openai:gemma"}
-    assert events[0]["settings"]["backends"]["openai_base_url"] == server_url
+    assert events[0]["settings"]["backends"]["openai_base_urls"] == [server_url]
     assert events[-1]["status"] == "completed"
     assert_real_messages(events)
     labels = assert_structured_ok(events)
     record_property("verdicts", labels)
     print(f"judge verdicts through llama_cpp.server: {labels}")
-    assert SECRET not in out.read_text() and SECRET not in printed.out + printed.err
+    assert SECRET not in everything_written(out) and SECRET not in printed.out + printed.err
+
+
+def test_an_unreachable_server_is_found_before_anything_runs(tmp_path, capsys):
+    out = tmp_path / "run"
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    started = time.monotonic()
+    assert _run(write_scenario(tmp_path), out, closed) == 2
+    err = capsys.readouterr().err.strip()
+    assert time.monotonic() - started < 10 and err.count("\n") == 0
+    assert f"OpenAI-compatible endpoint {closed} is unreachable" in err
+    assert not out.exists()  # nothing half-written
 
 
 @pytest.mark.slow
-def test_unreachable_server_fails_then_resume_completes(tmp_path, server_url, capsys):
+def test_a_server_failing_mid_run_is_saved_as_failed_then_resumed_elsewhere(tmp_path, server_url, capsys):
     scenario = write_scenario(tmp_path, attempts=3)
-    out = tmp_path / "run.jsonl"
-    closed = f"http://127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "run"
+
+    def unavailable(path, body):
+        return 503, {"error": {"message": "overloaded", "type": "server_error"}}
 
     started = time.monotonic()
-    assert _run(scenario, out, closed) == 1
+    with RecordingServer(unavailable) as down:
+        assert _run(scenario, out, f"{down.url}/v1") == 1
     assert time.monotonic() - started < 60  # bounded retries, small backoff
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     errors = of_type(events, "error")
     assert len(errors) == 1
     error = errors[0]
     assert error["stage"] == "model_call" and error["speaker"] == "Moderator"
     assert error["attempts"] == 3
-    assert "connection" in error["cause"].lower(), error["cause"]
+    assert "503" in error["cause"], error["cause"]
     assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "failed"
     assert not of_type(events, "message")
 
-    code = main([str(scenario), "--model", "openai:gemma", "--base-url", server_url, "--api-key", SECRET,
-                 "--resume", str(out), "--quiet"])
+    code = _run(scenario, out, server_url)  # the same command against a live server continues it
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     assert of_type(events, "run_resumed")
     assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "completed"
     assert_real_messages(events)
     assert_structured_ok(events)
-    assert SECRET not in out.read_text() and SECRET not in printed.out + printed.err
+    assert SECRET not in everything_written(out) and SECRET not in printed.out + printed.err
 
 
 def test_http_500_is_retried_then_recorded(tmp_path, capsys):
     def reply(path, body):
         return 500, {"error": {"message": "upstream exploded", "type": "server_error"}}
 
-    out = tmp_path / "run.jsonl"
+    out = tmp_path / "run"
     with RecordingServer(reply) as server:
         code = _run(write_scenario(tmp_path, attempts=2), out, f"{server.url}/v1")
     printed = capsys.readouterr()
 
     assert code == 1
-    assert "run failed" in printed.err
+    assert "conference failed: error: InternalServerError" in printed.err
     assert [path for path, _ in server.requests] == ["/v1/chat/completions"] * 2  # ours, no SDK retries
     body = server.requests[0][1]
     assert body["model"] == "gemma" and body["max_tokens"] == 96 and body["seed"] == 42
-    error = of_type(read_events(out), "error")[0]
+    error = of_type(read_events(out / "conference.jsonl"), "error")[0]
     assert "500" in error["cause"] and error["attempts"] == 2, error
-    text = out.read_text()
-    assert SECRET not in text and SECRET not in printed.out + printed.err
+    assert SECRET not in everything_written(out) and SECRET not in printed.out + printed.err

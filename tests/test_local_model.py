@@ -41,13 +41,13 @@ def test_structured_calls_get_room_to_finish():
 def test_embedded_model_runs_a_one_topic_conference(tmp_path, capsys, record_property):
     assert default_model_path().endswith(".gguf")
     scenario = write_scenario(tmp_path)
-    out = tmp_path / "run.jsonl"
+    out = tmp_path / "run"
 
     code = main([str(scenario), "--out", str(out), "--quiet"])  # the scenario's default: local
 
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    events = read_events(out)
+    events = read_events(out / "conference.jsonl")
     assert CORE_EVENTS <= {e["type"] for e in events}
     started, finished = events[0], events[-1]
     assert started["type"] == "run_started" and finished["type"] == "run_finished"
