@@ -108,8 +108,9 @@ class _Negotiator:
         self.verdict = verdict_model(s.labels)
         self._chains: dict[tuple[str, str], str] = {}
 
-    async def _ask(self, llm: str, prompt: str, stage: str, output=None) -> str:
-        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage)).text
+    async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
+        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
+                                    **record)).text
 
     async def demo_blocks(self, gen: str, disc: str) -> tuple[str, str]:
         """Demonstrations for this generator (input, chain, decision) and discriminator (+ explanation)."""
@@ -136,7 +137,8 @@ class _Negotiator:
             if verdicts:
                 history.append(UserMessage(content=render(self.templates["generator_revise"], {
                     "explanation": verdicts[-1][2], "options": self.options}), source="user"))
-            reply = (await self.ctx.call(gen, list(history), stage=f"{stage} generator")).text
+            reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
+                                         decide=self._decision)).text
             history.append(AssistantMessage(content=reply, source=GEN))
             return reply
 
@@ -145,7 +147,8 @@ class _Negotiator:
             prompt = render(self.templates["discriminator"], {
                 "text": self.item.text, "reasoning": reasoning, "decision": self._decision(reasoning) or "",
                 "options": self.options, "demonstrations": disc_demos})
-            reply = await self._ask(disc, prompt, f"{stage} discriminator", self.verdict)
+            reply = await self._ask(disc, prompt, stage, self.verdict, round=len(verdicts) + 1,
+                                    decide=self._attitude)
             verdicts.append(self._verdict(reply))
             return reply
 
@@ -166,6 +169,11 @@ class _Negotiator:
         """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""
         found = self.labels.decide(text)
         return None if found == UNPARSED else found
+
+    def _attitude(self, reply: str) -> str:
+        """How a discriminator turn reads in a transcript: `yes, positive` / `no`."""
+        attitude, decision, _ = self._verdict(reply)
+        return f"{attitude}, {decision}" if decision else attitude
 
     def _verdict(self, reply: str) -> tuple[str, Optional[str], str]:
         """(attitude, decision, explanation) of a discriminator reply; an unreadable reply is "no"."""

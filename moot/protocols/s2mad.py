@@ -102,7 +102,7 @@ async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, template
     async def score(text: str) -> Optional[float]:
         prompt = render(templates["score"], {"claim": item.claim, "comment": text})
         reply = await ctx.call("scorer", [UserMessage(content=prompt, source="user")], CommentScore,
-                               stage="stance_separation")
+                               stage="stance_separation", decide=lambda text: str(parse_score(text)))
         return parse_score(reply.text)
 
     scores = await asyncio.gather(*(score(t) for t in texts))
@@ -113,8 +113,13 @@ async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, template
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
     prompt = render(templates["subjectivity"], {"claim": claim})
-    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity")
-    return re.match(r"\W*yes\b", reply.text.strip(), re.I) is not None
+    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity",
+                           decide=lambda text: "subjective" if said_yes(text) else "objective")
+    return said_yes(reply.text)
+
+
+def said_yes(reply: str) -> bool:
+    return re.match(r"\W*yes\b", reply.strip(), re.I) is not None
 
 
 async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
