@@ -18,7 +18,8 @@ from moot.runs.folder import RunFolderError, read_meta, read_results, transcript
 from moot.runs.setup import nearest
 from moot.transcript import Transcript, load
 
-SET_ASIDE = re.compile(r"\.v\d+\.jsonl$")  # an older moot's unfinished transcript, kept aside by the runner
+# Not units: an older moot's unfinished transcript the runner set aside; a rescored copy (`score`).
+SET_ASIDE = re.compile(r"\.(v\d+|rescored)\.jsonl$")
 NOT_TRANSCRIPTS = {"results.jsonl"}
 
 
