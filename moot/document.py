@@ -113,7 +113,7 @@ def unit_status(transcript: Transcript, result_name: str) -> str:
 
 def unit_blocks(transcript: Transcript, level: int, result_name: str, title: str, anchor: str = "") -> list[Block]:
     s = transcript.started
-    heading = s.scenario.get("title") or title if level == 1 else title
+    heading = (s.scenario.get("title") or title) if level == 1 else title
     blocks: list[Block] = [Heading(level, heading, anchor), Facts(run_facts(transcript))]
     inputs = input_texts(transcript)
     if inputs:

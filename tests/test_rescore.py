@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.events import Call, Message, Outcome, Score
+from moot.events import Call, Message, Score
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols import REGISTRY
