@@ -274,3 +274,15 @@ def test_rescored_run_reports_beside_the_original(tmp_path, capsys):
     text = (report / "report.md").read_text()
     assert "| cola · scripted | R1 |" in text
     assert "judger=scripted:AGREEMENT" in text and "rescored from" in text
+
+
+def test_model_means_what_it_means_in_run(finished, tmp_path, capsys):
+    out = tmp_path / "every-role"
+    assert main(["score", str(finished), "--model", "scripted", "--out", str(out)]) == 0  # every deciding role
+    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"evaluator": "scripted",
+                                                                              "grader": "scripted"}
+    out = tmp_path / "one-role"
+    assert main(["score", str(finished), "--model", "grader=scripted", "--out", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
+    assert main(["score", str(finished)]) == 2
+    assert "give --role ROLE=SPEC" in capsys.readouterr().err

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from moot.cli import EXIT_FAILED, EXIT_OK
-from moot.cli.options import add_backends, add_engine, add_out, backend_options
+from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options
 from moot.metrics import summarize
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
@@ -51,8 +51,9 @@ def parser() -> argparse.ArgumentParser:
                                        "  moot score transcripts/cola-vast --role judger=ollama:llama3.1",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
-    p.add_argument("--role", action="append", required=True, metavar="ROLE=SPEC",
+    p.add_argument("--role", action="append", default=[], metavar="ROLE=SPEC",
                    help="a deciding role of the run's protocol and the model that re-runs it (repeatable)")
+    add_model(p, help="the same as --role ROLE=SPEC; a bare SPEC re-runs every deciding role with it")
     add_out(p, "new run folder (default RUN-rescored-ROLE-SPEC), or new transcript file for a transcript "
                "(default NAME.rescored.jsonl)")
     p.add_argument("--every", action="store_true",
@@ -63,20 +64,30 @@ def parser() -> argparse.ArgumentParser:
 
 
 def roles_of(protocol: Protocol, items: Sequence[str]) -> dict[str, str]:
+    """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
     if not protocol.deciders:
         raise UsageError(f"{protocol.name} has no deciding role that `score` can re-run")
+    if not items:
+        raise UsageError(f"give --role ROLE=SPEC (ROLE one of {', '.join(protocol.deciders)}) or --model SPEC")
     roles: dict[str, str] = {}
     for item in items:
         role, sep, spec = item.partition("=")
-        if not sep or role not in protocol.deciders:
+        if not sep:  # a bare SPEC: every deciding role
+            roles.update({decider: check_spec(item, item) for decider in protocol.deciders})
+            continue
+        if role not in protocol.deciders:
             raise UsageError(f"--role {item}: expected ROLE=SPEC with ROLE one of {', '.join(protocol.deciders)} "
                              f"({protocol.name}){nearest(role, protocol.deciders)}")
-        try:
-            parse_spec(spec)
-        except ValueError as exc:
-            raise UsageError(f"--role {item}: {exc}") from None
-        roles[role] = spec
+        roles[role] = check_spec(item, spec)
     return roles
+
+
+def check_spec(item: str, spec: str) -> str:
+    try:
+        parse_spec(spec)
+    except ValueError as exc:
+        raise UsageError(f"--role {item}: {exc}") from None
+    return spec.strip()
 
 
 def slug(roles: dict[str, str]) -> str:
@@ -92,7 +103,7 @@ def run(argv: Sequence[str]) -> int:
     protocol = REGISTRY.get(first.protocol) if first.protocol in REGISTRY else None
     if protocol is None:
         raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
-    roles = roles_of(protocol, args.role)
+    roles = roles_of(protocol, args.role + args.model)
     scenario = recorded_scenario(protocol, first, source.meta)
     options = backend_options(args, getattr(scenario, "backends", None))
     preflight(roles.values(), options)
