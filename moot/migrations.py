@@ -64,10 +64,12 @@ def _items_v1(rows: list[Row]) -> list[Row]:
     """An item transcript of schema 1 as a run of schema 2."""
     out: list[Row] = []
     turn = 0
+    gold = None
     for line, data in rows:
         kind = data.get("type") if isinstance(data, dict) else None
         common = {"ts": data.get("ts", "")} if isinstance(data, dict) else {}
         if kind == "item_started":
+            gold = data.get("gold")
             out.append((line, {**common, "type": "run_started", "schema_version": SCHEMA_VERSION,
                                "run_id": f"v1-{data.get('item_id', '')}", "protocol": data.get("protocol", "?"),
                                "scenario_path": data.get("scenario_path", ""),
@@ -85,7 +87,8 @@ def _items_v1(rows: list[Row]) -> list[Row]:
                                "calls": data.get("attempts", 1)}))
         elif kind == "item_finished":
             out.append((line, {**common, "type": "outcome", "prediction": data.get("prediction", ""),
-                               "explanation": data.get("explanation", ""), "raw": data.get("raw")}))
+                               "explanation": data.get("explanation", ""), "raw": data.get("raw"),
+                               "gold": gold}))
             out.append((line, {**common, "type": "run_finished", "status": "completed",
                                "stop_reason": "item finished", "wall_s": data.get("wall_s", 0.0)}))
         elif kind == "item_failed":

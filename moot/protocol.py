@@ -12,7 +12,11 @@ model API). It names:
   target for COLA, ...) and how a dataset row fills it;
 - `run`: how one unit (a conference, or one item) runs to an Outcome, asking models through the
   UnitContext it is given (moot.runs.context), which records every call;
-- `rescore`: how `moot score` re-runs its deciding roles on a saved run.
+- `deciders` and `rescore`: the roles that decide a unit's result, and how `moot score` re-runs
+  them with another model on a saved unit without re-running anyone else:
+  `async rescore(scenario, Rescore, ctx) -> Rescored`. `ctx` is a UnitContext whose models are
+  the recorded ones except the rescored roles, whose log appends to a copy of the unit's
+  transcript, and whose `prior` is that transcript (a call it already holds is served from it).
 
 The engine (run folders, the model-call engine, the event log, the command line, replay, export,
 reports) works on any registered protocol; nothing else in moot names a protocol.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Optional, Sequence, get_args
+from typing import Any, Awaitable, Callable, Literal, Mapping, Optional, Sequence, get_args
 
 from pydantic import BaseModel
 
@@ -57,6 +61,26 @@ RunUnit = Callable[[Any, Any], Awaitable[Outcome]]  # (scenario, UnitContext) ->
 
 
 @dataclass(frozen=True)
+class Rescore:
+    """What `moot score` asks of a protocol for one saved unit."""
+
+    transcript: Any  # the unit's Transcript as saved (moot.transcript)
+    roles: Mapping[str, str]  # deciding role -> the model spec it is re-run with
+    every: bool = False  # also re-decide units the protocol decided without these roles
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """What rescoring one unit gave: a new outcome (items), and lines to print about it."""
+
+    outcome: Optional[Outcome] = None  # None: the unit's recorded result stands
+    lines: tuple[str, ...] = ()
+
+
+RescoreUnit = Callable[[Any, Rescore, Any], Awaitable[Rescored]]  # (scenario, Rescore, UnitContext)
+
+
+@dataclass(frozen=True)
 class Protocol:
     """One deliberation protocol; see the module docstring."""
 
@@ -69,7 +93,7 @@ class Protocol:
     inputs: tuple[InputField, ...] = ()
     result_name: str = "prediction"
     deciders: tuple[str, ...] = ()  # roles `moot score` re-runs
-    rescore: Optional[Callable[..., Any]] = None
+    rescore: Optional[RescoreUnit] = None
     example: Optional[str] = None  # bundled scenario name (`moot new`, docs); None: not from YAML
     durable: bool = False  # fsync every append: the log is the run's only copy (conferences)
 
@@ -137,3 +161,5 @@ def check(protocol: Protocol) -> None:
         raise ProtocolError(f"{name}: input fields must be distinct")
     if protocol.deciders and protocol.rescore is None:
         raise ProtocolError(f"{name}: deciders {protocol.deciders} need a rescore function")
+    if protocol.rescore is not None and not inspect.iscoroutinefunction(protocol.rescore):
+        raise ProtocolError(f"{name}: rescore must be an async function (scenario, Rescore, ctx) -> Rescored")

@@ -1,19 +1,19 @@
-"""A transcript as one self-contained HTML page: no scripts, no network, no external fonts.
+"""A run as one self-contained HTML page (blocks from moot.document): no scripts, no network,
+no external fonts.
 
-Everything a model wrote and every scenario string passes through `esc` (html.escape) before
-it reaches the page, and a Content-Security-Policy forbids scripts as a second line of defence.
+Every string passes through `esc` (html.escape) before it reaches the page, and a
+Content-Security-Policy forbids scripts as a second line of defence.
 """
 
 from __future__ import annotations
 
 import html
 
-from moot.timeline import (
-    Section, Turn, agent_table, closed_text, initials, run_facts, section_title, sections_of,
-    speaker_index, turns_of, usage_table,
+from moot.document import (
+    Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Error, Message, RunResumed, Score, TopicClosed, Verdict
-from moot.transcript import Transcript
+from moot.events import Score, TopicClosed, Verdict
+from moot.timeline import closed_text, initials, verdict_detail
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -44,7 +44,11 @@ nav ol{margin:4px 0;padding-left:1.4em}
 .v-NEXT_TOPIC{background:#2563eb}
 .companion{margin-top:8px;padding-top:6px;border-top:1px dashed var(--line)}
 .note{margin:10px 0 10px 52px;padding:6px 10px;border-radius:8px;background:#eef2ff}
-.note.error{background:#fee2e2;color:#991b1b}
+.note.error{background:#fee2e2;color:#991b1b}.note.outcome{background:#dcfce7;font-weight:700;margin-left:0}
+.note.stop{background:none;margin:32px 0;padding:0;color:var(--mute)}
+.quote{white-space:pre-wrap;overflow-wrap:anywhere;background:#fff;border-left:4px solid var(--line);padding:6px 12px;margin:4px 0}
+.explanation{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0 10px;color:var(--ink)}
+.unit{border-top:3px solid var(--ink);margin-top:40px}
 .score-chart text{font-size:12px;fill:var(--ink)}.score-chart .track{fill:#f1f5f9}
 .score-chart .bar{fill:#0e7490}
 details{margin-top:4px}summary{cursor:pointer;color:var(--mute)}
@@ -56,95 +60,89 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def render_html(transcript: Transcript) -> str:
-    s = transcript.started
-    title = esc(s.scenario.get("title", "moot run"))
-    colors = {name: COLORS[i % len(COLORS)] for name, i in speaker_index(transcript).items()}
-    sections = sections_of(turns_of(transcript.events))
-    body = [f"<h1>{title}</h1>", _facts(transcript), _agents(transcript, colors), _nav(sections, transcript)]
-    body += [_section(n, sec, transcript, colors) for n, sec in enumerate(sections)]
-    body += [_usage(transcript), _footer(transcript)]
+def render_html(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:
+    blocks = run_document(transcripts, title, result_name, facts)
+    page_title = esc(next((b.text for b in blocks if isinstance(b, Heading)), title))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{title} — moot transcript</title>\n<style>{CSS}</style></head>\n"
-            "<body><main>\n" + "\n".join(body) + "\n</main></body></html>\n")
+            f"<title>{page_title} — moot transcript</title>\n<style>{CSS}</style></head>\n"
+            "<body><main>\n" + "\n".join(html_of(b) for b in blocks) + "\n</main></body></html>\n")
 
 
-def _cells(row: list[str], text: int = 1) -> str:
-    """Table cells: the first `text` columns are words, the rest numbers (right-aligned)."""
-    return "".join(f"<td>{esc(c)}</td>" if i < text else f"<td class=\"num\">{esc(c)}</td>"
-                   for i, c in enumerate(row))
+def html_of(block: Block) -> str:
+    if isinstance(block, Heading):
+        level = min(block.level, 6)
+        anchor = f" id=\"{esc(block.anchor)}\"" if block.anchor else ""
+        kind = " class=\"unit\"" if block.anchor.startswith("unit-") and level == 2 else ""
+        under = f"<p class=\"closed\">{esc(block.note)}</p>" if block.note else ""
+        return f"<h{level}{anchor}{kind}>{esc(block.text)}</h{level}>{under}"
+    if isinstance(block, Facts):
+        rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>\n" for k, v in block.rows)
+        return f"<table class=\"facts\">\n{rows}</table>"
+    if isinstance(block, Table):
+        return table(block)
+    if isinstance(block, Contents):
+        items = "".join(f"<li><a href=\"#{esc(a)}\">{esc(t)}</a>" + (f" — {esc(n)}" if n else "") + "</li>"
+                        for a, t, n in block.entries)
+        return f"<nav><ol>{items}</ol></nav>"
+    if isinstance(block, Quote):
+        return f"<div class=\"meta\">{esc(block.label)}</div><blockquote class=\"quote\">{esc(block.text)}</blockquote>"
+    if isinstance(block, Round):
+        return f"<h{min(block.level, 6)} class=\"round\">Round {block.number}</h{min(block.level, 6)}>"
+    if isinstance(block, Entry):
+        return entry(block)
+    if isinstance(block, Explanation):
+        return f"<div class=\"explanation\">{esc(block.text)}</div>"
+    return note(block)
 
 
-def _head(labels: list[str]) -> str:
-    return "<tr>" + "".join(f"<th>{esc(label)}</th>" for label in labels) + "</tr>\n"
+def table(block: Table) -> str:
+    """A table; the agents table starts each row with the agent's avatar (rows are in colour order)."""
+    head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in block.head) + "</tr>\n"
+    rows = []
+    for rank, row in enumerate(block.rows):
+        first = avatar(row[0], rank) if block.kind == "agents" else ""
+        cells = "".join(f"<td>{first if i == 0 else ''}{esc(c)}</td>" if i < block.text_columns
+                        else f"<td class=\"num\">{esc(c)}</td>" for i, c in enumerate(row))
+        rows.append(f"<tr>{cells}</tr>\n")
+    return f"<div class=\"scroll\"><table class=\"{esc(block.kind)}\">\n{head}{''.join(rows)}</table></div>"
 
 
-def _facts(transcript: Transcript) -> str:
-    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>\n" for k, v in run_facts(transcript))
-    return f"<table class=\"facts\">\n{rows}</table>"
+def color(rank: int) -> str:
+    return COLORS[rank % len(COLORS)]
 
 
-def _agents(transcript: Transcript, colors: dict[str, str]) -> str:
-    head, rows = agent_table(transcript)
-    body = "".join(f"<tr><td>{_avatar(row[0], colors)}{esc(row[0])}</td>{_cells(row[1:], text=2)}</tr>\n"
-                   for row in rows)
-    return f"<h2>Agents</h2>\n<div class=\"scroll\"><table class=\"agents\">\n{_head(head)}{body}</table></div>"
+def avatar(name: str, rank: int) -> str:
+    return (f"<span class=\"avatar sm\" style=\"background:{color(rank)}\" title=\"{esc(name)}\">"
+            f"{esc(initials(name))}</span>")
 
 
-def _avatar(name: str, colors: dict[str, str]) -> str:
-    color = colors.get(name, "#6b7280")
-    return f"<span class=\"avatar sm\" style=\"background:{color}\" title=\"{esc(name)}\">" \
-           f"{esc(initials(name))}</span>"
-
-
-def _nav(sections: list[Section], transcript: Transcript) -> str:
-    items = "".join(f"<li><a href=\"#section-{n + 1}\">{esc(section_title(sec, transcript.topics))}</a>"
-                    + (f" — {esc(closed_text(sec.closed))}" if sec.closed else "") + "</li>"
-                    for n, sec in enumerate(sections))
-    return f"<nav><h2>Timeline</h2><ol>{items}</ol></nav>"
-
-
-def _section(number: int, section: Section, transcript: Transcript, colors: dict[str, str]) -> str:
-    parts = [f"<section class=\"topic\" id=\"section-{number + 1}\">",
-             f"<h2>{esc(section_title(section, transcript.topics))}</h2>"]
-    if section.closed:
-        parts.append(f"<p class=\"closed\">{esc(closed_text(section.closed))}</p>")
-    round_ = None
-    for turn in section.turns:
-        message = turn.message
-        if message and message.topic is not None and message.round != round_:
-            round_ = message.round
-            parts.append(f"<h3 class=\"round\">Round {round_}</h3>")
-        parts.append(_entry(turn, message, colors) if message else _note(turn))
-    return "\n".join(parts) + "\n</section>"
-
-
-def _entry(turn: Turn, m: Message, colors: dict[str, str]) -> str:
-    color = colors.get(m.speaker, "#6b7280")
-    meta = (f"{m.role} · {m.action} · turn {m.turn} · {m.latency_s:.1f}s · "
-            f"{m.usage.prompt_tokens}+{m.usage.completion_tokens} tok · {m.model}")
-    companions = "".join(_companion(e) for e in turn.events[1:])
-    return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\">"
-            f"<div class=\"avatar\" style=\"background:{color}\" aria-hidden=\"true\">{esc(initials(m.speaker))}</div>"
-            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{color}\">{esc(m.speaker)}</span> "
-            f"<span class=\"meta\">{esc(meta)}</span></div>"
+def entry(block: Entry) -> str:
+    m = block.message
+    c = color(block.rank)
+    companions = "".join(companion(e) for e in block.companions)
+    decision = f" data-decision=\"{esc(m.decision)}\"" if m.decision else ""
+    return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "
+            f"data-stage=\"{esc(m.action)}\" data-round=\"{m.round}\"{decision}>"
+            f"<div class=\"avatar\" style=\"background:{c}\" aria-hidden=\"true\">{esc(initials(m.speaker))}</div>"
+            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{c}\">{esc(m.speaker)}</span> "
+            f"<span class=\"meta\">{esc(block.meta)}</span></div>"
             f"<div class=\"content\">{esc(m.content.strip()) or '<em>(empty)</em>'}</div>{companions}</div></article>")
 
 
-def _badge(label: str, kind: str = "verdict") -> str:
+def badge(label: str, kind: str = "verdict") -> str:
     return f"<span class=\"badge {kind} v-{esc(label)}\">{esc(label)}</span>"
 
 
-def _companion(event: object) -> str:
+def raw_reply(text: str) -> str:
+    return f"<details><summary>raw reply</summary><pre>{esc(text)}</pre></details>"
+
+
+def companion(event: object) -> str:
     if isinstance(event, Verdict):
-        if event.verdict == "UNPARSED":
-            detail = (f"could not parse: {esc(event.error or '')}"
-                      f"<details><summary>raw reply</summary><pre>{esc(event.raw or '')}</pre></details>")
-        else:
-            detail = esc(event.reason)
-        return f"<div class=\"companion\">{_badge(event.verdict)}{detail}</div>"
+        detail = esc(verdict_detail(event)) + (raw_reply(event.raw or "") if event.verdict == "UNPARSED" else "")
+        return f"<div class=\"companion\">{badge(event.verdict)}{detail}</div>"
     if isinstance(event, Score):
         return f"<div class=\"companion\">{score_figure(event)}</div>"
     if isinstance(event, TopicClosed):
@@ -153,10 +151,14 @@ def _companion(event: object) -> str:
 
 
 def score_figure(score: Score) -> str:
-    """The evaluator's scores as an inline SVG bar chart (one rect.bar per criterion)."""
+    """The evaluator's scores as an inline SVG bar chart (one rect.bar per criterion); a grade of
+    a judge decision as one line."""
     if not score.parsed:
-        return (f"{_badge('UNPARSED', 'score')}scores could not be parsed: {esc(score.error or '')}"
-                f"<details><summary>raw reply</summary><pre>{esc(score.raw or '')}</pre></details>")
+        return (f"{badge('UNPARSED', 'score')}scores by {esc(score.speaker)} could not be parsed: "
+                f"{esc(score.error or '')}{raw_reply(score.raw or '')}")
+    if score.kind == "judge_decision":
+        return (f"<div class=\"grade\"><strong>Grade of this judge decision</strong> by {esc(score.speaker)}: "
+                f"<strong>{esc(score.overall)}</strong>/10 — {esc(score.rationale)}</div>")
     rows = list(score.scores.items())
     height, label_w, unit = 22 * len(rows) + 4, 170, 24
     svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * 10 + 40}\" height=\"{height}\" "
@@ -175,23 +177,7 @@ def score_figure(score: Score) -> str:
             + "".join(svg) + rationale + "</figure>")
 
 
-def _note(turn: Turn) -> str:
-    event = turn.events[0]
-    if isinstance(event, Error):
-        return (f"<div class=\"note error\">✗ error ({esc(event.speaker or 'run')}, {esc(event.stage)}, "
-                f"{event.attempts} attempt(s)): {esc(event.cause)}</div>")
-    if isinstance(event, RunResumed):
-        return f"<div class=\"note\">↻ run resumed; {event.turns_kept} earlier turn(s) kept</div>"
-    return f"<div class=\"note\">{esc(getattr(event, 'type', 'event'))}</div>"
-
-
-def _usage(transcript: Transcript) -> str:
-    head, rows = usage_table(transcript)
-    body = "".join(f"<tr>{_cells(row)}</tr>\n" for row in rows)
-    return f"<section class=\"usage\"><h2>Tokens and latency per role</h2>\n<table>\n{_head(head)}{body}</table></section>"
-
-
-def _footer(transcript: Transcript) -> str:
-    done = transcript.finished
-    stop = f"{done.status} — {done.stop_reason}" if done else "the run did not finish (no run_finished event)"
-    return f"<footer id=\"stop\"><strong>Stop:</strong> {esc(stop)}</footer>"
+def note(block: Note) -> str:
+    marks = {"error": "✗ ", "info": "↻ " if block.text.startswith("run resumed") else ""}
+    ident = " id=\"stop\"" if block.kind == "stop" else ""
+    return f"<div class=\"note {esc(block.kind)}\"{ident}>{marks.get(block.kind, '')}{esc(block.text)}</div>"

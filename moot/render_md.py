@@ -1,83 +1,100 @@
-"""A transcript as Markdown, for pasting into issues, notes and papers.
+"""A run as Markdown, for pasting into issues, notes and papers (blocks from moot.document).
 
-Markdown viewers render inline HTML, so every recorded string is HTML-escaped too: a model
-that writes `<script>` shows up as text, never as markup.
+No recorded string is live markup: every character Markdown (CommonMark, GitHub) gives a meaning
+to is backslash-escaped — links and images (`[x](javascript:...)`, `![i](...)`), emphasis, code,
+headings, lists, tables, autolinks (`http:` loses its colon's meaning), mentions, math — and
+`& < >` become HTML entities, so raw HTML is text too. A model's text keeps its line breaks
+inside a block quote.
 """
 
 from __future__ import annotations
 
-import html
+import re
 
-from moot.timeline import (
-    Turn, agent_table, closed_text, run_facts, section_title, sections_of, turns_of, usage_table,
+from moot.document import (
+    Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Error, Message, RunResumed, Score, TopicClosed, Verdict
-from moot.transcript import Transcript
+from moot.events import Score, TopicClosed, Verdict
+from moot.timeline import closed_text, verdict_detail
 
 BLOCKS = "█" * 10
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
-def esc(text: object) -> str:
-    return html.escape(str(text), quote=False)
+def inline(text: object) -> str:
+    """One line of recorded text as inert Markdown (see the module docstring)."""
+    escaped = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], escaped)
 
 
-def cell(text: object) -> str:
-    """A table cell: escaped, on one line, with pipes that do not end the cell."""
-    return " ".join(esc(text).split()).replace("|", "\\|")
+def quote(text: str) -> list[str]:
+    """Multi-line recorded text as a block quote, each line escaped and kept on its own line."""
+    lines = (text.strip() or "(empty)").splitlines()
+    return [f"> {inline(line)}  " if line.strip() else ">" for line in lines]
 
 
-def table(head: list[str], rows: list[list[object]]) -> list[str]:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+def table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(inline(h) for h in head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
 
 
-def render_markdown(transcript: Transcript) -> str:
-    s = transcript.started
-    out = [f"# {cell(s.scenario.get('title', 'moot run'))}", ""]
-    out += table(["", ""], [[k, v] for k, v in run_facts(transcript)]) + [""]
-    out += ["## Agents", ""] + table(*agent_table(transcript))
-    for section in sections_of(turns_of(transcript.events)):
-        out += ["", f"## {cell(section_title(section, transcript.topics))}"]
-        if section.closed:
-            out += ["", f"_{closed_text(section.closed)}_"]
-        round_ = None
-        for turn in section.turns:
-            message = turn.message
-            if message and message.topic is not None and message.round != round_:
-                round_ = message.round
-                out += ["", f"### Round {round_}"]
-            out += _turn(turn)
-    out += ["", "## Tokens and latency per role", ""] + table(*usage_table(transcript))
-    return "\n".join(out) + "\n"
+def render_markdown(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:
+    out: list[str] = []
+    for block in run_document(transcripts, title, result_name, facts):
+        out += [*markdown_of(block), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _turn(turn: Turn) -> list[str]:
-    lines: list[str] = []
-    for event in turn.events:
-        if isinstance(event, Message):
-            tokens = f"{event.usage.prompt_tokens}+{event.usage.completion_tokens} tok"
-            lines += ["", f"**{cell(event.speaker)}** · {cell(event.role)} · {cell(event.action)} · "
-                          f"turn {event.turn} · {event.latency_s:.1f}s · {tokens}", ""]
-            lines += ["> " + esc(line) for line in (event.content.strip() or "(empty)").splitlines()]
-        elif isinstance(event, Verdict):
-            detail = event.reason if event.verdict != "UNPARSED" else f"could not parse: {event.error}"
-            lines += ["", f"**Verdict: `{event.verdict}`** — {cell(detail)}"]
+def markdown_of(block: Block) -> list[str]:
+    if isinstance(block, Heading):
+        heading = [f"{'#' * min(block.level, 6)} {inline(block.text)}"]
+        return heading + (["", f"_{inline(block.note)}_"] if block.note else [])
+    if isinstance(block, Facts):
+        return table(["", ""], [[k, v] for k, v in block.rows])
+    if isinstance(block, Table):
+        return table(block.head, block.rows)
+    if isinstance(block, Contents):
+        return [f"{n}. {inline(title)}" + (f" — {inline(note)}" if note else "")
+                for n, (_, title, note) in enumerate(block.entries, 1)]
+    if isinstance(block, Quote):
+        return [f"**{inline(block.label)}**", ""] + quote(block.text)
+    if isinstance(block, Round):
+        return [f"{'#' * min(block.level, 6)} Round {block.number}"]
+    if isinstance(block, Entry):
+        return entry(block)
+    if isinstance(block, Explanation):
+        return quote(block.text)
+    return note(block)
+
+
+def entry(block: Entry) -> list[str]:
+    m = block.message
+    lines = [f"**{inline(m.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
+    for event in block.companions:
+        if isinstance(event, Verdict):
+            lines += ["", f"**Verdict: `{event.verdict}`** — {inline(verdict_detail(event))}"]
         elif isinstance(event, Score):
-            lines += ["", *_scores(event)]
+            lines += ["", *scores(event)]
         elif isinstance(event, TopicClosed):
-            lines += ["", f"_Topic {event.topic + 1} {closed_text(event)}._"]
-        elif isinstance(event, Error):
-            lines += ["", f"**Error** ({cell(event.speaker or 'run')}, {cell(event.stage)}): {cell(event.cause)}"]
-        elif isinstance(event, RunResumed):
-            lines += ["", f"_Run resumed; {event.turns_kept} earlier turn(s) kept._"]
+            lines += ["", f"_Topic {event.topic + 1} {inline(closed_text(event))}\\._"]
     return lines
 
 
-def _scores(score: Score) -> list[str]:
-    if not score.parsed:
-        return [f"**Scores: `UNPARSED`** — {cell(score.error or '')}"]
-    rows = [[k, f"`{BLOCKS[:max(0, min(v, 10))]:<10}` {v}"] for k, v in score.scores.items()]
-    lines = [f"**Scores** by {cell(score.speaker)}: overall **{score.overall}**/10", ""]
-    lines += ["| Criterion | Score |", "|---|---|"] + [f"| {cell(k)} | {bar} |" for k, bar in rows]
-    return lines + ([""] + [f"_{cell(score.rationale)}_"] if score.rationale else [])
+def note(block: Note) -> list[str]:
+    if block.kind == "error":
+        return [f"**Error:** {inline(block.text)}"]
+    if block.kind in ("outcome", "stop"):
+        return [f"**{inline(block.text)}**"]
+    return [f"_{inline(block.text)}_"]
 
+
+def scores(score: Score) -> list[str]:
+    who = f"{inline(score.speaker)}"
+    if not score.parsed:
+        return [f"**Scores by {who}: `UNPARSED`** — {inline(score.error or '')}"]
+    if score.kind == "judge_decision":
+        return [f"**Grade of this judge decision** by {who}: **{score.overall}**/10 — {inline(score.rationale)}"]
+    lines = [f"**Scores** by {who}: overall **{score.overall}**/10", "", "| Criterion | Score |", "|---|---|"]
+    lines += [f"| {inline(k)} | `{BLOCKS[:max(0, min(v, 10))]:<10}` {v} |" for k, v in score.scores.items()]
+    return lines + (["", f"_{inline(score.rationale)}_"] if score.rationale else [])

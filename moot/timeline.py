@@ -1,7 +1,11 @@
-"""A transcript regrouped for reading: turns with their verdicts and scores, sections per topic.
+"""A transcript regrouped for reading: turns with their verdicts and scores, in sections.
 
-Replay, the Markdown export and the HTML export all present a run in this shape; grouping it
-once here keeps the three in step.
+A conference's sections are its topics (then the closing); an item's are its stages (COLA's
+analysis, debate, conclusion; S2MAD's stance separation, initial opinions, debate, judge; a
+negotiation per generator->discriminator pair), each in the order it first occurred, so stages
+that ran concurrently are not interleaved. The item's outcomes (the recorded one, and any a
+rescoring added) close it. Replay, the Markdown export and the HTML export all present a run in
+this shape, and take their shared wording (titles, verdicts, outcomes) from here.
 """
 
 from __future__ import annotations
@@ -10,19 +14,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from moot.events import Call, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict
 from moot.summary import totals_of
-from moot.events import (
-    EventBase, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, Verdict,
-)
 from moot.transcript import Transcript
 
 COMPANIONS = (Verdict, Score, TopicClosed)
+OUTCOME_KEY = ("outcome",)
+Key = tuple
 
 
 @dataclass
 class Turn:
-    """One turn: a message and the events recorded with it, or a note between turns
-    (an error, a resume) that has no message."""
+    """One turn: a message and the events recorded with it, or a note between turns (an error,
+    a resume, an outcome) that has no message."""
 
     number: int
     events: list[EventBase] = field(default_factory=list)
@@ -32,16 +36,12 @@ class Turn:
         first = self.events[0]
         return first if isinstance(first, Message) else None
 
-    @property
-    def topic(self) -> Optional[int]:
-        return self.message.topic if self.message else None
-
 
 @dataclass
 class Section:
-    """Consecutive turns of one topic (topic None: the closing, or notes before any turn)."""
+    """The turns of one topic or stage (see the module docstring)."""
 
-    topic: Optional[int]
+    key: Key
     turns: list[Turn] = field(default_factory=list)
 
     @property
@@ -49,43 +49,108 @@ class Section:
         found = [e for t in self.turns for e in t.events if isinstance(e, TopicClosed)]
         return found[-1] if found else None
 
+    @property
+    def rounds_shown(self) -> bool:
+        """Round headers: always in a conference topic, in a stage only when it had several rounds."""
+        if self.key[0] == "topic":
+            return True
+        return len({t.message.round for t in self.turns if t.message}) > 1
+
+
+def place_of(message: Message, conference: bool) -> Key:
+    """The section a message belongs to."""
+    if conference:
+        return ("topic", message.topic) if message.topic is not None else ("closing",)
+    return ("stage", message.action)
+
 
 def turns_of(events: Sequence[EventBase]) -> list[Turn]:
-    """Group events into turns; run_started and run_finished belong to no turn."""
+    """Group events into turns. Calls, run_started and run_finished belong to no turn; a verdict
+    or score joins the message of its `turn` (a rescoring appends them later), else the last one."""
     turns: list[Turn] = []
+    by_number: dict[int, Turn] = {}
     last = 0
     for event in events:
-        if isinstance(event, (RunStarted, RunFinished)):
+        if isinstance(event, (RunStarted, RunFinished, Call)):
             continue
         if isinstance(event, Message):
-            turns.append(Turn(event.turn, [event]))
+            by_number[event.turn] = Turn(event.turn, [event])
+            turns.append(by_number[event.turn])
             last = event.turn
-        elif isinstance(event, COMPANIONS) and turns and turns[-1].message:
-            turns[-1].events.append(event)
+            continue
+        owner = None
+        if isinstance(event, COMPANIONS) and turns:
+            owner = by_number.get(getattr(event, "turn", -1)) or (turns[-1] if turns[-1].message else None)
+        if owner is not None:
+            owner.events.append(event)
         else:
             turns.append(Turn(last + 1, [event]))
     return turns
 
 
-def sections_of(turns: Sequence[Turn]) -> list[Section]:
-    """Split turns where the topic changes; notes stay in the section they occurred in."""
-    sections: list[Section] = []
+def sections_of(turns: Sequence[Turn], conference: bool) -> list[Section]:
+    """Sections in order of first occurrence; notes stay where they occurred, outcomes go last."""
+    sections: dict[Key, Section] = {}
+    current: Key = ("run",)
     for turn in turns:
-        if not sections or (turn.message and turn.topic != sections[-1].topic):
-            sections.append(Section(turn.topic))
-        sections[-1].turns.append(turn)
-    return sections
+        if turn.message:
+            current = place_of(turn.message, conference)
+            key = current
+        else:
+            key = OUTCOME_KEY if isinstance(turn.events[0], Outcome) else current
+        sections.setdefault(key, Section(key)).turns.append(turn)
+    ordered = [s for k, s in sections.items() if k != OUTCOME_KEY]
+    return ordered + ([sections[OUTCOME_KEY]] if OUTCOME_KEY in sections else [])
 
 
-def section_title(section: Section, topics: Sequence[str]) -> str:
-    if section.topic is None:
-        return "Closing" if any(t.message for t in section.turns) else "Run"
-    name = topics[section.topic] if section.topic < len(topics) else "?"
-    return f"Topic {section.topic + 1}/{len(topics)}: {name}"
+def is_conference(transcript: Transcript) -> bool:
+    return bool(transcript.topics)
+
+
+def grouped(transcript: Transcript) -> list[Section]:
+    return sections_of(turns_of(transcript.events), is_conference(transcript))
+
+
+def section_title(key: Key, topics: Sequence[str]) -> str:
+    kind = key[0]
+    if kind == "topic":
+        n = key[1]
+        return f"Topic {n + 1}/{len(topics)}: {topics[n] if n < len(topics) else '?'}"
+    if kind == "stage":
+        return stage_title(key[1])
+    return {"closing": "Closing", "outcome": "Outcome"}.get(kind, "Run")
+
+
+def stage_title(stage: str) -> str:
+    text = stage.replace("_", " ").strip() or "stage"
+    return text[0].upper() + text[1:]
 
 
 def closed_text(closed: TopicClosed) -> str:
     return f"closed by {closed.closed_by} after {closed.rounds} round(s)"
+
+
+def verdict_detail(verdict: Verdict) -> str:
+    return verdict.reason if verdict.verdict != "UNPARSED" else f"could not parse: {verdict.error or ''}"
+
+
+def outcome_text(outcome: Outcome, result_name: str = "prediction") -> str:
+    """`stance: favor (gold favor, right) — decided by judger`."""
+    gold = ""
+    if outcome.gold is not None:
+        gold = f" (gold {outcome.gold}, {'right' if outcome.prediction == outcome.gold else 'wrong'})"
+    by = f" — decided by {outcome.decided_by}" if outcome.decided_by else ""
+    return f"{result_name}: {outcome.prediction}{gold}{by}"
+
+
+def message_meta(m: Message, conference: bool) -> str:
+    """The line under a speaker's name: role, stage/action, round, decision, time, tokens."""
+    parts = [m.role] if m.role != m.speaker else []
+    parts.append(m.action if conference else f"round {m.round}")
+    if m.decision:
+        parts.append(f"decision {m.decision}")
+    parts += [f"turn {m.turn}", f"{m.latency_s:.1f}s", f"{m.usage.prompt_tokens}+{m.usage.completion_tokens} tok"]
+    return " · ".join(parts + ([m.model] if m.model else []))
 
 
 def initials(name: str) -> str:
@@ -96,10 +161,16 @@ def initials(name: str) -> str:
     return name[:2].capitalize() or "?"
 
 
+def speakers_of(transcript: Transcript) -> list[tuple[str, str]]:
+    """(role, name) of everyone who takes a model: a conference's agents in speaking order, an
+    item's roles as recorded."""
+    return transcript.speakers or [(role, role) for role in transcript.started.models]
+
+
 def speaker_index(transcript: Transcript) -> dict[str, int]:
-    """A stable colour index per speaker: scenario order first, then anyone else who spoke."""
-    order = [name for _, name in transcript.speakers]
-    order += [m.speaker for m in transcript.of_type(Message) if m.speaker not in order]
+    """A stable colour index per speaker: recorded order first, then anyone else who spoke."""
+    order = [name for _, name in speakers_of(transcript)]
+    order += [m.speaker for m in transcript.messages if m.speaker not in order]
     return {name: i for i, name in enumerate(dict.fromkeys(order))}
 
 
@@ -108,13 +179,15 @@ def shown(value: object) -> str:
 
 
 def agent_table(transcript: Transcript) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (agent, role, model, then each generation setting), as recorded at the start."""
+    """Header and rows (agent, [role,] model, then each generation setting), as recorded at the start."""
     s = transcript.started
-    settings = {name: s.settings.get(name, {}) for _, name in transcript.speakers}
+    speakers = speakers_of(transcript)
+    settings = {name: s.settings.get(name, {}) for _, name in speakers}
     keys = list(dict.fromkeys(k for values in settings.values() for k in values))
-    rows = [[name, role, s.models.get(name, "?")] + [shown(settings[name].get(k)) for k in keys]
-            for role, name in transcript.speakers]
-    return ["Agent", "Role", "Model"] + keys, rows
+    with_role = any(role != name for role, name in speakers)
+    rows = [[name] + ([role] if with_role else []) + [s.models.get(name, "?")]
+            + [shown(settings[name].get(k)) for k in keys] for role, name in speakers]
+    return ["Agent"] + (["Role"] if with_role else []) + ["Model"] + keys, rows
 
 
 def usage_table(transcript: Transcript) -> tuple[list[str], list[list[str]]]:
@@ -138,13 +211,30 @@ def run_facts(transcript: Transcript) -> list[tuple[str, str]]:
     s, done = transcript.started, transcript.finished
     status = f"{done.status} — {done.stop_reason} (wall {done.wall_s:.1f}s)" if done else "did not finish"
     facts = [("Scenario", s.scenario_path), ("Scenario sha256", s.scenario_sha256),
-             ("Run", f"{s.run_id} · protocol {s.protocol} · started {s.ts}"), ("Status", status)]
+             ("Run", f"{s.run_id} · protocol {s.protocol} · unit {s.unit or '—'} · started {s.ts}"),
+             ("Status", status)]
+    if s.variant:
+        facts.append(("Variant", _pairs(s.variant)))
     facts += [(key, _pairs(s.scenario[key])) for key in ("limits", "routing", "retry") if key in s.scenario]
     facts += [("backends", _pairs(s.settings.get("backends", {}))), ("seed", str(s.seed)),
               ("versions", _pairs(s.versions))]
-    resumed = len(transcript.of_type(RunResumed))
+    resumed = sum(1 for e in transcript.events if e.type == "run_resumed")
     if resumed:
         facts.append(("Resumed", f"{resumed} time(s)"))
     if transcript.migrated_from is not None:
         facts.append(("Transcript", f"schema version {transcript.migrated_from}, upgraded on load"))
     return facts
+
+
+def input_texts(transcript: Transcript) -> list[tuple[str, str]]:
+    """An item's input (text, target, claim, each comment) and gold label, as (label, text)."""
+    s = transcript.started
+    found: list[tuple[str, str]] = []
+    for name, value in s.inputs.items():
+        values = value if isinstance(value, list) else [value]
+        for n, v in enumerate(values, 1):
+            text = v.get("text", "") if isinstance(v, dict) else str(v)
+            found.append((f"{name} {n}" if isinstance(value, list) else name, text))
+    if s.gold is not None:
+        found.append(("gold", s.gold))
+    return found

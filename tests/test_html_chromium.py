@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.transcript import Message, Score, Verdict, load
+from moot.events import Message, Score, Verdict
+from moot.transcript import load
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -41,11 +42,11 @@ BADGE_COLORS = {"AGREEMENT": "rgba(22, 163, 74, 1)", "MORE_DEBATE": "rgba(217, 1
 def page(tmp_path) -> tuple[Path, Path]:
     """(transcript, html export) of a scripted run whose messages carry script/img payloads."""
     (tmp_path / "xss.yaml").write_text(SCENARIO, encoding="utf-8")
-    transcript, html = tmp_path / "run.jsonl", tmp_path / "run.html"
+    folder, html = tmp_path / "run", tmp_path / "run.html"
     assert main([str(tmp_path / "xss.yaml"), "--model", "scripted", "--model",
-                 "judge=scripted:MORE_DEBATE,GARBAGE,AGREEMENT", "--out", str(transcript), "--quiet"]) == 0
-    assert main(["export", str(transcript), "--format", "html", "--out", str(html)]) == 0
-    return transcript, html
+                 "judge=scripted:MORE_DEBATE,GARBAGE,AGREEMENT", "--out", str(folder), "--quiet"]) == 0
+    assert main(["export", str(folder), "--format", "html", "--out", str(html)]) == 0
+    return folder / "conference.jsonl", html
 
 
 @pytest.fixture
@@ -111,3 +112,38 @@ def test_export_renders_safely_in_chromium(page, browser, tmp_path):
     screenshot = tmp_path / "export.png"
     assert browser.save_screenshot(str(screenshot)) and screenshot.stat().st_size > 10_000
     print(f"screenshot: {screenshot}")
+
+
+def test_item_export_renders_stages_and_outcome_safely_in_chromium(browser, tmp_path):
+    """A COLA item whose text carries payloads: its stages in order, every message, the
+    judger's decision and the outcome, and nothing of the payload live."""
+    from selenium.webdriver.common.by import By
+
+    folder, html = tmp_path / "cola", tmp_path / "cola.html"
+    text = f"{SCRIPT}{IMG} Remote school is great SCRIPTED_LABEL=favor"
+    assert main(["run", "cola", "--model", "scripted", "--input", f"text={text}", "--input", "target=school",
+                 "--out", str(folder), "--quiet"]) == 0
+    assert main(["export", str(folder), "--out", str(html)]) == 0
+    (transcript,) = [p for p in folder.glob("*.jsonl") if p.name != "results.jsonl"]
+    run = load(transcript)
+    browser.get(html.as_uri())
+    by_css = lambda selector: browser.find_elements(By.CSS_SELECTOR, selector)  # noqa: E731
+
+    assert browser.execute_script("return window.__pwned") is None
+    assert by_css("script") == [] and by_css("img") == []
+    quotes = [e.text for e in by_css("blockquote.quote")]
+    assert any(SCRIPT + IMG in q for q in quotes)  # the item's text, shown as text
+
+    headings = [e.text for e in by_css("h2")]
+    stages = [h for h in headings if h in ("Input", "Analysis", "Debate", "Conclusion", "Outcome")]
+    assert stages == ["Input", "Analysis", "Debate", "Conclusion", "Outcome"]
+    entries = by_css("article.entry")
+    assert len(entries) == len(run.messages) == 7
+    assert [e.get_attribute("data-stage") for e in entries] == ["analysis"] * 3 + ["debate"] * 3 + ["conclusion"]
+    judger = entries[-1]
+    assert judger.get_attribute("data-speaker") == "judger" and judger.get_attribute("data-decision") == "favor"
+    assert "decision favor" in judger.find_element(By.CSS_SELECTOR, ".meta").text
+    outcome = by_css(".note.outcome")
+    assert len(outcome) == 1 and outcome[0].is_displayed()
+    assert outcome[0].text == "stance: favor — decided by judger"
+    assert outcome[0].value_of_css_property("background-color") == "rgba(220, 252, 231, 1)"

@@ -1,8 +1,10 @@
-"""`report` over runs whose predictions are known: tables cell by cell, plots, partial runs.
+"""`report` over runs whose predictions are known: tables cell by cell, plots, partial runs,
+the declared headline metric, skipped rows, and conference runs per topic.
 
-Hand-built run directories (run.json + results.jsonl + first transcript events) check every
-cell against metrics computed by hand; one true end-to-end judge-eval run on the scripted
-oracle (tests/test_judge_eval.py) checks the whole path from a dataset to the report.
+Hand-built run folders as the previous moot wrote them (run.json + results.jsonl naming
+`transcripts/ID.jsonl` + a schema-1 first event) check every cell against metrics computed by
+hand; true end-to-end runs on the scripted oracle check the path from a dataset (or a batch of
+conferences) to the report.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.protocols import cli as _batch_cli  # noqa: F401 - binds run_batch's stderr default outside capsys
 from moot.report import build_report
-from tests.test_judge_eval import make_dataset
+from test_judge_eval import make_dataset
 
 U = "unparsed"
 
@@ -48,7 +49,7 @@ STANCE = ("favor", "against", "neutral")
 def runs(tmp_path) -> list[Path]:
     cola = make_run(tmp_path, "cola", {"protocol": "cola", "scenario_path": "scenarios/cola.yaml",
                                        "dataset_path": "datasets/semeval_toy.yaml", "labels": list(STANCE),
-                                       "metric": "macro_f1"},
+                                       "headline_metric": "f_avg"},
                     [("1", "favor", "favor", "T1"), ("2", "favor", "against", "T1"),
                      ("3", "against", "against", "T1"), ("4", "neutral", "favor", "T1"),
                      ("5", "against", "against", "T2"), ("6", "against", U, "T2"),
@@ -73,9 +74,10 @@ def runs(tmp_path) -> list[Path]:
     return [cola, judge, r2, r1, early]
 
 
-def table_csv(out: Path) -> dict[str, dict[str, str]]:
+def table_csv(out: Path, table: str = "") -> dict[str, dict[str, str]]:
+    """Rows of table.csv by variant · model, of the tables whose key starts with `table`."""
     with open(out / "table.csv", encoding="utf-8") as f:
-        return {row["variant_model"]: row for row in csv.DictReader(f)}
+        return {row["variant_model"]: row for row in csv.DictReader(f) if row["table"].startswith(table)}
 
 
 def test_cells_match_hand_computed_metrics(runs, tmp_path, capsys):
@@ -91,10 +93,14 @@ def test_cells_match_hand_computed_metrics(runs, tmp_path, capsys):
     # all: favor tp 2, predicted 3, support 3; against tp 2, predicted 3, support 3
     assert cola["semeval_toy (F_avg)"] == f"{2 / 3:.4f}"
     assert cola["status"] == "partial: R1"
-    judge = cells["judge-eval polarity · scripted"]
-    assert judge["toy_polarity acc"] == "0.7500"
-    assert judge["toy_polarity macro-F1"] == f"{(2 / 3 + 2 / 3 + 1) / 3:.4f}"
+    judge = table_csv(out, "judge: toy_polarity")["judge-eval polarity · scripted"]
+    # positive: tp 1, predicted 1, support 2; negative: tp 1, predicted 2, support 1; neutral: 1, 1, 1
+    assert judge["accuracy"] == "0.7500"
+    assert judge["precision"] == f"{(1 + 0.5 + 1) / 3:.4f}" and judge["recall"] == f"{(0.5 + 1 + 1) / 3:.4f}"
+    assert judge["F1"] == f"{(2 / 3 + 2 / 3 + 1) / 3:.4f}"
     assert judge["status"] == "complete"
+    classes = table_csv(out, "judge_classes: toy_polarity")["judge-eval polarity · scripted"]
+    assert (classes["positive"], classes["negative"], classes["neutral"]) == ("0.6667", "0.6667", "1.0000")
     s2 = cells["s2mad · scripted"]  # fake F1 = 2/3, real F1 = 2*2/(3+2) = .8
     assert (s2["rumours acc"], s2["rumours RF1"], s2["rumours NF1"]) == ("0.7500", "0.6667", "0.8000")
     assert s2["rumours macro-F1"] == f"{(2 / 3 + 0.8) / 2:.4f}"
@@ -115,7 +121,8 @@ def test_plots_written_and_non_empty(runs, tmp_path):
     built = build_report(runs, tmp_path / "report")
     names = {p.name for p in built.plots}
     assert {f"confusion_R{i}.png" for i in range(1, 6)} <= names
-    assert {"bars_single_semeval_toy.png", "bars_judge_toy_polarity.png", "bars_rumor_rumours.png"} <= names
+    assert {"bars_single_semeval_toy.png", "bars_judge_toy_polarity_polarity.png",
+            "bars_judge_classes_toy_polarity_polarity.png", "bars_rumor_rumours.png"} <= names
     assert "s2mad_rounds_1.png" in names and "s2mad_early_1_first_n.png" in names
     for path in built.plots:
         data = path.read_bytes()
@@ -134,22 +141,29 @@ def test_end_to_end_judge_eval_then_report(tmp_path, capsys):
     capsys.readouterr()
     report = tmp_path / "report"
     assert main(["report", str(out), str(partial), "--out", str(report)]) == 0
-    cells = table_csv(report)
+    cells = table_csv(report, "judge: ")
     row = cells["judge-eval stance · scripted"]
     # gold favor, favor, against, against, neutral, neutral; predicted favor, against, against,
-    # unparsed, neutral, favor: acc 3/6; F1 favor 2*1/(2+2), against 2*1/(2+2), neutral 2*1/(1+2)
-    assert row["toy_stance acc"] == "0.5000"
-    assert row["toy_stance macro-F1"] == f"{(0.5 + 0.5 + 2 / 3) / 3:.4f}"
+    # unparsed, neutral, favor: acc 3/6; F1 favor 2*1/(2+2), against 2*1/(2+2), neutral 2*1/(1+2);
+    # precision favor 1/2, against 1/2, neutral 1/1; recall 1/2 each
+    assert row["accuracy"] == "0.5000"
+    assert row["F1"] == f"{(0.5 + 0.5 + 2 / 3) / 3:.4f}"
+    assert row["precision"] == f"{(0.5 + 0.5 + 1) / 3:.4f}" and row["recall"] == "0.5000"
     assert row["status"] == "complete"
+    text = (report / "report.md").read_text()
+    assert "| variant · model | runs | unparsed | accuracy | precision | recall | F1 |" in text  # Tables 1, 3, 4
+    assert "| variant · model | runs | unparsed | favor | against | neutral |" in text  # Table 2
     cut = next(r for name, r in cells.items() if name.endswith("(R2)"))
     assert cut["status"] == "partial: R2"
     text = (report / "report.md").read_text()
-    assert "partial (3 of 6 items, 3 failed or cut short)" in text and "| 6/6 | 1 |" in text
+    assert "partial (3 of 6 items, 3 failed or cut short)" in text and "| 6/6 | none | 1 |" in text
 
 
-def test_not_a_run_dir_is_a_usage_error(tmp_path, capsys):
+def test_not_a_run_folder_is_a_usage_error(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
-    assert "not a batch run directory" in capsys.readouterr().err
+    assert "not a run folder" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r")]) == 2
+    assert "no such run folder" in capsys.readouterr().err
 
 
 def test_unparsed_column_macro_note_and_dates(runs, tmp_path):
@@ -186,16 +200,23 @@ def test_plot_titles_fit_and_overall_bar_is_named():
     plt.close(fig)
 
 
-def test_batch_prints_the_metric_the_report_shows_first(tmp_path, capsys):
+def tiny_cola(tmp_path: Path, declared: str = "") -> tuple[Path, Path]:
+    """A SemEval-2016-style dataset (named like it, too) with an unmapped label and an empty text."""
     data = tmp_path / "d.csv"
-    data.write_text("Tweet,Target,Stance\nyes please,t,1\nno way,t,0\nwhatever,t,2\n", encoding="utf-8")
-    spec = tmp_path / "semeval_tiny.yaml"  # a SemEval-2016 style dataset: F_avg is its paper metric
+    data.write_text("Tweet,Target,Stance\nyes please,t,1\nno way,t,0\nwhatever,t,2\nhuh,t,9\n,t,1\n",
+                    encoding="utf-8")
+    spec = tmp_path / "semeval_tiny.yaml"
     spec.write_text("path: d.csv\ncolumns: {text: Tweet, target: Target, label: Stance}\n"
-                    'labels: {"0": against, "1": favor, "2": neutral}\n', encoding="utf-8")
+                    'labels: {"0": against, "1": favor, "2": neutral}\n' + declared, encoding="utf-8")
     scenario = tmp_path / "cola.yaml"
     scenario.write_text("protocol: cola\nlabels: [favor, against, neutral]\nmodels: {default: scripted}\n")
+    return scenario, spec
+
+
+def test_batch_prints_the_metric_the_report_shows_first(tmp_path, capsys):
+    scenario, spec = tiny_cola(tmp_path, "metric: f_avg\n")  # declared by the dataset spec
     run = tmp_path / "run"
-    assert main([str(scenario), "--dataset", str(spec), "--out", str(run)]) == 0
+    assert main([str(scenario), "--dataset", str(spec), "--out", str(run), "--quiet"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("f_avg=")
     assert json.loads((run / "run.json").read_text())["headline_metric"] == "f_avg"
@@ -203,3 +224,81 @@ def test_batch_prints_the_metric_the_report_shows_first(tmp_path, capsys):
     assert main(["report", str(run), "--out", str(out)]) == 0
     cell = table_csv(out)["cola · scripted"]["semeval_tiny (F_avg)"]
     assert printed[0].split()[0] == f"f_avg={float(cell):.4f}"
+    assert "f_avg (run.json)" in (out / "report.md").read_text()
+
+
+def test_headline_metric_is_declared_never_guessed_from_the_file_name(tmp_path, capsys):
+    scenario, spec = tiny_cola(tmp_path)  # named semeval_tiny, but nothing declares F_avg
+    run = tmp_path / "run"
+    assert main([str(scenario), "--dataset", str(spec), "--out", str(run), "--quiet"]) == 0
+    assert json.loads((run / "run.json").read_text())["headline_metric"] == "macro_f1"
+    out = tmp_path / "report"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    assert "semeval_tiny (macro-F1)" in table_csv(out)["cola · scripted"]
+    import moot.metrics
+
+    assert not hasattr(moot.metrics, "paper_metric")
+
+
+def test_skipped_rows_are_shown_by_reason(tmp_path, capsys):
+    scenario, spec = tiny_cola(tmp_path)
+    run = tmp_path / "run"
+    assert main([str(scenario), "--dataset", str(spec), "--out", str(run), "--quiet"]) == 0
+    assert json.loads((run / "run.json").read_text())["skipped_rows"] == {"label not in the mapping": 1,
+                                                                          "empty text": 1}
+    out = tmp_path / "report"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "## Dataset rows skipped" in text
+    assert "- R1 (semeval_tiny): 1 label not in the mapping, 1 empty text" in text
+    assert "| 3/3 | 1 label not in the mapping, 1 empty text |" in text
+
+
+def test_conference_batch_report_per_topic_with_mean_and_sd(make_scenario, tmp_path, capsys):
+    scenario = make_scenario(topics=2)
+    batch = tmp_path / "batch"
+    # Two models x two seeds: conferences that differ only by seed are pooled, models are groups.
+    assert main(["run", str(scenario), "--vary", "model=scripted:MORE_DEBATE,scripted", "--vary", "seed=1,2",
+                 "--out", str(batch), "--quiet"]) == 0
+    single = tmp_path / "single"
+    assert main(["run", str(scenario), "--model", "judge=scripted:GARBAGE", "--out", str(single), "--quiet"]) == 0
+    scenario_c, spec = tiny_cola(tmp_path)
+    items = tmp_path / "items"
+    assert main([str(scenario_c), "--dataset", str(spec), "--out", str(items), "--quiet"]) == 0
+    out = tmp_path / "report"
+    assert main(["report", str(batch), str(single), str(items), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    text = (out / "report.md").read_text()
+    assert "cola · scripted" in text  # the item run's table, in the same report
+    assert "### R1: Test conference · model=scripted:MORE_DEBATE (2 conference(s), seeds 1, 2)" in text
+    assert "### R1: Test conference · model=scripted (2 conference(s), seeds 1, 2)" in text
+    head = "| topic | closed by | rounds to agreement | judge verdicts | evaluator overall |"
+    assert text.count(head) == 3
+    assert ("| 1. topic number 1 | agreement 2 | 2.00 ± 0.00 (n=2) | AGREEMENT 2, MORE_DEBATE 2 | "
+            "7.00 ± 0.00 (n=2) |") in text
+    assert "| 1. topic number 1 | agreement 2 | 1.00 ± 0.00 (n=2) | AGREEMENT 2 | 7.00 ± 0.00 (n=2) |" in text
+    assert "| 1. topic number 1 | agreement 1 | 2.00 (n=1) | AGREEMENT 1, UNPARSED 1 | 7.00 (n=1) |" in text
+    assert "| clarity | 7.00 ± 0.00 (n=2) | 7.00 ± 0.00 (n=2) |" in text
+    assert "### R2: Test conference (1 conference(s))" in printed and "| clarity |" not in printed
+    rows = list(csv.DictReader(open(out / "conference.csv", encoding="utf-8")))
+    assert [(r["run"], r["variant"], r["topic"]) for r in rows][:3] == [
+        ("R1", "model=scripted", "1"), ("R1", "model=scripted", "2"), ("R1", "model=scripted:MORE_DEBATE", "1")]
+    assert len(rows) == 6 and rows[2]["rounds_to_agreement"] == "2.00 ± 0.00 (n=2)"
+
+
+def test_mean_and_sample_sd():
+    from moot.report.conference import mean_sd
+
+    assert mean_sd([1, 2]) == "1.50 ± 0.71 (n=2)" and mean_sd([3]) == "3.00 (n=1)" and mean_sd([]) == "—"
+
+
+def test_rescored_conference_scores_count_in_the_report(make_scenario, tmp_path, capsys):
+    original = tmp_path / "conf"
+    assert main(["run", str(make_scenario(topics=1)), "--out", str(original), "--quiet"]) == 0
+    assert main(["score", str(original), "--role", "grader=scripted", "--role", "evaluator=scripted"]) == 0
+    out = tmp_path / "report"
+    assert main(["report", str(original), str(tmp_path / "conf-rescored-grader-scripted-evaluator-scripted"),
+                 "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "judge decision grade (Table 5)" in text and "| 1.00 (n=1) |" in text
+    assert "grader=scripted, evaluator=scripted" in text  # the provenance names the rescoring

@@ -1,44 +1,69 @@
-"""Re-scoring a finished transcript: new evaluator scores and judge meta-evaluation (Table 5)."""
+"""`moot score`: a protocol's deciding role re-run with another model on a saved run — conference
+evaluator and grader (Table 5), COLA judger, S2MAD judge, negotiation third LLM — appended to a
+copy, never to the original, nobody else asked again."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 
 from moot.cli import main
-from moot.models.calls import RetryPolicy
+from moot.events import Call, Message, Score
+from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.rescore import Rescorer, judge_decisions
-from moot.transcript import Message, Score, load
+from moot.protocols import REGISTRY
+from moot.protocols.conference_rescore import judge_decisions
+from moot.runs.rescore import Job, rescore_units
+from moot.transcript import load
 
 
-@pytest.fixture
-def finished(make_scenario, tmp_path):
-    """A two-topic run: topic 1 needs two rounds (MORE_DEBATE, AGREEMENT), topic 2 one."""
-    scenario = make_scenario(topics=2)
-    out = tmp_path / "run.jsonl"
-    code = main([str(scenario), "--model", "judge=scripted:MORE_DEBATE,AGREEMENT,AGREEMENT",
-                 "--out", str(out), "--quiet"])
-    assert code == 0
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != "run.lock"}
+
+
+def run(argv: list[str], out: Path) -> Path:
+    assert main(["run", *argv, "--out", str(out), "--quiet"]) == 0
     return out
 
 
-def test_score_appends_to_a_copy_and_prints_table(finished, tmp_path, capsys):
-    original = finished.read_bytes()
+def transcript_in(folder: Path) -> Path:
+    (path,) = [p for p in folder.glob("*.jsonl") if p.name != "results.jsonl"]
+    return path
+
+
+def rows(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def finished(make_scenario, tmp_path) -> Path:
+    """A two-topic conference: topic 1 needs two rounds (MORE_DEBATE, AGREEMENT), topic 2 one."""
+    return run([str(make_scenario(topics=2)), "--model", "judge=scripted:MORE_DEBATE,AGREEMENT,AGREEMENT"],
+               tmp_path / "conf")
+
+
+# ---------------------------------------------------------------- conferences
+
+def test_score_appends_to_a_copy_of_a_transcript_and_prints_table(finished, tmp_path, capsys):
+    source = finished / "conference.jsonl"
+    original = source.read_bytes()
     out = tmp_path / "rescored.jsonl"
-    code = main(["score", str(finished), "--role", "evaluator=scripted", "--role", "grader=scripted",
-                 "--out", str(out)])
-    assert code == 0
-    assert finished.read_bytes() == original, "the original transcript must not change"
+    assert main(["score", str(source), "--role", "evaluator=scripted", "--role", "grader=scripted",
+                 "--out", str(out)]) == 0
+    assert source.read_bytes() == original, "the original transcript must not change"
     assert out.read_bytes().startswith(original)
-    new = load(out).events[len(load(finished).events):]
+    new = load(out).events[len(load(source).events):]
     debate = [e for e in new if isinstance(e, Score) and e.kind == "debate"]
     grades = [e for e in new if isinstance(e, Score) and e.kind == "judge_decision"]
     assert [s.topic for s in debate] == [0, 1]
     assert all(s.model == "scripted" and s.parsed and s.overall == 7 for s in debate)
-    judge_turns = [m.turn for m in load(finished).of_type(Message) if m.action == "judge"]
+    judge_turns = [m.turn for m in load(source).of_type(Message) if m.action == "judge"]
     assert [g.turn for g in grades] == judge_turns and len(judge_turns) == 3
+    calls = [e for e in new if isinstance(e, Call)]
+    assert {c.role for c in calls} <= {"evaluator", "grader"} and sum(c.role == "grader" for c in calls) == 3
     assert [e.seq for e in load(out).events] == list(range(1, len(load(out).events) + 1))
     printed = capsys.readouterr().out
     assert "| 1 | 1 | 1 | MORE_DEBATE | 1 |" in printed
@@ -47,41 +72,217 @@ def test_score_appends_to_a_copy_and_prints_table(finished, tmp_path, capsys):
     assert printed.rstrip().endswith(f"transcript: {out}")
 
 
-def test_grader_sees_the_topic_up_to_each_decision_only(finished):
-    transcript = load(finished)
+def test_score_a_conference_folder_into_a_new_folder(finished, capsys):
+    before = files_of(finished)
+    assert main(["score", str(finished), "--role", "grader=scripted"]) == 0
+    assert files_of(finished) == before, "the original folder must not change"
+    out = finished.with_name("conf-rescored-grader-scripted")
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["rescored"]["roles"] == {"grader": "scripted"} and meta["rescored"]["from"] == str(finished.resolve())
+    assert meta["models"]["grader"] == "scripted"
+    copy = load(out / "conference.jsonl")
+    assert len([s for s in copy.of_type(Score) if s.kind == "judge_decision"]) == 3
+    assert [r["id"] for r in rows(out)] == ["conference"]
+    assert (out / "cache.sqlite").exists()
+    printed = capsys.readouterr().out
+    assert "Table 5" in printed and f"run: {out} units=1" in printed
+    # The same command again redoes it from the new folder's cache: no model is asked again.
+    assert main(["score", str(finished), "--role", "grader=scripted"]) == 0
+    assert "backend_calls=0 cache_hits=3" in capsys.readouterr().out
+    assert len([s for s in load(out / "conference.jsonl").of_type(Score) if s.kind == "judge_decision"]) == 3
+
+
+def rescore_with(transcript_path: Path, roles: dict, client, tmp_path: Path) -> Path:
+    """Rescore one transcript in-process with `client` answering for every role's spec."""
+    transcript = load(transcript_path)
+    engine = ModelEngine(clients={spec: client for spec in roles.values()})
+    out = tmp_path / "copy.jsonl"
+    job = Job(REGISTRY.get(transcript.protocol), roles)
+    (done,) = asyncio.run(rescore_units(job, [(transcript, None, out)], engine, 1))
+    assert not done.failed, done.failed
+    return out
+
+
+def test_grader_sees_the_topic_up_to_each_decision_only(finished, tmp_path):
+    source = finished / "conference.jsonl"
+    transcript = load(source)
     client = ScriptedChatCompletionClient()
-    rescorer = Rescorer(transcript, RetryPolicy(attempts=1, backoff_s=0))
-    asyncio.run(rescorer.grade(client, "scripted"))
+    rescore_with(source, {"grader": "scripted"}, client, tmp_path)
     messages = transcript.of_type(Message)
-    for decision, request in zip(judge_decisions(transcript), client.requests):
-        prompt = str(request["messages"][-1].content)
+    decisions = judge_decisions(transcript)
+    assert len(client.requests) == len(decisions) == 3
+    for decision, request in zip(decisions, client.requests):  # asked in the order of the decisions
         judge = decision.judge
+        prompt = str(request["messages"][-1].content)
+        assert judge.content.strip() in prompt
         seen = [m for m in messages if m.topic == judge.topic and m.turn < judge.turn]
-        later = [m for m in messages if m.turn > judge.turn and m.action == "speak"]
         assert [m.turn for m in decision.debate] == [m.turn for m in seen]
         assert prompt.count("Alice:") == sum(m.speaker == "Alice" for m in seen)
-        assert judge.content.strip() in prompt
-        assert len(later) == 0 or prompt.count("Alice:") < sum(m.speaker == "Alice" for m in messages)
+        assert prompt.count("Alice:") < sum(m.speaker == "Alice" for m in messages)
+
+
+class Saying(ScriptedChatCompletionClient):
+    """Answers every call with one text."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def _reply(self, messages, output):
+        return self.text
 
 
 def test_unparsed_grade_is_recorded_not_guessed(finished, tmp_path):
-    class Garbage(ScriptedChatCompletionClient):
-        def _reply(self, messages, output):
-            return "ten out of ten"
-
-    transcript = load(finished)
-    grades = asyncio.run(Rescorer(transcript, RetryPolicy(attempts=1, backoff_s=0)).grade(Garbage(), "x"))
-    assert grades and all(not g.parsed and g.raw == "ten out of ten" and g.overall is None for g in grades)
+    out = rescore_with(finished / "conference.jsonl", {"grader": "scripted"}, Saying("ten out of ten"), tmp_path)
+    grades = [s for s in load(out).of_type(Score) if s.kind == "judge_decision"]
+    assert len(grades) == 3 and all(not g.parsed and g.raw == "ten out of ten" and g.overall is None for g in grades)
 
 
-@pytest.mark.parametrize("args", [["--role", "judge=scripted"], ["--role", "evaluator=nope:x"]])
-def test_bad_roles_exit_2(finished, args, capsys):
+@pytest.mark.parametrize("args, says", [(["--role", "judge=scripted"], "ROLE one of evaluator, grader"),
+                                        (["--role", "evaluator=nope:x"], "unknown model provider"),
+                                        (["--role", "evaluater=scripted"], "did you mean 'evaluator'")])
+def test_bad_roles_exit_2(finished, args, says, capsys):
     assert main(["score", str(finished), *args]) == 2
-    assert "error:" in capsys.readouterr().err
+    assert says in capsys.readouterr().err
 
 
 def test_existing_out_is_not_overwritten(finished, tmp_path):
     out = tmp_path / "taken.jsonl"
     out.write_text("keep", encoding="utf-8")
-    assert main(["score", str(finished), "--role", "evaluator=scripted", "--out", str(out)]) == 2
+    assert main(["score", str(finished / "conference.jsonl"), "--role", "evaluator=scripted", "--out", str(out)]) == 2
     assert out.read_text(encoding="utf-8") == "keep"
+    other = tmp_path / "other"
+    run([str(finished.parent / "scenario.yaml")], other)
+    assert main(["score", str(finished), "--role", "evaluator=scripted", "--out", str(other)]) == 2
+
+
+# ---------------------------------------------------------------- items
+
+def cola_dataset(folder: Path) -> tuple[Path, Path]:
+    data = folder / "tiny.csv"
+    data.write_text("id,Tweet,Target,Stance\n"
+                    'a,"Remote school is great SCRIPTED_LABEL=favor",school,1\n'
+                    'b,"Remote school is awful SCRIPTED_LABEL=against",school,0\n'
+                    'c,"Schools open Monday SCRIPTED_LABEL=favor",school,2\n', encoding="utf-8")
+    spec = folder / "tiny.yaml"
+    spec.write_text("path: tiny.csv\ncolumns: {id: id, text: Tweet, target: Target, label: Stance}\n"
+                    'labels: {"0": against, "1": favor, "2": neutral}\n', encoding="utf-8")
+    scenario = folder / "cola.yaml"
+    scenario.write_text("protocol: cola\nmodels: {default: scripted}\n", encoding="utf-8")
+    return scenario, spec
+
+
+class Contrarian(ScriptedChatCompletionClient):
+    """A judger that always answers `against`."""
+
+    def _reply(self, messages, output):
+        return json.dumps({"stance": "against", "explanation": "contrarian"})
+
+
+def test_cola_judger_resends_its_recorded_prompt_to_the_new_model(tmp_path, capsys):
+    scenario, spec = cola_dataset(tmp_path)
+    original = run([str(scenario), "--dataset", str(spec)], tmp_path / "cola")
+    before = files_of(original)
+    assert main(["score", str(original), "--role", "judger=scripted:AGREEMENT"]) == 0
+    assert files_of(original) == before
+    out = tmp_path / "cola-rescored-judger-scripted_AGREEMENT"
+    printed = capsys.readouterr().out
+    assert "before: macro_f1=" in printed and f"run: {out} units=3 rescored=3 kept=0 changed=0 backend_calls=3" in printed
+    new = {r["id"]: r for r in rows(out)}
+    assert {i: r["prediction"] for i, r in new.items()} == {"a": "favor", "b": "against", "c": "favor"}
+    assert all(r["decided_by"] == "judger (rescored: judger=scripted:AGREEMENT)" for r in new.values())
+    assert all(r["original_prediction"] == r["prediction"] for r in new.values())
+    for item in "abc":
+        copy, source = load(out / f"{item}.jsonl"), load(original / f"{item}.jsonl")
+        added = copy.events[len(source.events):]
+        assert [e.type for e in added] == ["call", "message", "outcome"]
+        call = added[0]
+        judger = [c for c in source.calls if c.role == "judger"][-1]
+        assert call.messages == judger.messages and call.model == "scripted:AGREEMENT"  # the recorded prompt
+        assert added[1].speaker == "judger (rescored)" and added[1].decision == new[item]["prediction"]
+        assert copy.outcome.decided_by == new[item]["decided_by"] and copy.outcome.gold == source.outcome.gold
+    # Another model that answers otherwise changes the predictions; nobody else is asked.
+    client = Contrarian()
+    copy = rescore_with(original / "b.jsonl", {"judger": "scripted:NEXT_TOPIC"}, client, tmp_path)
+    assert len(client.requests) == 1
+    assert load(copy).outcome.prediction == "against"
+    copy = rescore_with(original / "a.jsonl", {"judger": "scripted:NEXT_TOPIC"}, Contrarian(), tmp_path / "x")
+    assert load(copy).outcome.prediction == "against" and load(copy).outcome.explanation == "contrarian"
+
+
+def test_s2mad_consensus_items_keep_their_result_unless_every(tmp_path, capsys):
+    original = run(["s2mad", "--model", "scripted", "--input", "claim=Water is poisoned SCRIPTED_LABEL=fake",
+                    "--input", "comment=no it is not", "--input", "comment=yes it is SCRIPTED_SCORE=0.5"],
+                   tmp_path / "s2")
+    assert load(transcript_in(original)).outcome.decided_by == "consensus"
+    assert main(["score", str(original), "--role", "judge=scripted"]) == 0
+    assert "kept its result (decided without judge; --every re-decides it)" in capsys.readouterr().out
+    kept = tmp_path / "s2-rescored-judge-scripted"
+    assert files_of(kept)[transcript_in(original).name] == transcript_in(original).read_bytes()
+    assert "original_prediction" not in rows(kept)[0]
+    every = tmp_path / "every"
+    assert main(["score", str(original), "--role", "judge=scripted", "--every", "--out", str(every)]) == 0
+    copy = load(transcript_in(every))
+    judge = [m for m in copy.messages if m.role == "judge"]
+    assert len(judge) == 1 and judge[0].speaker == "judge (rescored)"
+    call = [c for c in copy.calls if c.role == "judge"][-1]
+    last_p = [m for m in copy.messages if m.role == "debater_p"][-1].content
+    assert last_p in call.messages[-1]["content"]  # the debaters' last replies, as the judge would have seen them
+    assert copy.outcome.decided_by == "judge (rescored: judge=scripted)" and copy.outcome.prediction == "fake"
+
+
+def test_s2mad_judged_item_resends_the_recorded_judge_prompt(tmp_path):
+    original = run(["s2mad", "--model", "scripted"], tmp_path / "s2")  # the debaters never agree: judged
+    source = load(transcript_in(original))
+    assert source.outcome.decided_by == "judge"
+    client = Saying("Therefore the post is real.\nReal")
+    copy = load(rescore_with(transcript_in(original), {"judge": "scripted:NEXT_TOPIC"}, client, tmp_path))
+    assert len(client.requests) == 1
+    assert [c for c in copy.calls if c.role == "judge"][-1].messages == [c for c in source.calls if c.role == "judge"][-1].messages
+    assert copy.outcome.prediction == "real"
+
+
+def test_negotiation_third_llm_votes_only_on_conflicts(tmp_path, capsys):
+    agreed = run(["negotiation", "--model", "scripted", "--input", "text=great film SCRIPTED_LABEL=positive"],
+                 tmp_path / "agreed")
+    assert main(["score", str(agreed), "--role", "third=scripted"]) == 0
+    assert "kept its result" in capsys.readouterr().out
+    conflict = run(["negotiation", "--model", "scripted"], tmp_path / "conflict")  # no decisions: a conflict
+    source = load(transcript_in(conflict))
+    assert source.outcome.decided_by == "conflict between the negotiations and no third LLM"
+    assert main(["score", str(conflict), "--role", "third=scripted"]) == 0
+    copy = load(transcript_in(tmp_path / "conflict-rescored-third-scripted"))
+    added = copy.messages[len(source.messages):]
+    assert {m.action for m in added} == {"third->first", "first->third", "third->second", "second->third"}
+    assert not {m.action for m in added} & {"first->second", "second->first"}  # the first two are not re-run
+    assert copy.outcome.decided_by == "six-way vote with the third LLM (rescored: third=scripted)"
+    assert copy.outcome.raw.startswith("first->second: no consensus; second->first: no consensus; third->first:")
+
+
+def test_every_protocol_with_deciders_can_rescore():
+    for protocol in REGISTRY.all(from_yaml=False):
+        assert protocol.deciders and protocol.rescore is not None, protocol.name
+
+
+def test_rescored_run_reports_beside_the_original(tmp_path, capsys):
+    scenario, spec = cola_dataset(tmp_path)
+    original = run([str(scenario), "--dataset", str(spec)], tmp_path / "cola")
+    assert main(["score", str(original), "--role", "judger=scripted:AGREEMENT"]) == 0
+    report = tmp_path / "report"
+    assert main(["report", str(original), str(tmp_path / "cola-rescored-judger-scripted_AGREEMENT"),
+                 "--out", str(report)]) == 0
+    text = (report / "report.md").read_text()
+    assert "| cola · scripted | R1 |" in text
+    assert "judger=scripted:AGREEMENT" in text and "rescored from" in text
+
+
+def test_model_means_what_it_means_in_run(finished, tmp_path, capsys):
+    out = tmp_path / "every-role"
+    assert main(["score", str(finished), "--model", "scripted", "--out", str(out)]) == 0  # every deciding role
+    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"evaluator": "scripted",
+                                                                              "grader": "scripted"}
+    out = tmp_path / "one-role"
+    assert main(["score", str(finished), "--model", "grader=scripted", "--out", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
+    assert main(["score", str(finished)]) == 2
+    assert "give --role ROLE=SPEC" in capsys.readouterr().err

@@ -1,7 +1,11 @@
-"""`replay TRANSCRIPT`: show a saved run in the terminal as it happened, from the transcript only.
+"""`moot replay RUN [--unit ID]`: show a saved run in the terminal as it happened, from its transcript.
 
-Each message waits its recorded model latency (divided by --speed) before it appears, so a
-replay has the rhythm of the live run without calling any model.
+RUN is a run folder or a transcript file. A folder with one unit (one conference, one item)
+replays it; a folder with several (a batch) lists them with their outcomes, and `--unit ID`
+replays one. A conference shows its topics and rounds; an item its stages (analyses, debate
+rounds, negotiations), who spoke, each decision and the outcome. Each message waits its recorded
+model latency (divided by --speed) before it appears, so a replay has the rhythm of the live run
+without calling any model.
 """
 
 from __future__ import annotations
@@ -10,13 +14,18 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
+from moot.cli import EXIT_OK, EXIT_USAGE
 from moot.console import ConsolePrinter
+from moot.document import unit_status
+from moot.events import Message
+from moot.protocols import REGISTRY
+from moot.runs.source import RunSource, open_run
+from moot.safe_text import terminal_safe
 from moot.summary import summary_lines
-from moot.timeline import Turn, speaker_index, turns_of
-from moot.transcript import Message, Transcript, load
+from moot.timeline import Turn, grouped, speaker_index
+from moot.transcript import Transcript
 
 
 def positive(text: str) -> float:
@@ -27,13 +36,17 @@ def positive(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot replay", description=__doc__.splitlines()[0])
-    p.add_argument("transcript", type=Path, help="transcript JSONL file")
+    p = argparse.ArgumentParser(prog="moot replay", description=__doc__.splitlines()[0],
+                                epilog="examples:\n  moot replay transcripts/drug_policy\n"
+                                       "  moot replay transcripts/cola-vast --unit 1234 --no-delay",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", metavar="RUN", help="run folder or transcript file")
+    p.add_argument("--unit", metavar="ID", help="which unit of a run folder to replay (default: its only one)")
     pace = p.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=positive, default=1.0,
                       help="playback speed: delay = recorded latency / SPEED (default 1)")
     pace.add_argument("--no-delay", action="store_true", help="print everything at once")
-    p.add_argument("--topic", type=int, metavar="N", help="replay only topic N (1-based)")
+    p.add_argument("--topic", type=int, metavar="N", help="replay only topic N of a conference (1-based)")
     p.add_argument("--from-turn", type=int, default=1, metavar="N", help="start at turn N")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours (also: $NO_COLOR)")
     return p
@@ -41,12 +54,13 @@ def parser() -> argparse.ArgumentParser:
 
 def select(turns: Sequence[Turn], topic: Optional[int], from_turn: int) -> list[Turn]:
     """Turns at or after `from_turn`; with `topic` (0-based) only that topic's turns."""
-    return [t for t in turns if t.number >= from_turn and (topic is None or (t.message and t.topic == topic))]
+    return [t for t in turns if t.number >= from_turn
+            and (topic is None or (t.message is not None and t.message.topic == topic))]
 
 
 def header_lines(transcript: Transcript) -> list[str]:
     s = transcript.started
-    lines = [f"Replay of {transcript.path}: run {s.run_id} ({s.protocol}), started {s.ts}",
+    lines = [f"Replay of {transcript.path}: run {s.run_id} ({s.protocol}, unit {s.unit or '—'}), started {s.ts}",
              f"scenario {s.scenario_path} sha256 {s.scenario_sha256[:12]}",
              "models: " + ", ".join(f"{name}={spec}" for name, spec in s.models.items())]
     if transcript.migrated_from is not None:
@@ -54,7 +68,7 @@ def header_lines(transcript: Transcript) -> list[str]:
     return lines
 
 
-def replay(transcript: Transcript, turns: Sequence[Turn], printer: ConsolePrinter, speed: Optional[float],
+def replay(turns: Sequence[Turn], printer: ConsolePrinter, speed: Optional[float],
            sleep: Optional[Callable[[float], None]] = None) -> None:
     """Print the turns, waiting latency/speed before each message (speed None: no waiting)."""
     sleep = sleep or time.sleep
@@ -69,27 +83,61 @@ def run(argv: Sequence[str], stream: Optional[TextIO] = None) -> int:
         return _run(parser().parse_args(argv), stream or sys.stdout)
     except BrokenPipeError:  # `replay ... | head` or quitting a pager is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return EXIT_OK
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    transcript = load(args.transcript)
+    source = open_run(args.run)
+    if args.unit is None and len(source.units) != 1:
+        return list_units(source, out)
+    unit = source.unit(args.unit) if args.unit is not None else source.units[0]
+    transcript = unit.load()
     topics = transcript.topics
     if args.topic is not None and not 1 <= args.topic <= len(topics):
-        print(f"error: --topic {args.topic}: this run has topics 1..{len(topics)}", file=sys.stderr)
-        return 2
+        have = f"topics 1..{len(topics)}" if topics else "no topics (it is not a conference)"
+        print(f"error: --topic {args.topic}: this run has {have}", file=sys.stderr)
+        return EXIT_USAGE
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
-    printer = ConsolePrinter(topics, out, color, speakers=list(speaker_index(transcript)))
+    printer = ConsolePrinter(topics, out, color, speakers=list(speaker_index(transcript)),
+                             result_name=result_name(transcript.protocol))
     for line in header_lines(transcript):
-        printer.write(printer.paint(line, "2"))
+        printer.say(line, "2")
+    turns = [t for section in grouped(transcript) for t in section.turns]
     topic = None if args.topic is None else args.topic - 1
-    replay(transcript, select(turns_of(transcript.events), topic, args.from_turn), printer,
-           None if args.no_delay else args.speed)
+    replay(select(turns, topic, args.from_turn), printer, None if args.no_delay else args.speed)
     printer.write("")
     for line in summary_lines(transcript.events, topics):
-        printer.write(line)
+        printer.say(line)
     if transcript.finished is None:
         printer.write("Stop: the run did not finish (the transcript ends here; it can be resumed)")
     if transcript.torn_tail:
         printer.write("(the last line was cut off mid-write and was skipped)")
-    return 0
+    return EXIT_OK
+
+
+def result_name(protocol: str) -> str:
+    return REGISTRY.get(protocol).result_name if protocol in REGISTRY else "prediction"
+
+
+def list_units(source: RunSource, out: TextIO) -> int:
+    """A batch: its units and how each ended; replay one with --unit."""
+    name = result_name(source.meta.get("protocol", ""))
+    print(f"{source.path}: {len(source.units)} units; replay one with --unit ID", file=out)
+    for unit in source.units:
+        row = unit.row or {}
+        if row.get("prediction") is not None:
+            gold = f" (gold {row['gold']})" if row.get("gold") is not None else ""
+            status = f"{name}: {row['prediction']}{gold}"
+        elif row:
+            status = row.get("status", "finished")
+        else:
+            status = unfinished(unit)
+        print(terminal_safe(f"  {unit.id}  {status}"), file=out)
+    return EXIT_OK
+
+
+def unfinished(unit) -> str:
+    try:
+        return unit_status(unit.load(), "prediction")
+    except ValueError as exc:
+        return f"unreadable: {exc}"

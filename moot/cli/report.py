@@ -1,7 +1,11 @@
-"""`report RUN [RUN ...] [--out DIR]`: paper-style tables and plots from finished batch runs.
+"""`moot report RUN [RUN ...] [--out DIR]`: paper-style tables and plots from finished runs.
 
-Reads each run directory's run.json and results.jsonl (never calls a model), writes the report
-folder (report.md, table.csv, per_class.csv, confusion.csv, plots/) and prints the main table.
+A RUN is a run folder (or a transcript file) of any protocol. Runs of labelled items become the
+papers' tables (the headline metric each run.json declares, per class, confusion matrices, plots,
+the dataset rows skipped by reason, provenance); conference runs become per-topic tables over
+their conferences (rounds to agreement, verdicts, evaluator scores as mean ± sd). Nothing calls a
+model. Writes the report folder (report.md, table.csv, per_class.csv, confusion.csv,
+conference.csv, plots/) and prints the main tables.
 """
 
 from __future__ import annotations
@@ -11,23 +15,31 @@ from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from moot.cli import EXIT_OK
+from moot.cli.options import add_out
 from moot.report import build_report
+from moot.safe_text import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot report",
-                                description="Build an evaluation report from finished batch runs.")
-    p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="batch run directories (with run.json)")
-    p.add_argument("--out", type=Path, help="report folder (default reports/report-TIME)")
+    p = argparse.ArgumentParser(prog="moot report", description=__doc__.splitlines()[0],
+                                epilog="examples:\n  moot report transcripts/cola-vast transcripts/cola-vast-rescored-judger-X"
+                                       "\n  moot report transcripts/drug_policy transcripts/drug_policy_no_judge",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or transcript files")
+    add_out(p, "report folder (default reports/report-TIME)")
     return p
 
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    out = args.out or Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    built = build_report(args.runs, out)
-    print(built.main)
+    out = Path(args.out) if args.out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    built = build_report([Path(r) for r in args.runs], out)
+    print(terminal_safe(built.main))
     for r in built.runs:
-        print(f"{r.ref}: {r.path} ({r.status}; model {r.model}; items={len(r.results)} unparsed={r.unparsed})")
+        print(terminal_safe(f"{r.ref}: {r.path} ({r.status}; model {r.model}; items={len(r.results)} "
+                            f"unparsed={r.unparsed})"))
+    for c in built.conferences:
+        print(terminal_safe(f"{c.ref}: {c.source.path} (conferences; model {c.model})"))
     print(f"report: {out / 'report.md'} ({len(built.plots)} plots)")
-    return 0
+    return EXIT_OK

@@ -23,7 +23,7 @@ class LivePrinter:
     def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None):
         topics = list(getattr(scenario, "topics", []) or [])
         speakers = scenario.roles() if hasattr(scenario, "roles") else []
-        self.printer = ConsolePrinter(topics, stream, speakers=speakers)
+        self.printer = ConsolePrinter(topics, stream, speakers=speakers, result_name=protocol.result_name)
 
     def __call__(self, events: list[EventBase]) -> None:
         self.printer(events)

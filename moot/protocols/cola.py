@@ -19,10 +19,11 @@ from autogen_core.models import UserMessage
 
 from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
-from moot.protocol import InputField, Outcome, Protocol
+from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola_schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.labels import LabelSet, stance_model
 from moot.runs.context import UnitContext
+from moot.runs.rescore import last_call, resend
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 
 
@@ -121,6 +122,19 @@ def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: s
     return respond
 
 
+async def rescore(s: ColaScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The judger again with another model, on its recorded prompt (the analyses and arguments
+    as they were): nobody else is asked again."""
+    call = last_call(job.transcript, JUDGER)
+    if call is None:
+        raise ValueError("the transcript has no judger call to send again")
+    labels = labels_of(s)
+    output = stance_model(s.labels) if call.output else None
+    reply = await resend(ctx, call, output, decide=lambda text: labels.map(text)[0])
+    prediction, explanation = labels.map(reply.text)
+    return Rescored(Outcome(prediction, explanation, reply.text, decided_by=JUDGER))
+
+
 PROTOCOL = Protocol(
     name="cola",
     title="COLA stance detection",
@@ -132,5 +146,7 @@ PROTOCOL = Protocol(
             InputField("target", "target", help="what the stance is towards"),
             InputField("role", required=False, help="the domain specialist's role (default: from the target)")),
     result_name="stance",
+    deciders=(JUDGER,),
+    rescore=rescore,
     example="cola",
 )

@@ -20,6 +20,7 @@ from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, to_tu
 from moot.events import TopicClosed
 from moot.protocol import Outcome, Protocol
 from moot.protocols.conference_schema import Scenario
+from moot.protocols.conference_rescore import DECIDERS, rescore
 from moot.protocols.conference_turns import resume_point, turn_events
 from moot.runs.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
@@ -119,5 +120,6 @@ PROTOCOL = Protocol(
     run=run,
     example="drug_policy",
     durable=True,
-    deciders=(),
+    deciders=DECIDERS,
+    rescore=rescore,
 )

@@ -21,10 +21,11 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
 from moot.agents.prompts import default_templates, render
-from moot.protocol import InputField, Outcome, Protocol
+from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.conference_schema import Scenario
 from moot.protocols.labels import LabelSet
 from moot.runs.context import UnitContext
+from moot.runs.rescore import last_call, resend
 from moot.scenario_blocks import Backends, Generation, Retry, ScenarioBase
 
 NAME = "judge_eval"
@@ -132,6 +133,17 @@ async def run(s: JudgeEvalScenario, ctx: UnitContext) -> Outcome:
     return Outcome(prediction, explanation, reply.text, decided_by=JUDGE)
 
 
+async def rescore(s: JudgeEvalScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The judge's recorded question sent to another model."""
+    call = last_call(job.transcript, JUDGE)
+    if call is None:
+        raise ValueError("the transcript has no judge call to send again")
+    labels = label_set(s)
+    reply = await resend(ctx, call, label_model(tuple(s.labels)), decide=lambda text: labels.map(text)[0])
+    prediction, explanation = labels.map(reply.text)
+    return Rescored(Outcome(prediction, explanation, reply.text, decided_by=JUDGE))
+
+
 PROTOCOL = Protocol(
     name=NAME,
     title="The conference judge as a zero-shot classifier",
@@ -141,4 +153,6 @@ PROTOCOL = Protocol(
     run=run,
     inputs=(InputField("text", "text"), InputField("target", "target", required=False)),
     result_name="label",
+    deciders=(JUDGE,),
+    rescore=rescore,
 )

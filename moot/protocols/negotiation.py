@@ -28,7 +28,7 @@ from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
-from moot.protocol import InputField, Outcome, Protocol
+from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.runs.context import UnitContext
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet
@@ -108,8 +108,9 @@ class _Negotiator:
         self.verdict = verdict_model(s.labels)
         self._chains: dict[tuple[str, str], str] = {}
 
-    async def _ask(self, llm: str, prompt: str, stage: str, output=None) -> str:
-        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage)).text
+    async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
+        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
+                                    **record)).text
 
     async def demo_blocks(self, gen: str, disc: str) -> tuple[str, str]:
         """Demonstrations for this generator (input, chain, decision) and discriminator (+ explanation)."""
@@ -136,7 +137,8 @@ class _Negotiator:
             if verdicts:
                 history.append(UserMessage(content=render(self.templates["generator_revise"], {
                     "explanation": verdicts[-1][2], "options": self.options}), source="user"))
-            reply = (await self.ctx.call(gen, list(history), stage=f"{stage} generator")).text
+            reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
+                                         decide=self._decision)).text
             history.append(AssistantMessage(content=reply, source=GEN))
             return reply
 
@@ -145,7 +147,8 @@ class _Negotiator:
             prompt = render(self.templates["discriminator"], {
                 "text": self.item.text, "reasoning": reasoning, "decision": self._decision(reasoning) or "",
                 "options": self.options, "demonstrations": disc_demos})
-            reply = await self._ask(disc, prompt, f"{stage} discriminator", self.verdict)
+            reply = await self._ask(disc, prompt, stage, self.verdict, round=len(verdicts) + 1,
+                                    decide=self._attitude)
             verdicts.append(self._verdict(reply))
             return reply
 
@@ -166,6 +169,11 @@ class _Negotiator:
         """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""
         found = self.labels.decide(text)
         return None if found == UNPARSED else found
+
+    def _attitude(self, reply: str) -> str:
+        """How a discriminator turn reads in a transcript: `yes, positive` / `no`."""
+        attitude, decision, _ = self._verdict(reply)
+        return f"{attitude}, {decision}" if decision else attitude
 
     def _verdict(self, reply: str) -> tuple[str, Optional[str], str]:
         """(attitude, decision, explanation) of a discriminator reply; an unreadable reply is "no"."""
@@ -190,21 +198,66 @@ async def run(s: NegotiationScenario, ctx: UnitContext) -> Outcome:
     return await run_item(s, ctx, ItemInput(ctx.unit.id, ctx.inputs["text"]))
 
 
+PAIRS = (("first", "second"), ("second", "first"))
+THIRD_PAIRS = (("third", "first"), ("first", "third"), ("third", "second"), ("second", "third"))
+NO_CONSENSUS = "no consensus"
+
+
 async def run_item(s: NegotiationScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     n = _Negotiator(s, ctx, item, neighbours(s, item.text))
-    pair = await asyncio.gather(n.negotiate("first", "second"), n.negotiate("second", "first"))
+    pair = await asyncio.gather(*(n.negotiate(g, d) for g, d in PAIRS))
     decision, conflict = combine(*pair)
-    results = list(pair)
-    how = "negotiation and role-flipped negotiation"
     if conflict and "third" in s.models:
-        results += await asyncio.gather(*(n.negotiate(g, d) for g, d in (
-            ("third", "first"), ("first", "third"), ("third", "second"), ("second", "third"))))
-        decision, how = vote(results), "six-way vote with the third LLM"
-    elif conflict:
-        how = "conflict between the negotiations and no third LLM"
-    summary = "; ".join(f"{r.generator}->{r.discriminator}: {r.decision if r.consensus else 'no consensus'}"
-                        for r in results)
+        return await third_vote(n, list(pair))
+    how = ("conflict between the negotiations and no third LLM" if conflict
+           else "negotiation and role-flipped negotiation")
+    return outcome_of(decision, how, list(pair))
+
+
+async def third_vote(n: "_Negotiator", pair: list[Result]) -> Outcome:
+    """The third LLM's four negotiations, then the six-way vote."""
+    results = pair + list(await asyncio.gather(*(n.negotiate(g, d) for g, d in THIRD_PAIRS)))
+    return outcome_of(vote(results), "six-way vote with the third LLM", results)
+
+
+def outcome_of(decision: Optional[str], how: str, results: Sequence[Result]) -> Outcome:
+    summary = summary_of(results)
     return Outcome(decision or UNPARSED, f"{how} ({summary})", summary, decided_by=how)
+
+
+def summary_of(results: Sequence[Result]) -> str:
+    """`first->second: positive; second->first: no consensus; ...` (an outcome's `raw`)."""
+    return "; ".join(f"{r.generator}->{r.discriminator}: {r.decision if r.consensus else NO_CONSENSUS}"
+                     for r in results)
+
+
+def results_of(summary: str) -> list[Result]:
+    """The negotiations a recorded summary names (the inverse of summary_of)."""
+    found = []
+    for part in filter(None, (p.strip() for p in (summary or "").split(";"))):
+        pair, _, decision = part.partition(": ")
+        gen, _, disc = pair.partition("->")
+        agreed = decision != NO_CONSENSUS
+        found.append(Result(gen, disc, agreed, decision if agreed else None))
+    return found
+
+
+async def rescore(s: NegotiationScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The third LLM's vote again, with another model as the third LLM: on an item whose
+    negotiation and role-flipped negotiation conflict (with `every`: on every item) its four
+    negotiations run anew and the six-way vote decides. The first two negotiations are read from
+    the recorded outcome, never re-run; calls the transcript already holds (demonstrations of the
+    first and second LLM) are served from it."""
+    recorded = job.transcript.outcome
+    pair = [r for r in results_of(recorded.raw if recorded else "") if (r.generator, r.discriminator) in PAIRS]
+    if len(pair) != 2:
+        raise ValueError("the recorded outcome does not name both negotiations (first->second, second->first)")
+    _, conflict = combine(*pair)
+    if not conflict and not job.every:
+        return Rescored()
+    text = job.transcript.started.inputs.get("text", "")
+    n = _Negotiator(s, ctx, ItemInput(ctx.unit.id, text), neighbours(s, text))
+    return Rescored(await third_vote(n, pair))
 
 
 PROTOCOL = Protocol(
@@ -216,5 +269,7 @@ PROTOCOL = Protocol(
     run=run,
     inputs=(InputField("text", "text", help="the text whose sentiment is judged"),),
     result_name="sentiment",
+    deciders=("third",),
+    rescore=rescore,
     example="negotiation",
 )

@@ -25,10 +25,11 @@ from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
-from moot.protocol import InputField, Outcome, Protocol
+from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.labels import LabelSet
 from moot.protocols.s2mad_schema import S2madScenario
 from moot.runs.context import UnitContext
+from moot.runs.rescore import last_call, resend
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 from moot.verdicts import loads
@@ -102,7 +103,7 @@ async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, template
     async def score(text: str) -> Optional[float]:
         prompt = render(templates["score"], {"claim": item.claim, "comment": text})
         reply = await ctx.call("scorer", [UserMessage(content=prompt, source="user")], CommentScore,
-                               stage="stance_separation")
+                               stage="stance_separation", decide=lambda text: str(parse_score(text)))
         return parse_score(reply.text)
 
     scores = await asyncio.gather(*(score(t) for t in texts))
@@ -113,8 +114,13 @@ async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, template
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
     prompt = render(templates["subjectivity"], {"claim": claim})
-    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity")
-    return re.match(r"\W*yes\b", reply.text.strip(), re.I) is not None
+    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity",
+                           decide=lambda text: "subjective" if said_yes(text) else "objective")
+    return said_yes(reply.text)
+
+
+def said_yes(reply: str) -> bool:
+    return re.match(r"\W*yes\b", reply.strip(), re.I) is not None
 
 
 async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
@@ -125,7 +131,7 @@ async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
 
 async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     templates, labels = s.templates(), labels_of(s)
-    options = ", ".join(labels.option_words[lab] for lab in s.labels)
+    options = options_of(s)
     pos, neg = await separate(s, ctx, item, templates)
     subjective = await is_subjective(s, ctx, item.claim, templates)
     key = "opinion_subjective" if subjective else "opinion_objective"
@@ -155,6 +161,36 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
                        decided_by="consensus")
     verdict = thread[-1].content
     return Outcome(labels.decide(verdict), "judge's determination", verdict, decided_by=JUDGE)
+
+
+def options_of(s: S2madScenario) -> str:
+    labels = labels_of(s)
+    return ", ".join(labels.option_words[lab] for lab in s.labels)
+
+
+async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str, **record):
+    """The judge's call: the claim and both debaters' last replies."""
+    prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
+                                             "options": options_of(s)})
+    return await ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge",
+                          decide=labels_of(s).decide, **record)
+
+
+async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The judge again with another model, on its recorded prompt. An item both debaters settled
+    by consensus had no judge (Alg. 1) and keeps its result; with `every` the judge decides it
+    too, from the debaters' last recorded replies, as it would have seen them."""
+    labels = labels_of(s)
+    call = last_call(job.transcript, JUDGE)
+    if call is not None:
+        reply = await resend(ctx, call, decide=labels.decide)
+    elif job.every:
+        last = {m.role: m.content for m in job.transcript.messages if m.role in (P, N)}
+        reply = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
+                                last.get(N, ""), speaker=f"{JUDGE} (rescored)")
+    else:
+        return Rescored()
+    return Rescored(Outcome(labels.decide(reply.text), "judge's determination", reply.text, decided_by=JUDGE))
 
 
 def _label(labels: LabelSet, text: str) -> Optional[str]:
@@ -193,10 +229,7 @@ class _Debate:
 
     def judge(self, claim: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            prompt = render(self.templates["judge"], {"claim": claim, "reply_p": self.replies[P][-1],
-                                                      "reply_n": self.replies[N][-1], "options": self.options})
-            return (await self.ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge",
-                                        decide=labels_of(self.s).decide)).text
+            return (await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])).text
 
         return respond
 
@@ -216,5 +249,7 @@ PROTOCOL = Protocol(
     inputs=(InputField("claim", "text", help="the post whose veracity is judged"),
             InputField("comments", "comments", required=False, many=True, help="replies to the post")),
     result_name="veracity",
+    deciders=(JUDGE,),
+    rescore=rescore,
     example="s2mad",
 )

@@ -1,23 +1,27 @@
-"""Write a report folder from finished batch runs (never re-running a model).
+"""Write a report folder from finished runs of any protocol (never re-running a model).
 
-    report.md       main tables (paper shape), provenance of every run, per-class breakdown,
-                    confusion matrices, plot list
+    report.md       main tables (paper shape), provenance of every run, skipped dataset rows,
+                    per-class breakdown, confusion matrices; conferences per topic; plot list
     table.csv       the main tables' cells
     per_class.csv   precision / recall / F1 / support per run and class (and macro)
     confusion.csv   run, gold, predicted (labels + unparsed), count
+    conference.csv  per conference run, variant and topic: closings, rounds, verdicts, scores
     plots/*.png     confusion matrix per run, per-dataset bars, S2MAD rounds / early detection
 """
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from moot.report import plots
-from moot.report.runs import Run, load_run
-from moot.report.tables import PARTIAL, confusion, main_tables, markdown, per_class, provenance, write_csv
+from moot.report import conference, plots
+from moot.report.conference import ConferenceRun, load_conference_run
+from moot.report.runs import Run, is_conference_run, load_run, open_source
+from moot.report.tables import (
+    PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
+)
 
 
 SKLEARN_PRFS = ("https://scikit-learn.org/stable/modules/generated/"
@@ -43,13 +47,44 @@ class Built:
     main: str  # the main tables as Markdown (what the CLI prints)
     runs: list[Run]
     plots: list[Path]
+    conferences: list[ConferenceRun] = field(default_factory=list)
 
 
-def build_report(run_dirs: Sequence[Path], out: Path) -> Built:
-    runs = [load_run(Path(d), f"R{i}") for i, d in enumerate(run_dirs, 1)]
-    by_ref = {r.ref: r for r in runs}
+def build_report(paths: Sequence[Path], out: Path) -> Built:
+    """The report folder of runs of any protocols: item runs in paper-shaped tables, conference
+    runs per topic; a mix gives both."""
+    sources = [(open_source(Path(p)), f"R{i}") for i, p in enumerate(paths, 1)]
+    conferences = [load_conference_run(src, ref) for src, ref in sources if is_conference_run(src)]
+    runs = [load_run(src, ref) for src, ref in sources if not is_conference_run(src)]
     out.mkdir(parents=True, exist_ok=True)
     (out / "plots").mkdir(exist_ok=True)
+    main, body, written = "", ["# Evaluation report", "",
+                               "Computed only from each run's results.jsonl and transcripts; no model was called "
+                               "to make this report.", ""], []
+    if runs:
+        items_main, items_body, written = item_sections(runs, out)
+        main, body = items_main, body + items_body
+    if conferences:
+        text = "\n\n".join(conference.markdown(c) for c in conferences)
+        main = "\n\n".join(filter(None, [main, *(conference.markdown(c, criteria=False) for c in conferences)]))
+        _csv(out / "conference.csv", conference.CSV_HEAD, [r for c in conferences for r in conference.csv_rows(c)])
+        body += ["## Conferences: per topic over each run's conferences", "", CONFERENCE_NOTE, "", text, "",
+                 "## Conference runs (provenance)", "", conference.provenance(conferences), ""]
+    body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
+    (out / "report.md").write_text("\n".join(body), encoding="utf-8")
+    return Built(out, main, runs, written, conferences)
+
+
+CONFERENCE_NOTE = (
+    "Per topic, over the completed conferences of a run (conferences that differ only by seed pooled): "
+    "how the topic closed (the judge's AGREEMENT, the deciding moderator's NEXT_TOPIC, or the round cap), "
+    "the rounds it took to agree, the judge's verdicts, and the evaluator's overall score (in a rescored "
+    "folder: the rescoring's), as mean ± sample standard deviation (n = conferences).")
+
+
+def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path]]:
+    """The classification part of a report: main tables, notes, provenance, per-class breakdowns."""
+    by_ref = {r.ref: r for r in runs}
     tables = main_tables(runs)
     main = "\n\n".join(f"### {t.title}\n\n{markdown(t)}" for t in tables)
     partial = [r.ref for r in runs if r.partial]
@@ -72,19 +107,20 @@ def build_report(run_dirs: Sequence[Path], out: Path) -> Built:
                         f"{classes}\n\nConfusion matrix (rows = gold):\n\n{matrix}")
     _csv(out / "per_class.csv", ["run", "class", "precision", "recall", "f1", "support"], class_rows)
     _csv(out / "confusion.csv", ["run", "gold", "predicted", "count"], matrix_rows)
+    skipped = [f"- {r.ref} ({r.dataset}): {skipped_text(r)}" for r in runs if r.skipped]
     body = [
-        "# Evaluation report", "",
-        "Computed only from each run's results.jsonl; no model was called to make this report.", "",
         "## Main table", "", main, "",
         "## How the metrics are computed", "", METRICS_NOTE, "",
         "## Runs (provenance of every number)", "", provenance(runs), "",
         "Date: first invocation .. last result written (UTC); ≈ marks a first date estimated from "
-        "file times, for a run directory made before run.json recorded dates.", "",
+        "file times, for a run directory made before run.json recorded dates. Headline metric: the one "
+        "run.json declares (from the scenario or the dataset spec), never guessed from a file name.", "",
+        "## Dataset rows skipped", "",
+        *(["Rows the dataset loader left out, by reason (run.json `skipped_rows`); they are in no metric:", "",
+            *skipped] if skipped else ["No run skipped a dataset row."]), "",
         "## Per-class breakdown and confusion matrices", "", "\n\n".join(sections), "",
-        "## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), "",
     ]
-    (out / "report.md").write_text("\n".join(body), encoding="utf-8")
-    return Built(out, main, runs, written)
+    return main, body, written
 
 
 def _csv(path: Path, head: list[str], rows: list[list]) -> None:

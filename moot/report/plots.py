@@ -90,7 +90,8 @@ def bar_plots(table: Table, folder: Path) -> list[Path]:
         ax.set_ylim(0, 1)
         _title(ax, f"{dataset}: {table.title}")
         ax.legend(fontsize=7)
-        written.append(_save(fig, folder / f"bars_{table.kind}_{_slug(dataset)}.png"))
+        name = f"{table.kind}_{_slug(dataset)}" if table.key in ("", table.kind) else _slug(table.key)
+        written.append(_save(fig, folder / f"bars_{name}.png"))
     return written
 
 

@@ -1,14 +1,19 @@
-"""A finished (or partial) batch run directory, read back for a report; nothing is re-run.
+"""A finished (or partial) run, read back for a report; nothing is re-run.
 
-Numbers come only from `results.jsonl` (gold and prediction of each finished item). `run.json`
-says what was run (model specs, scenario and dataset hashes, planned item count, date); a run
-with fewer results than planned items, or with items whose transcript ended in failure, is
-partial. An item's target (for per-target columns) is read from its transcript's first event.
+A run is a run folder (or a transcript file). Runs of a per-item protocol are scored from
+`results.jsonl` only (gold and prediction of each finished item); `run.json` says what was run
+(model specs, scenario and dataset hashes, planned unit count, the declared headline metric, the
+rows the dataset loader skipped, dates). A run with fewer results than planned units, or with
+units whose transcript ended without a result, is partial. An item's target (for per-target
+columns) is read from its transcript's first event. Folders written by earlier moot versions
+(rows naming `runs/X/transcripts/ID.jsonl`, item transcripts of schema 1) load too.
+Conference runs are read from their transcripts (moot.report.conference).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -16,27 +21,36 @@ from pathlib import Path
 from typing import Optional
 
 from moot.metrics import UNPARSED, MetricReport, rumor_f1, summarize
-from moot.runs.folder import read_results, transcript_of
+from moot.protocols import REGISTRY
+from moot.runs.folder import RunFolderError
+from moot.runs.source import RunSource, open_run
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
 
 
 class RunError(ValueError):
-    """Not a batch run directory (no run.json / results.jsonl), or no scored result."""
+    """Not a run (no run folder or transcript), or a labelled run with no scored result."""
 
 
 @dataclass
 class Run:
-    path: Path
-    meta: dict
+    source: RunSource
     results: list[dict]
     ref: str = ""
     targets: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def path(self) -> Path:
+        return self.source.path
+
+    @property
+    def meta(self) -> dict:
+        return self.source.meta
+
     # --- what was run -------------------------------------------------------------------
     @property
     def protocol(self) -> str:
-        return self.meta.get("protocol") or self.meta.get("scenario", {}).get("protocol") or "?"
+        return self.meta.get("protocol") or self.scenario_fields.get("protocol") or "?"
 
     @property
     def scenario_fields(self) -> dict:
@@ -45,16 +59,13 @@ class Run:
     @property
     def variant(self) -> str:
         if self.protocol == "judge_eval":
-            return f"judge-eval {self.meta.get('task', '?')}"
+            return f"judge-eval {self.meta.get('task') or self.scenario_fields.get('task', '?')}"
         path = self.meta.get("scenario_path")
         return Path(path).stem if path else self.protocol
 
     @property
     def model(self) -> str:
-        models = self.meta.get("models") or {}
-        if set(models) <= {"default"}:
-            return models.get("default", "?")
-        return ", ".join(f"{k}={v}" for k, v in sorted(models.items()))
+        return models_text(self.meta.get("models") or {})
 
     @property
     def dataset(self) -> str:
@@ -70,19 +81,36 @@ class Run:
 
     @property
     def kind(self) -> str:
-        """judge (acc + macro-F1), rumor (acc, macro-F1, RF1, NF1) or single (one metric)."""
+        """judge (acc, macro P/R/F1, class-wise F1), rumor (acc, macro-F1, RF1, NF1) or single (one metric)."""
         if self.protocol == "judge_eval":
             return "judge"
-        if self.protocol == "s2mad" or set(self.labels) in RUMOR_LABELS:
+        if set(self.labels) in RUMOR_LABELS:
             return "rumor"
         return "single"
 
     @property
     def metric(self) -> str:
-        """The headline metric of a single-metric run, as the batch run printed it (run.json
-        `headline_metric`); older runs: the metric they declared, else macro-F1 (never guessed
-        from the dataset's name)."""
+        """The headline metric run.json declares (`headline_metric`; folders of earlier moot
+        versions: the scenario's `metric`), never guessed from a file name; else macro-F1."""
         return self.meta.get("headline_metric") or self.meta.get("metric") or "macro_f1"
+
+    @property
+    def metric_source(self) -> str:
+        declared = self.meta.get("headline_metric") or self.meta.get("metric")
+        return f"{self.metric} (run.json)" if declared else "macro_f1 (not declared in run.json)"
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Dataset rows the loader skipped, by reason (run.json `skipped_rows`)."""
+        return dict(self.meta.get("skipped_rows") or {})
+
+    @property
+    def rescored(self) -> str:
+        found = self.meta.get("rescored")
+        if not found:
+            return ""
+        roles = ", ".join(f"{k}={v}" for k, v in found.get("roles", {}).items())
+        return f"rescored from {found.get('from', '?')} ({roles})"
 
     # --- what came out ------------------------------------------------------------------
     @cached_property
@@ -91,16 +119,14 @@ class Run:
 
     @property
     def planned(self) -> Optional[int]:
-        return self.meta.get("planned_items")
+        return self.meta.get("planned_units", self.meta.get("planned_items"))
 
     @cached_property
     def failed(self) -> int:
-        """Items with a transcript but no result (their last run ended in failure)."""
-        folder = self.path / "transcripts"
-        if not folder.is_dir():
-            return 0
-        done = {Path(r.get("transcript", "")).name for r in self.results}
-        return sum(1 for p in folder.glob("*.jsonl") if p.name not in done)
+        """Units with a transcript but no result (their last run ended in failure or was cut short)."""
+        if not self.source.is_folder:
+            return len(self.source.units) - len(self.results)
+        return sum(1 for u in self.source.units if u.row is None)
 
     @property
     def partial(self) -> bool:
@@ -109,7 +135,7 @@ class Run:
     @property
     def status(self) -> str:
         if self.planned is None:
-            return "partial" if self.failed else "unknown plan (run.json lacks planned_items)"
+            return "partial" if self.failed else "unknown plan (run.json lacks planned_units)"
         if not self.partial:
             return "complete"
         more = f", {self.failed} failed or cut short" if self.failed else ""
@@ -121,18 +147,7 @@ class Run:
 
     @property
     def date(self) -> str:
-        """`FIRST .. LAST` (UTC): the first invocation (run.json `created`) to the last result
-        written. A run dir made before run.json recorded dates gets its first date from the
-        oldest file it holds, marked `≈` (an estimate)."""
-        def stamp(path: Path) -> str:
-            return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
-
-        results = self.path / "results.jsonl"
-        created = self.meta.get("created")
-        if not created:
-            files = [results, self.path / "run.json", *(self.path / "transcripts").glob("*.jsonl")]
-            created = "≈" + stamp(min((f for f in files if f.is_file()), key=lambda f: f.stat().st_mtime))
-        return f"{created} .. {stamp(results)}"
+        return run_dates(self.source)
 
     def report(self, target: Optional[str] = None) -> MetricReport:
         rows = [r for r in self.scored if target is None or self.targets.get(str(r["id"])) == target]
@@ -150,29 +165,73 @@ class Run:
         return sorted({self.targets[str(r["id"])] for r in self.scored if str(r["id"]) in self.targets})
 
 
-def _target_of(run_dir: Path, row: dict) -> Optional[str]:
-    """The item's target from its transcript's `item_started` event (None if not recorded)."""
-    recorded = Path(row.get("transcript", ""))
-    for path in (recorded, run_dir / "transcripts" / recorded.name):
-        if path.is_file():
-            with open(path, encoding="utf-8") as f:
-                first = f.readline()
-            try:
-                return (json.loads(first).get("inputs") or {}).get("target")
-            except ValueError:
-                return None
-    return None
+def models_text(models: dict) -> str:
+    """`scripted`, or the spec most roles use and the others: `scripted (judger=openai:gpt-4o)`."""
+    specs = Counter(models.values())
+    if not specs:
+        return "?"
+    common, _ = specs.most_common(1)[0]
+    others = ", ".join(f"{k}={v}" for k, v in sorted(models.items()) if v != common)
+    return common + (f" ({others})" if others else "")
 
 
-def load_run(path: Path, ref: str = "") -> Run:
-    meta_path, results_path = path / "run.json", path / "results.jsonl"
-    if not meta_path.is_file() or not results_path.is_file():
-        raise RunError(f"{path}: not a batch run directory (needs run.json and results.jsonl)")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    results = list(read_results(path).values())
-    run = Run(path, meta, results, ref)
+def run_dates(source: RunSource) -> str:
+    """`FIRST .. LAST` (UTC): the first invocation (run.json `created`) to the last result or
+    transcript written. A folder made before run.json recorded dates gets its first date from
+    the oldest file it holds, marked `≈` (an estimate)."""
+    def stamp(path: Path) -> str:
+        return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+
+    files = [p for p in (source.path / "results.jsonl", source.path / "run.json", *(u.path for u in source.units))
+             if p.is_file()]
+    created = source.meta.get("created") or "≈" + stamp(min(files, key=lambda f: f.stat().st_mtime))
+    last = source.path / "results.jsonl" if (source.path / "results.jsonl").is_file() else \
+        max(files, key=lambda f: f.stat().st_mtime)
+    return f"{created} .. {stamp(last)}"
+
+
+def _target_of(path: Path) -> Optional[str]:
+    """The item's target from its transcript's first event (None if not recorded)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return (json.loads(f.readline()).get("inputs") or {}).get("target")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def protocol_of(source: RunSource) -> str:
+    found = source.meta.get("protocol") or (source.meta.get("scenario") or {}).get("protocol")
+    if found:
+        return found
+    return source.units[0].load().protocol if source.units else "?"
+
+
+def is_conference_run(source: RunSource) -> bool:
+    protocol = protocol_of(source)
+    return protocol in REGISTRY and not REGISTRY.get(protocol).per_item
+
+
+def open_source(path: Path) -> RunSource:
+    try:
+        return open_run(path)
+    except RunFolderError as exc:
+        raise RunError(str(exc)) from None
+
+
+def load_run(source: RunSource, ref: str = "") -> Run:
+    """A per-item run: its results (a transcript file: its outcome) and the items' targets."""
+    pairs = [(u, u.row if source.is_folder else _row_of(u)) for u in source.units]
+    run = Run(source, [r for _, r in pairs if r], ref)
     if not run.scored:
-        raise RunError(f"{path}: no result with a gold label to score")
-    targets = {str(r["id"]): _target_of(path, r) for r in results}
+        raise RunError(f"{source.path}: no result with a gold label to score")
+    targets = {str(r["id"]): _target_of(u.path) for u, r in pairs if r}
     run.targets = {k: v for k, v in targets.items() if v}
     return run
+
+
+def _row_of(unit) -> Optional[dict]:
+    transcript = unit.load()
+    found = transcript.outcome
+    if found is None:
+        return None
+    return {"id": unit.id, "prediction": found.prediction, "gold": found.gold, "transcript": str(unit.path)}

@@ -1,9 +1,11 @@
 """The report's tables, in the shape of the papers' tables: rows = protocol variant / model,
-columns = datasets (and targets), the paper's metric in each cell.
+columns = datasets (and targets), the run's declared headline metric in each cell.
 
-- single-metric runs (COLA & co., Lan et al. Tables 2-5): F_avg for SemEval-2016 / P-Stance,
-  macro-F1 for VAST, one column per dataset and, with 2-12 targets, one per target;
-- judge-eval runs (Heller et al. Tables 1, 3, 4): accuracy and macro-F1 per dataset / task;
+- single-metric runs (COLA & co., Lan et al. Tables 2-5): the metric run.json declares (F_avg for
+  SemEval-2016 / P-Stance, macro-F1 for VAST, ...), one column per dataset and, with 2-12
+  targets, one per target;
+- judge-eval runs (Heller et al. Tables 1, 3, 4): per dataset and task, accuracy and macro
+  precision, recall and F1 side by side; and class-wise F1 per dataset (Table 2);
 - rumor runs (S2MAD, Zhang et al. Table 1): accuracy, macro-F1, RF1 and NF1 per dataset.
 A cell computed from a partial run is marked with a dagger (see `PARTIAL`).
 """
@@ -20,9 +22,12 @@ from moot.report.runs import Run
 
 PARTIAL = "†"
 METRIC_NAMES = {"f_avg": "F_avg", "macro_f1": "macro-F1", "accuracy": "accuracy"}
-TITLES = {"single": "Stance / classification protocols (paper metric per dataset and target)",
-          "judge": "Judge evaluation (Heller et al. §5.1): accuracy and macro-F1",
+TITLES = {"single": "Stance / classification protocols (declared headline metric per dataset and target)",
+          "judge": "Judge evaluation on {dataset} ({task}): accuracy, precision, recall and F1, macro averaged "
+                   "(cf. Heller et al. Tables 1, 3, 4)",
+          "judge_classes": "Judge evaluation on {dataset} ({task}): class-wise F1 (cf. Heller et al. Table 2)",
           "rumor": "Rumor detection (S2MAD Table 1): accuracy, macro-F1, RF1, NF1"}
+KIND_ORDER = ("single", "judge", "judge_classes", "rumor")
 MAX_TARGET_COLUMNS = 12
 
 
@@ -42,6 +47,7 @@ class Row:
 class Table:
     kind: str
     title: str
+    key: str = ""  # unique among a report's tables (file names, table.csv)
     columns: list[str] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     datasets: dict[str, list[str]] = field(default_factory=dict)  # dataset -> its columns
@@ -52,45 +58,56 @@ class Table:
         return f"{row.cells[column]:.3f}" + (PARTIAL if column in row.partial else "")
 
 
-def cells_of(run: Run) -> dict[str, float]:
-    """Column -> value of one run, computed from its results only."""
+def cells_of(run: Run) -> dict[tuple[str, str], dict[str, float]]:
+    """(kind, table key) -> column -> value of one run, computed from its results only."""
     ds, overall = run.dataset, run.report()
     if run.kind == "judge":
-        return {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1}
+        task = run.variant.removeprefix("judge-eval ")
+        key = f"{ds} ({task})"
+        return {("judge", key): {"accuracy": overall.accuracy, "precision": overall.macro_precision,
+                                 "recall": overall.macro_recall, "F1": overall.macro_f1},
+                ("judge_classes", key): dict(overall.per_class_f1)}
     if run.kind == "rumor":
         rf1, nf1 = run.rumor_scores()
-        return {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1,
-                f"{ds} RF1": rf1, f"{ds} NF1": nf1}
-    cells = {f"{ds} ({METRIC_NAMES[run.metric]})": overall.score}
+        return {("rumor", "rumor"): {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1,
+                                     f"{ds} RF1": rf1, f"{ds} NF1": nf1}}
+    cells = {f"{ds} ({METRIC_NAMES.get(run.metric, run.metric)})": overall.score}
     targets = run.target_values()
     if 2 <= len(targets) <= MAX_TARGET_COLUMNS:
-        cells.update({f"{ds}: {t} ({METRIC_NAMES[run.metric]})": run.report(t).score for t in targets})
-    return cells
+        cells.update({f"{ds}: {t} ({METRIC_NAMES.get(run.metric, run.metric)})": run.report(t).score
+                      for t in targets})
+    return {("single", "single"): cells}
+
+
+def new_table(kind: str, key: str) -> Table:
+    dataset, _, task = key.partition(" (")
+    return Table(kind, TITLES[kind].format(dataset=dataset, task=task.rstrip(")")), f"{kind}: {key}"
+                 if kind.startswith("judge") else kind)
 
 
 def main_tables(runs: list[Run]) -> list[Table]:
-    """One table per kind of run; a run joins the row of its variant and model unless one of
+    """The tables of the runs' kinds; a run joins the row of its variant and model unless one of
     its columns is taken there already (then it gets a row of its own, named by its ref)."""
-    tables: dict[str, Table] = {}
+    tables: dict[tuple[str, str], Table] = {}
     for run in runs:
-        table = tables.setdefault(run.kind, Table(run.kind, TITLES[run.kind]))
-        cells = cells_of(run)
-        for column in cells:
-            if column not in table.columns:
-                table.columns.append(column)
-                table.datasets.setdefault(run.dataset, []).append(column)
-        name = f"{run.variant} · {run.model}"
-        row = next((r for r in table.rows if r.name == name and not set(cells) & set(r.cells)), None)
-        if row is None:
-            taken = any(r.name == name for r in table.rows)
-            row = Row(f"{name} ({run.ref})" if taken else name)
-            table.rows.append(row)
-        row.refs.append(run.ref)
-        row.unparsed.append(f"{run.unparsed}/{len(run.results)}")
-        row.cells.update(cells)
-        if run.partial:
-            row.partial.update(cells)
-    return [tables[k] for k in ("single", "judge", "rumor") if k in tables]
+        for (kind, key), cells in cells_of(run).items():
+            table = tables.setdefault((kind, key), new_table(kind, key))
+            for column in cells:
+                if column not in table.columns:
+                    table.columns.append(column)
+                    table.datasets.setdefault(run.dataset, []).append(column)
+            name = f"{run.variant} · {run.model}"
+            row = next((r for r in table.rows if r.name == name and not set(cells) & set(r.cells)), None)
+            if row is None:
+                taken = any(r.name == name for r in table.rows)
+                row = Row(f"{name} ({run.ref})" if taken else name)
+                table.rows.append(row)
+            row.refs.append(run.ref)
+            row.unparsed.append(f"{run.unparsed}/{len(run.results)}")
+            row.cells.update(cells)
+            if run.partial:
+                row.partial.update(cells)
+    return sorted(tables.values(), key=lambda t: (KIND_ORDER.index(t.kind), t.key))
 
 
 def markdown(table: Table) -> str:
@@ -114,7 +131,7 @@ def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
             for row in table.rows:
                 partial = [ref for ref in row.refs if runs[ref].partial]
                 status = "partial: " + " ".join(partial) if partial else "complete"
-                out.writerow([table.kind, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
+                out.writerow([table.key, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
                               *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
 
 
@@ -148,17 +165,22 @@ def confusion(run: Run) -> tuple[str, list[list]]:
     return "\n".join(lines), rows
 
 
+def skipped_text(run: Run) -> str:
+    return ", ".join(f"{n} {why}" for why, n in run.skipped.items()) or "none"
+
+
 def provenance(runs: list[Run]) -> str:
     """Where every number comes from: one line per run."""
-    head = ["run", "directory", "status", "variant", "model spec(s)", "scenario file", "scenario sha256",
-            "dataset spec", "data file", "data sha256", "items (results/planned)", "unparsed", "date (UTC)"]
+    head = ["run", "directory", "status", "variant", "model spec(s)", "headline metric", "scenario file",
+            "scenario sha256", "dataset spec", "data file", "data sha256", "items (results/planned)",
+            "skipped dataset rows", "unparsed", "rescored", "date (UTC)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
         m = run.meta
         planned: Optional[int] = run.planned
-        lines.append("| " + " | ".join(str(v) for v in [
-            run.ref, run.path, run.status, run.variant, run.model, m.get("scenario_path", "?"),
+        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in [
+            run.ref, run.path, run.status, run.variant, run.model, run.metric_source, m.get("scenario_path", "?"),
             m.get("scenario_sha256", "?"), m.get("dataset_path", "?"), m.get("data_file", "?"),
             m.get("dataset_sha256", "?"), f"{len(run.results)}/{planned if planned is not None else '?'}",
-            run.unparsed, run.date]) + " |")
+            skipped_text(run), run.unparsed, run.rescored or "—", run.date]) + " |")
     return "\n".join(lines)

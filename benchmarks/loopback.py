@@ -1,0 +1,118 @@
+"""A fake OpenAI-compatible server on loopback for the benchmarks, and a synthetic COLA dataset.
+
+`python benchmarks/loopback.py PORT LATENCY` serves POST /v1/chat/completions (any path but GET): each request waits
+LATENCY seconds (asyncio.sleep, so any number wait at once) and answers a short reply (a JSON
+stance when a response_format is asked). It runs in its own process so its CPU does not share
+the client's interpreter. Used by bench_overhead.py and bench_latency.py.
+"""
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPLY = "A synthetic analysis or argument of a few words."
+STANCE = json.dumps({"stance": "against", "explanation": "synthetic"})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answer(body: bytes) -> bytes:
+    request = json.loads(body or b"{}")
+    content = STANCE if request.get("response_format") else REPLY
+    return json.dumps({
+        "id": "bench", "object": "chat.completion", "created": 0, "model": request.get("model", "bench"),
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}).encode()
+
+
+async def serve(port: int, latency: float) -> None:
+    """A minimal HTTP/1.1 keep-alive server (a few microseconds per request, so the client is measured)."""
+    seen = {"requests": 0}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+                body = await reader.readexactly(int(headers.get("content-length", 0)))
+                if lines[0].startswith("GET"):
+                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"]}).encode()
+                else:
+                    seen["requests"] += 1
+                    if latency:
+                        await asyncio.sleep(latency)
+                    payload = answer(body)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                             + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+    async with server:
+        await server.serve_forever()
+
+
+class Server:
+    """The loopback server in a child process, for a `with` block."""
+
+    def __init__(self, latency: float = 0.0):
+        self.port, self.latency = free_port(), latency
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "Server":
+        self.proc = subprocess.Popen([sys.executable, __file__, str(self.port), str(self.latency)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self.requests()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.proc.kill()
+        raise SystemExit("the loopback server did not start")
+
+    def requests(self) -> int:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"{self.url}/models", timeout=2) as r:
+            return json.loads(r.read())["requests"]
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def write_dataset(folder: Path, items: int) -> Path:
+    """A synthetic stance dataset (CSV + DATA.yaml) of `items` rows; returns the spec's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = ["text,target,label"] + [f"Synthetic post number {i} about topic {i % 7}.,topic {i % 7},against"
+                                    for i in range(items)]
+    (folder / "data.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    spec = folder / "data.yaml"
+    spec.write_text("path: data.csv\ncolumns: {text: text, target: target, label: label}\nmetric: macro_f1\n",
+                    encoding="utf-8")
+    return spec
+
+
+def timed(argv: list, env=None) -> float:
+    """Whole-process wall time of a command (it must succeed)."""
+    started = time.monotonic()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return wall
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(int(sys.argv[1]), float(sys.argv[2])))

@@ -1,0 +1,147 @@
+"""Re-scoring a finished conference from its transcript, never re-running participants.
+
+Two roles read only recorded messages:
+- evaluator: re-evaluates each topic's debate on the ten criteria with another model;
+- grader: meta-evaluates the judge (Heller et al. §4.2, Table 5): the conference is split at
+  each judge decision, and the grader sees the debate of that topic up to the decision plus
+  the decision itself, and rates correctness and format adherence 1-10 with an explanation.
+Each call is recorded with the `score` it gave (the evaluator's `rescore:SPEC`, the grader's
+`grader:SPEC`), appended to the copy `moot score` writes; the original is left untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from autogen_core.models import SystemMessage, UserMessage
+
+from moot.agents.conference import display_text
+from moot.agents.prompts import render
+from moot.events import Message, Score
+from moot.protocol import Rescore, Rescored
+from moot.protocols.conference_schema import Scenario
+from moot.protocols.conference_turns import score_from_reply
+from moot.runs.context import UnitContext
+from moot.summary import score_line
+from moot.transcript import Transcript
+from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, parse_reply
+
+DECIDERS = ("evaluator", "grader")
+GRADER_NAME = "Grader"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One judge decision and the debate the judge had seen when it made it."""
+
+    judge: Message
+    debate: tuple[Message, ...]
+
+
+def topic_debate(messages: Sequence[Message], topic: int, until_turn: int) -> tuple[Message, ...]:
+    """The topic's turns before `until_turn`, judges and evaluators included (they shape the debate)."""
+    return tuple(m for m in messages if m.topic == topic and m.turn < until_turn)
+
+
+def judge_decisions(transcript: Transcript) -> list[Decision]:
+    messages = transcript.messages
+    return [Decision(m, topic_debate(messages, m.topic, m.turn)) for m in messages if m.action == "judge"]
+
+
+def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]]]:
+    """Each topic that has a debate, with its participant turns and rulings (no evaluator turns)."""
+    messages = transcript.messages
+    topics = sorted({m.topic for m in messages if m.topic is not None and m.action == "speak"})
+    return [(t, tuple(m for m in messages if m.topic == t and m.action != "evaluate")) for t in topics]
+
+
+def history(debate: Sequence[Message]) -> str:
+    return "\n\n".join(f"{m.speaker}: {display_text(m.action, m.content)}" for m in debate)
+
+
+class Rescorer:
+    """Builds prompts from the recorded scenario's templates and asks each role through `ctx`."""
+
+    def __init__(self, scenario: Scenario, transcript: Transcript, ctx: UnitContext):
+        self.s, self.transcript, self.ctx = scenario, transcript, ctx
+        self.templates = scenario.templates()
+
+    def fields(self, name: str, topic: int, round_: int = 1, decision: str = "") -> dict[str, object]:
+        s = self.s
+        return {"name": name, "persona": "", "title": s.title, "task": s.task,
+                "topic": s.topics[topic] if topic < len(s.topics) else "", "topic_number": topic + 1,
+                "topic_count": len(s.topics), "round": round_, "judge_decision": decision,
+                "participants": ", ".join(p.name for p in s.participants),
+                "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA)}
+
+    def prompt(self, role: str, fields: dict, debate: Sequence[Message]) -> list:
+        instruction = render(self.templates[f"{role}_turn"], fields)
+        body = f"Conversation so far:\n{history(debate)}\n\n{instruction}"
+        return [SystemMessage(content=render(self.templates[f"{role}_system"], fields)),
+                UserMessage(content=body, source="user")]
+
+    async def _ask(self, role: str, messages: list, output, make_score) -> Score:
+        """One call; its record (unless the transcript already held it) and its score, appended together."""
+        reply = await self.ctx.call(role, messages, output, stage=f"rescore {role}", record=False)
+        score = make_score(reply.text)
+        self.ctx.record(*([] if reply.replayed else [reply.call]), score)
+        return score
+
+    async def evaluate(self, spec: str) -> list[Score]:
+        async def one(topic: int, debate: tuple[Message, ...]) -> Score:
+            messages = self.prompt("evaluator", self.fields("Evaluator", topic), debate)
+            return await self._ask("evaluator", messages, EvaluatorScores, lambda reply: score_from_reply(
+                reply, turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec))
+
+        return list(await asyncio.gather(*(one(t, d) for t, d in closed_topics(self.transcript))))
+
+    async def grade(self, spec: str) -> list[Score]:
+        async def one(decision: Decision) -> Score:
+            judge = decision.judge
+            fields = self.fields(GRADER_NAME, judge.topic, judge.round, judge.content.strip())
+            return await self._ask("grader", self.prompt("grader", fields, decision.debate), JudgeGrade,
+                                   lambda reply: grade_score(reply, judge, spec))
+
+        return list(await asyncio.gather(*(one(d) for d in judge_decisions(self.transcript))))
+
+
+def grade_score(reply: str, judge: Message, spec: str) -> Score:
+    parsed = parse_reply(JudgeGrade, reply)
+    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision")
+    if parsed.value is None:
+        return Score(**common, parsed=False, raw=reply, error=parsed.error)
+    return Score(**common, scores={"correctness_format": parsed.value.score}, overall=parsed.value.score,
+                 rationale=parsed.value.explanation)
+
+
+def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[str]:
+    """Table 5 of the paper for one transcript: each judge decision's grade, then the mean."""
+    verdict_of = {d.judge.turn: d for d in decisions}
+    lines = ["| # | topic | round | judge decision | grade | explanation |", "|---|---|---|---|---|---|"]
+    graded = []
+    for number, score in enumerate(sorted(scores, key=lambda s: s.turn), 1):
+        judge = verdict_of[score.turn].judge
+        grade = str(score.overall) if score.parsed else "unparsed"
+        if score.parsed:
+            graded.append(score.overall)
+        lines.append(f"| {number} | {judge.topic + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
+                     f"{' '.join((score.rationale or score.error or '').split()).replace('|', '/')[:80]} |")
+    mean: Optional[float] = sum(graded) / len(graded) if graded else None
+    lines.append(f"| mean | | | | {mean:.2f} | {len(graded)} of {len(scores)} graded |" if mean is not None
+                 else f"| mean | | | | – | no parsed grades of {len(scores)} |")
+    return lines
+
+
+async def rescore(s: Scenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """`moot score` on a conference: new evaluator scores per topic, and/or grades of the judge."""
+    rescorer = Rescorer(s, job.transcript, ctx)
+    lines: list[str] = []
+    if "evaluator" in job.roles:
+        lines += [f"Topic {sc.topic + 1}: {score_line(sc)}" for sc in await rescorer.evaluate(job.roles["evaluator"])]
+    if "grader" in job.roles:
+        grades = await rescorer.grade(job.roles["grader"])
+        lines += [f"Judge decisions graded by {job.roles['grader']} (cf. Heller et al. Table 5):",
+                  *grade_table(grades, judge_decisions(job.transcript))]
+    return Rescored(lines=tuple(lines))
