@@ -46,7 +46,7 @@ def test_judge_eval_predictions_metrics_and_resume(tmp_path, capsys):
             "--concurrency", "3", "--quiet"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert printed.strip().splitlines()[-1] == f"run: {out} units=6 failed=0 backend_calls=6 cache_hits=0 unparsed=1"
+    assert printed.strip().splitlines()[-1] == f"run: {out} items=6 backend_calls=6 cache_hits=0 unparsed=1"
     assert "accuracy=0.5000" in printed  # a1, a3, a5 right; a4 unparsed counts as wrong
     assert "macro P/R/F1=0.6667/0.5000/0.5556" in printed and "F1[neutral]=0.6667" in printed
     got = results(out)
@@ -65,11 +65,11 @@ def test_judge_eval_predictions_metrics_and_resume(tmp_path, capsys):
 
     # Finished: nothing is sent again. Killed mid-way (a result line lost): its transcript answers.
     assert main(argv) == 0
-    assert last_line(capsys) == f"run: {out} units=6 failed=0 backend_calls=0 cache_hits=0 unparsed=1"
+    assert last_line(capsys) == f"run: {out} items=6 backend_calls=0 cache_hits=0 unparsed=1"
     lines = (out / "results.jsonl").read_text().splitlines()
     (out / "results.jsonl").write_text("\n".join(lines[:-2]) + "\n")
     assert main(argv) == 0
-    assert last_line(capsys) == f"run: {out} units=6 failed=0 backend_calls=0 cache_hits=0 unparsed=1"
+    assert last_line(capsys) == f"run: {out} items=6 backend_calls=0 cache_hits=0 unparsed=1"
     assert len((out / "results.jsonl").read_text().splitlines()) == 6
 
 

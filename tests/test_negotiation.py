@@ -61,8 +61,9 @@ def test_consensus_in_both_negotiations(tmp_path):
     a, b = Llm("A", "positive"), Llm("B", "positive")
     result, calls = run(tmp_path, {"first": a, "second": b})
     assert result.prediction == "positive"
-    assert sorted(c.stage for c in calls) == sorted(["first->second generator", "first->second discriminator",
-                                                     "second->first generator", "second->first discriminator"])
+    # each negotiation is one stage; its generator and discriminator are the two LLMs in turn
+    assert sorted((c.stage, c.role) for c in calls) == sorted([("first->second", "first"), ("first->second", "second"),
+                                                               ("second->first", "second"), ("second->first", "first")])
     disc_prompt = b.seen[-1][0] if "Please determine whether" in b.seen[-1][0] else b.seen[0][0]
     assert "Reasoning: A reasons. Decision: positive" in disc_prompt and "Decision: positive" in disc_prompt
 
@@ -70,7 +71,7 @@ def test_consensus_in_both_negotiations(tmp_path):
 def test_disagreement_returns_the_explanation_to_the_generator_until_max_turns(tmp_path):
     a, b = Llm("A", "positive", attitudes=["yes"]), Llm("B", "negative", attitudes=["no"])
     result, calls = run(tmp_path, {"first": a, "second": b}, max_turns=2)
-    gen_calls = [c for c in calls if c.stage == "first->second generator"]
+    gen_calls = [c for c in calls if (c.stage, c.role) == ("first->second", "first")]
     assert len(gen_calls) == 2
     second = gen_calls[1].messages
     assert [m["type"] for m in second] == ["UserMessage", "AssistantMessage", "UserMessage"]
@@ -115,8 +116,8 @@ def test_generator_without_a_decisive_label_is_unparsed_not_defaulted(tmp_path):
     a, b = Echo("A", "positive"), Echo("B", "positive")
     result, calls = run(tmp_path, {"first": a, "second": b}, max_turns=2)
     assert result.prediction == "unparsed" and "no consensus" in result.explanation
-    assert len([c for c in calls if c.stage == "first->second generator"]) == 2  # "yes" did not end it
-    disc = next(c for c in calls if c.stage == "first->second discriminator").messages[0]["content"]
+    assert len([c for c in calls if (c.stage, c.role) == ("first->second", "first")]) == 2  # "yes" did not end it
+    disc = next(c for c in calls if (c.stage, c.role) == ("first->second", "second")).messages[0]["content"]
     assert disc.rstrip().endswith("Decision:")  # no decision is shown to the discriminator
 
 
@@ -146,9 +147,9 @@ def test_demonstrations_are_the_nearest_training_items(tmp_path):
                                                                ("witty and warm", "positive")]
     a, b = Llm("A", "positive"), Llm("B", "positive")
     result, calls = run(tmp_path, {"first": a, "second": b}, demonstrations=scenario.demonstrations)
-    generator_prompt = next(c for c in calls if c.stage == "first->second generator").messages[0]["content"]
+    generator_prompt = next(c for c in calls if (c.stage, c.role) == ("first->second", "first")).messages[0]["content"]
     assert "Input: a witty gorgeous film\nReasoning: A demo text\nDecision: positive" in generator_prompt
-    disc_prompt = next(c for c in calls if c.stage == "first->second discriminator").messages[0]["content"]
+    disc_prompt = next(c for c in calls if (c.stage, c.role) == ("first->second", "second")).messages[0]["content"]
     assert '"explanation": "B demo text"' in disc_prompt
 
 

@@ -19,6 +19,7 @@ from moot.cli.run import run_plan
 from moot.datasets import iter_items, load_dataset_spec
 from moot.protocols import REGISTRY, judge_eval
 from moot.runs.plan import dataset_plan
+from moot.runs.setup import UsageError
 from moot.scenario import load_scenario
 
 
@@ -53,9 +54,12 @@ def dataset_labels(path: Path) -> list[str]:
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     path = find_scenario(args.scenario)
-    labels = judge_eval.labels_for(args.task, dataset_labels(args.dataset))
-    scenario = judge_eval.from_conference(load_scenario(path), args.task, labels, None, args.temperature)
+    try:
+        labels = judge_eval.labels_for(args.task, dataset_labels(args.dataset))
+        scenario = judge_eval.from_conference(load_scenario(path), args.task, labels, None, args.temperature)
+    except ValueError as exc:
+        raise UsageError(f"{args.dataset}: {exc}") from None
     protocol = REGISTRY.get(judge_eval.NAME)
     plan = dataset_plan(protocol, scenario, args.dataset, args.limit)
     out = Path(args.out) if args.out else Path("transcripts") / f"judge-eval-{args.task}-{args.dataset.stem}"
-    return run_plan(protocol, scenario, path, plan, out, args)
+    return run_plan(protocol, scenario, path, plan, out, args, identity_extra=judge_eval.identity(scenario))

@@ -98,8 +98,9 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
 
 
 def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
-             clients: Optional[dict] = None) -> int:
-    """Check everything that can be wrong before anything is written, then run `plan` in `out`."""
+             clients: Optional[dict] = None, identity_extra: Optional[dict] = None) -> int:
+    """Check everything that can be wrong before anything is written, then run `plan` in `out`.
+    `identity_extra`: more of run.json's identity (e.g. judge-eval's task and prompts)."""
     models = resolve_models(scenario, args.model)
     options = backend_options(args, scenario.backends)
     if clients is None:
@@ -110,7 +111,7 @@ def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Pat
     identity = {"protocol": protocol.name, "scenario_sha256": scenario_hash(path),
                 "scenario_content_sha256": scenario_content_hash(scenario),
                 **({"dataset_sha256": dataset_fingerprint(plan.spec)} if plan.spec else {}),
-                "models": dict(sorted(models.items()))}
+                "models": dict(sorted(models.items())), **(identity_extra or {})}
     setup = RunSetup(protocol, str(path), identity["scenario_sha256"], options.public(), args.allow_model_change)
     with RunFolder(out) as folder:
         check_identity(folder, identity, describe_run(protocol.name, scenario, str(path), metric, plan, args.limit),
