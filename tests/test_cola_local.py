@@ -19,7 +19,7 @@ def test_cola_one_item_with_the_embedded_model(tmp_path, capsys):
             "--input", "target=online classes", "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "] judger (conclusion" in printed and "stance: " in printed
+    assert "] judger (" in printed and "stance: " in printed
     transcript = load(next(out.glob("item-*.jsonl")))
     assert len(transcript.calls) == 7 and all(c.model == "local" and c.reply and not c.cached for c in transcript.calls)
     outcome = transcript.events[-2]
