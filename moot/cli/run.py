@@ -28,7 +28,7 @@ from moot.models.engine import ModelEngine
 from moot.models.preflight import preflight
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
-from moot.runs.folder import RunFolder
+from moot.runs.folder import RunFolder, iter_results
 from moot.runs.meta import check_identity, describe_run
 from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.runs.runner import RunSetup, run_units
@@ -150,7 +150,7 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency, clients=clients)
     single = plan.total == 1
     live = LivePrinter(setup.protocol, scenario) if single and not args.quiet else None
-    status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats)
+    status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)), engine.stats)
 
     def models_of(unit):
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))

@@ -17,11 +17,10 @@ import json
 import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from autogen_core.models import (
-    ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage,
-)
+from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage
 from pydantic import BaseModel
 
+from moot.models.base import MootClient
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
@@ -37,27 +36,33 @@ def parse_script(text: Optional[str]) -> list[str]:
     return tokens
 
 
-class ScriptedChatCompletionClient(ChatCompletionClient):
+class ScriptedChatCompletionClient(MootClient):
     """Deterministic stand-in for a model. `script` drives structured replies and failures;
     `fail_calls` lists 1-based call numbers that raise a ConnectionError (for retry tests)."""
 
-    def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7):
+    info = SCRIPTED_INFO
+
+    def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7,
+                 record: bool = True):
+        super().__init__()
         self.script = list(script)
+        self.record = record  # keep every request (tests read them); off for `--model scripted` runs
         self.fail_calls = set(fail_calls)
         self.score = score
         self.requests: list[dict[str, Any]] = []
-        self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self.calls = 0
 
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
-        self.requests.append({"messages": list(messages), "output": json_output})
-        if len(self.requests) in self.fail_calls:
+        self.calls += 1
+        if self.record:
+            self.requests.append({"messages": list(messages), "output": json_output})
+        if self.calls in self.fail_calls:
             raise ConnectionError("scripted failure")
         text = self._reply(messages, json_output)
         prompt = sum(len(str(m.content).split()) for m in messages)
         usage = RequestUsage(prompt_tokens=prompt, completion_tokens=len(text.split()))
-        self._usage = RequestUsage(prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
-                                   completion_tokens=self._usage.completion_tokens + usage.completion_tokens)
+        self.add_usage(usage)
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
 
     def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
@@ -91,33 +96,6 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
             return text
         marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
         return f"{text}\n{marker}: {label}"
-
-    def create_stream(self, messages, *, tools=(), json_output=None, extra_create_args={},
-                      cancellation_token=None):
-        raise NotImplementedError("the scripted model does not stream")
-
-    async def close(self) -> None:
-        return None
-
-    def actual_usage(self) -> RequestUsage:
-        return self._usage
-
-    def total_usage(self) -> RequestUsage:
-        return self._usage
-
-    def count_tokens(self, messages, *, tools=()) -> int:
-        return sum(len(str(m.content).split()) for m in messages)
-
-    def remaining_tokens(self, messages, *, tools=()) -> int:
-        return 1_000_000
-
-    @property
-    def capabilities(self):  # deprecated in AutoGen, still abstract
-        return SCRIPTED_INFO
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return SCRIPTED_INFO
 
 
 def example_of(output: type[BaseModel]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ whichever option happens to be named last.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional, Sequence
 
@@ -46,8 +47,14 @@ _EDGE = " \t\r\n.,;:!?\"'*`_()[]{}<>#-"
 
 
 def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[BaseModel]:
-    """{stance: one of labels, explanation: str} for constrained / structured output."""
-    return create_model(name, stance=(Literal[tuple(labels)], ...),  # type: ignore[valid-type]
+    """{stance: one of labels, explanation: str} for constrained / structured output (one class
+    per label set: building a model and its schema takes a millisecond, and every item asks)."""
+    return _stance_model(tuple(labels), name)
+
+
+@lru_cache(maxsize=64)
+def _stance_model(labels: tuple[str, ...], name: str) -> type[BaseModel]:
+    return create_model(name, stance=(Literal[labels], ...),  # type: ignore[valid-type]
                         explanation=(str, ""))  # no maxLength: llama.cpp grammars cannot repeat 2000x
 
 

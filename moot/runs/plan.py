@@ -24,7 +24,8 @@ from moot.datasets import Item, iter_items, load_dataset_spec
 from moot.dataset_spec import DatasetSpec
 from moot.protocol import Protocol
 from moot.runs.context import Unit
-from moot.runs.setup import UsageError, nearest
+from moot.runs.setup import UsageError
+from moot.suggest import nearest
 from moot.yamlsource import read_yaml
 
 VARY_KEYS = ("seed", "model", "personas")
