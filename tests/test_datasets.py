@@ -188,6 +188,16 @@ def test_lines_format_sst2_like(tmp_path: Path) -> None:
     assert [(i.label, i.text) for i in iter_items(tab)] == [("pos", "a\tb")]
 
 
+def test_role_from_a_column_else_from_target_roles(tmp_path: Path) -> None:
+    """An item's role (COLA's domain specialist): its own column first, then the spec's map."""
+    (tmp_path / "r.csv").write_text("t,target,role\na,Atheism,\nb,atheism,priest\nc,Other,\n", encoding="utf-8")
+    spec = load(tmp_path, "path: r.csv\ncolumns: {text: t, target: target, role: role}\n"
+                          "target_roles: {Atheism: theologian}\n")
+    assert [i.role for i in iter_items(spec)] == ["theologian", "priest", None]
+    mapped = load(tmp_path, "path: r.csv\ncolumns: {text: t, target: target}\ntarget_roles: {ATHEISM: theologian}\n")
+    assert [i.role for i in iter_items(mapped)] == ["theologian", "theologian", None]
+
+
 def test_paths_fingerprint_and_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "specs").mkdir()
@@ -224,7 +234,7 @@ def test_error_unknown_column_key(folder: Path) -> None:
     assert message == f"{folder / 'data.yaml'}:6: columns.txt: unknown key (did you mean 'text'?)"
     message = error_of(folder, "path: d.csv\nformat: csv\n\ncolumns:\n  text: a\n  colour: b\n")
     assert message == (f"{folder / 'data.yaml'}:6: columns.colour: unknown key "
-                       "(allowed: text, target, label, id, comments, comment_text, comment_time)")
+                       "(allowed: text, target, label, id, comments, comment_text, comment_time, role)")
 
 
 def test_error_unknown_top_level_key(folder: Path) -> None:
