@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from moot.datasets import (
     Comment,
@@ -360,6 +361,7 @@ def test_error_wrong_encoding(tmp_path: Path) -> None:
 
 SHIPPED = {
     "vast.yaml": {"against", "favor", "neutral"},
+    "vast_all.yaml": {"against", "favor", "neutral"},
     "semeval2016.yaml": {"against", "favor", "neutral"},
     "ibm_claim_stance.yaml": {"against", "favor"},
     "ibm_claim_polarity.yaml": {"negative", "neutral", "positive"},
@@ -381,3 +383,20 @@ def test_shipped_specs_load_samples(name: str) -> None:
         assert all(c.text and c.time is not None for i in items for c in i.comments)
         assert any(i.comments for i in items)
     assert len(dataset_fingerprint(spec)) == 64
+    if name == "vast.yaml":  # the papers' VAST condition: zero-shot topics only
+        assert {i.raw["seen?"] for i in items} == {"0"}
+        assert len(items) < len(list(iter_items(load_dataset_spec(REPO / "datasets" / "vast_all.yaml"))))
+
+
+# the headline metric each paper reports for the data (COLA: F_avg on SEM16, macro-F1 on VAST; ...)
+METRICS = {"vast.yaml": "macro_f1", "vast_all.yaml": "macro_f1", "semeval2016.yaml": "f_avg",
+           "ibm_claim_stance.yaml": "accuracy", "ibm_claim_polarity.yaml": "accuracy",
+           "rumoureval2019.yaml": "macro_f1", "rumoureval2019_veracity.yaml": "macro_f1",
+           "sst2.yaml": "accuracy", "sst2_train.yaml": "accuracy"}
+
+
+def test_every_shipped_spec_declares_its_headline_metric() -> None:
+    assert {p.name for p in (REPO / "datasets").glob("*.yaml")} == set(METRICS)
+    for name, metric in METRICS.items():
+        data = DatasetSpec.model_validate(yaml.safe_load((REPO / "datasets" / name).read_text()))
+        assert data.metric == metric, name
