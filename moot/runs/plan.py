@@ -44,7 +44,7 @@ class Plan:
 
 def inputs_of_item(protocol: Protocol, item: Item) -> dict[str, Any]:
     """A dataset row as the protocol's input (each field from the column its `source` names)."""
-    values = {"text": item.text, "target": item.target, "comments": list(item.comments)}
+    values = {"text": item.text, "target": item.target, "comments": list(item.comments), "role": item.role}
     return {f.name: values[f.source] for f in protocol.inputs if f.source and values[f.source] not in (None, [], "")}
 
 
