@@ -267,3 +267,13 @@ def test_bad_cola_scenarios_name_line_and_key(tmp_path, extra, message):
     with pytest.raises(ScenarioError) as err:
         load_scenario(path)
     assert message in str(err.value) and f"{path}:3:" in str(err.value)
+
+
+def test_scripted_model_answers_the_option_letter_of_its_label():
+    from moot.models.scripted import option_letter
+
+    prompt = ("Determine whether ... Choose from: A: Against B: Favor C: Neutral\n\n"
+              "Constraint: Answer with only the option above that is most accurate and nothing else.")
+    assert option_letter(prompt, "favor") == "B" and option_letter(prompt, "neutral") == "C"
+    assert option_letter(prompt, None) == "A"  # no script: the first option
+    assert option_letter("Choose from: A: Against B: Favor", "favor") is None  # not asked for the option alone

@@ -87,6 +87,9 @@ class ScriptedChatCompletionClient(MootClient):
     @staticmethod
     def _text_reply(messages: Sequence[LLMMessage]) -> str:
         last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+        letter = option_letter(str(last.content) if last else "", label_mark(messages)[0])
+        if letter:
+            return letter
         ask = str(last.content).strip().splitlines()[-1] if last else ""
         quoted = re.findall(r'"([^"]+)"', ask)
         about = quoted[0] if quoted else ask[:80]
@@ -96,6 +99,21 @@ class ScriptedChatCompletionClient(MootClient):
             return text
         marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
         return f"{text}\n{marker}: {label}"
+
+
+_OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
+_OPTION = re.compile(r"([A-Z]): (.+?)(?= [A-Z]: |$)")
+
+
+def option_letter(prompt: str, label: Optional[str]) -> Optional[str]:
+    """A prompt asking for one option letter ("Choose from: A: Against B: Favor ... Answer with only
+    the option") is answered with the letter of the scripted label's option, else the first."""
+    found = _OPTIONS.search(prompt)
+    if not found or "only the option" not in prompt:
+        return None
+    options = _OPTION.findall(found.group(1).strip())
+    wanted = (label or "").lower()
+    return next((letter for letter, word in options if word.strip(" .").lower() == wanted), options[0][0])
 
 
 def example_of(output: type[BaseModel]) -> dict[str, Any]:
