@@ -11,35 +11,20 @@ the 10,000-item batch's peak RSS <= 1.2x the 1,000-item batch's.
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from loopback import write_dataset
-
-
-def peak_rss_mb(argv: list[str]) -> tuple[float, float]:
-    """(peak RSS in MB, wall seconds) of one child process (forked fresh, so the peak is its own)."""
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.execv(argv[0], argv)
-    _, status, usage = os.wait4(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[:5])} ... failed")
-    return usage.ru_maxrss / 1024, time.monotonic() - started
+from loopback import timed, write_dataset
 
 
 def batch(tmp: Path, items: int) -> tuple[float, float]:
     spec = write_dataset(tmp / f"data{items}", items)
     scenario = tmp / "cola.yaml"
     scenario.write_text("protocol: cola\nmodels: {default: scripted}\n", encoding="utf-8")
-    return peak_rss_mb([sys.executable, "-m", "moot", "run", str(scenario), "--dataset", str(spec),
-                        "--out", str(tmp / f"run{items}"), "--concurrency", "32", "--quiet"])
+    wall, _, rss = timed([sys.executable, "-m", "moot", "run", str(scenario), "--dataset", str(spec),
+                          "--out", str(tmp / f"run{items}"), "--concurrency", "32", "--quiet"])
+    return rss, wall
 
 
 def main() -> int:

@@ -8,6 +8,7 @@ the client's interpreter. Used by bench_overhead.py and bench_latency.py.
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -104,14 +105,20 @@ def write_dataset(folder: Path, items: int) -> Path:
     return spec
 
 
-def timed(argv: list, env=None) -> float:
-    """Whole-process wall time of a command (it must succeed)."""
+def timed(argv: list) -> tuple:
+    """(wall seconds, CPU seconds, peak RSS MB) of a whole child process, which must succeed.
+    CPU time (user + system) is steadier than wall time on a busy machine."""
     started = time.monotonic()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv[:5])} ... failed ({os.waitstatus_to_exitcode(status)})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 if __name__ == "__main__":

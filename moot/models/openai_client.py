@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
+import httpx
 import openai
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -72,14 +73,21 @@ class OpenAIClient(MootClient):
         return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
 
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
-        reply = await self.sdk.chat.completions.create(model=self.model, messages=[as_openai(m) for m in messages],
-                                                      **args)
-        choice = reply.choices[0]
-        usage = RequestUsage(prompt_tokens=reply.usage.prompt_tokens if reply.usage else 0,
-                             completion_tokens=reply.usage.completion_tokens if reply.usage else 0)
+        """POST /chat/completions through the SDK (its auth, timeouts and error types) with a plain
+        JSON body and reply: the SDK's typed request and response layers cost more per call than
+        everything else moot does for it (benchmarks/bench_overhead.py)."""
+        body = {"model": self.model, "messages": [as_openai(m) for m in messages], **args}
+        response = await self.sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
+        reply = response.json()
+        choice = (reply.get("choices") or [{}])[0]
+        counts = reply.get("usage") or {}
+        usage = RequestUsage(prompt_tokens=int(counts.get("prompt_tokens") or 0),
+                             completion_tokens=int(counts.get("completion_tokens") or 0))
         self.add_usage(usage)
-        finish = choice.finish_reason if choice.finish_reason in ("stop", "length", "content_filter") else "unknown"
-        return CreateResult(content=choice.message.content or "", usage=usage, finish_reason=finish, cached=False)
+        finish = choice.get("finish_reason")
+        content = (choice.get("message") or {}).get("content")
+        return CreateResult(content=content if isinstance(content, str) else "", usage=usage, cached=False,
+                            finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
 
     async def close(self) -> None:
         await self.sdk.close()
