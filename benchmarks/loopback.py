@@ -2,7 +2,7 @@
 
 `python benchmarks/loopback.py PORT LATENCY` serves POST /v1/chat/completions (any path but GET): each request waits
 LATENCY seconds (asyncio.sleep, so any number wait at once) and answers a short reply (a JSON
-stance when a response_format is asked). It runs in its own process so its CPU does not share
+stance when a response_format is asked, an option letter when options are offered). It runs in its own process so its CPU does not share
 the client's interpreter. Used by bench_overhead.py and bench_latency.py.
 """
 
@@ -28,7 +28,8 @@ def free_port() -> int:
 
 def answer(body: bytes) -> bytes:
     request = json.loads(body or b"{}")
-    content = STANCE if request.get("response_format") else REPLY
+    asked = str((request.get("messages") or [{}])[-1].get("content", ""))
+    content = STANCE if request.get("response_format") else "B" if "Choose from:" in asked else REPLY
     return json.dumps({
         "id": "bench", "object": "chat.completion", "created": 0, "model": request.get("model", "bench"),
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
@@ -37,7 +38,7 @@ def answer(body: bytes) -> bytes:
 
 async def serve(port: int, latency: float) -> None:
     """A minimal HTTP/1.1 keep-alive server (a few microseconds per request, so the client is measured)."""
-    seen = {"requests": 0}
+    seen = {"requests": 0, "in_flight": 0, "peak": 0}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -47,11 +48,15 @@ async def serve(port: int, latency: float) -> None:
                 headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 if lines[0].startswith("GET"):
-                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"]}).encode()
+                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"],
+                                          "peak": seen["peak"]}).encode()
                 else:
                     seen["requests"] += 1
+                    seen["in_flight"] += 1
+                    seen["peak"] = max(seen["peak"], seen["in_flight"])
                     if latency:
                         await asyncio.sleep(latency)
+                    seen["in_flight"] -= 1
                     payload = answer(body)
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                              + str(len(payload)).encode() + b"\r\n\r\n" + payload)
@@ -76,17 +81,19 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                self.requests()
+                self.stats()
                 return self
             except OSError:
                 time.sleep(0.05)
         self.proc.kill()
         raise SystemExit("the loopback server did not start")
 
-    def requests(self) -> int:
+    def stats(self) -> tuple:
+        """(requests served, the most served at once)."""
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(f"{self.url}/models", timeout=2) as r:
-            return json.loads(r.read())["requests"]
+            data = json.loads(r.read())
+        return data["requests"], data["peak"]
 
     def __exit__(self, *exc) -> None:
         self.proc.terminate()
