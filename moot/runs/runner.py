@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
+from moot.agents.stage import GroupChats
 from moot.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
 from moot.models.calls import FatalModelError, ModelCallError, describe
 from moot.models.engine import ModelEngine, RoleModel
@@ -66,6 +67,7 @@ class RunSetup:
     backends: Mapping[str, Any] = field(default_factory=dict)
     allow_model_change: bool = False
     stop: Stop = field(default_factory=Stop)
+    chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     if prior is not None and prior.completed:
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
-    ctx = UnitContext(unit, engine, models, log, prior, listener)
+    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats)
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
@@ -242,4 +244,6 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         return BatchOutcome(folder.path, len(done), failed, interrupted=True)
+    finally:
+        await setup.chats.close()
     return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)
