@@ -98,10 +98,14 @@ class GroupChats:
 
     A fresh SelectorGroupChat per item starts and stops a runtime and registers every agent
     again: more than a model call costs moot (benchmarks/bench_overhead.py). Reused teams are
-    reset between stages; a team whose stage failed or was cancelled is dropped, not reused."""
+    reset between stages; a team whose stage failed or was cancelled is dropped, not reused.
+    A runtime holds at most TEAMS_PER_RUNTIME teams: AutoGen checks every new subscription
+    against all the others, so one runtime for every team grows quadratically."""
+
+    TEAMS_PER_RUNTIME = 8
 
     def __init__(self) -> None:
-        self._runtime: Optional[SingleThreadedAgentRuntime] = None
+        self._runtimes: list[list] = []  # [runtime, teams on it]
         self._idle: dict[tuple, list[_Team]] = {}
 
     async def run(self, agents: Sequence[StageAgent], select: Select, task: str, max_turns: int,
@@ -129,15 +133,18 @@ class GroupChats:
         return said
 
     def _started(self) -> SingleThreadedAgentRuntime:
-        if self._runtime is None:
-            self._runtime = SingleThreadedAgentRuntime()
-            self._runtime.start()
-        return self._runtime
+        """A started runtime with room for one more team."""
+        if not self._runtimes or self._runtimes[-1][1] >= self.TEAMS_PER_RUNTIME:
+            runtime = SingleThreadedAgentRuntime()
+            runtime.start()
+            self._runtimes.append([runtime, 0])
+        self._runtimes[-1][1] += 1
+        return self._runtimes[-1][0]
 
     async def close(self) -> None:
-        if self._runtime is not None:
-            await self._runtime.stop()
-            self._runtime = None
+        for runtime, _ in self._runtimes:
+            await runtime.stop()
+        self._runtimes.clear()
         self._idle.clear()
 
 
