@@ -246,6 +246,20 @@ def test_version_0_transcript_is_migrated_on_load(demo_t, tmp_path):
     assert "upgraded on load" in replay_output(str(old), "--no-delay")
 
 
+def test_version_1_conference_transcript_loads_and_replays(demo_t, tmp_path):
+    """A conference transcript as the previous moot wrote it: schema 1, no call events."""
+    v1 = [e for e in map(json.loads, demo_t.read_text().splitlines()) if e["type"] != "call"]
+    v1[0]["schema_version"] = 1
+    old = tmp_path / "v1.jsonl"
+    old.write_text("".join(json.dumps({**e, "seq": n}) + "\n" for n, e in enumerate(v1, 1)))
+    loaded, current = load(old), load(demo_t)
+    assert loaded.migrated_from == 1 and loaded.started.schema_version == SCHEMA_VERSION
+    assert [(m.speaker, m.action, m.content) for m in loaded.messages] == \
+        [(m.speaker, m.action, m.content) for m in current.messages]
+    assert loaded.calls == [] and loaded.completed
+    assert "upgraded on load" in replay_output(str(old), "--no-delay")
+
+
 def test_newer_transcript_is_refused(demo_t, tmp_path):
     lines = demo_t.read_text().splitlines()
     first = json.loads(lines[0]) | {"schema_version": SCHEMA_VERSION + 1}
