@@ -11,12 +11,13 @@ metadata, never the text. The call's record waits in `last_call` for the turn to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMessage
 
+from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
 from moot.models.calls import ModelCallError
@@ -36,7 +37,7 @@ class ConferenceSetup:
     task: str
     topics: tuple[str, ...]
     templates: Mapping[str, str]
-    context_messages: int = 12
+    window: Any  # the scenario's ContextWindow (what each agent is shown)
 
 
 def to_turns(thread: Sequence[object]) -> list[Turn]:
@@ -106,21 +107,25 @@ class ConferenceAgent(ThreadAgent):
         )
 
     def prompt_for(self, step: Step, steps: Sequence[Step]) -> list[LLMMessage]:
-        """System prompt (who I am) + one user message (the current topic so far + my task now)."""
+        """System prompt (who I am) + one user message (what I am shown of the conversation + my
+        task now)."""
         fields = self.fields(step)
-        history = self.topic_history(step, steps)
+        history = render_shown(self.shown(step, steps))
         instruction = render(self.setup.templates[f"{self.role}_{_template_suffix(step.action)}"], fields)
         body = f"Conversation so far:\n{history}\n\n{instruction}" if history else instruction
         return [SystemMessage(content=render(self.system_template, fields)),
                 UserMessage(content=body, source=USER)]
 
-    def topic_history(self, step: Step, steps: Sequence[Step]) -> str:
-        """Lines of the current topic's turns (the last `context_messages` of them)."""
+    def shown(self, step: Step, steps: Sequence[Step]) -> list[Shown]:
+        """What this agent is shown of the conversation so far: the scenario's context window."""
+        return context_window(self.history(steps), step.topic, self.setup.window)
+
+    def history(self, steps: Sequence[Step]) -> list[Said]:
+        """The task message, then every turn so far as the others read it."""
+        task = next((m.content for m in self._thread if m.source == USER), "")
         chat = [m for m in self._thread if m.source != USER]
-        topic = step.topic if step.topic is not None else None
-        lines = [f"{m.source}: {display_text(s.action, m.content)}"
-                 for m, s in zip(chat, steps) if topic is None or s.topic == topic]
-        return "\n\n".join(lines[-self.setup.context_messages:])
+        return [Said("Task", task)] + [Said(m.source, display_text(s.action, m.content), s.action, s.topic, s.round)
+                                      for m, s in zip(chat, steps)]
 
     def fields(self, step: Step) -> dict[str, object]:
         s, plan = self.setup, self.setup.plan
@@ -139,6 +144,12 @@ class ConferenceAgent(ThreadAgent):
         judge = self.setup.plan.judge
         last = next((m for m in reversed(self._thread) if m.source == judge), None)
         return display_text("judge", last.content) if last else ""
+
+
+def render_shown(shown: Sequence[Shown]) -> str:
+    """The entries of a context window as prompt text, one paragraph each."""
+    return "\n\n".join(f"({e.count} earlier turn(s) not shown)" if isinstance(e, Left) else line_of(e)
+                       for e in shown)
 
 
 def _template_suffix(action: str) -> str:

@@ -42,7 +42,7 @@ def plan_of(scenario: Scenario) -> ConferencePlan:
 
 def setup_of(scenario: Scenario) -> ConferenceSetup:
     return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task, tuple(scenario.topics),
-                           scenario.templates(), scenario.limits.context_messages)
+                           scenario.templates(), scenario.window())
 
 
 def build_agents(scenario: Scenario, ctx: UnitContext) -> list[ConferenceAgent]:

@@ -18,7 +18,7 @@ from moot.agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
 from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_spec, check_template,
                                   fail, unknown)
 from moot.yamlsource import format_key
-ROLE_KEYS = ("moderator", "participants", "judge", "evaluator")
+ROLE_KEYS = ("moderator", "participants", "judge", "evaluator", "assessor")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 
 
@@ -57,14 +57,34 @@ class AgentSpec(Strict):
 
 
 class Limits(Strict):
-    """Caps on rounds, messages and context."""
+    """Caps on rounds and messages."""
 
     max_rounds_per_topic: Annotated[int, Field(ge=1, le=100)] = 3
     """A topic closes after this many rounds even without agreement (`closed_by: round_cap`)."""
     max_messages: Annotated[int, Field(ge=2, le=10_000)] = 200
     """The run stops after this many messages, finished or not."""
-    context_messages: Annotated[int, Field(ge=1, le=500)] = 12
-    """How many of the current topic's latest messages each agent is shown."""
+    context_messages: Optional[Annotated[int, Field(ge=1, le=500)]] = None
+    """Before `context` existed: each agent saw the current topic's last N messages. Still read,
+    as `context: {window: topic, turns: N}`; use `context` instead (not both)."""
+
+
+class ContextWindow(Strict):
+    """What each agent is shown of the conversation so far (its context window). Every window
+    starts with the task message; the assessor's turns are never shown."""
+
+    window: Literal["conference", "topic", "turns", "budget"] = "conference"
+    """`conference`: the whole conversation across topics, as every agent of the paper's AutoGen
+    group chat saw it (an inference from AutoGen 0.2, see docs/protocols.md); `topic`: the
+    current topic only (the closing turn: the whole conference); `turns`: the last `turns`
+    turns; `budget`: the latest turn, the conclusion of each finished topic (its last round),
+    then earlier turns, newest first, while they fit in `tokens`."""
+    turns: Optional[Annotated[int, Field(ge=1, le=500)]] = None
+    """How many turns: required by `window: turns`; with `window: topic`, only the topic's last
+    `turns` are shown."""
+    tokens: Optional[Annotated[int, Field(ge=1, le=1_000_000)]] = None
+    """The `budget` window's size in estimated tokens (characters / 4, rounded up per turn; no
+    tokenizer is downloaded); counts the task and the turns shown, not the system prompt or
+    the instruction."""
 
 
 class Routing(Strict):
@@ -115,6 +135,8 @@ class Scenario(ScenarioBase):
     generation: Generation = Generation()
     """Sampling settings for every model call; an agent's own `generation` changes them for it."""
     limits: Limits = Limits()
+    context: ContextWindow = ContextWindow()
+    """What each agent is shown of the conversation so far; the default is the whole conference."""
     retry: Retry = Retry()
     routing: Routing = Routing()
     backends: Backends = Backends()
@@ -123,7 +145,7 @@ class Scenario(ScenarioBase):
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> "Scenario":
         problems = (info.context or {}).get("problems")  # a list: collect, don't stop (validate)
-        for check in (_check_unique_names, _check_agreement, _check_models, _check_prompts):
+        for check in (_check_unique_names, _check_agreement, _check_models, _check_prompts, _check_context):
             try:
                 check(self)
             except ValueError as exc:
@@ -131,6 +153,13 @@ class Scenario(ScenarioBase):
                     raise
                 problems.append(str(exc))
         return self
+
+    def window(self) -> ContextWindow:
+        """The context window in force: `context`, or the old `limits.context_messages` read as
+        the current topic's last N turns."""
+        if self.limits.context_messages is not None:
+            return ContextWindow(window="topic", turns=self.limits.context_messages)
+        return self.context
 
     def agents(self) -> list[tuple[str, AgentSpec]]:
         """(role, agent) pairs in speaking order of a round."""
@@ -194,6 +223,20 @@ def _check_models(s: Scenario) -> None:
     for key, agent in _agent_keys(s):
         if agent.model:
             check_spec(agent.model, *key, "model")
+
+
+def _check_context(s: Scenario) -> None:
+    if s.limits.context_messages is not None and "context" in s.model_fields_set:
+        raise fail("is the older form of `context`; give only `context`", "limits", "context_messages")
+    c = s.context
+    if c.window == "turns" and c.turns is None:
+        raise fail("`window: turns` needs `turns` (how many)", "context", "turns")
+    if c.window == "budget" and c.tokens is None:
+        raise fail("`window: budget` needs `tokens` (the budget)", "context", "tokens")
+    if c.turns is not None and c.window not in ("turns", "topic"):
+        raise fail(f"applies to `window: turns` or `topic`, not `{c.window}`", "context", "turns")
+    if c.tokens is not None and c.window != "budget":
+        raise fail(f"applies to `window: budget`, not `{c.window}`", "context", "tokens")
 
 
 def _check_prompts(s: Scenario) -> None:
