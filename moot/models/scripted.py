@@ -6,8 +6,9 @@ object whose label comes from a script (any other structured output: see labelle
 replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line
 ("Decision: <label>" when the prompt asks for "Decision:"), so per-item protocols (S2MAD,
 negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
-GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error). After
-the script runs out, structured replies are AGREEMENT / NEXT_TOPIC. Every request is
+GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); a free-text
+prompt asking for "AGREEMENT or MORE DEBATE" (the paper's plain-text judge) takes the same script
+and answers in words ("MORE DEBATE"). After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. Every request is
 recorded in `requests` so tests can assert exactly what each agent was shown.
 """
 
@@ -66,12 +67,15 @@ class ScriptedChatCompletionClient(MootClient):
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
 
     def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
-        if output in (JudgeVerdict, ModeratorDecision):
+        plain_verdict = output is None and bool(PLAIN_VERDICT.search(last_user_text(messages)))
+        if output in (JudgeVerdict, ModeratorDecision) or plain_verdict:
             token = self.script.pop(0) if self.script else "AGREEMENT"
             if token == "FAIL":
                 raise ConnectionError("scripted failure")
             if token in ("GARBAGE", "EMPTY"):
                 return "" if token == "EMPTY" else "I think there is no AGREEMENT yet, maybe DONE?"
+            if plain_verdict:
+                return "MORE DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
             if output is JudgeVerdict:
                 verdict = "MORE_DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
                 return json.dumps({"verdict": verdict, "reason": f"scripted {verdict.lower()}"})
@@ -99,6 +103,14 @@ class ScriptedChatCompletionClient(MootClient):
             return text
         marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
         return f"{text}\n{marker}: {label}"
+
+
+PLAIN_VERDICT = re.compile(r"\bAGREEMENT or MORE DEBATE\b")
+
+
+def last_user_text(messages: Sequence[LLMMessage]) -> str:
+    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    return str(last.content) if last else ""
 
 
 _OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
