@@ -21,10 +21,10 @@ from moot.agents.conference_context import Left, Said, Shown, context_window, li
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
 from moot.models.calls import ModelCallError
-from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
-from moot.speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
+from moot.agents.conference_reading import Reading
+from moot.speaker_selection.conference import ConferencePlan, Step, Turn, walk
+from moot.verdicts import CRITERIA, CRITERIA_TEXT
 
-OUTPUT_OF_ACTION = {"judge": JudgeVerdict, "decide": ModeratorDecision, "evaluate": EvaluatorScores}
 USER = "user"
 
 
@@ -38,39 +38,13 @@ class ConferenceSetup:
     topics: tuple[str, ...]
     templates: Mapping[str, str]
     window: Any  # the scenario's ContextWindow (what each agent is shown)
+    reading: Reading = Reading()  # how the judge answers and what the others learn from it
 
 
 def to_turns(thread: Sequence[object]) -> list[Turn]:
     """The policy's view of an AutoGen thread: chat messages after the task, speaker + decision."""
     chat = [m for m in thread if isinstance(m, BaseChatMessage) and m.source != USER]
     return [Turn(m.source, m.metadata.get("decision")) for m in chat]
-
-
-def display_text(action: str, content: str) -> str:
-    """How a turn reads to the other agents and on screen: decisions in words, not raw JSON."""
-    output = OUTPUT_OF_ACTION.get(action)
-    if output is None:
-        return content.strip()
-    parsed = parse_reply(output, content).value
-    if parsed is None:
-        return f"(unparsed reply) {content.strip()}"
-    if isinstance(parsed, JudgeVerdict):
-        return f"{parsed.verdict}: {parsed.reason}".rstrip(": ")
-    if isinstance(parsed, ModeratorDecision):
-        return parsed.message
-    scores = ", ".join(f"{c}={getattr(parsed, c)}" for c in CRITERIA)
-    return f"Scores: {scores}; overall={parsed.overall}. {parsed.rationale}"
-
-
-def decision_of(action: str, content: str) -> Optional[str]:
-    """The routing decision of a judge/deciding-moderator turn; UNPARSED when unreadable."""
-    output = OUTPUT_OF_ACTION.get(action)
-    if output not in (JudgeVerdict, ModeratorDecision):
-        return None
-    parsed = parse_reply(output, content).value
-    if parsed is None:
-        return UNPARSED
-    return parsed.verdict if isinstance(parsed, JudgeVerdict) else parsed.decision
 
 
 class ConferenceAgent(ThreadAgent):
@@ -90,7 +64,7 @@ class ConferenceAgent(ThreadAgent):
         if step.speaker != self.name:
             raise RuntimeError(f"{self.name} was asked to speak but the policy expects {step.speaker}")
         prompt = self.prompt_for(step, steps)
-        output = OUTPUT_OF_ACTION.get(step.action)
+        output = self.setup.reading.output(step.action)
         try:
             done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
         except ModelCallError as exc:
@@ -102,8 +76,8 @@ class ConferenceAgent(ThreadAgent):
             content=done.text, source=self.name,
             models_usage=RequestUsage(prompt_tokens=call.usage.prompt_tokens,
                                       completion_tokens=call.usage.completion_tokens),
-            metadata=turn_metadata(step, self.role, done.text, call.model, latency_s=call.latency_s,
-                                   calls=max(call.attempts, 1)),
+            metadata=turn_metadata(step, self.role, self.setup.reading.decision(step.action, done.text), call.model,
+                                   latency_s=call.latency_s, calls=max(call.attempts, 1)),
         )
 
     def prompt_for(self, step: Step, steps: Sequence[Step]) -> list[LLMMessage]:
@@ -111,7 +85,7 @@ class ConferenceAgent(ThreadAgent):
         task now)."""
         fields = self.fields(step)
         history = render_shown(self.shown(step, steps))
-        instruction = render(self.setup.templates[f"{self.role}_{_template_suffix(step.action)}"], fields)
+        instruction = render(self.setup.templates[self.setup.reading.template(self.role, step.action)], fields)
         body = f"Conversation so far:\n{history}\n\n{instruction}" if history else instruction
         return [SystemMessage(content=render(self.system_template, fields)),
                 UserMessage(content=body, source=USER)]
@@ -124,7 +98,8 @@ class ConferenceAgent(ThreadAgent):
         """The task message, then every turn so far as the others read it."""
         task = next((m.content for m in self._thread if m.source == USER), "")
         chat = [m for m in self._thread if m.source != USER]
-        return [Said("Task", task)] + [Said(m.source, display_text(s.action, m.content), s.action, s.topic, s.round)
+        display = self.setup.reading.display
+        return [Said("Task", task)] + [Said(m.source, display(s.action, m.content), s.action, s.topic, s.round)
                                       for m, s in zip(chat, steps)]
 
     def fields(self, step: Step) -> dict[str, object]:
@@ -141,9 +116,10 @@ class ConferenceAgent(ThreadAgent):
         }
 
     def last_judge_reason(self) -> str:
-        judge = self.setup.plan.judge
+        """The judge's latest turn as the others read it; empty when its reason is not forwarded."""
+        judge, reading = self.setup.plan.judge, self.setup.reading
         last = next((m for m in reversed(self._thread) if m.source == judge), None)
-        return display_text("judge", last.content) if last else ""
+        return reading.display("judge", last.content) if last and reading.forward_reason else ""
 
 
 def render_shown(shown: Sequence[Shown]) -> str:
@@ -152,18 +128,13 @@ def render_shown(shown: Sequence[Shown]) -> str:
                        for e in shown)
 
 
-def _template_suffix(action: str) -> str:
-    return {"speak": "turn", "judge": "turn", "evaluate": "turn"}.get(action, action)
-
-
-def turn_metadata(step: Step, role: str, content: str, model: str, *, latency_s: float = 0.0,
+def turn_metadata(step: Step, role: str, decision: Optional[str], model: str, *, latency_s: float = 0.0,
                   calls: int = 1) -> dict[str, str]:
     """AutoGen message metadata (string values) describing a turn; transcripts store the same."""
     meta = {"role": role, "action": step.action, "round": str(step.round), "model": model,
             "latency_s": f"{latency_s:.3f}", "calls": str(calls)}
     if step.topic is not None:
         meta["topic"] = str(step.topic)
-    decision = decision_of(step.action, content)
     if decision:
         meta["decision"] = decision
     return meta

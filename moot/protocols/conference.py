@@ -17,6 +17,7 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
+from moot.agents.conference_reading import Reading
 from moot.agents.telemetry import quiet_runtime_telemetry
 from moot.events import TopicClosed
 from moot.protocol import Outcome, Protocol
@@ -41,8 +42,8 @@ def plan_of(scenario: Scenario) -> ConferencePlan:
 
 
 def setup_of(scenario: Scenario) -> ConferenceSetup:
-    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task, tuple(scenario.topics),
-                           scenario.templates(), scenario.window())
+    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task_text(), tuple(scenario.topics),
+                           scenario.templates(), scenario.window(), Reading.of(scenario.judging))
 
 
 def build_agents(scenario: Scenario, ctx: UnitContext) -> list[ConferenceAgent]:
@@ -71,13 +72,14 @@ def _closed(messages: Sequence[object]) -> bool:
 async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
     """Run (or continue) the conference; every turn is recorded as it happens."""
     plan = plan_of(scenario)
-    point = resume_point(ctx.prior, plan)
+    reading = Reading.of(scenario.judging)
+    point = resume_point(ctx.prior, plan, reading)
     if point.missing:
         ctx.record(*point.missing)
     agents = build_agents(scenario, ctx)
     by_name = {a.name: a for a in agents}
     turns = list(point.turns)
-    task = [TextMessage(content=f"{scenario.title}\n\n{scenario.task}", source=USER), *point.messages]
+    task = [TextMessage(content=scenario.task_message(), source=USER), *point.messages]
     team = SelectorGroupChat(
         agents, model_client=ReplayChatCompletionClient([]), selector_func=selector_for(plan),
         allow_repeated_speaker=True,
@@ -94,7 +96,7 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
                 turns += to_turns([item])
                 reply = by_name[item.source].last_call
                 call = [reply.call] if reply is not None and not reply.replayed else []
-                ctx.record(*call, *turn_events(item, steps[-2], steps[-1], len(turns)))
+                ctx.record(*call, *turn_events(item, steps[-2], steps[-1], len(turns), reading))
     except Exception:
         failed = next((a.failure for a in agents if a.failure), None)
         if failed is not None:

@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 from autogen_core.models import SystemMessage, UserMessage
 
-from moot.agents.conference import display_text
+from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.events import Message, Score
 from moot.protocol import Rescore, Rescored
@@ -57,8 +57,8 @@ def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]
     return [(t, tuple(m for m in messages if m.topic == t and m.action != "evaluate")) for t in topics]
 
 
-def history(debate: Sequence[Message]) -> str:
-    return "\n\n".join(f"{m.speaker}: {display_text(m.action, m.content)}" for m in debate)
+def history(debate: Sequence[Message], reading: Reading) -> str:
+    return "\n\n".join(f"{m.speaker}: {reading.display(m.action, m.content)}" for m in debate)
 
 
 class Rescorer:
@@ -67,10 +67,11 @@ class Rescorer:
     def __init__(self, scenario: Scenario, transcript: Transcript, ctx: UnitContext):
         self.s, self.transcript, self.ctx = scenario, transcript, ctx
         self.templates = scenario.templates()
+        self.reading = Reading.of(scenario.judging)
 
     def fields(self, name: str, topic: int, round_: int = 1, decision: str = "") -> dict[str, object]:
         s = self.s
-        return {"name": name, "persona": "", "title": s.title, "task": s.task,
+        return {"name": name, "persona": "", "title": s.title, "task": s.task_text(),
                 "topic": s.topics[topic] if topic < len(s.topics) else "", "topic_number": topic + 1,
                 "topic_count": len(s.topics), "round": round_, "judge_decision": decision,
                 "participants": ", ".join(p.name for p in s.participants),
@@ -78,7 +79,7 @@ class Rescorer:
 
     def prompt(self, role: str, fields: dict, debate: Sequence[Message]) -> list:
         instruction = render(self.templates[f"{role}_turn"], fields)
-        body = f"Conversation so far:\n{history(debate)}\n\n{instruction}"
+        body = f"Conversation so far:\n{history(debate, self.reading)}\n\n{instruction}"
         return [SystemMessage(content=render(self.templates[f"{role}_system"], fields)),
                 UserMessage(content=body, source="user")]
 

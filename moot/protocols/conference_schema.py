@@ -99,6 +99,21 @@ class Routing(Strict):
     directly (as printed in Fig. A2-A3)."""
 
 
+class Judging(Strict):
+    """How the judge answers, and what the others learn from its answer."""
+
+    form: Literal["structured", "text"] = "structured"
+    """`structured` (moot's): JSON `{"verdict": "AGREEMENT" or "MORE_DEBATE", "reason": ...}`
+    under structured output (a bare label also counts). `text` (the paper's, §4.2, Figs. A2-A3):
+    a plain reply, read for AGREEMENT or MORE DEBATE in any case or spacing; a label that is
+    negated, hedged or asked about ("there is no AGREEMENT yet"), both labels or none is
+    `UNPARSED` (routed as MORE_DEBATE), and the raw reply is kept."""
+    forward_reason: bool = True
+    """`true` (moot's): the moderator asking for more debate is told the judge's reason, and
+    everyone sees the judge's whole reply. `false` (the paper, §3.2.1: the judge "informs the
+    moderator agent if an agreement is reached or not"): everyone sees only the verdict."""
+
+
 class Scenario(ScenarioBase):
     """A decision conference (Heller et al. 2025): a moderator opens each topic, the participants
     debate it in rounds, a judge decides after each round whether they agree, and an evaluator
@@ -112,8 +127,9 @@ class Scenario(ScenarioBase):
     protocol: Literal["conference"] = "conference"
     title: Annotated[str, Field(min_length=1)]
     """The conference's title; shown to every agent (`$title`) and in transcripts and reports."""
-    task: Annotated[str, Field(min_length=1)]
-    """What the conference must achieve; the first message of the chat and `$task` in prompts."""
+    task: str = ""
+    """What the conference must achieve, after the title in the first message of the chat, and
+    `$task` in prompts. Empty: the title alone is the task (as in the paper's Figs. A1-A2)."""
     topics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     """The topics, discussed in this order; each is closed by agreement, by the round cap or by
     the moderator."""
@@ -139,6 +155,8 @@ class Scenario(ScenarioBase):
     """What each agent is shown of the conversation so far; the default is the whole conference."""
     retry: Retry = Retry()
     routing: Routing = Routing()
+    judging: Judging = Judging()
+    """The judge's answer form and whether its reason is passed on; only with a judge."""
     backends: Backends = Backends()
     prompts: dict[str, str] = {}
 
@@ -153,6 +171,14 @@ class Scenario(ScenarioBase):
                     raise
                 problems.append(str(exc))
         return self
+
+    def task_message(self) -> str:
+        """The first message of the chat: the title, then the task if there is one."""
+        return f"{self.title}\n\n{self.task}" if self.task else self.title
+
+    def task_text(self) -> str:
+        """`$task` in prompts: the task, else the title."""
+        return self.task or self.title
 
     def window(self) -> ContextWindow:
         """The context window in force: `context`, or the old `limits.context_messages` read as
@@ -212,6 +238,8 @@ def _check_agreement(s: Scenario) -> None:
                     "routing", "agreement")
     if s.routing.agreement == "moderator" and s.judge is not None:
         raise fail("is 'moderator' (without-judge variant) but a judge is declared", "routing", "agreement")
+    if s.judge is None and "judging" in s.model_fields_set:
+        raise fail("applies to the judge, and no judge is declared", "judging")
 
 
 def _check_models(s: Scenario) -> None:

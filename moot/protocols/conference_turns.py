@@ -14,13 +14,14 @@ from typing import Optional
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
 
+from moot.agents.conference_reading import Reading
 from moot.events import EventBase, Message, Score, TopicClosed, Usage, Verdict
 from moot.speaker_selection.conference import ConferencePlan, PolicyError, Step, Turn, walk
 from moot.transcript import Transcript
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, parse_reply
 
 
-def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
+def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, reading: Reading) -> list[EventBase]:
     """The message of one turn and its companions, recorded together (with its call)."""
     meta = message.metadata
     usage = message.models_usage
@@ -31,13 +32,13 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"),
     )
-    return [event, *companions(message, step, following, turn)]
+    return [event, *companions(message, step, following, turn, reading)]
 
 
-def companions(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
+def companions(message: BaseChatMessage, step: Step, following: Step, turn: int, reading: Reading) -> list[EventBase]:
     """What a turn implies besides its message: a verdict or score, and a topic_closed."""
     events: list[EventBase] = []
-    extra = _decision_event(message, step, turn) or _score_event(message, step, turn)
+    extra = _decision_event(message, step, turn, reading) or _score_event(message, step, turn)
     if extra:
         events.append(extra)
     if following.closed_by:
@@ -45,17 +46,19 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int)
     return events
 
 
-def _decision_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Verdict]:
-    output = {"judge": JudgeVerdict, "decide": ModeratorDecision}.get(step.action)
-    if output is None:
+def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Optional[Verdict]:
+    """The judge's (or deciding moderator's) verdict; an unparsed one, or any plain-text judge's,
+    keeps the raw reply."""
+    if step.action not in ("judge", "decide"):
         return None
-    parsed = parse_reply(output, message.content)
+    parsed = reading.parse(step.action, message.content)
     common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round)
     if parsed.value is None:
         return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
     value = parsed.value
     if isinstance(value, JudgeVerdict):
-        return Verdict(**common, verdict=value.verdict, reason=value.reason)
+        raw = message.content if reading.output("judge") is None else None
+        return Verdict(**common, verdict=value.verdict, reason=value.reason, raw=raw)
     return Verdict(**common, verdict=value.decision, reason=value.message)
 
 
@@ -89,7 +92,7 @@ class ResumePoint:
     missing: list[EventBase] = field(default_factory=list)
 
 
-def resume_point(transcript: Transcript | None, plan: ConferencePlan) -> ResumePoint:
+def resume_point(transcript: Transcript | None, plan: ConferencePlan, reading: Reading) -> ResumePoint:
     """Where a conference continues from (see the module docstring)."""
     if transcript is None:
         return ResumePoint()
@@ -103,7 +106,7 @@ def resume_point(transcript: Transcript | None, plan: ConferencePlan) -> ResumeP
     missing: list[EventBase] = []
     if messages:
         last = messages[-1]
-        expected = companions(chat[-1], steps[-2], steps[-1], last.turn)
+        expected = companions(chat[-1], steps[-2], steps[-1], last.turn, reading)
         recorded = transcript.events[transcript.events.index(last) + 1:]
         have = {type(e) for e in recorded}
         missing = [e for e in expected if type(e) not in have]
