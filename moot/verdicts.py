@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Generic, Literal, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 CRITERIA = ("clarity", "relevance", "conciseness", "politeness", "engagement", "flow",
             "coherence", "responsiveness", "language_use", "emotional_intelligence")
@@ -70,6 +71,26 @@ class JudgeGrade(Closed):
 
     score: Score
     explanation: Short
+
+
+class ItemVerdict(Closed):
+    """The assessor's answer on one reference item: a quote from the debate first, then whether
+    the debate covered the item (quoting before deciding)."""
+
+    evidence: Annotated[str, Field(max_length=300)]
+    covered: bool
+
+
+class CoverageReply(Closed):
+    """The assessor's answer on a topic's reference outcome: one key per item (`coverage_model`)."""
+
+
+@lru_cache(maxsize=64)
+def coverage_model(items: tuple[str, ...]) -> type[CoverageReply]:
+    """{item name: {evidence, covered}} for these items, in order, all required (one class per
+    item list; the names are JSON keys, held as aliases of valid field names)."""
+    fields = {f"item_{n}": (ItemVerdict, Field(alias=name)) for n, name in enumerate(items)}
+    return create_model("CoverageReply", __base__=CoverageReply, **fields)  # type: ignore[call-overload]
 
 
 M = TypeVar("M", bound=Closed)

@@ -8,8 +8,10 @@ replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answe
 negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
 GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); a free-text
 prompt asking for "AGREEMENT or MORE DEBATE" (the paper's plain-text judge) takes the same script
-and answers in words ("MORE DEBATE"). After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. Every request is
-recorded in `requests` so tests can assert exactly what each agent was shown.
+and answers in words ("MORE DEBATE"). After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. A conference's
+coverage assessor gets, per reference item, the first sentence of the debate it was shown that
+names the item (as a word) as its quote, else "not covered". Every request is recorded in
+`requests` so tests can assert exactly what each agent was shown.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsag
 from pydantic import BaseModel
 
 from moot.models.base import MootClient
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
+from moot.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
@@ -81,6 +83,8 @@ class ScriptedChatCompletionClient(MootClient):
                 return json.dumps({"verdict": verdict, "reason": f"scripted {verdict.lower()}"})
             decision = "MORE_DEBATE" if token == "MORE_DEBATE" else "NEXT_TOPIC"
             return json.dumps({"decision": decision, "message": f"Moderator: {decision.lower()}."})
+        if isinstance(output, type) and issubclass(output, CoverageReply):
+            return coverage_reply(output, messages)
         if output is EvaluatorScores:
             scores = {c: self.score for c in CRITERIA}
             return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
@@ -111,6 +115,18 @@ PLAIN_VERDICT = re.compile(r"\bAGREEMENT or MORE DEBATE\b")
 def last_user_text(messages: Sequence[LLMMessage]) -> str:
     last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
     return str(last.content) if last else ""
+
+
+def coverage_reply(output: type[CoverageReply], messages: Sequence[LLMMessage]) -> str:
+    """Per item (the output's JSON keys), the first sentence of the debate (the last user message
+    but its closing instruction; a leading `Speaker: ` dropped) naming it as a word, else none."""
+    debate = last_user_text(messages).rsplit("\n\n", 1)[0]
+    sentences = [re.sub(r"^\w+: ", "", s.strip()) for s in re.split(r"(?<=[.!?])\s+|\n", debate) if s.strip()]
+    answer = {}
+    for name in output.model_json_schema()["properties"]:
+        said = next((s for s in sentences if re.search(rf"\b{re.escape(name)}\b", s, re.I)), "")
+        answer[name] = {"evidence": said[:300], "covered": bool(said)}
+    return json.dumps(answer)
 
 
 _OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
