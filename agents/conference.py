@@ -10,7 +10,7 @@ metadata, never the text. The call's record waits in `last_call` for the turn to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
@@ -18,12 +18,13 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMessage
 
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
+from moot.agents.conference_coverage import debate_of, reference_text
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
 from moot.models.calls import ModelCallError
 from moot.agents.conference_reading import Reading
 from moot.speaker_selection.conference import ConferencePlan, Step, Turn, walk
-from moot.verdicts import CRITERIA, CRITERIA_TEXT
+from moot.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
 USER = "user"
 
@@ -39,6 +40,13 @@ class ConferenceSetup:
     templates: Mapping[str, str]
     window: Any  # the scenario's ContextWindow (what each agent is shown)
     reading: Reading = Reading()  # how the judge answers and what the others learn from it
+    references: Mapping[int, Sequence[Any]] = field(default_factory=dict)  # topic -> reference items
+
+    def output(self, step: Step) -> Optional[type]:
+        """The structured output a turn asks for (None: free text)."""
+        if step.action == "assess":
+            return coverage_model(tuple(i.name for i in self.references[step.topic]))
+        return self.reading.output(step.action)
 
 
 def to_turns(thread: Sequence[object]) -> list[Turn]:
@@ -64,7 +72,7 @@ class ConferenceAgent(ThreadAgent):
         if step.speaker != self.name:
             raise RuntimeError(f"{self.name} was asked to speak but the policy expects {step.speaker}")
         prompt = self.prompt_for(step, steps)
-        output = self.setup.reading.output(step.action)
+        output = self.setup.output(step)
         try:
             done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
         except ModelCallError as exc:
@@ -86,21 +94,25 @@ class ConferenceAgent(ThreadAgent):
         fields = self.fields(step)
         history = render_shown(self.shown(step, steps))
         instruction = render(self.setup.templates[self.setup.reading.template(self.role, step.action)], fields)
-        body = f"Conversation so far:\n{history}\n\n{instruction}" if history else instruction
+        heading = "The participants' debate:" if step.action == "assess" else "Conversation so far:"
+        body = f"{heading}\n{history}\n\n{instruction}" if history else instruction
         return [SystemMessage(content=render(self.system_template, fields)),
                 UserMessage(content=body, source=USER)]
 
     def shown(self, step: Step, steps: Sequence[Step]) -> list[Shown]:
-        """What this agent is shown of the conversation so far: the scenario's context window."""
-        return context_window(self.history(steps), step.topic, self.setup.window)
+        """What this agent is shown of the conversation so far: the scenario's context window; the
+        assessor, the participants' turns on the topic it assesses."""
+        history = self.history(steps)
+        if step.action == "assess":
+            return list(debate_of(history, step.topic))
+        return context_window(history, step.topic, self.setup.window)
 
     def history(self, steps: Sequence[Step]) -> list[Said]:
         """The task message, then every turn so far as the others read it."""
         task = next((m.content for m in self._thread if m.source == USER), "")
         chat = [m for m in self._thread if m.source != USER]
-        display = self.setup.reading.display
-        return [Said("Task", task)] + [Said(m.source, display(s.action, m.content), s.action, s.topic, s.round)
-                                      for m, s in zip(chat, steps)]
+        return [Said("Task", task)] + [said_of(m, s, n, self.setup.reading)
+                                      for n, (m, s) in enumerate(zip(chat, steps), 1)]
 
     def fields(self, step: Step) -> dict[str, object]:
         s, plan = self.setup, self.setup.plan
@@ -113,6 +125,7 @@ class ConferenceAgent(ThreadAgent):
             "topics": "\n".join(f"{i}. {t}" for i, t in enumerate(s.topics, 1)),
             "judge_reason": self.last_judge_reason(),
             "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA),
+            "reference": reference_text(s.references.get(step.topic, ())),
         }
 
     def last_judge_reason(self) -> str:
@@ -120,6 +133,12 @@ class ConferenceAgent(ThreadAgent):
         judge, reading = self.setup.plan.judge, self.setup.reading
         last = next((m for m in reversed(self._thread) if m.source == judge), None)
         return reading.display("judge", last.content) if last and reading.forward_reason else ""
+
+
+def said_of(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Said:
+    """A turn as the other agents read it."""
+    return Said(message.source, reading.display(step.action, message.content), step.action, step.topic, step.round,
+                turn)
 
 
 def render_shown(shown: Sequence[Shown]) -> str:

@@ -40,6 +40,7 @@ class Said:
     action: str = TASK
     topic: Optional[int] = None
     round: int = 0
+    turn: int = 0  # the turn's number in the conference (0: the task message)
 
 
 @dataclass(frozen=True)

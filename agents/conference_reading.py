@@ -42,14 +42,14 @@ class Reading:
         return OUTPUT_OF_ACTION.get(action)
 
     def template(self, role: str, action: str) -> str:
-        """The prompt template of a turn: `<role>_turn` for a debate, judge or evaluation turn, the
-        `text` judge's `judge_turn_text`, the moderator's `moderator_<action>`, and without the
-        judge's reason `moderator_continue_no_reason`."""
+        """The prompt template of a turn: `<role>_turn` for a debate, judge, evaluation or assessment
+        turn, the `text` judge's `judge_turn_text`, the moderator's `moderator_<action>`, and
+        without the judge's reason `moderator_continue_no_reason`."""
         if action == "judge" and self.judge_form == "text":
             return "judge_turn_text"
         if action == "continue" and not self.forward_reason:
             return "moderator_continue_no_reason"
-        return f"{role}_{'turn' if action in ('speak', 'judge', 'evaluate') else action}"
+        return f"{role}_{'turn' if action in ('speak', 'judge', 'evaluate', 'assess') else action}"
 
     def parse(self, action: str, content: str) -> Optional[Parsed]:
         """A judge, deciding-moderator or evaluator reply parsed (None for any other turn)."""

@@ -51,10 +51,11 @@ def judge_decisions(transcript: Transcript) -> list[Decision]:
 
 
 def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]]]:
-    """Each topic that has a debate, with its participant turns and rulings (no evaluator turns)."""
+    """Each topic that has a debate, with its participant turns and rulings (no evaluator or
+    assessor turns)."""
     messages = transcript.messages
     topics = sorted({m.topic for m in messages if m.topic is not None and m.action == "speak"})
-    return [(t, tuple(m for m in messages if m.topic == t and m.action != "evaluate")) for t in topics]
+    return [(t, tuple(m for m in messages if m.topic == t and m.action not in ("evaluate", "assess"))) for t in topics]
 
 
 def history(debate: Sequence[Message], reading: Reading) -> str:

@@ -114,6 +114,26 @@ class Judging(Strict):
     moderator agent if an agreement is reached or not"): everyone sees only the verdict."""
 
 
+class ReferenceItem(Strict):
+    """One item of a topic's reference outcome."""
+
+    name: Annotated[str, Field(min_length=1, max_length=60)]
+    """The item's name; the assessor answers under it (unique in its topic, ignoring case)."""
+    description: str = ""
+    """What the item means, shown to the assessor beside its name."""
+
+
+class ReferenceOutcome(Strict):
+    """What a real conference concluded on one topic, to measure a simulated debate against."""
+
+    topic: Annotated[int, Field(ge=1)]
+    """The topic, by its number in `topics` (1 is the first)."""
+    source: str = ""
+    """Where the reference comes from; for readers of the scenario, shown to no model."""
+    items: Annotated[list[ReferenceItem], Field(min_length=1)]
+    """The items the debate should cover."""
+
+
 class Scenario(ScenarioBase):
     """A decision conference (Heller et al. 2025): a moderator opens each topic, the participants
     debate it in rounds, a judge decides after each round whether they agree, and an evaluator
@@ -144,9 +164,17 @@ class Scenario(ScenarioBase):
     """Scores each closed topic on ten criteria (clarity, relevance, conciseness, politeness,
     engagement, flow, coherence, responsiveness, language_use, emotional_intelligence) and
     overall, 1-10; absent: no scores."""
+    assessor: Optional[AgentSpec] = None
+    """Judges, after each topic that has a reference outcome closes (and after the evaluator),
+    which reference items the participants' debate covered, quoting it; every quote is checked
+    against the debate. Required by `reference_outcomes`. Its turns are shown to no other agent."""
+    reference_outcomes: list[ReferenceOutcome] = []
+    """Per topic, what a real conference concluded (Heller et al. §5.2.2 compare by hand; moot's
+    assessor automates it): a `coverage` event records per item whether the debate covered it
+    and the covered fraction."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, a role (`moderator`, `participants`, `judge`,
-    `evaluator`) or an agent name. Precedence: the agent's own `model`, then its name, its role,
+    `evaluator`, `assessor`) or an agent name. Precedence: the agent's own `model`, then its name, its role,
     `default`. `--model` on the command line beats all of them."""
     generation: Generation = Generation()
     """Sampling settings for every model call; an agent's own `generation` changes them for it."""
@@ -163,7 +191,8 @@ class Scenario(ScenarioBase):
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> "Scenario":
         problems = (info.context or {}).get("problems")  # a list: collect, don't stop (validate)
-        for check in (_check_unique_names, _check_agreement, _check_models, _check_prompts, _check_context):
+        for check in (_check_unique_names, _check_agreement, _check_models, _check_prompts, _check_context,
+                      _check_references):
             try:
                 check(self)
             except ValueError as exc:
@@ -187,11 +216,15 @@ class Scenario(ScenarioBase):
             return ContextWindow(window="topic", turns=self.limits.context_messages)
         return self.context
 
+    def references(self) -> dict[int, list[ReferenceItem]]:
+        """The reference items by topic index (0-based)."""
+        return {r.topic - 1: list(r.items) for r in self.reference_outcomes}
+
     def agents(self) -> list[tuple[str, AgentSpec]]:
-        """(role, agent) pairs in speaking order of a round."""
+        """(role, agent) pairs in speaking order of a round, the assessor last."""
         pairs = [("moderator", self.moderator)] + [("participant", p) for p in self.participants]
-        pairs += [(role, a) for role, a in (("judge", self.judge), ("evaluator", self.evaluator)) if a]
-        return pairs
+        optional = (("judge", self.judge), ("evaluator", self.evaluator), ("assessor", self.assessor))
+        return pairs + [(role, a) for role, a in optional if a]
 
     def agent(self, name: str) -> tuple[str, AgentSpec]:
         """(role, agent) of the agent called `name`."""
@@ -219,7 +252,8 @@ class Scenario(ScenarioBase):
 def _agent_keys(s: Scenario) -> list[tuple[tuple, AgentSpec]]:
     """(key path in the file, agent) pairs: ('moderator',), ('participants', 1), ..."""
     keys = [(("moderator",), s.moderator)] + [(("participants", i), p) for i, p in enumerate(s.participants)]
-    return keys + [((role,), a) for role, a in (("judge", s.judge), ("evaluator", s.evaluator)) if a]
+    optional = (("judge", s.judge), ("evaluator", s.evaluator), ("assessor", s.assessor))
+    return keys + [((role,), a) for role, a in optional if a]
 
 
 def _check_unique_names(s: Scenario) -> None:
@@ -265,6 +299,25 @@ def _check_context(s: Scenario) -> None:
         raise fail(f"applies to `window: turns` or `topic`, not `{c.window}`", "context", "turns")
     if c.tokens is not None and c.window != "budget":
         raise fail(f"applies to `window: budget`, not `{c.window}`", "context", "tokens")
+
+
+def _check_references(s: Scenario) -> None:
+    if s.reference_outcomes and s.assessor is None:
+        raise fail("need an `assessor` to judge coverage (declare one)", "reference_outcomes")
+    if s.assessor is not None and not s.reference_outcomes:
+        raise fail("has nothing to assess: declare `reference_outcomes`", "assessor")
+    seen: set[int] = set()
+    for n, outcome in enumerate(s.reference_outcomes):
+        if outcome.topic > len(s.topics):
+            raise fail(f"there are only {len(s.topics)} topic(s)", "reference_outcomes", n, "topic")
+        if outcome.topic in seen:
+            raise fail(f"topic {outcome.topic} already has a reference outcome", "reference_outcomes", n, "topic")
+        seen.add(outcome.topic)
+        names: set[str] = set()
+        for i, item in enumerate(outcome.items):
+            if item.name.strip().lower() in names:
+                raise fail(f"duplicate item {item.name!r}", "reference_outcomes", n, "items", i, "name")
+            names.add(item.name.strip().lower())
 
 
 def _check_prompts(s: Scenario) -> None:
