@@ -21,17 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 CRITERIA = ("clarity", "relevance", "conciseness", "politeness", "engagement", "flow",
             "coherence", "responsiveness", "language_use", "emotional_intelligence")
-CRITERIA_TEXT = {
+CRITERIA_TEXT = {  # Heller et al. §3.2.1, verbatim; the evaluator's `overall` score is moot's addition
     "clarity": "How clear is the exchange? Are the statements and responses easy to understand?",
     "relevance": "Do the responses stay on topic and contribute to the conversation's purpose?",
     "conciseness": "Is the dialogue free of unnecessary information or redundancy?",
     "politeness": "Are the participants respectful and considerate in their interaction?",
     "engagement": "Do the participants seem interested and actively involved in the dialogue?",
-    "flow": "Is there a natural progression of ideas and responses?",
+    "flow": "Is there a natural progression of ideas and responses? Are there awkward pauses or interruptions?",
     "coherence": "Does the dialogue make logical sense as a whole?",
     "responsiveness": "Do the participants address each other's points adequately?",
-    "language_use": "Is the grammar, vocabulary, and syntax appropriate for the context?",
-    "emotional_intelligence": "Are the participants aware of and sensitive to the emotional tone?",
+    "language_use": "Is the grammar, vocabulary, and syntax appropriate for the context of the dialogue?",
+    "emotional_intelligence": "Are the participants aware of and sensitive to the emotional tone of the dialogue?",
 }
 Score = Annotated[int, Field(ge=1, le=10, strict=True, json_schema_extra={"enum": list(range(1, 11))})]
 Short = Annotated[str, Field(max_length=400)]

@@ -136,10 +136,10 @@ class ReferenceOutcome(Strict):
 
 class Scenario(ScenarioBase):
     """A decision conference (Heller et al. 2025): a moderator opens each topic, the participants
-    debate it in rounds, a judge decides after each round whether they agree, and an evaluator
-    scores each closed topic. The judge's and the moderator's decisions and the evaluator's
-    scores are requested as JSON and parsed strictly; a reply that does not parse is recorded as
-    `UNPARSED` with its raw text, never guessed."""
+    debate it in rounds, a judge decides after each round whether they agree, an evaluator scores
+    each closed topic, and an assessor may measure a topic's debate against a real conference's
+    outcome. Decisions and scores are read strictly (JSON, or the paper's plain-text verdict);
+    a reply that does not read is recorded as `UNPARSED` with its raw text, never guessed."""
 
     PROTOCOL = "conference"
     PLACEHOLDERS = PROMPT_FIELDS
