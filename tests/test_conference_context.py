@@ -140,3 +140,15 @@ def test_context_and_its_older_form_together_are_an_error(make_scenario):
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert info.value.key == ("limits", "context_messages") and "older form of `context`" in str(info.value)
+
+
+@pytest.mark.parametrize("extra, sees_topic_1", [("", True), ("context:\n  window: topic\n", False),
+                                                 ("context:\n  window: turns\n  turns: 2\n", False)])
+def test_every_role_is_shown_through_the_same_window(make_scenario, tmp_path, extra, sees_topic_1):
+    made, t = judged(make_scenario, tmp_path, extra)
+    during_topic_2 = {M: made[M].requests[2], A: made[A].requests[2], B: made[B].requests[2],
+                      J: made[J].requests[2], E: made[E].requests[1]}
+    for name, request in during_topic_2.items():
+        history = request["messages"][-1].content.rsplit("\n\n", 1)[0]
+        assert ("My contribution on topic number 1" in history) == sees_topic_1, name
+        assert history.startswith("Conversation so far:\nTask: Test conference"), name
