@@ -1,10 +1,11 @@
 """Decision-conference roles built into AutoGen agents.
 
 Each agent keeps the group chat thread it has seen, asks the speaker-selection policy what
-its turn is for (open a topic, speak, judge, evaluate, ...), renders that turn's prompt from
-templates, asks its model through the unit's context (the run's model-call engine: cache,
-retries, concurrency) and returns a TextMessage whose metadata carries the turn's place (topic,
-round, action), its structured decision, usage and latency. The policy only ever reads that
+its turn is for (open a topic, speak, judge, evaluate, assess, ...), renders that turn's prompt
+from templates and what it is shown (`shown`: its context window, conference_context; the
+assessor's debate, conference_coverage), asks its model through the unit's context (the run's
+model-call engine: cache, retries, concurrency) and returns a TextMessage whose metadata carries
+the turn's place (topic, round, action), its decision (conference_reading), usage and latency. The policy only ever reads that
 metadata, never the text. The call's record waits in `last_call` for the turn to be written.
 """
 
@@ -56,7 +57,7 @@ def to_turns(thread: Sequence[object]) -> list[Turn]:
 
 
 class ConferenceAgent(ThreadAgent):
-    """One conference role (moderator, participant, judge or evaluator) played by one model."""
+    """One conference role (moderator, participant, judge, evaluator or assessor) played by one model."""
 
     def __init__(self, name: str, role: str, persona: str, ctx, setup: ConferenceSetup,
                  system_template: Optional[str] = None):
