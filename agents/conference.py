@@ -28,6 +28,7 @@ from moot.speaker_selection.conference import ConferencePlan, Step, Turn, walk
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
 USER = "user"
+CONVERSATION, DEBATE = "Conversation so far:", "The participants' debate:"  # the headings of what is shown
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,9 @@ class ConferenceAgent(ThreadAgent):
         """System prompt (who I am) + one user message (what I am shown of the conversation + my
         task now)."""
         fields = self.fields(step)
-        history = render_shown(self.shown(step, steps))
         instruction = render(self.setup.templates[self.setup.reading.template(self.role, step.action)], fields)
-        heading = "The participants' debate:" if step.action == "assess" else "Conversation so far:"
-        body = f"{heading}\n{history}\n\n{instruction}" if history else instruction
-        return [SystemMessage(content=render(self.system_template, fields)),
-                UserMessage(content=body, source=USER)]
+        heading = DEBATE if step.action == "assess" else CONVERSATION
+        return turn_prompt(render(self.system_template, fields), heading, self.shown(step, steps), instruction)
 
     def shown(self, step: Step, steps: Sequence[Step]) -> list[Shown]:
         """What this agent is shown of the conversation so far: the scenario's context window; the
@@ -140,6 +138,14 @@ def said_of(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -
     """A turn as the other agents read it."""
     return Said(message.source, reading.display(step.action, message.content), step.action, step.topic, step.round,
                 turn)
+
+
+def turn_prompt(system: str, heading: str, shown: Sequence[Shown], instruction: str) -> list[LLMMessage]:
+    """A turn's messages: the system prompt, then one user message with what the agent is shown
+    (under `heading`) and its instruction."""
+    history = render_shown(shown)
+    body = f"{heading}\n{history}\n\n{instruction}" if history else instruction
+    return [SystemMessage(content=system), UserMessage(content=body, source=USER)]
 
 
 def render_shown(shown: Sequence[Shown]) -> str:

@@ -344,3 +344,20 @@ def test_rescoring_the_evaluator_shows_it_no_assessment(make_scenario, tmp_path,
     [call] = [c for c in copy.calls if c.stage == "rescore evaluator"]
     shown = call.messages[-1]["content"]
     assert "Alice: Health outcomes matter most." in shown and "Assessor" not in shown and '"covered"' not in shown
+
+
+def test_score_re_measures_coverage_with_another_assessor(make_scenario, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_scenario(make_scenario(topics=2, extra=REFERENCE), out, clients=people()) == 0
+    capsys.readouterr()
+    assert main(["score", str(out), "--role", "assessor=scripted:AGREEMENT"]) == 0  # another model spec
+    assert "Topic 1: reference coverage of topic 1: 2/3 items (67%); not covered: public" in capsys.readouterr().out
+    original = conference(out)
+    copy = load(out.with_name("run-rescored-assessor-scripted_AGREEMENT") / "conference.jsonl")
+    first, again = copy.of_type(Coverage)  # topic 2 has no reference outcome
+    assert (again.speaker, again.model, again.turn, again.topic) == (
+        "assessor:scripted:AGREEMENT", "scripted:AGREEMENT", 3, 0)
+    assert [(i.name, i.status, i.turn) for i in again.items] == [(i.name, i.status, i.turn) for i in first.items]
+    [call] = [c for c in copy.calls if c.stage == "rescore assessor"]
+    [asked] = [c for c in original.calls if c.stage == "assess"]
+    assert call.messages == asked.messages  # shown exactly what the conference's assessor was shown
