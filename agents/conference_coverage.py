@@ -8,9 +8,9 @@ topic with a reference outcome closes, the assessor is shown the reference items
 description) and the participants' turns on that topic — nothing else — and answers per item with
 a quote from the debate and whether the debate covered it (structured output).
 
-The answer is not taken on trust: an item counts as covered only if its quote occurs in one of
-the participants' turns (case, spacing, typographic quotes and dashes ignored; a quote shortened
-with "..." must occur in order within one turn). A covered item without such a quote is
+The answer is not taken on trust: an item counts as covered only if its quote (two words at
+least) occurs in one of the participants' turns (case, spacing, typographic quotes and dashes
+ignored; a quote shortened with "..." must occur in order within one turn). A covered item without such a quote is
 `unverified`; an item the reply does not answer readably is `unparsed`. Neither counts as covered.
 """
 
@@ -28,6 +28,7 @@ from moot.verdicts import ItemVerdict, json_object
 _TYPOGRAPHY = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _ELLIPSIS = re.compile(r"\.{3,}|…")
 _EDGE = " \t\n\"'.,;:!?-()[]*"
+MIN_WORDS = 2  # a single word ("health", "the") shows nothing about what was argued
 
 
 def debate_of(history: Sequence[Said], topic: int) -> list[Said]:
@@ -83,6 +84,9 @@ def _item(name: str, data: Optional[Mapping[str, Any]], key: Optional[str], deba
         return CoverageItem(name=name, status="not_covered", evidence=answer.evidence)
     if not answer.evidence.strip(_EDGE):
         return CoverageItem(name=name, status="unverified", error="said covered, without a quote")
+    if len(_normal(_ELLIPSIS.sub(" ", answer.evidence)).strip(_EDGE).split()) < MIN_WORDS:
+        return CoverageItem(name=name, status="unverified", evidence=answer.evidence,
+                            error=f"a quote of fewer than {MIN_WORDS} words is no evidence")
     turn = find_quote(answer.evidence, debate)
     if turn is None:
         return CoverageItem(name=name, status="unverified", evidence=answer.evidence,

@@ -74,6 +74,13 @@ def test_each_item_is_covered_only_with_a_quote_found_in_the_debate():
     assert (event.turn, event.speaker, event.topic, event.model, event.error) == (9, X, 0, "m", None)
 
 
+def test_a_one_word_quote_is_no_evidence():
+    reply = answer(health=("Health", True), crime=("Crime follows", True), public=("", False))
+    event = coverage_event(reply, ITEMS, DEBATE, turn=9, speaker=X, topic=0)
+    assert [(i.status, i.error) for i in event.items] == [
+        ("unverified", "a quote of fewer than 2 words is no evidence"), ("covered", None), ("not_covered", None)]
+
+
 def test_not_covered_and_a_clean_answer_keeps_no_raw():
     reply = answer(health=("Overdoses kill.", True), crime=("Crime follows prohibition", True), public=("", False))
     event = coverage_event(reply, ITEMS, DEBATE, turn=9, speaker=X, topic=0)
