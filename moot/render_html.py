@@ -12,8 +12,8 @@ import html
 from moot.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Score, TopicClosed, Verdict
-from moot.timeline import closed_text, initials, verdict_detail
+from moot.events import Coverage, Score, TopicClosed, Verdict
+from moot.timeline import closed_text, coverage_rows, coverage_text, initials, verdict_detail
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -147,6 +147,11 @@ def companion(event: object) -> str:
         return f"<div class=\"companion\">{score_figure(event)}</div>"
     if isinstance(event, TopicClosed):
         return f"<div class=\"companion closed\">topic {event.topic + 1} {esc(closed_text(event))}</div>"
+    if isinstance(event, Coverage):
+        rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in coverage_rows(event))
+        raw = raw_reply(event.raw) if event.raw else ""
+        return (f"<div class=\"companion coverage\"><strong>{esc(coverage_text(event))}</strong>"
+                f"<table><tr><th>reference item</th><th>status</th><th>evidence</th></tr>{rows}</table>{raw}</div>")
     return ""
 
 

@@ -14,8 +14,8 @@ import re
 from moot.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Score, TopicClosed, Verdict
-from moot.timeline import closed_text, verdict_detail
+from moot.events import Coverage, Score, TopicClosed, Verdict
+from moot.timeline import closed_text, coverage_rows, coverage_text, verdict_detail
 
 BLOCKS = "█" * 10
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
@@ -78,6 +78,9 @@ def entry(block: Entry) -> list[str]:
             lines += ["", *scores(event)]
         elif isinstance(event, TopicClosed):
             lines += ["", f"_Topic {event.topic + 1} {inline(closed_text(event))}\\._"]
+        elif isinstance(event, Coverage):
+            lines += ["", f"**{inline(coverage_text(event))}**", "",
+                      *table(["Reference item", "Status", "Evidence"], coverage_rows(event))]
     return lines
 
 

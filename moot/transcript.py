@@ -91,7 +91,7 @@ class Transcript:
         """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
         s = self.started.scenario
         agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
-        agents += [(role, s.get(role)) for role in ("judge", "evaluator")]
+        agents += [(role, s.get(role)) for role in ("judge", "evaluator", "assessor")]
         return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
 
 

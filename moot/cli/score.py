@@ -2,7 +2,7 @@
 
 Nobody else is asked again: the protocol re-runs only its deciding roles on what the run recorded
 (a conference: `evaluator` re-evaluates each topic, `grader` grades each judge decision as in
-Heller et al. Table 5; COLA: the `judger` on its recorded prompt; S2MAD: the `judge`; negotiation:
+Heller et al. Table 5, `assessor` re-measures each topic's reference coverage; COLA: the `judger` on its recorded prompt; S2MAD: the `judge`; negotiation:
 the `third` LLM's vote on conflicting items; judge-eval: the `judge`). The original is untouched:
 
 - a run folder is copied to a new run folder (default RUN-rescored-ROLE-SPEC) with the new calls,
