@@ -16,6 +16,7 @@ import importlib
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -90,9 +91,13 @@ def dispatch(argv: list[str]) -> int:
 
 
 def quiet_autogen_logs() -> None:
-    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript."""
+    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript.
+    Libraries' warnings about what a server answered (a model name it reports differently, usage
+    fields of the wrong type) are not the user's to act on: the call's cause says what failed."""
     for name in ("autogen_core", "autogen_agentchat", "autogen_ext", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", message="Resolved model mismatch", category=UserWarning)
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
