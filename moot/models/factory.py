@@ -105,6 +105,7 @@ def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
     from moot.models.remote import OllamaClient
 
+    register(os.environ.get("OLLAMA_API_KEY"))  # the ollama library sends it; a server may echo it
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
