@@ -114,7 +114,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        silence_stdout()
+        silence(sys.stdout)
         return EXIT_PIPE
     except OSError as exc:
         if exc.errno not in ENVIRONMENT_ERRNOS:
@@ -125,12 +125,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ENVIRONMENT
 
 
-def silence_stdout() -> None:
-    """After the reader of our output went away: point stdout at /dev/null so the interpreter's
-    final flush does not fail again."""
+def silence(stream) -> None:
+    """After the reader of our output went away: point `stream` at /dev/null so later writes and
+    the interpreter's final flush do not fail again."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):
         pass
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from moot.bundled import bundled_names, find_scenario
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE
 from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options, positive_int
-from moot.cli.show import BatchStatus, LivePrinter, print_batch_end, print_unit_end
+from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.datasets import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
@@ -149,14 +149,18 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
     engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency, clients=clients)
     single = plan.total == 1
-    live = LivePrinter(setup.protocol, scenario) if single and not args.quiet else None
-    status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats)
+    closed = setup.stop.request  # the reader of our output went away: stop, resumable
+    live = LivePrinter(setup.protocol, scenario, on_closed=closed) if single and not args.quiet else None
+    status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats,
+                                                           on_closed=closed)
 
     def models_of(unit):
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
 
     async def go():
         setup.stop.task = asyncio.current_task()
+        if setup.stop.reason is not None:  # stopped before it started (the output closed at once)
+            setup.stop.task.cancel()
         on_signal(setup.stop)
         try:
             return await run_units(setup, plan.units(), folder, engine, models_of,
@@ -174,6 +178,8 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         print_unit_end(setup.protocol, folder, next(plan.units()).id, outcome, engine.stats)
     else:
         print_batch_end(setup.protocol, folder, outcome, engine.stats, metric)
+    if setup.stop.reason == OUTPUT_CLOSED:
+        return EXIT_PIPE
     if outcome.interrupted:
         print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
         return EXIT_INTERRUPTED
