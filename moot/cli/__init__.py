@@ -11,7 +11,6 @@ permission), 130 interrupted (resumable), 141 the output was closed (e.g. `| hea
 
 from __future__ import annotations
 
-import errno
 import importlib
 import logging
 import os
@@ -33,14 +32,12 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "schema": "the JSON Schema of the scenario format (for editors)",
     "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
-ENVIRONMENT_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
-                      errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-                      errno.EPERM: "operation not permitted"}
 
 
 def input_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean bad input: one line, exit 2."""
     from moot.dataset_spec import DatasetError
+    from moot.models.cache import CacheError
     from moot.models.factory import MissingKey
     from moot.models.preflight import Unreachable
     from moot.protocols.conference_turns import ResumeError as ConferenceResumeError
@@ -52,7 +49,7 @@ def input_errors() -> tuple[type[BaseException], ...]:
     from moot.yamlsource import SourceError
 
     return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError)
+            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
 
 
 def usage() -> str:
@@ -101,6 +98,7 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from moot.diskio import environment_message, is_environment_error
     from moot.secrets import redact
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -117,11 +115,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         silence(sys.stdout)
         return EXIT_PIPE
     except OSError as exc:
-        if exc.errno not in ENVIRONMENT_ERRNOS:
+        if not is_environment_error(exc):
             raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{ENVIRONMENT_ERRNOS[exc.errno]} ({os.strerror(exc.errno)}); "
-              "free space or fix permissions, then run the same command again", file=sys.stderr)
+        print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
         return EXIT_ENVIRONMENT
 
 

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import yaml
 
 from moot.bundled import bundled_dir
+from moot.diskio import write_atomic
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
 from moot.scenario import DEFAULT_PROTOCOL
@@ -83,6 +84,6 @@ def run(argv: Sequence[str]) -> int:
         print(f"error: {path} exists; choose another FILE_STEM or --dir", file=sys.stderr)
         return 2
     args.dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_text(REGISTRY.get(args.protocol), stem, path), encoding="utf-8")
+    write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path))
     print(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted")
     return 0

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from pydantic.json_schema import models_json_schema
 
+from moot.diskio import write_atomic
 from moot.protocols import REGISTRY
 from moot.scenario import DEFAULT_PROTOCOL
 
@@ -54,7 +55,7 @@ def run(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     text = docs_text() if args.docs else schema_text()
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        write_atomic(args.out, text)
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)
