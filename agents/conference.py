@@ -19,7 +19,6 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
-from moot.models.calls import ModelCallError
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
 from moot.speaker_selection.conference import UNPARSED, ConferencePlan, Step, Turn, walk
 
@@ -80,7 +79,7 @@ class ConferenceAgent(ThreadAgent):
         super().__init__(name, f"{role} of the conference")
         self.role, self.persona, self.ctx, self.setup = role, persona, ctx, setup
         self.system_template = system_template or setup.templates[f"{role}_system"]
-        self.failure: Optional[ModelCallError] = None  # kept so the runner can record the real cause
+        self.failure: Optional[Exception] = None  # kept so the runner sees the real cause (not AutoGen's text)
         self.last_call = None  # the Reply of this agent's latest turn, until the turn is recorded
 
     async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
@@ -92,7 +91,7 @@ class ConferenceAgent(ThreadAgent):
         output = OUTPUT_OF_ACTION.get(step.action)
         try:
             done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
-        except ModelCallError as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed call, or a disk refusing its cache write
             self.failure = exc
             raise
         self.last_call = done
