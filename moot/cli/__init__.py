@@ -5,8 +5,9 @@ Each subcommand is a module of this package exposing `run(argv) -> exit code`; `
 returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
-continue), 2 bad input (nothing was written), 3 the environment refused (disk full, read-only,
-permission), 130 interrupted (resumable), 141 the output was closed (e.g. `| head`; resumable).
+continue) or moot hit a bug (one line; MOOT_DEBUG=1 for the traceback), 2 bad input (nothing was
+written), 3 the environment refused (disk full, read-only, permission), 130 interrupted
+(resumable), 141 the output was closed (e.g. `| head`; resumable).
 """
 
 from __future__ import annotations
@@ -116,9 +117,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_PIPE
     except OSError as exc:
         if not is_environment_error(exc):
-            raise
+            return internal_error(exc)
         print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
         return EXIT_ENVIRONMENT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        return internal_error(exc)
+
+
+def internal_error(exc: BaseException) -> int:
+    """An error moot has no message for (a bug): one line, secrets redacted; MOOT_DEBUG=1 adds the
+    (redacted) traceback. The run folder stays as it was: run the same command again to continue."""
+    import traceback
+
+    from moot.models.calls import describe
+    from moot.secrets import redact
+
+    if os.environ.get("MOOT_DEBUG"):
+        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+    print(f"error: internal error: {describe(exc)} (a bug in moot; MOOT_DEBUG=1 shows the traceback)",
+          file=sys.stderr)
+    return EXIT_FAILED
 
 
 def silence(stream) -> None:

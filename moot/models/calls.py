@@ -71,7 +71,7 @@ UNREADABLE = (AttributeError, IndexError, KeyError, TypeError, json.JSONDecodeEr
 def describe(exc: BaseException) -> str:
     """One line naming the exception type and message (and its cause's, when the message alone is
     vague, e.g. "Connection error."), secrets redacted."""
-    text = " ".join(str(exc).split()) or "no message"
+    text = " ".join(str(exc).split()).split(" Traceback:")[0] or "no message"  # AutoGen appends one
     cause = exc.__cause__
     if cause is not None:
         said = " ".join(str(cause).split())
