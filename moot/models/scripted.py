@@ -22,6 +22,7 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel
 
+from moot.suggest import nearest
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
@@ -33,7 +34,8 @@ def parse_script(text: Optional[str]) -> list[str]:
     tokens = [t.strip().upper() for t in (text or "").split(",") if t.strip()]
     bad = [t for t in tokens if t not in SCRIPT_TOKENS]
     if bad:
-        raise ValueError(f"unknown scripted token {bad[0]!r} (allowed: {', '.join(SCRIPT_TOKENS)})")
+        raise ValueError(f"unknown scripted token {bad[0]!r}{nearest(bad[0], SCRIPT_TOKENS)} "
+                         f"(allowed: {', '.join(SCRIPT_TOKENS)})")
     return tokens
 
 
