@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.cli import EXIT_OK, EXIT_USAGE
-from moot.cli.options import add_out
+from moot.cli.options import Parser, add_out
 from moot.cli.replay import result_name
 from moot.diskio import is_environment_error, write_atomic
 from moot.render_html import render_html
@@ -26,7 +26,7 @@ RENDERERS = {"md": (render_markdown, ".md"), "html": (render_html, ".html")}
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot export", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot export", description=__doc__.splitlines()[0])
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--format", choices=sorted(RENDERERS),
                    help="md or html (default: from --out's suffix, else html)")

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import yaml
 
 from moot.bundled import bundled_dir
+from moot.cli.options import Parser
 from moot.diskio import write_atomic
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
@@ -29,7 +30,7 @@ SCHEMA_FILE = CHECKOUT / "docs" / "scenario.schema.json"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot new", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot new", description=__doc__.splitlines()[0])
     p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL,
                    help=f"the protocol (default {DEFAULT_PROTOCOL}); the file starts as its bundled example")
     p.add_argument("stem", metavar="FILE_STEM", help="writes FILE_STEM.yaml, titled after it")

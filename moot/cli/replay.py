@@ -17,6 +17,7 @@ import time
 from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import EXIT_OK, EXIT_USAGE
+from moot.cli.options import Parser
 from moot.console import ConsolePrinter
 from moot.document import unit_status
 from moot.events import Message
@@ -36,7 +37,7 @@ def positive(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot replay", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot replay", description=__doc__.splitlines()[0],
                                 epilog="examples:\n  moot replay transcripts/drug_policy\n"
                                        "  moot replay transcripts/cola-vast --unit 1234 --no-delay",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

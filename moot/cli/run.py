@@ -19,7 +19,9 @@ from typing import Any, Optional, Sequence
 
 from moot.bundled import bundled_names, find_scenario
 from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE
-from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options, positive_int
+from moot.cli.options import (
+    Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
+)
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.datasets import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
@@ -33,11 +35,12 @@ from moot.runs.meta import check_identity, describe_run
 from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.runs.runner import RunSetup, run_units
 from moot.runs.setup import UsageError, resolve_models, role_models
+from moot.suggest import nearest
 from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot run", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot run", description=__doc__.splitlines()[0],
                                 epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
                                        "\n  moot run cola --input text=... --input target=..."
                                        "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
@@ -90,6 +93,9 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
     if not args.scenario:
         raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")
     path = find_scenario(args.scenario)
+    if not path.exists():
+        raise UsageError(f"{args.scenario}: no such scenario file or bundled scenario"
+                         f"{nearest(Path(args.scenario).stem, bundled_names())} (moot run --list)")
     scenario = load_scenario(path)
     protocol = REGISTRY.get(getattr(scenario, "protocol"))
     plan = plan_of(protocol, scenario, args)

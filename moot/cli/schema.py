@@ -8,11 +8,11 @@ docs/scenarios.md instead (moot.scenario_docs). Tests keep both committed files 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
+from moot.cli.options import Parser
 
 from pydantic.json_schema import models_json_schema
 
@@ -49,7 +49,7 @@ def docs_text() -> str:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="moot schema", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot schema", description=__doc__.splitlines()[0])
     p.add_argument("--docs", action="store_true", help="the Markdown key reference (docs/scenarios.md) instead")
     p.add_argument("--out", type=Path, help="write to this file instead of standard output")
     args = p.parse_args(argv)
