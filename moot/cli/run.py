@@ -93,7 +93,7 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
     if not args.scenario:
         raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")
     path = find_scenario(args.scenario)
-    if not path.exists():
+    if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
         raise UsageError(f"{args.scenario}: no such scenario file or bundled scenario"
                          f"{nearest(Path(args.scenario).stem, bundled_names())} (moot run --list)")
     scenario = load_scenario(path)
