@@ -1,11 +1,11 @@
 """One model call with bounded retries, timing and usage, and errors worth retrying told apart.
 
 A call that can succeed on a later attempt (an unreachable or overloaded backend, HTTP 5xx, a
-timeout, an empty, malformed or oversized reply) is retried with exponential backoff; HTTP 429 waits what the server's
-`Retry-After` asks (within the call timeout). A call that cannot succeed however often it is sent
-(HTTP 400, 401, 403, 404, 422: a bad key, an unknown model, a request the server refuses) fails at
-once with a FatalModelError, which stops a batch instead of failing every item the same way.
-Every cause is one line with secrets redacted (moot.secrets).
+timeout, an empty, malformed or oversized reply) is retried with exponential backoff; HTTP 429
+waits what the server's `Retry-After` asks (up to MAX_RETRY_AFTER_S, whatever the call timeout).
+A call that cannot succeed however often it is sent (HTTP 400, 401, 403, 404, 422: a bad key, an
+unknown model, a request the server refuses) fails at once with a FatalModelError, which stops
+a batch instead of failing every item the same way. Every cause is one line with secrets redacted (moot.secrets).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
                 last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
             if status_of(exc) == 429:
                 asked = retry_after(exc)
-                wait = min(asked, retry.timeout_s, MAX_RETRY_AFTER_S) if asked is not None else wait
+                wait = min(asked, MAX_RETRY_AFTER_S) if asked is not None else wait
         if attempt < retry.attempts:
             await asyncio.sleep(wait)
     raise ModelCallError(describe(last), retry.attempts)
