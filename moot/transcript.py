@@ -162,11 +162,14 @@ def _check_order(path: Path, rows: list[tuple[int, Any]], events: list[EventBase
             raise TranscriptError(f"{path}:{line}: a second run_started (two runs in one transcript)")
     if not strict_seq:
         return
+    present = {event.seq for event in events}
     for (line, _), previous, event in zip(rows[1:], events, events[1:]):
         if event.seq == previous.seq:
             raise TranscriptError(f"{path}:{line}: duplicated event (seq {event.seq} again)")
         if event.seq < previous.seq:
             raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} after {previous.seq})")
+        if event.seq != previous.seq + 1 and previous.seq + 1 in present:
+            raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} before {previous.seq + 1})")
         if event.seq != previous.seq + 1:
             raise TranscriptError(f"{path}:{line}: events missing before this one "
                                   f"(seq jumps from {previous.seq} to {event.seq})")
