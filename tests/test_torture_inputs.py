@@ -389,3 +389,21 @@ def test_a_folder_without_write_permission_is_one_line_exit_3(tmp_path):
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and "permission denied" in lines[0] and str(locked) in lines[0], err
         assert list(locked.iterdir()) == []
+
+
+# --- surprises ----------------------------------------------------------------------------------
+def test_a_run_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    ran = moot("cola", "--model", "scripted", "--out", tmp_path / "run", "--quiet")
+    assert ran.code == 0, ran.err
+    assert list(cwd.iterdir()) == []  # no ./runs, no cache: the reply cache lives in the run folder
+    assert (tmp_path / "run" / "cache.sqlite").is_file()
+
+
+def test_unit_ids_that_look_alike_never_share_a_transcript():
+    from moot.runs.folder import unit_file
+
+    ids = ["a/b", "a_b", "a b", "a:b", "run", "results", "cache", "x" * 200, "x" * 201, "", ".", "..", ".a"]
+    assert len({unit_file(i) for i in ids}) == len(ids)
