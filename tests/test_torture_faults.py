@@ -9,6 +9,7 @@ that had finished.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -166,3 +167,29 @@ def test_a_secret_echoed_by_a_server_is_redacted_everywhere(batch):
             shown = moot(*argv)
             assert SECRET not in shown.out + shown.err
         assert_no_secret_written(batch)
+
+
+@pytest.mark.parametrize("size, fails", [(3 * 1024 * 1024, True), (200_000, False)])
+def test_an_ollama_server_ignoring_num_predict_is_bounded_too(size, fails):
+    """The same bounds on the Ollama client: a body over the HTTP limit fails the call, a long
+    text under it is cut to what num_predict allows."""
+    from autogen_core.models import UserMessage
+
+    from backend_support import RecordingServer
+    from moot.models.bounded import ReplyTooLarge
+    from moot.models.factory import BackendOptions, build_client
+
+    def chat(path, body):
+        return 200, {"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "done": True,
+                     "message": {"role": "assistant", "content": "x" * size}, "done_reason": "stop",
+                     "prompt_eval_count": 3, "eval_count": 5}
+
+    with case("fault modes"), RecordingServer(chat) as server:
+        client = build_client("ollama:llama3", {"max_tokens": MAX_TOKENS}, BackendOptions(ollama_hosts=(server.url,)))
+        ask = client.create([UserMessage(content="hi", source="user")])
+        if fails:
+            with pytest.raises(ReplyTooLarge):
+                asyncio.run(ask)
+        else:
+            result = asyncio.run(ask)
+            assert len(result.content) == CHARS_PER_TOKEN * MAX_TOKENS and result.finish_reason == "length"
