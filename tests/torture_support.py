@@ -60,7 +60,7 @@ def report_figures(terminalreporter, config) -> None:
     terminalreporter.section("torture figures")
     for name, (handled, tried) in found.items():
         terminalreporter.write_line(f"{name}: {handled} / {tried}")
-    if config.cache is not None:
+    if getattr(config, "cache", None) is not None:  # absent with -p no:cacheprovider
         config.cache.set("moot/torture", found)
 
 
