@@ -27,7 +27,7 @@ import moot.models.remote  # noqa: F401
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
 from torture_support import (
-    CONFERENCE, ROWS, assert_clean, case, dataset, files_of, moot, moot_process, outcome_of, write,
+    CONFERENCE, ROWS, assert_clean, case, dataset, files_of, moot, moot_process, outcome_of, read_jsonl, write,
 )
 
 SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
@@ -328,6 +328,11 @@ def test_a_full_disk_is_one_line_exit_3_and_the_run_resumes(tmpfs, tmp_path, und
     with case("fault modes"):
         ran = moot(scenario, "--out", disk / "run", "--quiet")
         assert_environment_line(ran, disk, "the disk is full")
+        transcript = disk / "run" / "conference.jsonl"
+        if f"error: {transcript}:" not in ran.err:  # another file was refused: the transcript records why
+            last = read_jsonl(transcript)[-1]
+            assert last["type"] == "error" and last["stage"] == "environment", last
+            assert "No space left on device" in last["cause"]
         remount("size=8m")
         ran = moot(scenario, "--out", disk / "run", "--quiet")
         assert ran.code == 0, ran.err
