@@ -17,7 +17,10 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
+from moot.agents.telemetry import quiet_runtime_telemetry
 from moot.agents.thread import ThreadAgent
+
+quiet_runtime_telemetry()  # group chats here need no per-message spans (agents/telemetry.py)
 
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]

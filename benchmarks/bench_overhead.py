@@ -11,6 +11,7 @@ Prints both wall times (median of --repeat runs) and their ratio. Target (issue 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -29,22 +30,25 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     calls = args.items * CALLS_PER_ITEM
-    moot_walls, raw_walls = [], []
+    moot_runs, raw_runs = [], []
     with tempfile.TemporaryDirectory() as tmp, Server(latency=0.0) as server:
         spec = write_dataset(Path(tmp) / "data", args.items)
         for n in range(args.repeat):
             out = Path(tmp) / f"run{n}"
-            moot_walls.append(timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec),
-                                     "--model", "openai:bench", "--base-url", server.url, "--out", str(out),
-                                     "--concurrency", str(args.concurrency), "--quiet", "--no-cache"]))
-            raw_walls.append(timed([sys.executable, str(HERE / "raw_openai.py"), server.url, str(calls),
-                                    str(args.concurrency)]))
-    moot, raw = statistics.median(moot_walls), statistics.median(raw_walls)
-    print(f"items={args.items} calls={calls} concurrency={args.concurrency} repeat={args.repeat}")
-    print(f"moot batch wall={moot:.2f}s ({moot / calls * 1000:.2f} ms/call)  runs: "
-          + " ".join(f"{w:.2f}" for w in moot_walls))
-    print(f"raw openai wall={raw:.2f}s ({raw / calls * 1000:.2f} ms/call)  runs: " + " ".join(f"{w:.2f}" for w in raw_walls))
-    print(f"moot/raw = {moot / raw:.2f}x (target <= 1.5x)")
+            moot_runs.append(timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec),
+                                    "--model", "openai:bench", "--base-url", server.url, "--out", str(out),
+                                    "--concurrency", str(args.concurrency), "--quiet", "--no-cache"]))
+            raw_runs.append(timed([sys.executable, str(HERE / "raw_openai.py"), server.url, str(calls),
+                                   str(args.concurrency)]))
+    print(f"items={args.items} calls={calls} concurrency={args.concurrency} repeat={args.repeat} "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    for what, index in (("wall", 0), ("cpu", 1)):
+        moot, raw = (statistics.median(r[index] for r in runs) for runs in (moot_runs, raw_runs))
+        print(f"{what}: moot batch {moot:.2f}s ({moot / calls * 1000:.2f} ms/call), raw openai {raw:.2f}s "
+              f"({raw / calls * 1000:.2f} ms/call) -> moot/raw = {moot / raw:.2f}x"
+              + (" (target <= 1.5x)" if what == "wall" else ""))
+        print("  runs moot: " + " ".join(f"{r[index]:.2f}" for r in moot_runs)
+              + " | raw: " + " ".join(f"{r[index]:.2f}" for r in raw_runs))
     return 0
 
 

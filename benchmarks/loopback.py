@@ -2,12 +2,13 @@
 
 `python benchmarks/loopback.py PORT LATENCY` serves POST /v1/chat/completions (any path but GET): each request waits
 LATENCY seconds (asyncio.sleep, so any number wait at once) and answers a short reply (a JSON
-stance when a response_format is asked). It runs in its own process so its CPU does not share
+stance when a response_format is asked, an option letter when options are offered). It runs in its own process so its CPU does not share
 the client's interpreter. Used by bench_overhead.py and bench_latency.py.
 """
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -27,7 +28,8 @@ def free_port() -> int:
 
 def answer(body: bytes) -> bytes:
     request = json.loads(body or b"{}")
-    content = STANCE if request.get("response_format") else REPLY
+    asked = str((request.get("messages") or [{}])[-1].get("content", ""))
+    content = STANCE if request.get("response_format") else "B" if "Choose from:" in asked else REPLY
     return json.dumps({
         "id": "bench", "object": "chat.completion", "created": 0, "model": request.get("model", "bench"),
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
@@ -36,7 +38,7 @@ def answer(body: bytes) -> bytes:
 
 async def serve(port: int, latency: float) -> None:
     """A minimal HTTP/1.1 keep-alive server (a few microseconds per request, so the client is measured)."""
-    seen = {"requests": 0}
+    seen = {"requests": 0, "in_flight": 0, "peak": 0}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -46,11 +48,15 @@ async def serve(port: int, latency: float) -> None:
                 headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 if lines[0].startswith("GET"):
-                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"]}).encode()
+                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"],
+                                          "peak": seen["peak"]}).encode()
                 else:
                     seen["requests"] += 1
+                    seen["in_flight"] += 1
+                    seen["peak"] = max(seen["peak"], seen["in_flight"])
                     if latency:
                         await asyncio.sleep(latency)
+                    seen["in_flight"] -= 1
                     payload = answer(body)
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                              + str(len(payload)).encode() + b"\r\n\r\n" + payload)
@@ -75,17 +81,19 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                self.requests()
+                self.stats()
                 return self
             except OSError:
                 time.sleep(0.05)
         self.proc.kill()
         raise SystemExit("the loopback server did not start")
 
-    def requests(self) -> int:
+    def stats(self) -> tuple:
+        """(requests served, the most served at once)."""
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(f"{self.url}/models", timeout=2) as r:
-            return json.loads(r.read())["requests"]
+            data = json.loads(r.read())
+        return data["requests"], data["peak"]
 
     def __exit__(self, *exc) -> None:
         self.proc.terminate()
@@ -104,14 +112,20 @@ def write_dataset(folder: Path, items: int) -> Path:
     return spec
 
 
-def timed(argv: list, env=None) -> float:
-    """Whole-process wall time of a command (it must succeed)."""
+def timed(argv: list) -> tuple:
+    """(wall seconds, CPU seconds, peak RSS MB) of a whole child process, which must succeed.
+    CPU time (user + system) is steadier than wall time on a busy machine."""
     started = time.monotonic()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv[:5])} ... failed ({os.waitstatus_to_exitcode(status)})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 if __name__ == "__main__":

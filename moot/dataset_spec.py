@@ -36,9 +36,10 @@ class Columns(BaseModel):
     comments: str | None = None
     comment_text: str = "text"
     comment_time: str = "time"
+    role: str | None = None  # the role an item asks for (COLA: its domain specialist)
 
 
-ROW_COLUMNS = ("text", "target", "label", "id", "comments")
+ROW_COLUMNS = ("text", "target", "label", "id", "comments", "role")
 
 
 class DatasetSpec(BaseModel):
@@ -52,6 +53,7 @@ class DatasetSpec(BaseModel):
     columns: Columns
     labels: dict[str, str] | None = None
     filter: dict[str, list[str]] = {}
+    target_roles: dict[str, str] = {}  # target (case-insensitive) -> role, for rows without columns.role
     metric: Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"] | None = None  # the headline metric
 
     _base_dir: Path | None = PrivateAttr(default=None)

@@ -8,11 +8,13 @@
     columns: {text: Tweet, target: Target, label: Stance}   # also id, comments, comment_text/_time
     labels: {"0": against, "1": favor, "2": neutral}        # value -> protocol label; others skipped
     filter: {"seen?": ["0"]}                                # column -> allowed values, before limit
+    target_roles: {Atheism: theologian}                     # a role per target (COLA's domain specialist)
 
 Column names are literal header names, dots included (`claims.claimCorrectedText`); in jsonl a
 dotted name that is not a key is followed as a nested path. No `id`: the 0-based data-row index.
 `comments` (jsonl) names a list of objects; `comment_text` / `comment_time` name keys inside them
-(default `text` / `time`). Label keys are compared as strings after strip; without `labels` the
+(default `text` / `time`). An item's `role` (the role it asks for, e.g. COLA's domain specialist)
+is its `columns.role` value, else `target_roles` of its target (case-insensitive), else none. Label keys are compared as strings after strip; without `labels` the
 stripped raw value passes through. Format `lines` (SST-2, `<label> <sentence>`): fields "0" (before
 the first separator) and "1" (the rest), so `columns: {label: "0", text: "1"}`.
 Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`. Reading is
@@ -49,6 +51,7 @@ class Item:
     target: str | None = None
     label: str | None = None
     comments: tuple[Comment, ...] = ()
+    role: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -72,6 +75,7 @@ def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -
     cols = spec.columns
     labels = None if spec.labels is None else {k.strip(): v.strip() for k, v in spec.labels.items()}
     allowed = {c: {v.strip() for v in vals} for c, vals in spec.filter.items()}
+    roles = {k.strip().lower(): v.strip() for k, v in spec.target_roles.items()}
     is_csv, count = spec.format in ("csv", "tsv"), 0
     if limit == 0:
         return
@@ -98,12 +102,15 @@ def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -
                 if not text.strip():
                     skipped["empty text"] += 1
                     continue
+                target = _text(get(cols.target, "columns.target")) if cols.target else None
+                role = (_text(get(cols.role, "columns.role")) or "").strip() if cols.role else ""
                 yield Item(
                     id=(_text(get(cols.id, "columns.id")) or "") if cols.id else str(index),
                     text=text,
-                    target=_text(get(cols.target, "columns.target")) if cols.target else None,
+                    target=target,
                     label=label,
                     comments=_comments(get(cols.comments, "columns.comments"), cols, where) if cols.comments else (),
+                    role=role or roles.get((target or "").strip().lower()),
                     raw=row,
                 )
                 count += 1

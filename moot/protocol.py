@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable, Literal, Mapping, Optional, Sequenc
 
 from pydantic import BaseModel
 
-InputSource = Literal["text", "target", "comments"]
+InputSource = Literal["text", "target", "comments", "role"]
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """S2MAD's multi-agent debate (Zhang et al., Alg. 1 lines 12-21): who speaks next.
 
 Round j = 1..M: D_p then D_n (each answers the other's round j-1 reply). After round M, or at
-once when M = 0 (the "w/o debate" ablation), the debaters' last answers decide: the same parsed
-label is a consensus and the debate ends; otherwise the judge speaks once. Pure function of the
-turns so far, each a speaker and the label its reply was parsed to (None if unparsed).
+once when M = 0 (moot's variant; the paper's w/o Debate is one agent and no debate at all), the
+debaters' last answers decide: the same parsed label is a consensus and the debate ends;
+otherwise the judge speaks once. Pure function of the turns so far, each a speaker and the
+label its reply was parsed to (None if unparsed).
 """
 
 from __future__ import annotations

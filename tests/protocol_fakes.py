@@ -25,7 +25,9 @@ def tag_of(prompt: str) -> str:
 
 
 class TaggingClient(ScriptedChatCompletionClient):
-    """Replies `<TAG>-REPLY-<n>`; the judger gets `judge_reply` (default valid JSON).
+    """Replies `<TAG>-REPLY-<n>`; the judger gets `judge_reply` (default valid JSON). A call's
+    prompt is its messages joined by a space (a COLA analyst's system role sentence, then its
+    instruction: the paper's printed prompt); `requests` keeps the messages themselves.
     `delay` makes each call take that long; `in_flight`/`peak` count concurrent calls;
     `fail_judge` makes the judger fail (ConnectionError) that many times."""
 
@@ -38,7 +40,8 @@ class TaggingClient(ScriptedChatCompletionClient):
 
     async def create(self, messages, *, tools=(), json_output=None, extra_create_args={},
                      cancellation_token=None) -> CreateResult:
-        prompt = str(messages[-1].content)
+        self.requests.append({"messages": list(messages), "output": json_output})
+        prompt = " ".join(str(m.content) for m in messages)
         tag = tag_of(prompt)
         self.prompts.append((tag, prompt))
         number = len(self.prompts)

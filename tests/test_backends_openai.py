@@ -3,7 +3,7 @@ embedded Gemma GGUF on loopback), plus its failure handling: unreachable endpoin
 
 llama_cpp.server 0.3.36 rejects OpenAI's `response_format: json_schema` (HTTP 500, validation
 error) and takes `{"type": "json_object", "schema": ...}` instead; moot's OpenAI client sends
-the standard form and falls back to that one (moot/models/remote.py).
+the standard form and falls back to that one (moot/models/openai_client.py).
 """
 
 from __future__ import annotations

@@ -28,7 +28,9 @@ def files(tmp_path):
     spec.write_text("path: tiny.csv\nformat: csv\ncolumns: {text: Tweet, target: Target, label: Stance}\n"
                     'labels: {"0": against, "1": favor, "2": neutral}\n', encoding="utf-8")
     scenario = tmp_path / "cola.yaml"
-    scenario.write_text("protocol: cola\nmodels: {default: scripted}\n", encoding="utf-8")
+    # the JSON judger: the scripted model answers its structured stance (the default option
+    # judger's free text carries no label for it)
+    scenario.write_text("protocol: cola\nmodels: {default: scripted}\njudger: {output: json}\n", encoding="utf-8")
     return scenario, spec, tmp_path / "run"
 
 
@@ -137,6 +139,7 @@ def test_one_item_prints_every_contribution_and_the_stance(files, capsys, tmp_pa
 def test_options_may_come_before_the_scenario_and_bundled_scenarios_run_by_name(tmp_path, capsys):
     out = tmp_path / "named"
     assert main(["run", "--model", "scripted", "--out", str(out), "--quiet", "cola"]) == 0
+    # the option judger's scripted reply names no option: unparsed, kept as it came
     assert capsys.readouterr().out.splitlines()[-1] == f"run: {out} items=1 backend_calls=7 cache_hits=0 unparsed=0"
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from moot.datasets import (
     Comment,
@@ -188,6 +189,16 @@ def test_lines_format_sst2_like(tmp_path: Path) -> None:
     assert [(i.label, i.text) for i in iter_items(tab)] == [("pos", "a\tb")]
 
 
+def test_role_from_a_column_else_from_target_roles(tmp_path: Path) -> None:
+    """An item's role (COLA's domain specialist): its own column first, then the spec's map."""
+    (tmp_path / "r.csv").write_text("t,target,role\na,Atheism,\nb,atheism,priest\nc,Other,\n", encoding="utf-8")
+    spec = load(tmp_path, "path: r.csv\ncolumns: {text: t, target: target, role: role}\n"
+                          "target_roles: {Atheism: theologian}\n")
+    assert [i.role for i in iter_items(spec)] == ["theologian", "priest", None]
+    mapped = load(tmp_path, "path: r.csv\ncolumns: {text: t, target: target}\ntarget_roles: {ATHEISM: theologian}\n")
+    assert [i.role for i in iter_items(mapped)] == ["theologian", "theologian", None]
+
+
 def test_paths_fingerprint_and_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "specs").mkdir()
@@ -224,7 +235,7 @@ def test_error_unknown_column_key(folder: Path) -> None:
     assert message == f"{folder / 'data.yaml'}:6: columns.txt: unknown key (did you mean 'text'?)"
     message = error_of(folder, "path: d.csv\nformat: csv\n\ncolumns:\n  text: a\n  colour: b\n")
     assert message == (f"{folder / 'data.yaml'}:6: columns.colour: unknown key "
-                       "(allowed: text, target, label, id, comments, comment_text, comment_time)")
+                       "(allowed: text, target, label, id, comments, comment_text, comment_time, role)")
 
 
 def test_error_unknown_top_level_key(folder: Path) -> None:
@@ -350,6 +361,7 @@ def test_error_wrong_encoding(tmp_path: Path) -> None:
 
 SHIPPED = {
     "vast.yaml": {"against", "favor", "neutral"},
+    "vast_all.yaml": {"against", "favor", "neutral"},
     "semeval2016.yaml": {"against", "favor", "neutral"},
     "ibm_claim_stance.yaml": {"against", "favor"},
     "ibm_claim_polarity.yaml": {"negative", "neutral", "positive"},
@@ -371,3 +383,20 @@ def test_shipped_specs_load_samples(name: str) -> None:
         assert all(c.text and c.time is not None for i in items for c in i.comments)
         assert any(i.comments for i in items)
     assert len(dataset_fingerprint(spec)) == 64
+    if name == "vast.yaml":  # the papers' VAST condition: zero-shot topics only
+        assert {i.raw["seen?"] for i in items} == {"0"}
+        assert len(items) < len(list(iter_items(load_dataset_spec(REPO / "datasets" / "vast_all.yaml"))))
+
+
+# the headline metric each paper reports for the data (COLA: F_avg on SEM16, macro-F1 on VAST; ...)
+METRICS = {"vast.yaml": "macro_f1", "vast_all.yaml": "macro_f1", "semeval2016.yaml": "f_avg",
+           "ibm_claim_stance.yaml": "accuracy", "ibm_claim_polarity.yaml": "accuracy",
+           "rumoureval2019.yaml": "macro_f1", "rumoureval2019_veracity.yaml": "macro_f1",
+           "sst2.yaml": "accuracy", "sst2_train.yaml": "accuracy"}
+
+
+def test_every_shipped_spec_declares_its_headline_metric() -> None:
+    assert {p.name for p in (REPO / "datasets").glob("*.yaml")} == set(METRICS)
+    for name, metric in METRICS.items():
+        data = DatasetSpec.model_validate(yaml.safe_load((REPO / "datasets" / name).read_text()))
+        assert data.metric == metric, name

@@ -41,6 +41,9 @@ NEG = negotiation.labels_of(NegotiationScenario(protocol="negotiation", models={
     # several labels, no decisive marker
     ("favor or against", "unparsed"), ("I lean favor but against is possible", "unparsed"),
     ("The tweet is clearly against it.", "unparsed"), ("", "unparsed"),
+    # a concluding last sentence (rule 4), e.g. the chain-of-thought baseline's
+    ("Step by step, the tweet mocks the target. Therefore, the stance is against.", "against"),
+    ("Therefore, the stance is neither favor nor against.", "unparsed"),
     ("Choose from: A: Against B: Favor C: Neutral", "unparsed"),
 ])
 def test_cola_replies(reply, label):
@@ -63,6 +66,35 @@ def test_cola_replies(reply, label):
 ])
 def test_s2mad_replies(reply, label):
     assert S2MAD.decide(reply) == label
+
+
+@pytest.mark.parametrize("reply, label", [
+    # the natural conclusions the paper's prompts elicit ("At the end, please choose...")
+    ("The comments doubt it.\n\nTherefore, the post is fake.", "fake"),
+    ("Based on the analysis, I choose: Fake.", "fake"),
+    ("Both agents agree on the sources. In conclusion, the post is real.", "real"),
+    ("The evidence is thin.\n**Conclusion:** The claim is false.", "fake"),  # alias of the labels
+    ("So the post is real", "real"), ("I choose Real.", "real"),
+    ("Therefore, the post is fake.\nAnswer: Fake", "fake"),  # agrees with the decisive marker
+])
+def test_s2mad_conclusions_parse(reply, label):
+    assert S2MAD.decide(reply) == label
+
+
+@pytest.mark.parametrize("reply", [
+    "Therefore, the post is not fake.",                       # negated
+    "Therefore, I cannot determine whether it is fake.",
+    "Therefore, the post is fake rather than real.",          # both labels
+    "In conclusion, it could be fake or real.",
+    "Therefore, is the post fake?",                           # a question
+    "Therefore, the post is fake. I hope this helps.",        # the conclusion is not the last sentence
+    "Thus the post is real.\nAnswer: Fake\nAnswer: Real",     # decisive markers disagree
+    "Some say the post is fake.",                             # no concluding word ("So" is a word)
+    "The post is fake.",                                      # a claim, not a conclusion
+    "At the end, please choose the answer from the following options: Fake, Real.",
+])
+def test_s2mad_ambiguous_conclusions_stay_unparsed(reply):
+    assert S2MAD.decide(reply) == "unparsed"
 
 
 @pytest.mark.parametrize("reply, label", [

@@ -10,6 +10,7 @@ import pytest
 from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
+from moot.cli import main
 from moot.transcript import load
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols import negotiation as neg
@@ -128,8 +129,6 @@ def test_yes_with_another_decision_is_not_a_consensus():
 
 
 def test_scripted_model_decides_by_the_item_marker(tmp_path, capsys):
-    from moot.cli import main
-
     base = [str(ROOT / "scenarios" / "negotiation.yaml"), "--model", "scripted", "--no-cache"]
     assert main(base + ["--input", "text=a dull film SCRIPTED_LABEL=negative", "--out", str(tmp_path / "a.jsonl")]) == 0
     assert "sentiment: negative" in capsys.readouterr().out
@@ -194,8 +193,6 @@ def test_same_model_needs_the_offline_flag(tmp_path):
 
 @pytest.mark.slow
 def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
-    from moot.cli import main
-
     scenario = tmp_path / "n.yaml"
     scenario.write_text("protocol: negotiation\nmodels: {first: local, second: local}\nallow_same_model: true\n"
                         "max_turns: 1\ngeneration: {temperature: 0.0, max_tokens: 48, seed: 0}\n")
@@ -204,3 +201,29 @@ def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
                  "--out", str(out), "--no-cache"]) == 0
     assert "sentiment: " in capsys.readouterr().out
     assert len(load(next(out.glob("item-*.jsonl"))).calls) == 4
+
+
+def test_the_knn_scenario_runs_once_a_training_split_is_in_place(tmp_path, capsys):
+    """scenarios/negotiation_knn.yaml as shipped, beside a datasets/sst2_train.yaml whose file a user
+    supplied (here one the test writes): the generator is shown the nearest training items with the
+    reasoning chains it wrote for them, the discriminator the same items with its explanations."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "datasets").mkdir()
+    shipped = (ROOT / "scenarios" / "negotiation_knn.yaml").read_text()
+    (tmp_path / "scenarios" / "negotiation_knn.yaml").write_text(shipped)
+    (tmp_path / "datasets" / "train.txt").write_text(
+        "1 a witty , gorgeous film\n0 a dull , boring mess\n1 seductive and warm\n0 lifeless\n1 witty fun\n"
+        "0 tedious\n")
+    spec = (ROOT / "datasets" / "sst2_train.yaml").read_text()
+    (tmp_path / "datasets" / "sst2_train.yaml").write_text(re.sub(r"(?m)^path: .*$", "path: train.txt", spec))
+    out = tmp_path / "run"
+    assert main([str(tmp_path / "scenarios" / "negotiation_knn.yaml"), "--model", "scripted", "--out", str(out),
+                 "--quiet"]) == 0
+    calls = load(next(out.glob("item-*.jsonl"))).calls
+    demos = [c for c in calls if c.stage == "demo_reasoning"]
+    assert len(demos) == 2 * 4  # K = 4 demonstrations, a chain by each LLM as generator
+    generator = next(c for c in calls if c.stage == "first->second" and c.role == "first").messages[0]["content"]
+    assert "Input: a witty , gorgeous film\nReasoning: " in generator and "Input: tedious" not in generator
+    assert generator.index("Input: a witty , gorgeous film") < generator.rindex("Input: a gorgeous , witty")
+    discriminator = next(c for c in calls if c.stage == "first->second" and c.role == "second").messages[0]["content"]
+    assert '{"attitude": "yes", "explanation": ' in discriminator and "Input: seductive and warm" in discriminator

@@ -70,7 +70,10 @@ def xss(tmp_path_factory) -> Path:
 def items(tmp_path_factory) -> dict[str, Path]:
     """One scripted item of each per-item protocol (its bundled example input)."""
     base = tmp_path_factory.mktemp("items")
-    return {name: run_folder([name, "--model", "scripted"], base / name) for name in ("cola", "s2mad", "negotiation")}
+    # COLA's option judger answers the label the scripted model is given in the text
+    given = {"cola": ["--input", "text=Face to face can be an absolute joy. SCRIPTED_LABEL=favor"]}
+    return {name: run_folder([name, "--model", "scripted", *given.get(name, [])], base / name)
+            for name in ("cola", "s2mad", "negotiation")}
 
 
 def with_latency(source: Path, target: Path, seconds: float) -> Path:

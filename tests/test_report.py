@@ -244,6 +244,7 @@ def test_skipped_rows_are_shown_by_reason(tmp_path, capsys):
     scenario, spec = tiny_cola(tmp_path)
     run = tmp_path / "run"
     assert main([str(scenario), "--dataset", str(spec), "--out", str(run), "--quiet"]) == 0
+    assert "skipped rows: 1 label not in the mapping, 1 empty text" in capsys.readouterr().out  # the run summary
     assert json.loads((run / "run.json").read_text())["skipped_rows"] == {"label not in the mapping": 1,
                                                                           "empty text": 1}
     out = tmp_path / "report"

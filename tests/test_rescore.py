@@ -1,5 +1,5 @@
 """`moot score`: a protocol's deciding role re-run with another model on a saved run — conference
-evaluator and grader (Table 5), COLA judger, S2MAD judge, negotiation third LLM — appended to a
+evaluator and grader (Table 5), COLA judger, S2MAD judge (or its one agent), negotiation third LLM — appended to a
 copy, never to the original, nobody else asked again."""
 
 from __future__ import annotations
@@ -240,6 +240,21 @@ def test_s2mad_judged_item_resends_the_recorded_judge_prompt(tmp_path):
     assert len(client.requests) == 1
     assert [c for c in copy.calls if c.role == "judge"][-1].messages == [c for c in source.calls if c.role == "judge"][-1].messages
     assert copy.outcome.prediction == "real"
+
+
+@pytest.mark.parametrize("scenario", ["s2mad_no_debate", "s2mad_vanilla"])
+def test_s2mad_single_agent_resends_its_recorded_prompt(tmp_path, scenario):
+    """Without debate (and the vanilla baseline) the one agent decides: it is what is rescored."""
+    original = run([scenario, "--model", "scripted"], tmp_path / "s2")
+    source = load(transcript_in(original))
+    assert source.outcome.decided_by == "agent"
+    client = Saying("Therefore, the post is real.")
+    copy = load(rescore_with(transcript_in(original), {"agent": "scripted:NEXT_TOPIC"}, client, tmp_path))
+    assert len(client.requests) == 1
+    assert [c for c in copy.calls if c.role == "agent"][-1].messages == [c for c in source.calls if c.role == "agent"][-1].messages
+    assert copy.outcome.prediction == "real" and copy.outcome.decided_by == "agent (rescored: agent=scripted:NEXT_TOPIC)"
+    untouched = load(rescore_with(transcript_in(original), {"judge": "scripted:NEXT_TOPIC"}, Saying("Real"), tmp_path / "j"))
+    assert untouched.outcome.prediction == source.outcome.prediction  # no judge spoke: the result stands
 
 
 def test_negotiation_third_llm_votes_only_on_conflicts(tmp_path, capsys):

@@ -49,11 +49,13 @@ class Role(ScriptedChatCompletionClient):
                             finish_reason="stop", cached=False)
 
 
-def run(tmp_path, p_answers, n_answers, judge=("Real",), subjective="No", **fields):
+def run(tmp_path, p_answers, n_answers, judge=("Real",), subjective="No", agent=("Fake",), comments=None, **fields):
     clients = {"scorer": Role("scorer"), "classifier": Role("classifier", [subjective]),
-               "debater_p": Role("P", p_answers), "debater_n": Role("N", n_answers), "judge": Role("J", judge)}
-    scenario = S2madScenario(protocol="s2mad", models=SPECS, **fields)
-    inputs = {"claim": "The bridge collapsed.", "comments": [Comment(t, i * 10.0) for i, t in enumerate(COMMENTS)]}
+               "debater_p": Role("P", p_answers), "debater_n": Role("N", n_answers), "judge": Role("J", judge),
+               "agent": Role("A", agent)}
+    scenario = S2madScenario(protocol="s2mad", models={**SPECS, "agent": "scripted:FAIL"}, **fields)
+    given = comments if comments is not None else [Comment(t, i * 10.0) for i, t in enumerate(COMMENTS)]
+    inputs = {"claim": "The bridge collapsed.", "comments": given}
     result, transcript = run_item("s2mad", scenario, inputs, clients, tmp_path / "run", gold="fake")
     return result.outcome, clients, transcript.calls
 
@@ -117,11 +119,88 @@ def test_without_debate_initial_opinions_decide(tmp_path):
     assert result.prediction == "real" and not clients["judge"].seen
 
 
+def scored(clients) -> list[str]:
+    """The comments the scorer was shown, in order."""
+    return [re.search(r"Comment: (.*)", seen[0]).group(1) for seen in clients["scorer"].seen]
+
+
 def test_early_detection_uses_first_comments_or_those_before_t(tmp_path):
     _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, early={"first_n": 2})
     assert len(clients["scorer"].seen) == 2
     _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, early={"before_s": 25})
     assert len(clients["scorer"].seen) == 3
+
+
+def test_early_detection_takes_the_comments_posted_first_not_the_first_in_the_file(tmp_path):
+    """Fig. 3's checkpoints count posts up to a point in time: order by `time` (untimed last)."""
+    late_first = [Comment("late [0.9]", 300.0), Comment("untimed [0.5]"), Comment("early [-0.7]", 5.0),
+                  Comment("middle [0.2]", 60.0)]
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=late_first, early={"first_n": 3})
+    assert sorted(scored(clients)) == ["early [-0.7]", "late [0.9]", "middle [0.2]"]
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=late_first, early={"first_n": 4})
+    assert "untimed [0.5]" in scored(clients)
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=late_first, early={"before_s": 100})
+    assert sorted(scored(clients)) == ["early [-0.7]", "middle [0.2]"]
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=late_first, k=4)  # no checkpoint: all
+    assert sorted(scored(clients)) == sorted(c.text for c in late_first)
+
+
+def comments_shown(seen: list[str]) -> list[str]:
+    """The comment lines of an initial-opinion (or vanilla) prompt."""
+    return seen[0].split("Comment: ")[1].split("\n\nAt the end")[0].split("\n")
+
+
+def test_without_stance_up_to_forty_random_comments_in_two_equal_parts(tmp_path):
+    """w/o Stance (Table 2): no scoring; a random sample of at most forty, halved, never cut to k."""
+    many = [Comment(f"c{i} [0.1]", float(i)) for i in range(50)]
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=many, stance_separation=False, k=2)
+    assert not clients["scorer"].seen
+    p, n = (comments_shown(clients[d].seen[0]) for d in ("debater_p", "debater_n"))
+    assert len(p) == len(n) == 20 and len(set(p + n)) == 40 and set(p + n) <= {c.text for c in many}
+    _, clients2, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=many, stance_separation=False, k=2)
+    assert comments_shown(clients2["debater_p"].seen[0]) == p  # seeded by item: the same sample each run
+    odd = [Comment(f"o{i}", float(i)) for i in range(7)]
+    _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=odd, stance_separation=False)
+    assert [len(comments_shown(clients[d].seen[0])) for d in ("debater_p", "debater_n")] == [3, 4]
+
+
+def test_without_debate_one_agent_reasons_over_both_stance_sets(tmp_path):
+    """w/o Debate (Table 2): a single agent, the same comments (P then N) and prompt; its answer is final."""
+    result, clients, calls = run(tmp_path, [], [], agent=["Real"], debate=False, k=2)
+    assert not clients["debater_p"].seen and not clients["debater_n"].seen and not clients["judge"].seen
+    (seen,) = clients["agent"].seen
+    assert len(seen) == 1 and "(3) Consider common sense" in seen[0]  # the classifier said No: objective
+    assert comments_shown(seen) == ["strong yes [0.9]", "sure [0.5]", "no way [-0.7]", "slight no [-0.1]"]
+    assert result.prediction == "real" and result.decided_by == "agent"
+    assert [c.role for c in calls] == ["scorer"] * 6 + ["classifier", "agent"]
+    assert calls[-1].stage == "single_agent"
+
+
+def test_vanilla_baseline_is_one_llm_given_the_claim_and_forty_random_comments(tmp_path):
+    many = [Comment(f"c{i}", float(i)) for i in range(45)]
+    result, clients, calls = run(tmp_path, [], [], agent=["Fake"], comments=many, baseline="vanilla",
+                                 stance_separation=False, debate=False)
+    assert [c.role for c in calls] == ["agent"] and calls[0].stage == "baseline"
+    (seen,) = clients["agent"].seen
+    assert seen[0].startswith("Instruction: Determine whether the claim is fake or real")
+    assert "Claim: The bridge collapsed." in seen[0] and seen[0].endswith("options: Fake, Real.")
+    shown = comments_shown(seen)
+    assert len(shown) == len(set(shown)) == 40 and set(shown) <= {c.text for c in many}
+    assert result.prediction == "fake" and result.decided_by == "agent"
+
+
+def test_a_judge_reply_cut_off_at_max_tokens_says_so(tmp_path):
+    class Cut(Role):
+        async def create(self, *args, **kwargs):
+            result = await super().create(*args, **kwargs)
+            return result.model_copy(update={"finish_reason": "length", "content": "Both agents argue that"})
+
+    clients = {"scorer": Role("scorer"), "classifier": Role("classifier", ["No"]), "debater_p": Role("P", ["Real"] * 3),
+               "debater_n": Role("N", ["Fake"] * 3), "judge": Cut("J", ["Real"])}
+    scenario = S2madScenario(protocol="s2mad", models=SPECS)
+    result, _ = run_item("s2mad", scenario, {"claim": "c", "comments": [Comment("x [0.5]")]}, clients, tmp_path / "r")
+    assert result.outcome.prediction == "unparsed"
+    assert result.outcome.explanation == "judge's determination (the reply was cut off at max_tokens)"
 
 
 @pytest.mark.parametrize("text, score", [('{"Reason": "x", "Score": "0.7"}', 0.7), ('{"Score": -2}', -1.0),
@@ -155,6 +234,11 @@ def test_s2mad_selection_without_rounds_and_bad_order():
 def test_shipped_s2mad_scenarios_load():
     for name in ("s2mad", "s2mad_no_stance", "s2mad_no_sub", "s2mad_no_nonsub", "s2mad_no_debate"):
         assert load_scenario(ROOT / "scenarios" / f"{name}.yaml").protocol == "s2mad"
+    assert load_scenario(ROOT / "scenarios" / "s2mad_no_debate.yaml").roles() == ["scorer", "classifier", "agent"]
+    vanilla = load_scenario(ROOT / "scenarios" / "s2mad_vanilla.yaml")
+    assert vanilla.baseline == "vanilla" and vanilla.random_comments == 40 and vanilla.roles() == ["agent"]
+    checkpoints = sorted(load_scenario(p).early.first_n for p in (ROOT / "scenarios").glob("s2mad_early*.yaml"))
+    assert checkpoints == [5, 10, 20, 40]
 
 
 def test_s2mad_dataset_run_and_resume(tmp_path, capsys):
@@ -212,7 +296,7 @@ def _marked_dataset(tmp_path) -> Path:
 
 # calls: scorer per comment + classifier + 2 openings + 2 per round, + judge for 'split'
 @pytest.mark.parametrize("variant, calls", [("s2mad", (2 + 1 + 2 + 4) + (3 + 1 + 2 + 4 + 1)),
-                                            ("s2mad_no_debate", (2 + 1 + 2) + (3 + 1 + 2 + 1))])
+                                            ("s2mad_early5", (2 + 1 + 2 + 4) + (3 + 1 + 2 + 4 + 1))])
 def test_scripted_model_gives_known_s2mad_predictions(tmp_path, capsys, variant, calls):
     """`--model scripted` drives S2MAD: 'agree' ends in consensus (fake), 'split' (debater_p is
     given the comment scripted fake, debater_n the claim's real) goes to the judge (real)."""
@@ -228,3 +312,25 @@ def test_scripted_model_gives_known_s2mad_predictions(tmp_path, capsys, variant,
     p_opening = next(c for c in load(out / rows["split"]["transcript"]).calls
                      if c.role == "debater_p" and c.stage == "initial_opinion")
     assert "backs it" in p_opening.messages[0]["content"] and "doubts it" not in p_opening.messages[0]["content"]
+
+
+# calls: scorer per comment + classifier + the agent; the vanilla baseline: the agent only
+@pytest.mark.parametrize("variant, calls, stage", [("s2mad_no_debate", (2 + 1 + 1) + (3 + 1 + 1), "single_agent"),
+                                                   ("s2mad_vanilla", 1 + 1, "baseline")])
+def test_scripted_model_runs_the_single_agent_variants(tmp_path, capsys, variant, calls, stage):
+    """One agent decides: 'split' shows it the claim (real) and then a comment scripted fake, and
+    the scripted model answers the last label it is shown."""
+    out = tmp_path / "run"
+    argv = [str(ROOT / "scenarios" / f"{variant}.yaml"), "--dataset", str(_marked_dataset(tmp_path)),
+            "--model", "scripted", "--out", str(out)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].endswith(
+        f"items=2 backend_calls={calls} cache_hits=0 unparsed=0")
+    rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert {i: r["prediction"] for i, r in rows.items()} == {"agree": "fake", "split": "fake"}
+    transcript = load(out / rows["split"]["transcript"])
+    assert transcript.outcome.decided_by == "agent"
+    (agent,) = [c for c in transcript.calls if c.role == "agent"]
+    shown = agent.messages[0]["content"]
+    assert agent.stage == stage and "Claim: Claim B" in shown and "backs it" in shown
+    assert ("nonsense" in shown) == (variant == "s2mad_vanilla")  # score 0 leaves stance separation

@@ -68,7 +68,8 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 def dispatch(argv: list[str]) -> int:
     from moot.bundled import bundled_names
-    from moot.runs.setup import UsageError, nearest
+    from moot.runs.setup import UsageError
+    from moot.suggest import nearest
 
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())

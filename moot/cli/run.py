@@ -30,13 +30,13 @@ from moot.models.engine import ModelEngine
 from moot.models.preflight import preflight
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
-from moot.runs.folder import RunFolder
+from moot.runs.folder import RunFolder, iter_results
 from moot.runs.meta import check_identity, describe_run
 from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.runs.runner import RunSetup, run_units
 from moot.runs.setup import UsageError, resolve_models, role_models
-from moot.suggest import nearest
 from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
+from moot.suggest import nearest
 
 
 def parser() -> argparse.ArgumentParser:
@@ -157,8 +157,8 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     single = plan.total == 1
     closed = setup.stop.request  # the reader of our output went away: stop, resumable
     live = LivePrinter(setup.protocol, scenario, on_closed=closed) if single and not args.quiet else None
-    status = None if single or args.quiet else BatchStatus(plan.total, len(folder.results()), engine.stats,
-                                                           on_closed=closed)
+    status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)),
+                                                           engine.stats, on_closed=closed)
 
     def models_of(unit):
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))

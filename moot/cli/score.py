@@ -39,7 +39,8 @@ from moot.protocols import REGISTRY
 from moot.runs.folder import RunFolder, RunFolderError
 from moot.runs.meta import now
 from moot.runs.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
-from moot.runs.setup import UsageError, nearest
+from moot.runs.setup import UsageError
+from moot.suggest import nearest
 from moot.runs.source import RunSource, open_run
 from moot.safe_text import terminal_safe
 from moot.transcript import Transcript

@@ -103,10 +103,10 @@ class BatchStatus:
 
 def stats_line(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
     """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
-    unparsed = sum(1 for r in outcome.results.values() if r.get("prediction") == UNPARSED)
+    unparsed = sum(1 for r in outcome.rows() if r.get("prediction") == UNPARSED)
     units = "items" if protocol.per_item else "conferences"
     failed = f" failed={len(outcome.failed)}" if outcome.failed else ""
-    return (f"run: {folder.path} {units}={len(outcome.results)} backend_calls={stats.backend_calls} "
+    return (f"run: {folder.path} {units}={outcome.done} backend_calls={stats.backend_calls} "
             f"cache_hits={stats.cache_hits} unparsed={unparsed}{failed}")
 
 
@@ -148,14 +148,13 @@ def print_unit_end(protocol: Protocol, folder: RunFolder, unit_id: str, outcome:
 def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
                     metric: Optional[str]) -> None:
     """Many units: the metrics of the labelled items (or each conference's topics); the run line."""
-    rows = list(outcome.results.values())
-    scored = [r for r in rows if r.get("gold") is not None]
+    scored = [(r["gold"], r["prediction"]) for r in outcome.rows() if r.get("gold") is not None]
     labels = (folder.meta() or {}).get("labels") or []
     if scored and labels and metric:
-        report = summarize([r["gold"] for r in scored], [r["prediction"] for r in scored], labels, metric=metric)
+        report = summarize([g for g, _ in scored], [p for _, p in scored], labels, metric=metric)
         print(report.format())
     elif not protocol.per_item:
-        for row in rows:
+        for row in outcome.rows():
             topics = ", ".join(f"T{t['topic'] + 1}: {t['closed_by']} after {t['rounds']}" for t in row.get("topics", []))
             print(f"{row['id']}: {row.get('status')} ({topics})")
     skipped = (folder.meta() or {}).get("skipped_rows") or {}

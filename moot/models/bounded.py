@@ -8,7 +8,7 @@ backends (OpenAI-compatible and Ollama):
   and stop reading one past MAX_RESPONSE_BYTES (a Content-Length over it is refused before the
   body is read; a compressed body, whose expanded size cannot be bounded, is refused). The call
   fails with ReplyTooLarge, a cause retried like a server error;
-- the text: `bound_text` cuts a reply longer than its token limit could produce (CHARS_PER_TOKEN
+- the text: `bound_reply` cuts a reply longer than its token limit could produce (CHARS_PER_TOKEN
   per token) to that length, as a server honouring max_tokens would have (finish_reason
   "length").
 """
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 from typing import Any, Optional
+
+from autogen_core.models import CreateResult
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 CHARS_PER_TOKEN = 16  # generous: a token of any tokenizer carries far fewer characters on average
@@ -31,10 +33,12 @@ def text_limit(max_tokens: Optional[int]) -> int:
     return CHARS_PER_TOKEN * int(max_tokens or DEFAULT_TOKEN_LIMIT)
 
 
-def bound_text(text: str, max_tokens: Optional[int]) -> Optional[str]:
-    """`text` cut to what `max_tokens` tokens can hold, or None when it already fits."""
+def bound_reply(result: CreateResult, max_tokens: Optional[int]) -> CreateResult:
+    """The reply cut to what `max_tokens` tokens can hold (a server may ignore the limit)."""
     limit = text_limit(max_tokens)
-    return text[:limit] if len(text) > limit else None
+    if not isinstance(result.content, str) or len(result.content) <= limit:
+        return result
+    return result.model_copy(update={"content": result.content[:limit], "finish_reason": "length"})
 
 
 class _Bounded:

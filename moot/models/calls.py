@@ -15,7 +15,7 @@ import email.utils
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Awaitable, Optional, Sequence, TypeVar
 
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from moot.secrets import redact
 
+T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
 MAX_RETRY_AFTER_S = 120.0
 
@@ -110,6 +111,15 @@ class PromptTooLong(ValueError):
     """The prompt does not fit the model's context window: no retry can change that."""
 
 
+async def within(seconds: float, awaitable: Awaitable[T]) -> T:
+    """`awaitable` with a time limit. asyncio.timeout (Python 3.11+) bounds it in place; wait_for
+    wraps it in a task of its own, which costs more than moot's whole bookkeeping of a call."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
+
+
 async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage], *,
                    output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
                    cancellation_token: Optional[CancellationToken] = None,
@@ -120,10 +130,9 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
         started = time.monotonic()
         wait = retry.backoff_s * 2 ** (attempt - 1)
         try:
-            result = await asyncio.wait_for(
-                client.create(list(messages), json_output=output, cancellation_token=cancellation_token,
-                              extra_create_args=extra_create_args or {}),
-                timeout=retry.timeout_s)
+            result = await within(retry.timeout_s, client.create(
+                list(messages), json_output=output, cancellation_token=cancellation_token,
+                extra_create_args=extra_create_args or {}))
             text = result.content if isinstance(result.content, str) else ""
             if not text.strip():
                 raise EmptyReply("the model returned an empty reply")

@@ -108,10 +108,11 @@ class ModelEngine:
         return self._clients[key]
 
     async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
-                  output: Optional[type[BaseModel]] = None, *, role: str = "",
+                  output: Optional[type[BaseModel]] = None, *, role: str = "", key: Optional[str] = None,
                   cancellation_token: Optional[CancellationToken] = None) -> CallResult:
-        """The reply to `messages`: from the cache, or sent within its endpoint's bound."""
-        key = cache_key(model.spec, model.settings, messages, output)
+        """The reply to `messages`: from the cache, or sent within its endpoint's bound.
+        `key`: the call's cache key when the caller has computed it already."""
+        key = key or cache_key(model.spec, model.settings, messages, output)
         started = time.monotonic()
         while True:  # the same call already in flight (another unit): wait for its reply
             hit = self.cache.get(key)

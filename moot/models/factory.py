@@ -7,13 +7,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from autogen_core.models import ChatCompletionClient, ModelInfo
+from autogen_core.models import ChatCompletionClient
 
+from moot.models.base import GENERIC_INFO
 from moot.models.spec import ModelSpec, parse_spec
 from moot.secrets import register
-
-GENERIC_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
-                         structured_output=True, family="unknown")
 
 
 class MissingKey(ValueError):
@@ -99,7 +97,7 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
     if spec.provider == "scripted":
         from moot.models.scripted import ScriptedChatCompletionClient, parse_script
 
-        return ScriptedChatCompletionClient(parse_script(spec.model))
+        return ScriptedChatCompletionClient(parse_script(spec.model), record=False)
     if spec.provider == "local":
         from moot.models.local import LocalChatCompletionClient, default_model_path
 
@@ -114,19 +112,13 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
 
 def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
             base_url: Optional[str]) -> ChatCompletionClient:
-    from moot.models.remote import OpenAIClient
+    from moot.models.openai_client import OpenAIClient
 
-    kwargs: dict[str, Any] = {k: settings[k] for k in ("temperature", "max_tokens", "seed", "top_p")
-                              if settings.get(k) is not None}
-    if base_url:
-        kwargs["base_url"] = base_url
-        kwargs["model_info"] = GENERIC_INFO  # any model name on a compatible server
-    # Our own retry policy governs; the SDK must not retry behind our back.
-    return OpenAIClient(model=model, api_key=options.openai_key(), max_retries=0, **kwargs)
+    return OpenAIClient(model, options.openai_key(), base_url, settings)
 
 
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
-    from moot.models.remote import OllamaClient
+    from moot.models.ollama_client import OllamaClient
 
     register(os.environ.get("OLLAMA_API_KEY"))  # the ollama library sends it; a server may echo it
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),

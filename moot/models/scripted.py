@@ -17,11 +17,10 @@ import json
 import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from autogen_core.models import (
-    ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage,
-)
+from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage
 from pydantic import BaseModel
 
+from moot.models.base import MootClient
 from moot.suggest import nearest
 from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
@@ -39,27 +38,33 @@ def parse_script(text: Optional[str]) -> list[str]:
     return tokens
 
 
-class ScriptedChatCompletionClient(ChatCompletionClient):
+class ScriptedChatCompletionClient(MootClient):
     """Deterministic stand-in for a model. `script` drives structured replies and failures;
     `fail_calls` lists 1-based call numbers that raise a ConnectionError (for retry tests)."""
 
-    def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7):
+    info = SCRIPTED_INFO
+
+    def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7,
+                 record: bool = True):
+        super().__init__()
         self.script = list(script)
+        self.record = record  # keep every request (tests read them); off for `--model scripted` runs
         self.fail_calls = set(fail_calls)
         self.score = score
         self.requests: list[dict[str, Any]] = []
-        self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self.calls = 0
 
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
-        self.requests.append({"messages": list(messages), "output": json_output})
-        if len(self.requests) in self.fail_calls:
+        self.calls += 1
+        if self.record:
+            self.requests.append({"messages": list(messages), "output": json_output})
+        if self.calls in self.fail_calls:
             raise ConnectionError("scripted failure")
         text = self._reply(messages, json_output)
         prompt = sum(len(str(m.content).split()) for m in messages)
         usage = RequestUsage(prompt_tokens=prompt, completion_tokens=len(text.split()))
-        self._usage = RequestUsage(prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
-                                   completion_tokens=self._usage.completion_tokens + usage.completion_tokens)
+        self.add_usage(usage)
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
 
     def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
@@ -84,6 +89,9 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
     @staticmethod
     def _text_reply(messages: Sequence[LLMMessage]) -> str:
         last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+        letter = option_letter(str(last.content) if last else "", label_mark(messages)[0])
+        if letter:
+            return letter
         ask = str(last.content).strip().splitlines()[-1] if last else ""
         quoted = re.findall(r'"([^"]+)"', ask)
         about = quoted[0] if quoted else ask[:80]
@@ -94,32 +102,20 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
         marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
         return f"{text}\n{marker}: {label}"
 
-    def create_stream(self, messages, *, tools=(), json_output=None, extra_create_args={},
-                      cancellation_token=None):
-        raise NotImplementedError("the scripted model does not stream")
 
-    async def close(self) -> None:
+_OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
+_OPTION = re.compile(r"([A-Z]): (.+?)(?= [A-Z]: |$)")
+
+
+def option_letter(prompt: str, label: Optional[str]) -> Optional[str]:
+    """A prompt asking for one option letter ("Choose from: A: Against B: Favor ... Answer with only
+    the option") is answered with the letter of the scripted label's option, else the first."""
+    found = _OPTIONS.search(prompt)
+    if not found or "only the option" not in prompt:
         return None
-
-    def actual_usage(self) -> RequestUsage:
-        return self._usage
-
-    def total_usage(self) -> RequestUsage:
-        return self._usage
-
-    def count_tokens(self, messages, *, tools=()) -> int:
-        return sum(len(str(m.content).split()) for m in messages)
-
-    def remaining_tokens(self, messages, *, tools=()) -> int:
-        return 1_000_000
-
-    @property
-    def capabilities(self):  # deprecated in AutoGen, still abstract
-        return SCRIPTED_INFO
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return SCRIPTED_INFO
+    options = _OPTION.findall(found.group(1).strip())
+    wanted = (label or "").lower()
+    return next((letter for letter, word in options if word.strip(" .").lower() == wanted), options[0][0])
 
 
 def example_of(output: type[BaseModel]) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """COLA (Lan et al.): analysis stage, debating stage, stance conclusion — for one item.
 
 1. Analysts (linguist, domain specialist, social media veteran) see only the text (and target)
-   and run concurrently; they never see each other.
+   and run concurrently; they never see each other. Each is told its role in the system message.
 2. One debater per label sees the text and the analyses and argues for its label. The stage runs
    as an AutoGen group chat ordered by speaker_selection.cola; debaters ignore the thread.
 3. The judger sees the text and every debater's argument (read from the thread) and answers one
-   option; in the JSON variant with structured output {stance, explanation}.
+   option; in the explainability variant with structured output {stance, explanation}.
+A baseline (Table 2) is the judger alone, asked from the text with the baseline prompt.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
-from autogen_core.models import UserMessage
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, run_group_chat
@@ -52,14 +53,27 @@ async def run(s: ColaScenario, ctx: UnitContext) -> Outcome:
     return await run_item(s, ctx, ItemInput(given["text"], given["target"], given.get("role") or s.input.role))
 
 
+def messages(templates, key: str, fields, role: str = "") -> list[LLMMessage]:
+    """The role's system message (template `<role>_system`, if not empty) and its prompt `key`."""
+    system = render(templates[f"{role or key}_system"], fields)
+    prompt = [UserMessage(content=render(templates[key], fields), source="user")]
+    return [SystemMessage(content=system), *prompt] if system else prompt
+
+
+def judger_template(s: ColaScenario) -> str:
+    if s.baseline:
+        return f"baseline_{s.baseline}"
+    explain = "_explain" if s.judger.output == "json" else ""
+    return f"judger{explain}" if s.debate else f"judger{explain}_no_debate"
+
+
 async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     templates = s.templates()
     role = item.role or s.domain_role.for_target(item.target)
     base = {"text": item.text, "target": item.target, "role": role}
 
     async def analyse(expert: str) -> str:
-        prompt = render(templates[expert], base)
-        return (await ctx.call(expert, [UserMessage(content=prompt, source="user")], stage="analysis")).text
+        return (await ctx.call(expert, messages(templates, expert, base), stage="analysis")).text
 
     found = await asyncio.gather(*(analyse(e) for e in s.experts))
     analyses = dict(zip(s.experts, found))
@@ -87,9 +101,8 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
 
 async def _argue(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str, label: str) -> str:
     key = "debater" if s.experts else "debater_no_analysis"
-    prompt = render(templates[key], {**base, "analyses": analyses_text, "stance": s.text_of(label).stance})
-    reply = await ctx.call(debater_name(label), [UserMessage(content=prompt, source="user")], stage="debate")
-    return reply.text
+    fields = {**base, "analyses": analyses_text, "stance": s.text_of(label).stance}
+    return (await ctx.call(debater_name(label), messages(templates, key, fields, "debater"), stage="debate")).text
 
 
 def _awaiting(task: "asyncio.Future[str]"):
@@ -109,12 +122,9 @@ def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: s
         fields = {**base, "analyses": analyses_text, "arguments": arguments,
                   "question": question(s, base["target"]), "choices": labels.choices(),
                   "labels": ", ".join(s.labels)}
-        prompt = render(templates["judger" if s.debate else "judger_no_debate"], fields)
-        output = None
-        if s.judger.output == "json":
-            prompt += "\n\n" + render(templates["judger_json"], fields)
-            output = stance_model(s.labels)
-        reply = await ctx.call(JUDGER, [UserMessage(content=prompt, source="user")], output, stage="conclusion",
+        prompt = messages(templates, judger_template(s), fields, JUDGER)
+        output = stance_model(s.labels) if s.judger.output == "json" else None
+        reply = await ctx.call(JUDGER, prompt, output, stage="baseline" if s.baseline else "conclusion",
                                decide=lambda text: labels.map(text)[0])
         judged["raw"] = reply.text
         return reply.text
@@ -144,7 +154,8 @@ PROTOCOL = Protocol(
     run=run,
     inputs=(InputField("text", "text", help="the text whose stance is judged"),
             InputField("target", "target", help="what the stance is towards"),
-            InputField("role", required=False, help="the domain specialist's role (default: from the target)")),
+            InputField("role", "role", required=False,
+                       help="the domain specialist's role (default: the dataset's, else from the target)")),
     result_name="stance",
     deciders=(JUDGER,),
     rescore=rescore,

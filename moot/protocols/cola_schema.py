@@ -1,7 +1,9 @@
 """The COLA scenario (`protocol: cola`): roles, label set, stages, models and prompt templates.
 
 Ablations of the paper's Table 5 are plain data: `experts` lists the analysts that take part
-(an empty list is "w/o text analysis stage") and `debate: false` is "w/o debating stage".
+(an empty list is "w/o text analysis stage") and `debate: false` is "w/o debating stage". The
+LLM baselines of Table 2 are the judger alone (`experts: []`, `debate: false`) asked with a
+baseline prompt (`baseline: direct | cot`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,16 @@ def debater_name(label: str) -> str:
     return "debater_" + "".join(c if c.isalnum() else "_" for c in label)
 
 DEFAULT_LABELS = ("favor", "against", "neutral")
+# The domain specialist per SemEval-2016 target, from the authors' code (tsinghua-fib-lab/COLA,
+# cola.py `target_role_map`); the paper itself does not give it.
+SEMEVAL_ROLES = {
+    "Atheism": "theologian",
+    "Climate Change is a Real Concern": "environmental scientist",
+    "Feminist Movement": "sociologist",
+    "Hillary Clinton": "political scientist",
+    "Legalization of Abortion": "sociologist",
+    "Donald Trump": "political scientist",
+}
 PAPER_OPTIONS = ("against", "favor", "neutral")  # "A: Against B: Favor C: Neutral"
 TEMPLATE_FIELDS = frozenset({"text", "target", "role", "analysis", "analyses", "stance", "argument",
                              "arguments", "question", "choices", "labels"})
@@ -48,12 +60,15 @@ DEFAULT_LABEL_TEXT = {
 
 
 class DomainRole(Strict):
-    """Which domain specialist analyses a target: per target (case-insensitive), else the default."""
+    """Which domain specialist analyses a target: the item's own role (a dataset's `columns.role` or
+    `target_roles`, `--input role=`), else `targets` (case-insensitive), else `default`."""
 
     default: str = "domain specialist in the field of $target"
-    """The role when the target is not listed; `$target` is replaced."""
-    targets: dict[str, str] = {}
-    """A role per target, matched case-insensitively (e.g. `{Hillary Clinton: political scientist}`)."""
+    """The role when the target is not listed; `$target` is replaced (moot's fallback; the authors'
+    code falls back to `expert`)."""
+    targets: dict[str, str] = dict(SEMEVAL_ROLES)
+    """A role per target, matched case-insensitively; replaces the built-in map, which is the
+    authors' for the SemEval-2016 targets (e.g. `Hillary Clinton: political scientist`)."""
 
     def for_target(self, target: str) -> str:
         by_lower = {k.strip().lower(): v for k, v in self.targets.items()}
@@ -64,8 +79,9 @@ class DomainRole(Strict):
 class Judger(Strict):
     """How the judger answers."""
 
-    output: Literal["json", "option"] = "json"
-    """`json`: structured `{stance, explanation}`; `option`: the paper's option letter as text."""
+    output: Literal["option", "json"] = "option"
+    """`option`: the paper's main-results judger, one option letter as text (Tables 2-5); `json`:
+    the explainability variant, structured `{stance, explanation}` with its own prompt."""
 
 
 class ColaInputs(Strict):
@@ -107,12 +123,15 @@ class ColaScenario(ItemScenario):
     """The analysts of the analysis stage; `[]` is the without-analysis ablation."""
     debate: bool = True
     """`false` is the without-debate ablation: the judger decides from the analyses."""
+    baseline: Optional[Literal["direct", "cot"]] = None
+    """A Table 2 baseline instead of COLA: the judger alone (needs `experts: []`, `debate: false`)
+    answers from the text with the direct (`direct`) or chain-of-thought (`cot`) prompt."""
     domain_role: DomainRole = DomainRole()
     judger: Judger = Judger()
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
-    debater), `debater_<label>`, `judger`. Precedence: the role, then `debaters` for a debater,
-    then `default`."""
+    debater), `debater_<label>`, `judger` (also the one model of a baseline). Precedence: the
+    role, then `debaters` for a debater, then `default`."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()
@@ -133,6 +152,10 @@ class ColaScenario(ItemScenario):
         check_prompts(self.prompts, "cola", TEMPLATE_FIELDS)
         if self.metric == "f_avg" and not {"favor", "against"} <= set(self.labels):
             raise fail("f_avg needs the labels 'favor' and 'against'", "metric")
+        if self.baseline and (self.experts or self.debate):
+            raise fail("a baseline is the judger alone: set experts: [] and debate: false", "baseline")
+        if self.baseline and self.judger.output == "json":
+            raise fail("a baseline answers in text: use judger: {output: option}", "baseline")
         return self
 
     @property

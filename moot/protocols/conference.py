@@ -17,6 +17,7 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
+from moot.agents.telemetry import quiet_runtime_telemetry
 from moot.events import TopicClosed
 from moot.protocol import Outcome, Protocol
 from moot.protocols.conference_schema import Scenario
@@ -24,6 +25,8 @@ from moot.protocols.conference_rescore import DECIDERS, rescore
 from moot.protocols.conference_turns import resume_point, turn_events
 from moot.runs.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
+
+quiet_runtime_telemetry()  # group chats here need no per-message spans (agents/telemetry.py)
 
 
 def plan_of(scenario: Scenario) -> ConferencePlan:

@@ -16,6 +16,12 @@ and the raw text is kept by the caller. Unambiguous means one of:
    one option (S2MAD's "at the end, please choose the answer from the following options").
    A marker is decisive only if its value names exactly ONE label and no negation; all
    decisive markers of a reply must name the same label.
+4. A conclusion: the reply's last sentence opens with a concluding word ("Therefore", "Thus",
+   "So", "Hence", "In conclusion", "Overall", "Based on ...", ...) or says "I choose / select /
+   conclude / determine", and names exactly one label with no negation ("Therefore, the post
+   is fake." / "Based on the analysis, I choose: Fake."). It counts like a decisive marker.
+   Only the last sentence: a conclusion followed by more text, a conclusion naming both
+   labels ("...fake rather than real") or negating one ("...is not fake") stays unparsed.
 
 So a reply that merely repeats the prompt's option list ("...end with "Decision: " and one
 of: positive, negative." / "choose the answer from the following options: Fake, Real")
@@ -26,6 +32,7 @@ whichever option happens to be named last.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional, Sequence
 
@@ -41,13 +48,24 @@ JSON_KEYS = ("stance", "label", "decision", "answer")
 _MARKER = re.compile(r"\b(?:final\s+)?(?:answer|decision|stance|verdict|sentiment|label|prediction)"
                      r"\b[*_]*\s*(?:is\b\s*:?|:|=)\s*(?P<value>[^\n]*)", re.I)
 _CUT_JSON = re.compile(r'\{\s*"(?:stance|label|decision|answer)"\s*:\s*"([^"\n]+)"', re.I)
+_CONCLUSION = re.compile(r"^(?:therefore|thus|hence|so|consequently|accordingly|ultimately|finally|overall|"
+                         r"conclusion|in\s+(?:conclusion|summary|sum|short|the\s+end)|"
+                         r"to\s+(?:conclude|sum\s+up|summarize)|based\s+on|after\s+(?:considering|weighing|evaluating))\b"
+                         r"|\bI\s+(?:would\s+)?(?:choose|chose|select|pick|conclude|determine)\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|cannot)\b|n't\b", re.I)
 _EDGE = " \t\r\n.,;:!?\"'*`_()[]{}<>#-"
 
 
 def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[BaseModel]:
-    """{stance: one of labels, explanation: str} for constrained / structured output."""
-    return create_model(name, stance=(Literal[tuple(labels)], ...),  # type: ignore[valid-type]
+    """{stance: one of labels, explanation: str} for constrained / structured output (one class
+    per label set: building a model and its schema takes a millisecond, and every item asks)."""
+    return _stance_model(tuple(labels), name)
+
+
+@lru_cache(maxsize=64)
+def _stance_model(labels: tuple[str, ...], name: str) -> type[BaseModel]:
+    return create_model(name, stance=(Literal[labels], ...),  # type: ignore[valid-type]
                         explanation=(str, ""))  # no maxLength: llama.cpp grammars cannot repeat 2000x
 
 
@@ -89,6 +107,7 @@ class LabelSet:
         lines = [line for line in reply.splitlines() if line.strip(_EDGE)]
         if lines:
             found.add(self.exact(lines[-1]))
+            found.add(self._concluded(lines[-1]))
         found.discard(None)
         return found.pop() if len(found) == 1 else UNPARSED
 
@@ -115,6 +134,17 @@ class LabelSet:
         clean = _clean(value)
         found = {lab for word, lab in self._words().items() if re.search(rf"\b{re.escape(word)}\b", clean)}
         return found.pop() if len(found) == 1 else None
+
+    def _concluded(self, line: str) -> Optional[str]:
+        """Rule 4: the label a concluding last sentence names, if exactly one and not negated."""
+        sentences = [part for part in _SENTENCE_END.split(line.strip()) if part.strip(_EDGE)]
+        last = sentences[-1] if sentences else ""
+        if "?" in last:  # a question concludes nothing
+            return None
+        last = last.strip(_EDGE)
+        if not _CONCLUSION.search(last) or _NEGATION.search(last):
+            return None
+        return self._named_once(last)
 
     def _words(self) -> dict[str, str]:
         words = {k.lower(): v for k, v in {**DEFAULT_ALIASES, **self.aliases}.items() if v in self.labels}

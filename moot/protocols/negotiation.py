@@ -79,7 +79,8 @@ def vote(results: Sequence[Result]) -> Optional[str]:
     return next(d for d in decisions if counts[d] == best)
 
 
-def verdict_model(labels: Sequence[str]) -> type[BaseModel]:
+@lru_cache(maxsize=16)
+def verdict_model(labels: tuple[str, ...]) -> type[BaseModel]:
     return create_model("DiscriminatorVerdict", attitude=(Literal["yes", "no"], ...), explanation=(str, ""),
                         decision=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
 
@@ -105,7 +106,7 @@ class _Negotiator:
         self.s, self.ctx, self.item, self.demos = s, ctx, item, demos
         self.templates, self.labels = s.templates(), labels_of(s)
         self.options = ", ".join(s.labels)
-        self.verdict = verdict_model(s.labels)
+        self.verdict = verdict_model(tuple(s.labels))
         self._chains: dict[tuple[str, str], str] = {}
 
     async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:

@@ -24,9 +24,12 @@ class Demonstrations(Strict):
     """Demonstrations: the nearest training items, with reasoning chains the LLMs write for them."""
 
     train: Optional[str] = None
-    """A DATA.yaml of the training split, relative to the scenario file; null is zero-shot."""
+    """A DATA.yaml of the training split, relative to the scenario file (the paper's generator
+    always has demonstrations; moot's default for a dataset with a training split is
+    scenarios/negotiation_knn.yaml); null is zero-shot."""
     k: Annotated[int, Field(ge=0, le=32)] = 4
-    """How many nearest training items (offline TF-IDF similarity)."""
+    """How many nearest training items (K; offline TF-IDF similarity). K and the encoder are
+    moot's choices: the paper's method section does not give them."""
 
 
 class NegotiationInputs(Strict):

@@ -1,12 +1,16 @@
 """S2MAD (Zhang et al., Alg. 1): stance separation, initial opinions, debate, judge — one claim.
 
+0. Early detection: the comments posted up to the checkpoint, in posting-time order.
 1. Stance separation: every comment is scored in [-1, 1] concurrently (0 = against common sense);
-   P = the k most supportive (s > 0), N = the k most opposing (s < 0). Ablation: random halves.
+   P = the k most supportive (s > 0), N = the k most opposing (s < 0). Ablation (w/o Stance): up
+   to forty comments sampled at random, split into two equal parts.
 2. Subjectivity: the claim is classified (Yes/No); the subjective or objective prompt then
    produces the initial opinions h_p^0 (from P) and h_n^0 (from N), concurrently.
 3. Debate (AutoGen group chat, speaker_selection.s2mad): in round j each debater sees its own
    initial prompt, its own last reply and the other's round j-1 reply only; both calls of a
    round run concurrently. Same final label = consensus; otherwise the judge decides.
+One agent instead (w/o Debate): the initial-opinion prompt over P and N together decides. The
+vanilla baseline (Table 1): one agent, the claim and the random comments, the `vanilla` prompt.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 from moot.verdicts import loads
 
-P, N, JUDGE = "debater_p", "debater_n", "judge"
+P, N, JUDGE, AGENT = "debater_p", "debater_n", "judge", "agent"
 
 
 class CommentScore(BaseModel):
@@ -70,7 +74,12 @@ def labels_of(s: S2madScenario) -> LabelSet:
 
 
 def early_comments(s: S2madScenario, comments: Sequence[Comment]) -> list[Comment]:
-    kept = [c for c in comments if s.early.before_s is None or (c.time is not None and c.time < s.early.before_s)]
+    """The comments posted up to the checkpoint, oldest first (untimed ones last, in file order);
+    without `early`, all of them as given."""
+    if s.early.first_n is None and s.early.before_s is None:
+        return list(comments)
+    ordered = sorted(comments, key=lambda c: (c.time is None, c.time or 0.0))
+    kept = [c for c in ordered if s.early.before_s is None or (c.time is not None and c.time < s.early.before_s)]
     return kept[:s.early.first_n] if s.early.first_n else kept
 
 
@@ -94,11 +103,12 @@ def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[s
 
 async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
     texts = [c.text for c in early_comments(s, item.comments)]
-    if not s.stance_separation:
-        shuffled = texts[:]
-        random.Random(f"{s.seed}:{item.id}").shuffle(shuffled)
-        half = len(shuffled) // 2
-        return shuffled[:half][:s.k], shuffled[half:][:s.k]
+    if not s.stance_separation:  # up to `random_comments` at random, in two equal parts
+        sample = texts[:]
+        random.Random(f"{s.seed}:{item.id}").shuffle(sample)
+        sample = sample[:s.random_comments]
+        half = len(sample) // 2
+        return sample[:half], sample[half:]
 
     async def score(text: str) -> Optional[float]:
         prompt = render(templates["score"], {"claim": item.claim, "comment": text})
@@ -133,8 +143,12 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
     templates, labels = s.templates(), labels_of(s)
     options = options_of(s)
     pos, neg = await separate(s, ctx, item, templates)
+    if s.baseline:
+        return await one_agent(s, ctx, item.claim, pos + neg, "vanilla")
     subjective = await is_subjective(s, ctx, item.claim, templates)
     key = "opinion_subjective" if subjective else "opinion_objective"
+    if not s.debate:
+        return await one_agent(s, ctx, item.claim, pos + neg, key)
     opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
                N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
     decide = labels.decide
@@ -160,7 +174,24 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
         return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1],
                        decided_by="consensus")
     verdict = thread[-1].content
-    return Outcome(labels.decide(verdict), "judge's determination", verdict, decided_by=JUDGE)
+    return Outcome(labels.decide(verdict), "judge's determination" + debate.cut_note(), verdict, decided_by=JUDGE)
+
+
+async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Sequence[str], key: str) -> Outcome:
+    """One agent's answer is the label: w/o Debate (the initial-opinion prompt over P and N
+    together) or the vanilla baseline (the `vanilla` prompt over the random comments)."""
+    labels = labels_of(s)
+    prompt = render(s.templates()[key], {"claim": claim, "comments": "\n".join(comments) or "(none)",
+                                         "options": options_of(s)})
+    reply = await ctx.call(AGENT, [UserMessage(content=prompt, source="user")],
+                           stage="baseline" if s.baseline else "single_agent", decide=labels.decide)
+    what = "the vanilla baseline's answer" if s.baseline else "the single agent's answer (no debate)"
+    return Outcome(labels.decide(reply.text), what + cut_note(reply), reply.text, decided_by=AGENT)
+
+
+def cut_note(reply) -> str:
+    """Says so when a reply stopped at max_tokens (its answer "at the end" may be missing)."""
+    return " (the reply was cut off at max_tokens)" if reply.call.finish_reason == "length" else ""
 
 
 def options_of(s: S2madScenario) -> str:
@@ -177,10 +208,17 @@ async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str
 
 
 async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
-    """The judge again with another model, on its recorded prompt. An item both debaters settled
-    by consensus had no judge (Alg. 1) and keeps its result; with `every` the judge decides it
-    too, from the debaters' last recorded replies, as it would have seen them."""
+    """The deciding role again with another model, on its recorded prompt: the judge, or the one
+    agent of w/o Debate and the vanilla baseline. An item both debaters settled by consensus had
+    no judge (Alg. 1) and keeps its result; with `every` the judge decides it too, from the
+    debaters' last recorded replies, as it would have seen them."""
     labels = labels_of(s)
+    agent = last_call(job.transcript, AGENT)
+    if agent is not None or JUDGE not in job.roles:
+        if agent is None or AGENT not in job.roles:
+            return Rescored()
+        reply = await resend(ctx, agent, decide=labels.decide)
+        return Rescored(Outcome(labels.decide(reply.text), "the agent's answer", reply.text, decided_by=AGENT))
     call = last_call(job.transcript, JUDGE)
     if call is not None:
         reply = await resend(ctx, call, decide=labels.decide)
@@ -206,6 +244,7 @@ class _Debate:
         self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
         self.replies, self.options = replies, options
         self.rounds: dict[int, dict[str, asyncio.Task]] = {}
+        self.judged = None  # the judge's Reply, once it spoke
 
     def _messages(self, who: str, j: int) -> list:
         other = N if who == P else P
@@ -229,9 +268,13 @@ class _Debate:
 
     def judge(self, claim: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            return (await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])).text
+            self.judged = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])
+            return self.judged.text
 
         return respond
+
+    def cut_note(self) -> str:
+        return cut_note(self.judged) if self.judged is not None else ""
 
     def cancel(self) -> None:
         for tasks in self.rounds.values():
@@ -249,7 +292,7 @@ PROTOCOL = Protocol(
     inputs=(InputField("claim", "text", help="the post whose veracity is judged"),
             InputField("comments", "comments", required=False, many=True, help="replies to the post")),
     result_name="veracity",
-    deciders=(JUDGE,),
+    deciders=(JUDGE, AGENT),
     rescore=rescore,
     example="s2mad",
 )

@@ -92,7 +92,7 @@ class UnitContext:
             call = self._replay[key].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
-        asking = asyncio.ensure_future(self.engine.ask(model, messages, output, role=role,
+        asking = asyncio.ensure_future(self.engine.ask(model, messages, output, role=role, key=key,
                                                        cancellation_token=self.cancellation))
         self.cancellation.link_future(asking)  # a stopped run does not wait for a reply
         try:

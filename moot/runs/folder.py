@@ -33,7 +33,7 @@ class RunFolderError(ValueError):
 
 def unit_file(unit_id: str) -> str:
     """A transcript file name for a unit id: safe characters, unique (a hash when changed)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", unit_id)[:80].lstrip(".") or "unit"
+    safe = re.sub(r"[^A-Za-z0-9._+=-]", "_", unit_id)[:80].lstrip(".") or "unit"
     if safe != unit_id or safe in RESERVED:
         safe += "-" + hashlib.sha1(unit_id.encode("utf-8")).hexdigest()[:8]
     return safe + ".jsonl"

@@ -24,7 +24,8 @@ from moot.datasets import Item, iter_items, load_dataset_spec
 from moot.dataset_spec import DatasetSpec
 from moot.protocol import Protocol
 from moot.runs.context import Unit
-from moot.runs.setup import UsageError, nearest
+from moot.runs.setup import UsageError
+from moot.suggest import nearest
 from moot.yamlsource import read_yaml
 
 VARY_KEYS = ("seed", "model", "personas")
@@ -43,7 +44,7 @@ class Plan:
 
 def inputs_of_item(protocol: Protocol, item: Item) -> dict[str, Any]:
     """A dataset row as the protocol's input (each field from the column its `source` names)."""
-    values = {"text": item.text, "target": item.target, "comments": list(item.comments)}
+    values = {"text": item.text, "target": item.target, "comments": list(item.comments), "role": item.role}
     return {f.name: values[f.source] for f in protocol.inputs if f.source and values[f.source] not in (None, [], "")}
 
 

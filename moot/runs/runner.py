@@ -20,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 from moot.diskio import is_environment_error
 from moot.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
@@ -28,7 +28,7 @@ from moot.models.calls import FatalModelError, ModelCallError, describe
 from moot.models.engine import ModelEngine, RoleModel
 from moot.protocol import Outcome, Protocol
 from moot.runs.context import Listener, Unit, UnitContext
-from moot.runs.folder import RunFolder
+from moot.runs.folder import RunFolder, iter_results
 from moot.runs.setup import started_event
 from moot.summary import totals_of
 from moot.transcript import EventLog, Transcript, TranscriptError, load
@@ -210,11 +210,17 @@ def _from_transcript(unit: Unit, transcript: Transcript, path: Path) -> UnitResu
 
 @dataclass
 class BatchOutcome:
+    """How a batch ended. Result rows stay on disk (results.jsonl), so memory does not grow with
+    the number of units; `rows()` reads them back."""
+
     folder: Path
-    results: dict[str, dict]
+    done: int
     failed: list[UnitResult]
     stopped: Optional[str] = None  # why the batch stopped early (a fatal error), if it did
     interrupted: bool = False
+
+    def rows(self) -> Iterator[dict]:
+        return (row for _, row in iter_results(self.folder))
 
 
 Progress = Callable[[UnitResult], None]
@@ -224,7 +230,7 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
                     models_of: Callable[[Unit], Mapping[str, RoleModel]], *, in_flight: int,
                     listener: Optional[Listener] = None, progress: Optional[Progress] = None) -> BatchOutcome:
     """Run every unit without a result row, at most `in_flight` at once (see the module docstring)."""
-    done = folder.results()
+    done = set(folder.results())
     failed: list[UnitResult] = []
     stopped: list[str] = []
     todo = (u for u in units if u.id not in done)
@@ -235,9 +241,8 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
                 return
             result = await run_unit(setup, unit, folder, engine, models_of(unit), listener)
             if result.status == "completed":
-                row = result.row(folder.path)
-                folder.append_result(row)
-                done[unit.id] = row
+                folder.append_result(result.row(folder.path))
+                done.add(unit.id)
             else:
                 failed.append(result)
                 if result.fatal:
@@ -253,6 +258,6 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         if isinstance(exc, asyncio.CancelledError):
-            return BatchOutcome(folder.path, done, failed, interrupted=True)
+            return BatchOutcome(folder.path, len(done), failed, interrupted=True)
         raise
-    return BatchOutcome(folder.path, done, failed, stopped[0] if stopped else None)
+    return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)

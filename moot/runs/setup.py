@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import platform
 import secrets
+from functools import lru_cache
 from importlib import metadata
 from typing import Any, Mapping, Optional, Sequence
 
@@ -16,7 +17,7 @@ from moot.models.engine import RoleModel
 from moot.models.spec import parse_spec
 from moot.protocol import Protocol
 from moot.runs.context import Unit
-from moot.suggest import nearest  # noqa: F401  (moot.runs.setup.nearest: its home before moot.suggest)
+from moot.suggest import nearest
 
 
 class UsageError(ValueError):
@@ -71,7 +72,9 @@ def role_models(scenario: Any, specs: Mapping[str, str]) -> dict[str, RoleModel]
     return {role: RoleModel(spec, scenario.generation_for(role).model_dump()) for role, spec in specs.items()}
 
 
+@lru_cache(maxsize=1)
 def versions() -> dict[str, str]:
+    """The versions a run records (read once per process: reading package metadata is slow)."""
     found = {"python": platform.python_version()}
     for dist in ("moot", "autogen-agentchat", "autogen-ext", "llama-cpp-python", "openai", "ollama"):
         try:
@@ -89,6 +92,6 @@ def started_event(protocol: Protocol, unit: Unit, scenario_path: str, scenario_s
         run_id=secrets.token_hex(8), protocol=protocol.name, scenario_path=scenario_path,
         scenario_sha256=scenario_sha256, scenario_content_sha256=content_sha256,
         scenario=unit.scenario.model_dump(mode="json"), models={r: m.spec for r, m in models.items()},
-        settings={**settings, "backends": dict(backends)}, seed=seed, versions=versions(), unit=unit.id,
+        settings={**settings, "backends": dict(backends)}, seed=seed, versions=dict(versions()), unit=unit.id,
         inputs=dict(unit.inputs), gold=unit.gold, variant=dict(unit.variant),
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from moot.runs.folder import RunFolderError, read_meta, read_results, transcript_of
-from moot.runs.setup import nearest
+from moot.suggest import nearest
 from moot.transcript import Transcript, load
 
 # Not units: an older moot's unfinished transcript the runner set aside; a rescored copy (`score`).
