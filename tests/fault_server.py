@@ -9,6 +9,7 @@ messages, its Authorization header and when it arrived. `delay` slows every repl
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -132,12 +133,11 @@ class FaultServer:
             reply["usage"] = {"prompt_tokens": "lots", "completion_tokens": -5}
             return send(h, 200, reply)
         if mode == "huge":
-            return send(h, 200, completion("lol " * (HUGE_BYTES // 4)))
+            return send_raw(h, 200, huge_body())
         if mode == "huge-chunked":
-            return send_chunked(h, json.dumps(completion("lol " * (HUGE_BYTES // 4))).encode("utf-8"))
+            return send_chunked(h, huge_body())
         if mode == "gzip-bomb":
-            body = json.dumps(completion("lol " * (HUGE_BYTES // 4))).encode("utf-8")
-            return send_raw(h, 200, gzip.compress(body), headers={"Content-Encoding": "gzip"})
+            return send_raw(h, 200, gzip_body(), headers={"Content-Encoding": "gzip"})
         if mode == "long-text":
             return send(h, 200, completion(reply_to(request) + " and" * (LONG_TEXT_CHARS // 4)))
         if mode == "escapes":
@@ -184,6 +184,17 @@ def send_chunked(h: BaseHTTPRequestHandler, data: bytes, piece: int = 65536) -> 
         h.wfile.write(b"0\r\n\r\n")
     except OSError:  # the client stopped reading (as it should, past its limit)
         h.close_connection = True
+
+
+@functools.cache
+def huge_body() -> bytes:
+    """A 3 MB chat completion, made once (made per request, it could outlast a client's timeout)."""
+    return json.dumps(completion("lol " * (HUGE_BYTES // 4))).encode("utf-8")
+
+
+@functools.cache
+def gzip_body() -> bytes:
+    return gzip.compress(huge_body(), 1)
 
 
 def completion(content: Optional[str]) -> dict:

@@ -99,8 +99,8 @@ def test_a_failing_server_fails_cleanly_then_the_run_resumes(mode, batch, undist
             assert len(sent) == len(set(sent)), "a call that cannot succeed was retried"
             assert "stopped early" in ran.err
             assert len(sent) < undisturbed[1]
-        else:  # retried within the bound
-            assert max(sent.count(s) for s in set(sent)) == ATTEMPTS
+        else:  # retried within the bound (by each unit that asks it: two items may share a prompt)
+            assert ATTEMPTS <= max(sent.count(s) for s in set(sent)) <= ATTEMPTS * ITEMS
         assert took < ITEMS * ATTEMPTS * (TIMEOUT_S + 1) + 10
         assert sum(p.stat().st_size for p in files_of(batch / "run")) < 2 * MAX_RESPONSE_BYTES
         resumes_to_undisturbed(batch, undisturbed)
