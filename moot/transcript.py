@@ -22,11 +22,11 @@ from typing import Any, Iterable, Optional
 
 from pydantic import ValidationError
 
+from moot.diskio import named
 from moot.events import (
     EVENT, SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted,
     TranscriptError,
 )
-from moot.diskio import named
 from moot.migrations import upgrade
 
 

@@ -166,12 +166,10 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         ctx.record(Error(speaker=getattr(exc, "role", None), stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
-    except OSError as exc:
-        if not is_environment_error(exc):
-            raise
-        _try_record(ctx, Error(stage="environment", cause=describe(exc)))
-        raise  # the run stops (exit 3); this unit resumes once the disk takes writes again
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if is_environment_error(exc):  # the run stops (exit 3); this unit resumes once the disk takes writes
+            _try_record(ctx, Error(stage="environment", cause=describe(exc)))
+            raise
         if setup.stop.reason is not None:  # a cancelled group chat ends with its own error
             _finish(ctx, "interrupted", setup.stop.reason, started)
             raise asyncio.CancelledError() from None
