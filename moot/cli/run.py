@@ -41,10 +41,10 @@ from moot.suggest import nearest
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot run", description=__doc__.splitlines()[0],
-                                epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
-                                       "\n  moot run cola --input text=... --input target=..."
-                                       "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+               epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
+                      "\n  moot run cola --input text=... --input target=..."
+                      "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario file, or the name of a bundled scenario")
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
