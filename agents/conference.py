@@ -20,10 +20,9 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
+from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
-from moot.models.calls import ModelCallError
-from moot.agents.conference_reading import Reading
 from moot.speaker_selection.conference import ConferencePlan, Step, Turn, walk
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
@@ -65,7 +64,7 @@ class ConferenceAgent(ThreadAgent):
         super().__init__(name, f"{role} of the conference")
         self.role, self.persona, self.ctx, self.setup = role, persona, ctx, setup
         self.system_template = system_template or setup.templates[f"{role}_system"]
-        self.failure: Optional[ModelCallError] = None  # kept so the runner can record the real cause
+        self.failure: Optional[Exception] = None  # kept so the runner sees the real cause (not AutoGen's text)
         self.last_call = None  # the Reply of this agent's latest turn, until the turn is recorded
 
     async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
@@ -77,7 +76,7 @@ class ConferenceAgent(ThreadAgent):
         output = self.setup.output(step)
         try:
             done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
-        except ModelCallError as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed call, or a disk refusing its cache write
             self.failure = exc
             raise
         self.last_call = done

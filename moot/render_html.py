@@ -1,8 +1,8 @@
 """A run as one self-contained HTML page (blocks from moot.document): no scripts, no network,
 no external fonts.
 
-Every string passes through `esc` (html.escape) before it reaches the page, and a
-Content-Security-Policy forbids scripts as a second line of defence.
+Every string passes through `esc` (control characters dropped, then html.escape) before it
+reaches the page, and a Content-Security-Policy forbids scripts as a second line of defence.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from moot.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
 from moot.events import Coverage, Score, TopicClosed, Verdict
+from moot.safe_text import terminal_safe
 from moot.timeline import closed_text, coverage_rows, coverage_text, initials, verdict_detail
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
@@ -57,7 +58,7 @@ footer{margin:32px 0;color:var(--mute)}
 
 
 def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(terminal_safe(str(text)), quote=True)
 
 
 def render_html(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:

@@ -20,6 +20,7 @@ from autogen_core.models import (
     AssistantMessage, CreateResult, LLMMessage, ModelInfo, RequestUsage, SystemMessage, UserMessage,
 )
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
+import numpy as np
 from pydantic import BaseModel
 
 from moot.models.structured import structured_max_tokens
@@ -84,7 +85,14 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
         kwargs = self._sampling(json_output, extra_create_args)
         chat = to_chat(messages)
-        response = await asyncio.to_thread(self._generate, chat, kwargs)
+        stop = threading.Event()  # a stopped run must not wait for queued or running generations
+        if cancellation_token is not None:
+            cancellation_token.add_callback(stop.set)
+        try:
+            response = await asyncio.to_thread(self._generate, chat, kwargs, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
         usage = RequestUsage(prompt_tokens=response["usage"]["prompt_tokens"],
                              completion_tokens=response["usage"]["completion_tokens"])
         self._total_usage["prompt_tokens"] += usage.prompt_tokens
@@ -94,9 +102,29 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
         return CreateResult(content=choice["message"]["content"] or "", usage=usage,
                             finish_reason=finish, cached=False)
 
-    def _generate(self, chat: list[dict], kwargs: dict) -> dict:
+    def _generate(self, chat: list[dict], kwargs: dict, stop: threading.Event) -> dict:
+        """In a worker thread, one generation at a time. A stopped call ends before its turn, and a
+        running plain one at its next token (the interpreter waits for these threads to exit)."""
         with self._lock:
+            if stop.is_set():
+                raise asyncio.CancelledError()
+            if "response_format" not in kwargs:  # a grammar may not admit the end token yet
+                kwargs = {**kwargs, "logits_processor": self._end_when(stop)}
             return self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
+
+    def _end_when(self, stop: threading.Event):
+        """A logits processor that leaves only the end-of-text token once `stop` is set."""
+        from llama_cpp import LogitsProcessorList
+
+        eos = self.llm.token_eos()
+
+        def end(input_ids, scores):
+            if stop.is_set():
+                scores[:] = -np.inf
+                scores[eos] = 0.0
+            return scores
+
+        return LogitsProcessorList([end])
 
     def _sampling(self, json_output, extra: Mapping[str, Any]) -> dict:
         s = {**self._settings, **{k: v for k, v in extra.items() if v is not None}}

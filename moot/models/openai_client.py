@@ -6,6 +6,10 @@ replies ask for the output's JSON schema and come back as raw text, which moot.v
 invalid reply is recorded as UNPARSED with its text), with a token limit raised so a constrained
 reply can always finish (moot.models.structured).
 
+Replies are bounded whatever the server does (moot.models.bounded): the HTTP body by event hooks
+on the SDK's connection pool, the text by the call's token limit; usage counts a server gets wrong
+count as zero (they are reported, never relied on).
+
 Servers differ in how they take a JSON schema: OpenAI, vLLM and llama.cpp's llama-server take
 `{"type": "json_schema", ...}`; llama-cpp-python's server (0.3.x) rejects that and takes
 `{"type": "json_object", "schema": ...}`. The client sends the standard form and switches to the
@@ -24,6 +28,7 @@ from autogen_core.models import (
 )
 
 from moot.models.base import MootClient
+from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
@@ -41,6 +46,11 @@ def as_openai(message: LLMMessage) -> dict[str, str]:
     return {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
 
 
+def tokens(count: Any) -> int:
+    """A usage count as reported, or 0 when it is not a count (a server's mistake, not the reply's)."""
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
+
+
 class OpenAIClient(MootClient):
     """One model on one OpenAI-compatible endpoint, with the scenario's sampling settings."""
 
@@ -50,7 +60,8 @@ class OpenAIClient(MootClient):
                  info: Optional[ModelInfo] = None):
         super().__init__()
         self.model = model
-        self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
+                                      http_client=openai.DefaultAsyncHttpxClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         if info is not None:
             self.info = info
@@ -60,17 +71,20 @@ class OpenAIClient(MootClient):
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         args = {**self.settings, **extra_create_args}
         if not is_model(json_output):
-            return await self._send(messages, args)
+            return bound_reply(await self._send(messages, args), args.get("max_tokens"))
         limit = structured_max_tokens(args.get("max_tokens"), json_output)
         if limit is not None:
             args["max_tokens"] = limit
+        return bound_reply(await self._structured(messages, json_output, args), limit)
+
+    async def _structured(self, messages: Sequence[LLMMessage], output, args: dict[str, Any]) -> CreateResult:
         try:
-            return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
+            return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
         except openai.APIStatusError as exc:
             if self.dialect != JSON_SCHEMA or not rejects_json_schema(exc):
                 raise
         self.dialect = JSON_OBJECT_SCHEMA
-        return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
+        return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
 
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
         """POST /chat/completions through the SDK (its auth, timeouts and error types) with a plain
@@ -81,8 +95,8 @@ class OpenAIClient(MootClient):
         reply = response.json()
         choice = (reply.get("choices") or [{}])[0]
         counts = reply.get("usage") or {}
-        usage = RequestUsage(prompt_tokens=int(counts.get("prompt_tokens") or 0),
-                             completion_tokens=int(counts.get("completion_tokens") or 0))
+        usage = RequestUsage(prompt_tokens=tokens(counts.get("prompt_tokens")),
+                             completion_tokens=tokens(counts.get("completion_tokens")))
         self.add_usage(usage)
         finish = choice.get("finish_reason")
         content = (choice.get("message") or {}).get("content")

@@ -24,6 +24,7 @@ from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsag
 from pydantic import BaseModel
 
 from moot.models.base import MootClient
+from moot.suggest import nearest
 from moot.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
@@ -35,7 +36,8 @@ def parse_script(text: Optional[str]) -> list[str]:
     tokens = [t.strip().upper() for t in (text or "").split(",") if t.strip()]
     bad = [t for t in tokens if t not in SCRIPT_TOKENS]
     if bad:
-        raise ValueError(f"unknown scripted token {bad[0]!r} (allowed: {', '.join(SCRIPT_TOKENS)})")
+        raise ValueError(f"unknown scripted token {bad[0]!r}{nearest(bad[0], SCRIPT_TOKENS)} "
+                         f"(allowed: {', '.join(SCRIPT_TOKENS)})")
     return tokens
 
 
