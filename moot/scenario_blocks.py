@@ -39,6 +39,18 @@ class Generation(Strict):
     """Penalty on repeated tokens (local and Ollama; OpenAI has none). Small models loop without it."""
 
 
+ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
+CHOICE_METHODS = ("likelihood", "structured", "text")
+
+
+def choice_method(setting: str, spec: str, default: str) -> str:
+    """How a role's closed answer is read: the scenario's `choice`, or for `auto` likelihood on the
+    embedded model and the protocol's own way (`default`, the paper's) on the others."""
+    if setting in CHOICE_METHODS:
+        return setting
+    return "likelihood" if parse_spec(spec).provider == "local" else default
+
+
 class Retry(Strict):
     """Bounded retries for failed model calls (errors, timeouts, empty replies)."""
 
