@@ -34,9 +34,7 @@ from contextlib import aclosing, contextmanager
 from functools import lru_cache
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional, Sequence, Union
 
-from autogen_core.models import (
-    AssistantMessage, CreateResult, LLMMessage, ModelInfo, RequestUsage, SystemMessage, UserMessage,
-)
+from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from pydantic import BaseModel
 

@@ -19,7 +19,7 @@ bound, and is listed in `bounded`.
 from __future__ import annotations
 
 import math
-from typing import Awaitable, Callable, Optional, Sequence
+from typing import Awaitable, Callable, Sequence
 
 from moot.models.requests import NotSupported
 
