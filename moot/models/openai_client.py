@@ -128,8 +128,8 @@ class OpenAIClient(MootClient):
             return first_top_logprobs(reply, request.document)
 
         try:
-            logprobs, bounded = await read_options(top, request.texts(), request.sep if request.document else "",
-                                                   extendable=request.document, number=isinstance(request, Score))
+            logprobs, bounded = await read_options(top, request.texts(), extendable=request.document,
+                                                   number=isinstance(request, Score))
         except openai.APIStatusError as exc:
             if exc.status_code not in (400, 404, 422, 500):
                 raise

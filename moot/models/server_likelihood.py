@@ -3,7 +3,8 @@
 A server gives the top-N log-probabilities of the next token, not the probability of a given
 text, and llama-cpp-python's `echo` path that would score a given text is unusably slow on long
 prompts (issue 11 FINDINGS §6). So options are read from first tokens: a token counts for the one
-option it begins or writes out (" yes", "Yes", "A." for option "A"; case-insensitively). Where a
+option it begins or writes out (" yes", "Yes", "A." for option "A"; case-insensitively, leading
+spaces aside, so a separator token " " begins every option). Where a
 token could begin several options (a separator " " before every option on a Gemma tokenizer, "1"
 of "1" and "10"), the prompt is extended by that token and asked again: document form only (a
 raw-text completion can be extended; a chat reply cannot be prefilled), at most MAX_STEPS times.
@@ -39,9 +40,9 @@ def _lse(values: Sequence[float]) -> float:
 class Reader:
     """Reads the options' log-probabilities through `top` (see the module docstring)."""
 
-    def __init__(self, top: TopLogprobs, options: Sequence[str], sep: str, extendable: bool, number: bool):
+    def __init__(self, top: TopLogprobs, options: Sequence[str], extendable: bool, number: bool):
         self.top, self.options, self.extendable, self.number = top, list(options), extendable, number
-        self.texts = {o: (sep + o).lower() for o in options}
+        self.texts = {o: o.strip().lower() for o in options}
         self.steps = 0
         self.floor = 0.0
         self.notes: list[str] = []
@@ -53,7 +54,7 @@ class Reader:
 
     def _matches(self, written: str) -> tuple[list[str], list[str]]:
         """(options `written` completes, options it is a strict beginning of)."""
-        low = written.lower()
+        low = written.lstrip(" ").lower()
         complete, partial = [], []
         for o, text in self.texts.items():
             if text.startswith(low) and len(text) > len(low):
@@ -103,7 +104,7 @@ class Reader:
         return math.log(max(1e-12, 1.0 - going_on))
 
 
-async def read_options(top: TopLogprobs, options: Sequence[str], sep: str, extendable: bool,
+async def read_options(top: TopLogprobs, options: Sequence[str], extendable: bool,
                        number: bool = False) -> tuple[dict[str, float], list[str]]:
     """({option: log-probability}, options only bounded) from the server's top log-probabilities."""
-    return await Reader(top, options, sep, extendable, number).read()
+    return await Reader(top, options, extendable, number).read()
