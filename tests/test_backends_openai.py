@@ -282,3 +282,30 @@ def test_a_document_continuation_through_the_server_is_cut_to_a_sentence(server_
     assert result.content and result.content == result.content.strip()
     if result.detail.get("cut"):
         assert result.detail["uncut"].startswith(result.content) and result.content[-1] in ".!?\"')]"
+
+
+@pytest.mark.slow
+def test_replies_stream_from_the_server_through_the_engine(server_url):
+    """A chat reply and a document continuation arrive chunk by chunk (server-sent events) through
+    the engine's `on_text`; the call's result is the whole reply (a continuation: cut)."""
+    from moot.models.engine import ModelEngine, RoleModel
+    from moot.models.requests import Continue
+
+    engine = ModelEngine(BackendOptions(openai_base_urls=(server_url,)))
+    model = RoleModel("openai:gemma", {"max_tokens": 24, "temperature": 0.7, "seed": 3})
+    doc = [UserMessage(content="Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:",
+                       source="document")]
+
+    async def go():
+        chunks: dict[str, list[str]] = {"chat": [], "continue": []}
+        chat = await engine.ask(model, [UserMessage(content="Say hello.", source="user")],
+                                on_text=chunks["chat"].append)
+        turn = await engine.ask(model, doc, request=Continue(document=True, stop=("\n\n",)),
+                                on_text=chunks["continue"].append)
+        await engine.close()
+        return chat, turn, chunks
+
+    chat, turn, chunks = asyncio.run(go())
+    assert len(chunks["chat"]) > 1 and "".join(chunks["chat"]) == chat.text
+    assert len(chunks["continue"]) > 1
+    assert "".join(chunks["continue"]).strip() == (turn.detail.get("uncut") or turn.text)

@@ -21,7 +21,8 @@ log-probabilities (`logprobs`; moot.models.server_likelihood). A server that ref
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import aclosing
+from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
 
 import httpx
 import openai
@@ -89,6 +90,43 @@ class OpenAIClient(MootClient):
                 raise
         self.dialect = JSON_OBJECT_SCHEMA
         return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
+
+    streams = True  # create_stream yields text as the server sends it
+
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+                            extra_create_args: Mapping[str, Any] = {},
+                            cancellation_token: Optional[CancellationToken] = None
+                            ) -> AsyncGenerator[Union[str, CreateResult], None]:
+        """Text chunks as the server sends them (server-sent events), then the CreateResult. A
+        structured reply, a choice or a score is not streamed: only its result is yielded."""
+        request = request_of(extra_create_args)
+        if json_output is not None or not (request is None or isinstance(request, Continue)):
+            yield await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
+            return
+        args = {**self.settings, **without_request(extra_create_args)}
+        if request is not None and not request.document and request.reply_prefix:
+            raise NotSupported("a chat reply cannot be prefilled on a server")
+        document = request is not None and request.document
+        body = ({"prompt": document_text(messages, request.prefix)} if document
+                else {"messages": [as_openai(m) for m in messages]})
+        if request is not None and request.stop:
+            body["stop"] = list(request.stop)
+        text, finish = "", "stop"
+        stream = await self.sdk.post("/completions" if document else "/chat/completions", cast_to=dict,
+                                     body={"model": self.model, **body, **args, "stream": True},
+                                     stream=True, stream_cls=openai.AsyncStream[dict])
+        async with aclosing(stream.__aiter__()) as chunks:
+            async for chunk in chunks:
+                choice = (chunk.get("choices") or [{}])[0]
+                piece = choice.get("text") if document else (choice.get("delta") or {}).get("content")
+                finish = choice.get("finish_reason") or finish
+                if piece:
+                    text += piece
+                    yield piece
+        usage = RequestUsage(prompt_tokens=0, completion_tokens=0)  # a stream carries no usage
+        result = CreateResult(content=text, usage=usage, cached=False,
+                              finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
+        yield result if request is None else continuation_result(text, result.finish_reason, request.sentence, usage)
 
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
         reply = await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages], **args})
