@@ -71,10 +71,9 @@ class CallDetail(BaseModel):
     logprobs: dict[str, float] = {}  # each option's log-probability under the model, as measured
     bounded: list[str] = []  # options absent from a server's top log-probabilities: their logprob is an upper bound
     expected: Optional[float] = None  # score: the expectation of the score under `probabilities`
-    cut: bool = False  # continuation: the token bound was reached and the reply ends at its last complete sentence
+    cut: bool = False  # continuation: it stopped mid-sentence (the token bound, a stop) and ends at its last whole one
     uncut: Optional[str] = None  # continuation, when cut: the text as generated
-    samples: int = 1  # continuation: generations drawn (one whose cut left nothing is drawn again)
-    note: str = ""  # e.g. why a likelihood choice fell back to structured output
+    note: str = ""  # e.g. why a likelihood choice fell back to structured output, or why nothing was cut
 
 
 class Call(EventBase):
