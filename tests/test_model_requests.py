@@ -240,6 +240,13 @@ def test_server_options_count_merged_and_cased_tokens_and_refuse_what_a_chat_can
 
 # --- the scenario's `choice` and the protocols on the scripted model ---------------------------
 
+def test_the_engine_tells_base_from_instruction_models():
+    engine = ModelEngine(BackendOptions(openai_base_urls=("http://127.0.0.1:9/v1",)))
+    assert engine.model_kind(RoleModel("scripted:BASE")) == "base"
+    assert engine.model_kind(RoleModel("scripted")) == "instruct"
+    assert engine.model_kind(RoleModel("openai:m")) == "instruct"  # a server's model counts as one
+
+
 def test_auto_choice_is_likelihood_on_the_embedded_model_only():
     assert choice_method("auto", "local", "text") == "likelihood"
     assert choice_method("auto", "local:/m.gguf", "structured") == "likelihood"
