@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from typing import Optional, Sequence, TextIO
 
-from moot.events import Error, EventBase, Message, Outcome, RunResumed, Score, TopicClosed, Verdict
+from moot.events import Coverage, Error, EventBase, Message, Outcome, RunResumed, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
 from moot.summary import score_line
-from moot.timeline import Key, closed_text, outcome_text, place_of, section_title, verdict_detail
+from moot.timeline import Key, closed_text, coverage_text, outcome_text, place_of, section_title, verdict_detail
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 
@@ -59,6 +59,8 @@ class ConsolePrinter:
             self.say("  ⇒ " + score_line(event), "1")
         elif isinstance(event, TopicClosed):
             self.say(f"  ⇒ topic {event.topic + 1} {closed_text(event)}")
+        elif isinstance(event, Coverage):
+            self.say(f"  ⇒ {coverage_text(event)}", "1")
         elif isinstance(event, Error):
             self.say(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31")
         elif isinstance(event, RunResumed):

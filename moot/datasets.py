@@ -17,7 +17,9 @@ dotted name that is not a key is followed as a nested path. No `id`: the 0-based
 is its `columns.role` value, else `target_roles` of its target (case-insensitive), else none. Label keys are compared as strings after strip; without `labels` the
 stripped raw value passes through. Format `lines` (SST-2, `<label> <sentence>`): fields "0" (before
 the first separator) and "1" (the rest), so `columns: {label: "0", text: "1"}`.
-Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`.
+Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`. Reading is
+bounded: a jsonl / lines row longer than MAX_LINE characters (a csv field longer than the csv
+module's limit) is an error, never read whole into memory.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def _comments(value: Any, cols: Columns, where: str) -> tuple[Comment, ...]:
 
 
 Row = Iterator[tuple[int, int, dict[str, Any]]]
+MAX_LINE = 1_000_000  # characters of one jsonl / lines row (csv: the csv module's field limit)
 
 
 def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
@@ -195,7 +198,9 @@ def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
 def _line_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
     """jsonl: one JSON object per line; lines: fields "0" and "1" around the first separator."""
     index = 0
-    for number, line in enumerate(f, 1):
+    for number, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), ""), 1):
+        if len(line) > MAX_LINE:
+            raise DatasetError(f"{path}:{number}: line longer than {MAX_LINE:,} characters (not a dataset row?)")
         line = line.rstrip("\r\n").lstrip("\ufeff") if number == 1 else line.rstrip("\r\n")
         if not line.strip():
             continue
@@ -207,6 +212,8 @@ def _line_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise DatasetError(f"{path}:{number}: invalid JSON: nested too deeply") from None
             if not isinstance(row, dict):
                 raise DatasetError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
         yield index, number, row

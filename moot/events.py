@@ -149,6 +149,36 @@ class TopicClosed(EventBase):
     closed_by: Literal["agreement", "round_cap", "moderator"]
 
 
+class CoverageItem(BaseModel):
+    """One reference item, as the assessor judged it: `covered` (and its quote was found in the
+    debate: `turn` is where), `not_covered`, `unverified` (said covered, but the quote is empty or
+    not in the debate: not counted as covered), or `unparsed` (no readable answer for it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    status: Literal["covered", "not_covered", "unverified", "unparsed"]
+    evidence: str = ""
+    turn: Optional[int] = None
+    error: Optional[str] = None
+
+
+class Coverage(EventBase):
+    """How much of a topic's reference outcome its debate covered, judged by the assessor after the
+    topic closed (a conference's automated form of Heller et al.'s §5.2.2 comparison)."""
+
+    type: Literal["coverage"] = "coverage"
+    turn: int
+    speaker: str
+    topic: int
+    model: str = ""
+    items: list[CoverageItem]
+    covered: int
+    total: int
+    fraction: float
+    raw: Optional[str] = None  # the assessor's reply, kept when any item is unparsed or unverified
+    error: Optional[str] = None
+
+
 class Outcome(EventBase):
     """An item's result: the label (or `unparsed`), why, and the reply it was read from."""
 
@@ -176,7 +206,7 @@ class RunFinished(EventBase):
     totals: dict[str, Any] = {}
 
 
-EVENT_TYPES = (RunStarted, RunResumed, Call, Message, Verdict, Score, TopicClosed, Outcome, Error,
+EVENT_TYPES = (RunStarted, RunResumed, Call, Message, Verdict, Score, TopicClosed, Coverage, Outcome, Error,
                RunFinished)
 Event = Annotated[Union[EVENT_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]
 EVENT = TypeAdapter(Event)

@@ -1,8 +1,8 @@
 """A run as one self-contained HTML page (blocks from moot.document): no scripts, no network,
 no external fonts.
 
-Every string passes through `esc` (html.escape) before it reaches the page, and a
-Content-Security-Policy forbids scripts as a second line of defence.
+Every string passes through `esc` (control characters dropped, then html.escape) before it
+reaches the page, and a Content-Security-Policy forbids scripts as a second line of defence.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import html
 from moot.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Score, TopicClosed, Verdict
-from moot.timeline import closed_text, initials, verdict_detail
+from moot.events import Coverage, Score, TopicClosed, Verdict
+from moot.safe_text import terminal_safe
+from moot.timeline import closed_text, coverage_rows, coverage_text, initials, verdict_detail
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -57,7 +58,7 @@ footer{margin:32px 0;color:var(--mute)}
 
 
 def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(terminal_safe(str(text)), quote=True)
 
 
 def render_html(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:
@@ -147,6 +148,11 @@ def companion(event: object) -> str:
         return f"<div class=\"companion\">{score_figure(event)}</div>"
     if isinstance(event, TopicClosed):
         return f"<div class=\"companion closed\">topic {event.topic + 1} {esc(closed_text(event))}</div>"
+    if isinstance(event, Coverage):
+        rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in coverage_rows(event))
+        raw = raw_reply(event.raw) if event.raw else ""
+        return (f"<div class=\"companion coverage\"><strong>{esc(coverage_text(event))}</strong>"
+                f"<table><tr><th>reference item</th><th>status</th><th>evidence</th></tr>{rows}</table>{raw}</div>")
     return ""
 
 

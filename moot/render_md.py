@@ -3,8 +3,9 @@
 No recorded string is live markup: every character Markdown (CommonMark, GitHub) gives a meaning
 to is backslash-escaped — links and images (`[x](javascript:...)`, `![i](...)`), emphasis, code,
 headings, lists, tables, autolinks (`http:` loses its colon's meaning), mentions, math — and
-`& < >` become HTML entities, so raw HTML is text too. A model's text keeps its line breaks
-inside a block quote.
+`& < >` become HTML entities, so raw HTML is text too; escape sequences and other control
+characters are dropped (moot.safe_text), so `cat`ing the file cannot drive a terminal. A model's
+text keeps its line breaks inside a block quote.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import re
 from moot.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.events import Score, TopicClosed, Verdict
-from moot.timeline import closed_text, verdict_detail
+from moot.events import Coverage, Score, TopicClosed, Verdict
+from moot.safe_text import terminal_safe
+from moot.timeline import closed_text, coverage_rows, coverage_text, verdict_detail
 
 BLOCKS = "█" * 10
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
@@ -24,13 +26,13 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 def inline(text: object) -> str:
     """One line of recorded text as inert Markdown (see the module docstring)."""
-    escaped = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    escaped = _SPECIAL.sub(r"\\\1", " ".join(terminal_safe(str(text)).split()))
     return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], escaped)
 
 
 def quote(text: str) -> list[str]:
     """Multi-line recorded text as a block quote, each line escaped and kept on its own line."""
-    lines = (text.strip() or "(empty)").splitlines()
+    lines = (terminal_safe(text).strip() or "(empty)").splitlines()
     return [f"> {inline(line)}  " if line.strip() else ">" for line in lines]
 
 
@@ -78,6 +80,9 @@ def entry(block: Entry) -> list[str]:
             lines += ["", *scores(event)]
         elif isinstance(event, TopicClosed):
             lines += ["", f"_Topic {event.topic + 1} {inline(closed_text(event))}\\._"]
+        elif isinstance(event, Coverage):
+            lines += ["", f"**{inline(coverage_text(event))}**", "",
+                      *table(["Reference item", "Status", "Evidence"], coverage_rows(event))]
     return lines
 
 

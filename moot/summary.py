@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Sequence
 
-from moot.events import EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.events import Coverage, EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
 
 
 def totals_of(events: Sequence[EventBase]) -> dict[str, Any]:
@@ -41,6 +41,8 @@ def summary_lines(events: Sequence[EventBase], topics: Sequence[str]) -> list[st
             lines.append(f"  round {v.round}: {v.speaker} → {v.verdict}{extra}")
         for s in (e for e in events if isinstance(e, Score) and e.topic == index):
             lines.append("  " + score_line(s))
+        for c in (e for e in events if isinstance(e, Coverage) and e.topic == index):
+            lines.append(f"  {c.speaker}: {c.covered}/{c.total} reference items covered ({c.fraction:.0%})")
     totals = totals_of(events)
     lines.append("Usage per role (messages, calls, prompt+completion tokens, model time):")
     for role, row in sorted(totals["by_role"].items()):

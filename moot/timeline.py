@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from moot.events import Call, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.events import (
+    Call, Coverage, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict,
+)
 from moot.summary import totals_of
 from moot.transcript import Transcript
 
-COMPANIONS = (Verdict, Score, TopicClosed)
+COMPANIONS = (Verdict, Score, TopicClosed, Coverage)
 OUTCOME_KEY = ("outcome",)
 Key = tuple
 
@@ -132,6 +134,28 @@ def closed_text(closed: TopicClosed) -> str:
 
 def verdict_detail(verdict: Verdict) -> str:
     return verdict.reason if verdict.verdict != "UNPARSED" else f"could not parse: {verdict.error or ''}"
+
+
+def coverage_text(coverage: Coverage) -> str:
+    """`reference coverage of topic 1: 6/7 items (86%); not covered: public`."""
+    head = (f"reference coverage of topic {coverage.topic + 1}: {coverage.covered}/{coverage.total} items "
+            f"({coverage.fraction:.0%})")
+    groups = [(label, [i.name for i in coverage.items if i.status == status])
+              for status, label in (("not_covered", "not covered"), ("unverified", "unverified"),
+                                    ("unparsed", "unparsed"))]
+    return "; ".join([head] + [f"{label}: {', '.join(names)}" for label, names in groups if names])
+
+
+def coverage_rows(coverage: Coverage) -> list[list[str]]:
+    """One row per reference item: item, status, and the quote (with its turn) or the problem."""
+    rows = []
+    for item in coverage.items:
+        found = f" (turn {item.turn})" if item.turn is not None else ""
+        detail = f"\u201c{item.evidence}\u201d{found}" if item.evidence else ""
+        if item.error:
+            detail = f"{detail} — {item.error}" if detail else item.error
+        rows.append([item.name, item.status.replace("_", " "), detail])
+    return rows
 
 
 def outcome_text(outcome: Outcome, result_name: str = "prediction") -> str:

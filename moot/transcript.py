@@ -22,6 +22,7 @@ from typing import Any, Iterable, Optional
 
 from pydantic import ValidationError
 
+from moot.diskio import named
 from moot.events import (
     EVENT, SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted,
     TranscriptError,
@@ -91,7 +92,7 @@ class Transcript:
         """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
         s = self.started.scenario
         agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
-        agents += [(role, s.get(role)) for role in ("judge", "evaluator")]
+        agents += [(role, s.get(role)) for role in ("judge", "evaluator", "assessor")]
         return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
 
 
@@ -161,11 +162,14 @@ def _check_order(path: Path, rows: list[tuple[int, Any]], events: list[EventBase
             raise TranscriptError(f"{path}:{line}: a second run_started (two runs in one transcript)")
     if not strict_seq:
         return
+    present = {event.seq for event in events}
     for (line, _), previous, event in zip(rows[1:], events, events[1:]):
         if event.seq == previous.seq:
             raise TranscriptError(f"{path}:{line}: duplicated event (seq {event.seq} again)")
         if event.seq < previous.seq:
             raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} after {previous.seq})")
+        if event.seq != previous.seq + 1 and previous.seq + 1 in present:
+            raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} before {previous.seq + 1})")
         if event.seq != previous.seq + 1:
             raise TranscriptError(f"{path}:{line}: events missing before this one "
                                   f"(seq jumps from {previous.seq} to {event.seq})")
@@ -206,23 +210,40 @@ class EventLog:
 
     def __init__(self, path: str | Path, next_seq: int = 1, fsync: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        set_aside_torn_tail(self.path)
-        self._file = open(self.path, "a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            set_aside_torn_tail(self.path)
+            self._file = open(self.path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise named(exc, self.path) from None
         self._seq, self._fsync = next_seq, fsync
+        self._refused: Optional[OSError] = None
 
     def append(self, *events: EventBase) -> None:
+        """One write. A disk that refuses it raises an OSError naming the file, and the log takes
+        no more: what reached the disk is at most a torn line, set aside when the unit resumes;
+        writing on after it could glue later events to it."""
+        if self._refused is not None:
+            raise self._refused
         stamp = now()
         for event in events:
             event.seq, event.ts = self._seq, stamp
             self._seq += 1
-        self._file.write("".join(e.model_dump_json() + "\n" for e in events))
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
+        try:
+            self._file.write("".join(e.model_dump_json() + "\n" for e in events))
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._refused = named(exc, self.path)
+            self.close()  # drops what could not be written
+            raise self._refused from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:  # what it could not flush was reported by append
+            pass
 
 
 def dump_events(events: Iterable[EventBase]) -> list[dict[str, Any]]:

@@ -2,15 +2,27 @@
 
 Errors in user files must name the file, the line and the key path, so we compose the
 YAML node tree once (safe loader only) and keep a map from key paths to line numbers.
+
+A file is untrusted input, so reading it is bounded in time and memory before anything is built:
+its size (MAX_BYTES), its nesting (MAX_DEPTH) and the number of values it stands for once every
+alias is expanded (MAX_VALUES) — a few hundred bytes of nested aliases ("billion laughs") would
+otherwise expand to gigabytes. An alias inside its own anchor (a recursive structure) is refused.
+These are checked on the parser's event stream, which holds no tree, so a hostile file is
+refused after reading at most MAX_VALUES events; libyaml parses when it is there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import yaml
+
+MAX_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_VALUES = 100_000
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 KeyPath = tuple[Any, ...]
 
@@ -61,18 +73,38 @@ def read_yaml(path: str | Path) -> YamlSource:
     """Read a YAML file with the safe loader; reject duplicate keys; record key lines."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise SourceError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(path, f"cannot read: {exc}") from None
+    except IsADirectoryError:
+        raise SourceError(path, "is a folder, not a YAML file") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise SourceError(path, f"too large for a YAML file (more than {MAX_BYTES // 1024 // 1024} MB)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise SourceError(path, f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                          line=line) from None
     return parse_yaml(text, str(path))
 
 
 def parse_yaml(text: str, file: str) -> YamlSource:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        check_bounds(text, file)
+        loader = _LOADER(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.reader.ReaderError as exc:
+        line = text[:exc.position].count("\n") + 1
+        raise SourceError(file, f"invalid YAML: character #x{exc.character:04x} is not allowed "
+                                "(binary data, not text?)", line=line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -82,6 +114,37 @@ def parse_yaml(text: str, file: str) -> YamlSource:
         source.lines[()] = node.start_mark.line + 1
         _walk(node, (), source)
     return source
+
+
+def check_bounds(text: str, file: str) -> None:
+    """Refuse a document nested deeper than MAX_DEPTH, or standing for more than MAX_VALUES values
+    with its aliases expanded, or with an alias inside its own anchor (see the module docstring)."""
+    values = 0  # so far, aliases expanded
+    sizes: dict[str, int] = {}  # anchor -> the values it stands for (once its node has ended)
+    open_: list[tuple[int, Optional[str]]] = []  # each open collection: (values before it, its anchor)
+    for event in yaml.parse(text, Loader=_LOADER):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for _, anchor in open_):
+                raise SourceError(file, f"alias *{event.anchor} inside its own anchor (a recursive structure)",
+                                  line=line)
+            values += sizes.get(event.anchor, 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            values += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.CollectionStartEvent):
+            if len(open_) >= MAX_DEPTH:
+                raise SourceError(file, f"nested deeper than {MAX_DEPTH} levels", line=line)
+            open_.append((values, event.anchor))
+            values += 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            before, anchor = open_.pop()
+            if anchor:
+                sizes[anchor] = values - before
+        if values > MAX_VALUES:
+            raise SourceError(file, f"stands for more than {MAX_VALUES:,} values once its aliases are expanded "
+                                    "(nested aliases?)", line=line)
 
 
 def _walk(node: yaml.Node, key: KeyPath, source: YamlSource) -> None:

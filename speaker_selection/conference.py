@@ -5,8 +5,9 @@ decision attached to a judge (or deciding moderator) turn, never the text, so a 
 writing "AGREEMENT" changes nothing and an unparsed verdict counts as MORE_DEBATE.
 
 Flow per topic: moderator opens -> participants in order -> judge. AGREEMENT (or the round
-cap) closes the topic -> evaluator scores it -> moderator opens the next topic or closes.
-MORE_DEBATE -> moderator (Algorithm 1) or the first participant (Fig. A2-A3), next round.
+cap) closes the topic -> evaluator scores it -> the assessor judges its reference coverage (a
+topic with a reference outcome; moot's, not in Algorithm 1) -> moderator opens the next topic or
+closes. MORE_DEBATE -> moderator (Algorithm 1) or the first participant (Fig. A2-A3), next round.
 Without a judge (§5.2.2) the moderator decides after each round: NEXT_TOPIC or MORE_DEBATE.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Optional
 
 AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED = "AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"
-Action = Literal["open", "continue", "speak", "judge", "decide", "evaluate", "close", "end"]
+Action = Literal["open", "continue", "speak", "judge", "decide", "evaluate", "assess", "close", "end"]
 
 
 class PolicyError(ValueError):
@@ -43,12 +44,16 @@ class ConferencePlan:
     max_rounds: int
     agreement: Literal["judge", "moderator"] = "judge"
     on_more_debate: Literal["moderator", "participants"] = "moderator"
+    assessor: Optional[str] = None
+    assessed: tuple[int, ...] = ()  # the topics (0-based) whose reference coverage the assessor judges
 
     def __post_init__(self) -> None:
         if len(self.participants) < 2 or self.topic_count < 1 or self.max_rounds < 1:
             raise ValueError("a conference needs >= 2 participants, >= 1 topic and max_rounds >= 1")
         if self.agreement == "judge" and not self.judge:
             raise ValueError("agreement by judge needs a judge")
+        if self.assessed and not self.assessor:
+            raise ValueError("topics with a reference outcome need an assessor")
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,8 @@ def advance(plan: ConferencePlan, step: Step, turn: Turn) -> Step:
             return _close_topic(plan, step, "round_cap")
         return Step(first, "speak", step.topic, step.round + 1)
     if step.action == "evaluate":
+        return _after_evaluation(plan, step)
+    if step.action == "assess":
         return _after_topic(plan, step.topic)
     return Step(None, "end", None, step.round)
 
@@ -126,7 +133,13 @@ def _more_debate(plan: ConferencePlan, step: Step) -> Step:
 def _close_topic(plan: ConferencePlan, step: Step, reason: str) -> Step:
     if plan.evaluator:
         return Step(plan.evaluator, "evaluate", step.topic, step.round, closed_by=reason)
-    return replace(_after_topic(plan, step.topic), closed_by=reason)
+    return replace(_after_evaluation(plan, step), closed_by=reason)
+
+
+def _after_evaluation(plan: ConferencePlan, step: Step) -> Step:
+    if step.topic in plan.assessed:
+        return Step(plan.assessor, "assess", step.topic, step.round)
+    return _after_topic(plan, step.topic)
 
 
 def _after_topic(plan: ConferencePlan, topic: int) -> Step:

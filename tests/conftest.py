@@ -1,4 +1,5 @@
-"""Shared fixtures. Keep this minimal: only fixtures, used by several test files."""
+"""Shared fixtures (keep this minimal: only fixtures used by several test files) and the torture
+figures printed at the end of a session."""
 
 from __future__ import annotations
 
@@ -35,3 +36,10 @@ def make_scenario(tmp_path):
         return path
 
     return make
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The torture tests' figures (fault modes, kills, bad inputs): see tests/torture_support.py."""
+    from torture_support import report_figures
+
+    report_figures(terminalreporter, config)

@@ -57,44 +57,44 @@ def test_drug_policy_cli_run_routes_like_the_paper(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert code == 0
     assert stdout.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
-    assert stdout.splitlines()[-1] == f"run: {out} conferences=1 backend_calls=20 cache_hits=0 unparsed=0"
+    assert stdout.splitlines()[-1] == f"run: {out} conferences=1 backend_calls=21 cache_hits=0 unparsed=0"
     assert "Stop: completed — all topics closed" in stdout
     assert "Topic 1: develop a set of criteria for assessing drug policy outcomes — closed by agreement after 2 round(s)" in stdout
     t = conference(out)
     p1, p2 = "Participant_1", "Participant_2"
     expected = [(M, "open", 0, 1), (p1, "speak", 0, 1), (p2, "speak", 0, 1), (J, "judge", 0, 1),
                 (M, "continue", 0, 2), (p1, "speak", 0, 2), (p2, "speak", 0, 2), (J, "judge", 0, 2),
-                (E, "evaluate", 0, 2)]
+                (E, "evaluate", 0, 2), ("Assessor", "assess", 0, 2)]  # topic 1 has a reference outcome
     for topic in (1, 2):
         expected += [(M, "open", topic, 1), (p1, "speak", topic, 1), (p2, "speak", topic, 1),
                      (J, "judge", topic, 1), (E, "evaluate", topic, 1)]
     expected += [(M, "close", None, 1)]
     assert rows(t) == [(i, *row) for i, row in enumerate(expected, 1)]
     assert [e.seq for e in t.events] == list(range(1, len(t.events) + 1))
-    assert kinds(t)[:14] == ["run_started", "message", "message", "message", "message", "verdict",
+    assert kinds(t)[:16] == ["run_started", "message", "message", "message", "message", "verdict",
                              "message", "message", "message", "message", "verdict", "topic_closed",
-                             "message", "score"]
+                             "message", "score", "message", "coverage"]
     assert kinds(t)[-2:] == ["message", "run_finished"]
     events = t.events  # every turn's call (exactly what was sent) is recorded just before its message
     calls = [i for i, e in enumerate(events) if isinstance(e, Call)]
-    assert len(calls) == 20 and all(isinstance(events[i + 1], Message) for i in calls)
+    assert len(calls) == 21 and all(isinstance(events[i + 1], Message) for i in calls)
     assert all(events[i].role == events[i + 1].speaker and events[i].reply == events[i + 1].content for i in calls)
     assert all(events[i].messages[0]["type"] == "SystemMessage" for i in calls)
     assert [(v.turn, v.topic, v.round, v.verdict) for v in t.of_type(Verdict)] == [
-        (4, 0, 1, "MORE_DEBATE"), (8, 0, 2, "AGREEMENT"), (13, 1, 1, "AGREEMENT"), (18, 2, 1, "AGREEMENT")]
+        (4, 0, 1, "MORE_DEBATE"), (8, 0, 2, "AGREEMENT"), (14, 1, 1, "AGREEMENT"), (19, 2, 1, "AGREEMENT")]
     assert [(c.topic, c.rounds, c.closed_by) for c in t.of_type(TopicClosed)] == [
         (0, 2, "agreement"), (1, 1, "agreement"), (2, 1, "agreement")]
     assert [(s.turn, s.topic, s.overall, s.parsed) for s in t.of_type(Score)] == [
-        (9, 0, 7, True), (14, 1, 7, True), (19, 2, 7, True)]
+        (9, 0, 7, True), (15, 1, 7, True), (20, 2, 7, True)]
     started, finished = t.started, t.finished
     assert started.models == {M: "scripted", p1: "scripted", p2: "scripted",
-                              J: "scripted:MORE_DEBATE,AGREEMENT", E: "scripted"}
+                              J: "scripted:MORE_DEBATE,AGREEMENT", E: "scripted", "Assessor": "scripted"}
     assert started.scenario_sha256 == scenario_hash(SCENARIOS / "drug_policy.yaml")
     assert (finished.status, finished.stop_reason) == ("completed", "all topics closed")
-    assert finished.totals["messages"] == 20 and finished.totals["by_role"]["judge"]["messages"] == 4
+    assert finished.totals["messages"] == 21 and finished.totals["by_role"]["judge"]["messages"] == 4
 
 
-def test_explicit_clients_judge_sees_only_current_topic(make_scenario, tmp_path):
+def test_explicit_clients_judge_sees_the_whole_conference_by_default(make_scenario, tmp_path):
     made = clients(judge=["MORE_DEBATE", "AGREEMENT", "AGREEMENT"])
     code, t = run(make_scenario(topics=2), tmp_path / "run", made)
     assert code == 0 and t.completed
@@ -103,15 +103,14 @@ def test_explicit_clients_judge_sees_only_current_topic(make_scenario, tmp_path)
     assert [r["output"] for r in made[A].requests] == [None] * 3
     assert len(made[E].requests) == 2 and len(made[M].requests) == 4  # open, continue, open, close
     first, second, third = (user_text(r) for r in judge)
-    assert "topic number 1" in first and "topic number 2" not in first
-    assert first.count("\n\nAlice: ") == 1 and first.startswith("Conversation so far:\nModerator: ")
+    assert first.startswith("Conversation so far:\nTask: Test conference\n\nDecide the test questions.\n\nModerator: ")
+    assert "topic number 1" in first and "topic number 2" not in first and first.count("\n\nAlice: ") == 1
     assert "Judge: MORE_DEBATE: scripted more_debate" in second  # its own earlier verdict, in words
     assert second.count("\n\nAlice: ") == 2
-    assert "topic number 2" in third and "topic number 1" not in third
-    assert "Judge:" not in third and "Evaluator:" not in third
-    history = third.split("\n\n")[:4]
-    assert [line.split(":")[0] for line in history] == ["Conversation so far", "Alice", "Bob",
-                                                          "Has the debate on \"topic number 2\" reached agreement among Alice, Bob? Answer as JSON"]
+    # topic 2: the whole conference, topic 1 and its evaluation included (an AutoGen group chat)
+    assert "topic number 2" in third and "topic number 1" in third and third.count("\n\nAlice: ") == 3
+    assert "Judge: AGREEMENT: scripted agreement" in third and "Evaluator: Scores: clarity=7" in third
+    assert "not shown" not in third
     assert judge[2]["messages"][0].content.startswith("You are Judge, the judge of a decision conference.")
 
 
@@ -165,9 +164,10 @@ def test_without_judge_scenario_moderator_decides(tmp_path, capsys):
     assert code == 0 and capsys.readouterr().out.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
     t = conference(out)
     p1, p2 = "Participant_1", "Participant_2"
-    assert [(m.speaker, m.action, m.topic, m.round) for m in t.of_type(Message)][:9] == [
+    assert [(m.speaker, m.action, m.topic, m.round) for m in t.of_type(Message)][:10] == [
         (M, "open", 0, 1), (p1, "speak", 0, 1), (p2, "speak", 0, 1), (M, "decide", 0, 1),
-        (p1, "speak", 0, 2), (p2, "speak", 0, 2), (M, "decide", 0, 2), (E, "evaluate", 0, 2), (M, "open", 1, 1)]
+        (p1, "speak", 0, 2), (p2, "speak", 0, 2), (M, "decide", 0, 2), (E, "evaluate", 0, 2),
+        ("Assessor", "assess", 0, 2), (M, "open", 1, 1)]
     assert [(v.speaker, v.topic, v.verdict) for v in t.of_type(Verdict)] == [
         (M, 0, "MORE_DEBATE"), (M, 0, "NEXT_TOPIC"), (M, 1, "NEXT_TOPIC"), (M, 2, "NEXT_TOPIC")]
     assert [(c.rounds, c.closed_by) for c in t.of_type(TopicClosed)] == [(2, "moderator"), (1, "moderator"), (1, "moderator")]

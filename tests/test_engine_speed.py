@@ -23,7 +23,7 @@ def test_the_autogen_telemetry_names_moot_skips_still_exist():
 def test_telemetry_is_skipped_unless_asked_for(monkeypatch):
     telemetry.quiet_runtime_telemetry()
     for owner, name in telemetry.PATCHED:
-        assert getattr(owner, name) in (telemetry._no_span, telemetry._no_attributes)
+        assert getattr(owner, name) in (telemetry._no_span, telemetry._no_attributes, telemetry._serialize_when_logged)
 
 
 def test_a_call_over_its_time_limit_is_a_timeout():

@@ -18,7 +18,7 @@ from backend_support import (
 from moot.cli import main
 from moot.models.local import default_model_path
 from moot.models.structured import reply_budget, structured_max_tokens
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, coverage_model
 
 
 def test_structured_calls_get_room_to_finish():
@@ -27,6 +27,7 @@ def test_structured_calls_get_room_to_finish():
         JudgeVerdict: {"verdict": "MORE_DEBATE", "reason": "x" * 400},
         ModeratorDecision: {"decision": "MORE_DEBATE", "message": "x" * 1500},
         EvaluatorScores: {**{c: 10 for c in CRITERIA}, "overall": 10, "rationale": "x" * 400},
+        coverage_model(("health", "public")): {n: {"evidence": "x" * 300, "covered": False} for n in ("health", "public")},
     }
     for output, reply in longest.items():
         output.model_validate(reply)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from moot.cli import export, main, replay
-from moot.events import SCHEMA_VERSION, Message, Score, TranscriptError, Verdict
+from moot.events import SCHEMA_VERSION, Coverage, Message, Score, TranscriptError, Verdict
 from moot.migrations import STEPS
 from moot.render_html import render_html
 from moot.render_md import inline, render_markdown
@@ -106,6 +106,8 @@ def test_replay_shows_topics_rounds_verdicts_scores_and_summary(demo, demo_t):
     assert "--- round 2 ---" in text and "=== Closing ===" in text
     assert "verdict: MORE_DEBATE" in text and "verdict: AGREEMENT" in text and "verdict: UNPARSED" in text
     assert text.count("Evaluator scores: overall=7") == 2 * 3  # live line + summary line per topic
+    assert text.count("⇒ reference coverage of topic 1: 0/7 items (0%); not covered: health, social,") == 1
+    assert "  Assessor: 0/7 reference items covered (0%)" in text  # the summary's line
     assert "== Summary:" in text and "Stop: completed — all topics closed" in text
     messages = len(load(demo_t).of_type(Message))
     assert len(re.findall(r"^\[(T\d R\d|closing)\] ", text, re.M)) == messages
@@ -246,6 +248,20 @@ def test_version_0_transcript_is_migrated_on_load(demo_t, tmp_path):
     assert "upgraded on load" in replay_output(str(old), "--no-delay")
 
 
+def test_version_1_conference_transcript_loads_and_replays(demo_t, tmp_path):
+    """A conference transcript as the previous moot wrote it: schema 1, no call events."""
+    v1 = [e for e in map(json.loads, demo_t.read_text().splitlines()) if e["type"] != "call"]
+    v1[0]["schema_version"] = 1
+    old = tmp_path / "v1.jsonl"
+    old.write_text("".join(json.dumps({**e, "seq": n}) + "\n" for n, e in enumerate(v1, 1)))
+    loaded, current = load(old), load(demo_t)
+    assert loaded.migrated_from == 1 and loaded.started.schema_version == SCHEMA_VERSION
+    assert [(m.speaker, m.action, m.content) for m in loaded.messages] == \
+        [(m.speaker, m.action, m.content) for m in current.messages]
+    assert loaded.calls == [] and loaded.completed
+    assert "upgraded on load" in replay_output(str(old), "--no-delay")
+
+
 def test_newer_transcript_is_refused(demo_t, tmp_path):
     lines = demo_t.read_text().splitlines()
     first = json.loads(lines[0]) | {"schema_version": SCHEMA_VERSION + 1}
@@ -327,6 +343,8 @@ def test_html_export_is_self_contained_and_complete(demo, demo_t, tmp_path):
     for verdict in ("AGREEMENT", "MORE_DEBATE", "UNPARSED"):
         assert found.classes[f"span.v-{verdict}"] >= 1
     assert found.classes["rect.bar"] == 10 * len(t.of_type(Score))
+    assert found.classes["div.coverage"] == len(t.of_type(Coverage)) == 1
+    assert "reference coverage of topic 1: 0/7 items (0%)" in page
     assert found.classes["div.avatar"] == len(t.of_type(Message))
     for text in (t.started.scenario_sha256, "scenarios/drug_policy.yaml", "scripted:MORE_DEBATE,AGREEMENT,GARBAGE",
                  "Tokens and latency per role", "completed — all topics closed", "repeat_penalty"):
@@ -383,7 +401,10 @@ def test_markdown_export(demo, tmp_path):
     assert text.startswith("# Find a new approach")
     assert text.count("\n## Topic ") == 3 and "## Closing" in text and "### Round 2" in text
     assert "**Verdict: `UNPARSED`**" in text and "| emotional\\_intelligence | `███████   ` 7 |" in text
-    assert "| total | 24 |" in text and "| Judge | judge | scripted\\:MORE\\_DEBATE,AGREEMENT,GARBAGE |" in text
+    assert "| total | 25 |" in text and "| Judge | judge | scripted\\:MORE\\_DEBATE,AGREEMENT,GARBAGE |" in text
+    assert "**reference coverage of topic 1\\: 0/7 items \\(0%\\); not covered\\: health," in text
+    assert "| Reference item | Status | Evidence |" in text and "| public | not covered |  |" in text
+    assert "| Assessor | assessor | scripted |" in text
 
 
 def test_export_defaults_beside_the_run_and_to_stdout(demo_t, tmp_path, capsys):

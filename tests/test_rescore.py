@@ -295,8 +295,8 @@ def test_rescored_run_reports_beside_the_original(tmp_path, capsys):
 def test_model_means_what_it_means_in_run(finished, tmp_path, capsys):
     out = tmp_path / "every-role"
     assert main(["score", str(finished), "--model", "scripted", "--out", str(out)]) == 0  # every deciding role
-    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"evaluator": "scripted",
-                                                                              "grader": "scripted"}
+    assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {
+        "evaluator": "scripted", "grader": "scripted", "assessor": "scripted"}  # no reference outcome: nothing assessed
     out = tmp_path / "one-role"
     assert main(["score", str(finished), "--model", "grader=scripted", "--out", str(out)]) == 0
     assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}

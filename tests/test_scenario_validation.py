@@ -103,7 +103,7 @@ CASES = [
     ("unknown prompt key", BASE + "prompts:\n  participant_speech: hi\n",
      21, "prompts.participant_speech", "unknown prompt (did you mean 'participant_system'?)"),
     ("unknown prompt key, nothing near", BASE + "prompts:\n  opening_speech: hi\n",
-     21, "prompts.opening_speech", "unknown prompt (allowed: evaluator_system,"),
+     21, "prompts.opening_speech", "unknown prompt (allowed: assessor_system, assessor_turn, evaluator_system,"),
     ("value near an allowed one", BASE + "routing:\n  agreement: jduge\n",
      21, "routing.agreement", "Input should be 'judge' or 'moderator' (did you mean 'judge'?)"),
     ("misspelt required key: the misspelling only", edit(("title: Test conference", "titel: Test conference")),
@@ -274,7 +274,7 @@ def test_validate_reports_problems_of_every_protocol(tmp_path, capsys, text, exp
 def test_validate_reports_every_field_problem_once(tmp_path, capsys):
     code, lines, [bad, good] = validate(tmp_path, capsys, """\
 titel: x
-task: ""
+task: [a, list]
 topics: []
 moderator:
   name: 1bad
@@ -288,7 +288,7 @@ routing:
     assert code == 2
     assert lines == [
         f"{bad}:1: titel: unknown key (did you mean 'title'?)",  # and not also "title: missing"
-        f"{bad}:2: task: String should have at least 1 character",
+        f"{bad}:2: task: Input should be a valid string",
         f"{bad}:3: topics: at least 1 topic is required",
         f"{bad}:5: moderator.name: must start with a letter and contain only letters, digits and _",
         f"{bad}:6: participants: at least 2 participants are required",

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from moot.agents.conference import decision_of
+from moot.agents.conference_reading import Reading
 from moot.protocols.conference_turns import score_from_reply
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
+from moot.verdicts import (
+    CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply, read_judge, read_judge_text,
+)
 
 FENCE = "```"
 
@@ -162,4 +164,95 @@ def test_unparsed_score_event_keeps_raw_and_error():
     ("open", "NEXT_TOPIC", None),
 ])
 def test_routing_decision_of_a_turn(action, raw, decision):
-    assert decision_of(action, raw) == decision
+    assert Reading().decision(action, raw) == decision
+
+
+# ---------------------------------------------------------------- the paper's plain-text judge
+
+PLAIN_ACCEPTED = [
+    ("AGREEMENT", "AGREEMENT"),  # Fig. A3
+    ("MORE DEBATE", "MORE_DEBATE"),  # Fig. A2
+    ("agreement", "AGREEMENT"),
+    ("  Agreement!\n", "AGREEMENT"),
+    ("More Debate.", "MORE_DEBATE"),
+    ("MORE  DEBATE", "MORE_DEBATE"),
+    ("MORE_DEBATE", "MORE_DEBATE"),
+    ("more-debate", "MORE_DEBATE"),
+    ("MoreDebate", "MORE_DEBATE"),
+    ("**AGREEMENT**", "AGREEMENT"),
+    ('"MORE DEBATE"', "MORE_DEBATE"),
+    ("Verdict: AGREEMENT", "AGREEMENT"),
+    ("AGREEMENT\nAGREEMENT", "AGREEMENT"),  # the same label twice
+    ("AGREEMENT. The participants agree on all seven clusters.", "AGREEMENT"),
+    ("The participants have reached agreement.", "AGREEMENT"),
+    ("MORE DEBATE - they still disagree on cost", "MORE_DEBATE"),
+    ("MORE DEBATE: the public cluster is not addressed yet.", "MORE_DEBATE"),  # the negation is another clause
+    ("Both sides remain far apart; MORE DEBATE.", "MORE_DEBATE"),
+    (verdict_json("AGREEMENT", "they agree"), "AGREEMENT"),  # JSON the judge was not asked for still names one label
+]
+
+PLAIN_UNPARSED = [
+    ("there is no AGREEMENT yet", "negated or hedged"),
+    ("There is no agreement yet.", "negated or hedged"),
+    ("AGREEMENT has not been reached", "negated or hedged"),
+    ("They don't have agreement", "negated or hedged"),
+    ("We are almost in agreement.", "negated or hedged"),
+    ("Partial agreement only.", "negated or hedged"),
+    ("Maybe AGREEMENT", "negated or hedged"),
+    ("No more debate is needed.", "negated or hedged"),  # implies agreement, but is not the label
+    ("I must decide whether agreement was reached.", "negated or hedged"),
+    ("AGREEMENT?", "a question"),
+    ("Have they reached agreement?", "a question"),
+    ("AGREEMENT, but MORE DEBATE on costs", "both AGREEMENT and MORE DEBATE"),
+    ("Is there agreement? MORE DEBATE", "both AGREEMENT and MORE DEBATE"),
+    ("I think there is no AGREEMENT yet, maybe DONE?", "a question"),
+    ("The participants disagree.", "no verdict"),
+    ("I see disagreement.", "no verdict"),  # "disagreement" is not the label
+    ("Agreements were made.", "no verdict"),
+    ("DONE", "no verdict"),
+    ("", "no verdict"),
+]
+
+
+@pytest.mark.parametrize("raw, verdict", PLAIN_ACCEPTED)
+def test_plain_text_judge_accepted(raw, verdict):
+    parsed = read_judge_text(raw)
+    assert parsed.error is None and parsed.value == JudgeVerdict(verdict=verdict, reason="") and parsed.raw == raw
+    assert read_judge("text", raw) == parsed
+
+
+@pytest.mark.parametrize("raw, error", PLAIN_UNPARSED)
+def test_plain_text_judge_unparsed_keeps_raw(raw, error):
+    parsed = read_judge_text(raw)
+    assert parsed.value is None and parsed.raw == raw
+    assert parsed.error.startswith(error), parsed.error
+    assert Reading("text").decision("judge", raw) == "UNPARSED"
+
+
+def test_structured_judge_stays_strict_where_the_text_judge_reads_prose():
+    prose = "The participants have reached agreement."
+    assert read_judge("structured", prose).value is None and read_judge("text", prose).value.verdict == "AGREEMENT"
+
+
+@pytest.mark.parametrize("reading, raw, shown", [
+    (Reading("structured", True), verdict_json("MORE_DEBATE", "cost is open"), "MORE_DEBATE: cost is open"),
+    (Reading("structured", False), verdict_json("MORE_DEBATE", "cost is open"), "MORE DEBATE"),
+    (Reading("structured", True), "no idea", "(unparsed reply) no idea"),
+    (Reading("structured", False), "no idea", "(no clear verdict)"),
+    (Reading("text", True), " MORE DEBATE - cost is open ", "MORE DEBATE - cost is open"),
+    (Reading("text", False), "MORE DEBATE - cost is open", "MORE DEBATE"),
+    (Reading("text", False), "Agreement.", "AGREEMENT"),
+    (Reading("text", False), "there is no AGREEMENT yet", "(no clear verdict)"),
+])
+def test_what_the_others_read_of_a_judge_turn(reading, raw, shown):
+    assert reading.display("judge", raw) == shown
+
+
+def test_the_text_judge_asks_for_free_text_and_its_own_template():
+    assert Reading("text").output("judge") is None and Reading().output("judge") is JudgeVerdict
+    assert Reading("text").output("decide") is ModeratorDecision  # the deciding moderator stays structured
+    assert Reading("text").template("judge", "judge") == "judge_turn_text"
+    assert Reading().template("judge", "judge") == "judge_turn"
+    assert Reading("text", True).template("moderator", "continue") == "moderator_continue"
+    assert Reading("text", False).template("moderator", "continue") == "moderator_continue_no_reason"
+    assert Reading().template("moderator", "open") == "moderator_open"

@@ -11,7 +11,7 @@ import yaml
 
 PROMPT_FIELDS = frozenset({
     "name", "persona", "title", "task", "topic", "topic_number", "topic_count", "round",
-    "max_rounds", "participants", "topics", "judge_reason", "criteria", "judge_decision",
+    "max_rounds", "participants", "topics", "judge_reason", "criteria", "judge_decision", "reference",
 })
 
 

@@ -5,17 +5,18 @@ Each subcommand is a module of this package exposing `run(argv) -> exit code`; `
 returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
-continue), 2 bad input (nothing was written), 3 the environment refused (disk full, read-only,
-permission), 130 interrupted (resumable), 141 the output was closed (e.g. `| head`; resumable).
+continue) or moot hit a bug (one line; MOOT_DEBUG=1 for the traceback), 2 bad input (nothing was
+written), 3 the environment refused (disk full, read-only, permission), 130 interrupted
+(resumable), 141 the output was closed (e.g. `| head`; resumable).
 """
 
 from __future__ import annotations
 
-import errno
 import importlib
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -32,14 +33,12 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "schema": "the JSON Schema of the scenario format (for editors)",
     "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
-ENVIRONMENT_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
-                      errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-                      errno.EPERM: "operation not permitted"}
 
 
 def input_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean bad input: one line, exit 2."""
     from moot.dataset_spec import DatasetError
+    from moot.models.cache import CacheError
     from moot.models.factory import MissingKey
     from moot.models.preflight import Unreachable
     from moot.protocols.conference_turns import ResumeError as ConferenceResumeError
@@ -51,7 +50,7 @@ def input_errors() -> tuple[type[BaseException], ...]:
     from moot.yamlsource import SourceError
 
     return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError)
+            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
 
 
 def usage() -> str:
@@ -91,12 +90,17 @@ def dispatch(argv: list[str]) -> int:
 
 
 def quiet_autogen_logs() -> None:
-    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript."""
+    """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript.
+    Libraries' warnings about what a server answered (a model name it reports differently, usage
+    fields of the wrong type) are not the user's to act on: the call's cause says what failed."""
     for name in ("autogen_core", "autogen_agentchat", "autogen_ext", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", message="Resolved model mismatch", category=UserWarning)
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from moot.diskio import environment_message, is_environment_error
     from moot.secrets import redact
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -110,23 +114,38 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        silence_stdout()
+        silence(sys.stdout)
         return EXIT_PIPE
     except OSError as exc:
-        if exc.errno not in ENVIRONMENT_ERRNOS:
-            raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{ENVIRONMENT_ERRNOS[exc.errno]} ({os.strerror(exc.errno)}); "
-              "free space or fix permissions, then run the same command again", file=sys.stderr)
+        if not is_environment_error(exc):
+            return internal_error(exc)
+        print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
         return EXIT_ENVIRONMENT
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        return internal_error(exc)
 
 
-def silence_stdout() -> None:
-    """After the reader of our output went away: point stdout at /dev/null so the interpreter's
-    final flush does not fail again."""
+def internal_error(exc: BaseException) -> int:
+    """An error moot has no message for (a bug): one line, secrets redacted; MOOT_DEBUG=1 adds the
+    (redacted) traceback. The run folder stays as it was: run the same command again to continue."""
+    import traceback
+
+    from moot.models.calls import describe
+    from moot.secrets import redact
+
+    if os.environ.get("MOOT_DEBUG"):
+        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+    print(f"error: internal error: {describe(exc)} (a bug in moot; MOOT_DEBUG=1 shows the traceback)",
+          file=sys.stderr)
+    return EXIT_FAILED
+
+
+def silence(stream) -> None:
+    """After the reader of our output went away: point `stream` at /dev/null so later writes and
+    the interpreter's final flush do not fail again."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):
         pass
 
 

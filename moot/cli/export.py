@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.cli import ENVIRONMENT_ERRNOS, EXIT_OK, EXIT_USAGE
-from moot.cli.options import add_out
+from moot.cli import EXIT_OK, EXIT_USAGE
+from moot.cli.options import Parser, add_out
 from moot.cli.replay import result_name
+from moot.diskio import is_environment_error, write_atomic
 from moot.render_html import render_html
 from moot.render_md import render_markdown
 from moot.runs.source import RunSource, open_run
@@ -25,7 +26,7 @@ RENDERERS = {"md": (render_markdown, ".md"), "html": (render_html, ".html")}
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot export", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot export", description=__doc__.splitlines()[0])
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--format", choices=sorted(RENDERERS),
                    help="md or html (default: from --out's suffix, else html)")
@@ -66,9 +67,9 @@ def run(argv: Sequence[str]) -> int:
     out = Path(args.out) if args.out else default_out(source, args.unit, RENDERERS[fmt][1])
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        write_atomic(out, text)
     except OSError as exc:
-        if exc.errno in ENVIRONMENT_ERRNOS:
+        if is_environment_error(exc):
             raise
         print(f"error: --out {out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE

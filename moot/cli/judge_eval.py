@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from moot.bundled import find_scenario
-from moot.cli.options import add_backends, add_engine, add_model, add_out, positive_int
+from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int
 from moot.cli.run import run_plan
 from moot.datasets import iter_items, load_dataset_spec
 from moot.protocols import REGISTRY, judge_eval
@@ -24,7 +24,7 @@ from moot.scenario import load_scenario
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot judge-eval", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot judge-eval", description=__doc__.splitlines()[0])
     p.add_argument("dataset", type=Path, metavar="DATA.yaml", help="dataset spec (see datasets/)")
     p.add_argument("--task", choices=judge_eval.TASKS, required=True,
                    help="stance (favor/against[/neutral]) or polarity (positive/negative/neutral)")

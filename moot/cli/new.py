@@ -18,6 +18,8 @@ from typing import Optional, Sequence
 import yaml
 
 from moot.bundled import bundled_dir
+from moot.cli.options import Parser
+from moot.diskio import write_atomic
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
 from moot.scenario import DEFAULT_PROTOCOL
@@ -28,7 +30,7 @@ SCHEMA_FILE = CHECKOUT / "docs" / "scenario.schema.json"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot new", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot new", description=__doc__.splitlines()[0])
     p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL,
                    help=f"the protocol (default {DEFAULT_PROTOCOL}); the file starts as its bundled example")
     p.add_argument("stem", metavar="FILE_STEM", help="writes FILE_STEM.yaml, titled after it")
@@ -83,6 +85,6 @@ def run(argv: Sequence[str]) -> int:
         print(f"error: {path} exists; choose another FILE_STEM or --dir", file=sys.stderr)
         return 2
     args.dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_text(REGISTRY.get(args.protocol), stem, path), encoding="utf-8")
+    write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path))
     print(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted")
     return 0

@@ -13,6 +13,19 @@ from typing import Any
 from moot.models.factory import BackendOptions
 from moot.scenario_blocks import Backends, endpoint_list
 from moot.secrets import register
+from moot.suggest import nearest
+
+class Parser(argparse.ArgumentParser):
+    """argparse with bad input as one line (not the usage block), naming the nearest option for a
+    misspelt one: `moot run: unrecognized arguments: --modle (did you mean --model?)`."""
+
+    def error(self, message: str):
+        hint = ""
+        unknown = [w for w in message.partition(":")[2].split() if w.startswith("--")]
+        if message.startswith("unrecognized arguments") and unknown:
+            hint = nearest(unknown[0].split("=")[0], [o for o in self._option_string_actions if o.startswith("--")])
+        self.exit(2, f"error: {self.prog}: {message}{hint} ({self.prog} --help)\n")
+
 
 MODEL_HELP = ("model for every role (SPEC) or one role, agent or group (KEY=SPEC), repeatable; SPEC: "
               "local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted[:TOKENS]")

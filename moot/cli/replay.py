@@ -17,6 +17,7 @@ import time
 from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import EXIT_OK, EXIT_USAGE
+from moot.cli.options import Parser
 from moot.console import ConsolePrinter
 from moot.document import unit_status
 from moot.events import Message
@@ -36,10 +37,10 @@ def positive(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot replay", description=__doc__.splitlines()[0],
-                                epilog="examples:\n  moot replay transcripts/drug_policy\n"
-                                       "  moot replay transcripts/cola-vast --unit 1234 --no-delay",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="moot replay", description=__doc__.splitlines()[0],
+               epilog="examples:\n  moot replay transcripts/drug_policy\n"
+                      "  moot replay transcripts/cola-vast --unit 1234 --no-delay",
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--unit", metavar="ID", help="which unit of a run folder to replay (default: its only one)")
     pace = p.add_mutually_exclusive_group()

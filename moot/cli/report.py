@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Sequence
 
 from moot.cli import EXIT_OK
-from moot.cli.options import add_out
+from moot.cli.options import Parser, add_out
 from moot.report import build_report
 from moot.safe_text import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot report", description=__doc__.splitlines()[0],
-                                epilog="examples:\n  moot report transcripts/cola-vast transcripts/cola-vast-rescored-judger-X"
-                                       "\n  moot report transcripts/drug_policy transcripts/drug_policy_no_judge",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="moot report", description=__doc__.splitlines()[0],
+               epilog="examples:\n  moot report transcripts/cola-vast transcripts/cola-vast-rescored-judger-X"
+                      "\n  moot report transcripts/drug_policy transcripts/drug_policy_no_judge",
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or transcript files")
     add_out(p, "report folder (default reports/report-TIME)")
     return p

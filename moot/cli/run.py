@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from moot.bundled import bundled_names, find_scenario
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options, positive_int
-from moot.cli.show import BatchStatus, LivePrinter, print_batch_end, print_unit_end
+from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE
+from moot.cli.options import (
+    Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
+)
+from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.datasets import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
@@ -34,14 +36,15 @@ from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.runs.runner import RunSetup, run_units
 from moot.runs.setup import UsageError, resolve_models, role_models
 from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
+from moot.suggest import nearest
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot run", description=__doc__.splitlines()[0],
-                                epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
-                                       "\n  moot run cola --input text=... --input target=..."
-                                       "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="moot run", description=__doc__.splitlines()[0],
+               epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
+                      "\n  moot run cola --input text=... --input target=..."
+                      "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario file, or the name of a bundled scenario")
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
@@ -90,6 +93,9 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
     if not args.scenario:
         raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")
     path = find_scenario(args.scenario)
+    if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
+        raise UsageError(f"{args.scenario}: no such scenario file or bundled scenario"
+                         f"{nearest(Path(args.scenario).stem, bundled_names())} (moot run --list)")
     scenario = load_scenario(path)
     protocol = REGISTRY.get(getattr(scenario, "protocol"))
     plan = plan_of(protocol, scenario, args)
@@ -149,14 +155,18 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
     engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency, clients=clients)
     single = plan.total == 1
-    live = LivePrinter(setup.protocol, scenario) if single and not args.quiet else None
-    status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)), engine.stats)
+    closed = setup.stop.request  # the reader of our output went away: stop, resumable
+    live = LivePrinter(setup.protocol, scenario, on_closed=closed) if single and not args.quiet else None
+    status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)),
+                                                           engine.stats, on_closed=closed)
 
     def models_of(unit):
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
 
     async def go():
         setup.stop.task = asyncio.current_task()
+        if setup.stop.reason is not None:  # stopped before it started (the output closed at once)
+            setup.stop.task.cancel()
         on_signal(setup.stop)
         try:
             return await run_units(setup, plan.units(), folder, engine, models_of,
@@ -174,6 +184,8 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         print_unit_end(setup.protocol, folder, next(plan.units()).id, outcome, engine.stats)
     else:
         print_batch_end(setup.protocol, folder, outcome, engine.stats, metric)
+    if setup.stop.reason == OUTPUT_CLOSED:
+        return EXIT_PIPE
     if outcome.interrupted:
         print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -8,14 +8,15 @@ docs/scenarios.md instead (moot.scenario_docs). Tests keep both committed files 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
+from moot.cli.options import Parser
 
 from pydantic.json_schema import models_json_schema
 
+from moot.diskio import write_atomic
 from moot.protocols import REGISTRY
 from moot.scenario import DEFAULT_PROTOCOL
 
@@ -48,13 +49,13 @@ def docs_text() -> str:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="moot schema", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot schema", description=__doc__.splitlines()[0])
     p.add_argument("--docs", action="store_true", help="the Markdown key reference (docs/scenarios.md) instead")
     p.add_argument("--out", type=Path, help="write to this file instead of standard output")
     args = p.parse_args(argv)
     text = docs_text() if args.docs else schema_text()
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        write_atomic(args.out, text)
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)

@@ -2,7 +2,7 @@
 
 Nobody else is asked again: the protocol re-runs only its deciding roles on what the run recorded
 (a conference: `evaluator` re-evaluates each topic, `grader` grades each judge decision as in
-Heller et al. Table 5; COLA: the `judger` on its recorded prompt; S2MAD: the `judge`; negotiation:
+Heller et al. Table 5, `assessor` re-measures each topic's reference coverage; COLA: the `judger` on its recorded prompt; S2MAD: the `judge`; negotiation:
 the `third` LLM's vote on conflicting items; judge-eval: the `judge`). The original is untouched:
 
 - a run folder is copied to a new run folder (default RUN-rescored-ROLE-SPEC) with the new calls,
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from moot.cli import EXIT_FAILED, EXIT_OK
-from moot.cli.options import add_backends, add_engine, add_model, add_out, backend_options
+from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, backend_options
 from moot.metrics import summarize
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
@@ -47,10 +47,10 @@ from moot.transcript import Transcript
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="moot score", description=__doc__.splitlines()[0],
-                                epilog="examples:\n  moot score transcripts/drug_policy --role grader=openai:gpt-4o\n"
-                                       "  moot score transcripts/cola-vast --role judger=ollama:llama3.1",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="moot score", description=__doc__.splitlines()[0],
+               epilog="examples:\n  moot score transcripts/drug_policy --role grader=openai:gpt-4o\n"
+                      "  moot score transcripts/cola-vast --role judger=ollama:llama3.1",
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--role", action="append", default=[], metavar="ROLE=SPEC",
                    help="a deciding role of the run's protocol and the model that re-runs it (repeatable)")

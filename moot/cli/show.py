@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Optional, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 from moot.console import ConsolePrinter
 from moot.events import EventBase
@@ -17,25 +17,49 @@ from moot.safe_text import terminal_safe
 from moot.summary import summary_lines
 
 
+OUTPUT_CLOSED = "output closed"
+OnClosed = Optional[Callable[[str], None]]
+
+
+def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
+    """The reader of our output went away (`moot run ... | head`): write nothing more there, and
+    end the run as interrupted, resumable (`on_closed`: moot.runs.runner.Stop.request)."""
+    from moot.cli import silence
+
+    silence(stream)
+    if on_closed is not None:
+        on_closed(OUTPUT_CLOSED)
+
+
 class LivePrinter:
     """Prints one unit's events as they are recorded (a conference's turns, an item's stages)."""
 
-    def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None):
+    def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None,
+                 on_closed: OnClosed = None):
         topics = list(getattr(scenario, "topics", []) or [])
         speakers = scenario.roles() if hasattr(scenario, "roles") else []
         self.printer = ConsolePrinter(topics, stream, speakers=speakers, result_name=protocol.result_name)
+        self.on_closed, self.closed = on_closed, False
 
     def __call__(self, events: list[EventBase]) -> None:
-        self.printer(events)
+        if self.closed:
+            return
+        try:
+            self.printer(events)
+        except BrokenPipeError:
+            self.closed = True
+            output_closed(self.printer.stream, self.on_closed)
 
 
 class BatchStatus:
     """One status line on stderr: units done/total, ETA, calls, cache hits, tokens, unparsed, failed.
     On a terminal it redraws in place (at most 5 times a second); otherwise one line per unit."""
 
-    def __init__(self, total: int, done: int, stats: EngineStats, stream: Optional[TextIO] = None):
+    def __init__(self, total: int, done: int, stats: EngineStats, stream: Optional[TextIO] = None,
+                 on_closed: OnClosed = None):
         self.total, self.done, self.first, self.stats = total, done, done, stats
         self.stream = stream or sys.stderr
+        self.on_closed, self.closed = on_closed, False
         self.unparsed = self.failed = 0
         self.started, self._last = time.monotonic(), 0.0
         self.show(force=True)
@@ -58,17 +82,23 @@ class BatchStatus:
 
     def show(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self._last < 0.2:
+        if self.closed or (not force and now - self._last < 0.2):
             return
         self._last = now
         tty = self.stream.isatty()
-        self.stream.write(("\r\x1b[2K" + self.line()) if tty else self.line() + "\n")
-        self.stream.flush()
+        self._write(("\r\x1b[2K" + self.line()) if tty else self.line() + "\n")
 
     def close(self) -> None:
-        if self.stream.isatty():
-            self.stream.write("\n")
+        if self.stream.isatty() and not self.closed:
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
             self.stream.flush()
+        except BrokenPipeError:
+            self.closed = True
+            output_closed(self.stream, self.on_closed)
 
 
 def stats_line(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:

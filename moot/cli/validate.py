@@ -8,9 +8,9 @@ checked as one, its data file included. Good for editors, pre-commit hooks and C
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any, Sequence
+from moot.cli.options import Parser
 
 from moot.dataset_spec import DatasetError, load_dataset_spec
 from moot.scenario import scenario_errors
@@ -41,7 +41,7 @@ def problems(path: Path) -> list[str]:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="moot validate", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot validate", description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="scenario or dataset spec (YAML)")
     args = p.parse_args(argv)
     bad = 0

@@ -5,19 +5,23 @@ so two models asked the same thing would share an answer. Here the key is a sha2
 the settings, every message (type, source, content) and the JSON schema of the structured
 output requested, and of a request beyond a chat reply (moot.models.requests: its kind and every
 parameter) when there is one. Storage is one SQLite file; a reply is written once it succeeded,
-with what was measured (a choice's probabilities, a continuation's cut) beside it.
+with what was measured (a choice's probabilities, a continuation's cut) beside it. A disk that
+refuses a write surfaces as the OSError it is (moot.diskio), a damaged file as a CacheError.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import sqlite3
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
@@ -55,28 +59,61 @@ def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMess
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+class CacheError(ValueError):
+    """A cache file that is not a reply cache (corrupted, or another file); one line."""
+
+
+# SQLite's words for a disk that refuses, as the OSError the rest of moot knows (moot.diskio).
+SQLITE_REFUSALS = (("disk is full", errno.ENOSPC), ("readonly database", errno.EROFS),
+                   ("unable to open database", errno.EACCES), ("disk i/o error", errno.EIO))
+
+
+@contextmanager
+def sqlite_errors(path: Path) -> Iterator[None]:
+    """SQLite errors as what they mean: the environment's OSError, or a CacheError naming the file."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        text = str(exc).lower()
+        code = next((code for words, code in SQLITE_REFUSALS if words in text), None)
+        if code == errno.EROFS and not read_only(path):
+            code = errno.EACCES
+        if code is not None:
+            raise OSError(code, os.strerror(code), str(path)) from None
+        raise CacheError(f"{path}: not a usable reply cache ({exc}); delete it to continue "
+                         "(finished calls are also in the transcripts)") from None
+
+
+def read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class ReplyCache:
     """SQLite-backed reply cache, safe to share between the tasks of one event loop."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL-safe; a lost reply is only re-asked
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, spec TEXT, "
-                         "text TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS details (key TEXT PRIMARY KEY, detail TEXT)")
+        with sqlite_errors(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL-safe; a lost reply is only re-asked
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, spec TEXT, "
+                             "text TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS details (key TEXT PRIMARY KEY, detail TEXT)")
 
     def get(self, key: str) -> Optional[CachedReply]:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, detail FROM replies "
                                    "LEFT JOIN details USING (key) WHERE key = ?", (key,)).fetchone()
         return CachedReply(*row[:3], json.loads(row[3]) if row[3] else None) if row else None
 
     def put(self, key: str, spec: str, reply: CachedReply) -> None:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             self._db.execute("BEGIN")  # a reply and its detail are written together
             try:
                 self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",

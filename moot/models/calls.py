@@ -1,24 +1,25 @@
 """One model call with bounded retries, timing and usage, and errors worth retrying told apart.
 
 A call that can succeed on a later attempt (an unreachable or overloaded backend, HTTP 5xx, a
-timeout, an empty reply) is retried with exponential backoff; HTTP 429 waits what the server's
-`Retry-After` asks (within the call timeout). A call that cannot succeed however often it is sent
-(HTTP 400, 401, 403, 404, 422: a bad key, an unknown model, a request the server refuses) fails at
-once with a FatalModelError, which stops a batch instead of failing every item the same way.
-Every cause is one line with secrets redacted (moot.secrets).
+timeout, an empty, malformed or oversized reply) is retried with exponential backoff; HTTP 429
+waits what the server's `Retry-After` asks (up to MAX_RETRY_AFTER_S, whatever the call timeout).
+A call that cannot succeed however often it is sent (HTTP 400, 401, 403, 404, 422: a bad key, an
+unknown model, a request the server refuses) fails at once with a FatalModelError, which stops
+a batch instead of failing every item the same way. Every cause is one line with secrets redacted (moot.secrets).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Optional, Sequence, TypeVar
 
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
 from moot.secrets import redact
@@ -62,9 +63,23 @@ class Completion:
     detail: Optional[dict] = None  # what a request measured (moot.models.requests.MeasuredResult)
 
 
+class MalformedReply(RuntimeError):
+    """The backend answered, but not with a chat completion (not JSON, no choices, bad fields)."""
+
+
+# What a client raises on a reply it cannot read (a body that is not JSON or lacks its fields).
+UNREADABLE = (AttributeError, IndexError, KeyError, TypeError, json.JSONDecodeError, ValidationError)
+
+
 def describe(exc: BaseException) -> str:
-    """One line naming the exception type and message, secrets redacted."""
-    text = " ".join(str(exc).split()) or "no message"
+    """One line naming the exception type and message (and its cause's, when the message alone is
+    vague, e.g. "Connection error."), secrets redacted."""
+    text = " ".join(str(exc).split()).split(" Traceback:")[0] or "no message"  # AutoGen appends one
+    cause = exc.__cause__
+    if cause is not None:
+        said = " ".join(str(cause).split())
+        if said not in text or not said:
+            text = f"{text} ({type(cause).__name__}: {said})" if said else f"{text} ({type(cause).__name__})"
     return redact(f"{type(exc).__name__}: {text[:300]}")
 
 
@@ -134,9 +149,11 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
             last = exc
             if is_fatal(exc):
                 raise FatalModelError(describe(exc), attempt) from None
+            if isinstance(exc, UNREADABLE):
+                last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
             if status_of(exc) == 429:
                 asked = retry_after(exc)
-                wait = min(asked, retry.timeout_s, MAX_RETRY_AFTER_S) if asked is not None else wait
+                wait = min(asked, MAX_RETRY_AFTER_S) if asked is not None else wait
         if attempt < retry.attempts:
             await asyncio.sleep(wait)
     raise ModelCallError(describe(last), retry.attempts)

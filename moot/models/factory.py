@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient
 
@@ -35,11 +36,11 @@ class BackendOptions:
 
     def openai_endpoints(self) -> tuple[Optional[str], ...]:
         env = os.environ.get("OPENAI_BASE_URL")
-        return self.openai_base_urls or ((env,) if env else (None,))
+        return with_secrets_registered(self.openai_base_urls or ((env,) if env else (None,)))
 
     def ollama_endpoints(self) -> tuple[Optional[str], ...]:
         env = os.environ.get("OLLAMA_HOST")
-        return self.ollama_hosts or ((env,) if env else (None,))
+        return with_secrets_registered(self.ollama_hosts or ((env,) if env else (None,)))
 
     def openai_key(self) -> str:
         key = self.openai_api_key or os.environ.get("OPENAI_API_KEY")
@@ -53,9 +54,31 @@ class BackendOptions:
         return key
 
     def public(self) -> dict[str, Any]:
-        """What may be written to a transcript: endpoints, never keys."""
-        return {"openai_base_urls": [u for u in self.openai_endpoints() if u],
-                "ollama_hosts": [h for h in self.ollama_endpoints() if h], "local_n_ctx": self.local_n_ctx}
+        """What may be written to a transcript: endpoints (without credentials), never keys."""
+        return {"openai_base_urls": [public_url(u) for u in self.openai_endpoints() if u],
+                "ollama_hosts": [public_url(h) for h in self.ollama_endpoints() if h],
+                "local_n_ctx": self.local_n_ctx}
+
+
+def url_secrets(url: str) -> list[str]:
+    """Credentials an endpoint URL may carry: `user:password@`, `?api-key=...` values."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    return [s for s in (parts.password, *(v for _, v in parse_qsl(parts.query))) if s]
+
+
+def with_secrets_registered(urls: tuple[Optional[str], ...]) -> tuple[Optional[str], ...]:
+    for url in urls:
+        for secret in url_secrets(url or ""):
+            register(secret)
+    return urls
+
+
+def public_url(url: str) -> str:
+    """`url` without its user, password and query (where credentials go)."""
+    bare = "://" not in url  # an Ollama host may be `host:port`
+    parts = urlsplit(f"http://{url}" if bare else url)
+    clean = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
+    return clean.removeprefix("http://") if bare else clean
 
 
 def endpoints_of(spec: str | ModelSpec, options: BackendOptions) -> tuple[Optional[str], ...]:
@@ -100,6 +123,7 @@ def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
     from moot.models.ollama_client import OllamaClient
 
+    register(os.environ.get("OLLAMA_API_KEY"))  # the ollama library sends it; a server may echo it
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}

@@ -36,6 +36,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional, Sequen
 
 from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
+import numpy as np
 from pydantic import BaseModel
 
 from moot.models.local_requests import LocalAnswers, to_chat
@@ -118,10 +119,18 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
         if request_of(extra_create_args) is not None:
-            return await self._last(self.create_stream(messages, extra_create_args=extra_create_args))
+            return await self._last(self.create_stream(messages, extra_create_args=extra_create_args,
+                                                       cancellation_token=cancellation_token))
         kwargs = self._sampling(json_output, extra_create_args)
         chat = to_chat(messages)
-        response = await asyncio.to_thread(self._generate, chat, kwargs)
+        stop = threading.Event()  # a stopped run must not wait for queued or running generations
+        if cancellation_token is not None:
+            cancellation_token.add_callback(stop.set)
+        try:
+            response = await asyncio.to_thread(self._generate, chat, kwargs, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
         usage = RequestUsage(prompt_tokens=response["usage"]["prompt_tokens"],
                              completion_tokens=response["usage"]["completion_tokens"])
         self._total_usage["prompt_tokens"] += usage.prompt_tokens
@@ -142,13 +151,19 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
             return
         answer = LocalAnswers(self.llm, self._lock, self.model_kind)
         sampling = self._sampling(None, without_request(extra_create_args))
+        stopped = threading.Event()  # a stopped run does not wait for queued or running generations
+        if cancellation_token is not None:
+            cancellation_token.add_callback(stopped.set)
         result = None
-        async with aclosing(stream_in_thread(lambda stop: answer.stream(messages, request, sampling, stop))) as items:
+        produce = stream_in_thread(lambda stop: answer.stream(messages, request, sampling, stop), stopped)
+        async with aclosing(produce) as items:
             async for item in items:
                 if isinstance(item, str):
                     yield item
                 else:
                     result = item
+        if result is None:
+            raise asyncio.CancelledError()
         self._total_usage["prompt_tokens"] += result.usage.prompt_tokens
         self._total_usage["completion_tokens"] += result.usage.completion_tokens
         yield result
@@ -161,9 +176,29 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                 pass
         return result
 
-    def _generate(self, chat: list[dict], kwargs: dict) -> dict:
+    def _generate(self, chat: list[dict], kwargs: dict, stop: threading.Event) -> dict:
+        """In a worker thread, one generation at a time. A stopped call ends before its turn, and a
+        running plain one at its next token (the interpreter waits for these threads to exit)."""
         with self._lock:
+            if stop.is_set():
+                raise asyncio.CancelledError()
+            if "response_format" not in kwargs:  # a grammar may not admit the end token yet
+                kwargs = {**kwargs, "logits_processor": self._end_when(stop)}
             return self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
+
+    def _end_when(self, stop: threading.Event):
+        """A logits processor that leaves only the end-of-text token once `stop` is set."""
+        from llama_cpp import LogitsProcessorList
+
+        eos = self.llm.token_eos()
+
+        def end(input_ids, scores):
+            if stop.is_set():
+                scores[:] = -np.inf
+                scores[eos] = 0.0
+            return scores
+
+        return LogitsProcessorList([end])
 
     def _sampling(self, json_output, extra: Mapping[str, Any]) -> dict:
         s = {**self._settings, **{k: v for k, v in extra.items() if v is not None}}

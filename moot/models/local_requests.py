@@ -81,6 +81,8 @@ class LocalAnswers:
                stop: threading.Event) -> Iterator[Chunk]:
         """Text chunks, then the result (a choice or score yields only its result)."""
         with self.lock:
+            if stop.is_set():  # the caller stopped waiting before its turn
+                return
             if request is None:
                 yield from self._chat(messages, sampling)
             elif isinstance(request, Continue):

@@ -6,6 +6,10 @@ replies ask for the output's JSON schema and come back as raw text, which moot.v
 invalid reply is recorded as UNPARSED with its text), with a token limit raised so a constrained
 reply can always finish (moot.models.structured).
 
+Replies are bounded whatever the server does (moot.models.bounded): the HTTP body by event hooks
+on the SDK's connection pool, the text by the call's token limit; usage counts a server gets wrong
+count as zero (they are reported, never relied on).
+
 Servers differ in how they take a JSON schema: OpenAI, vLLM and llama.cpp's llama-server take
 `{"type": "json_schema", ...}`; llama-cpp-python's server (0.3.x) rejects that and takes
 `{"type": "json_object", "schema": ...}`. The client sends the standard form and switches to the
@@ -32,6 +36,7 @@ from autogen_core.models import (
 )
 
 from moot.models.base import MootClient
+from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result
 from moot.models.requests import (
     Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
@@ -56,6 +61,11 @@ def as_openai(message: LLMMessage) -> dict[str, str]:
     return {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
 
 
+def tokens(count: Any) -> int:
+    """A usage count as reported, or 0 when it is not a count (a server's mistake, not the reply's)."""
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
+
+
 class OpenAIClient(MootClient):
     """One model on one OpenAI-compatible endpoint, with the scenario's sampling settings."""
 
@@ -65,7 +75,8 @@ class OpenAIClient(MootClient):
                  info: Optional[ModelInfo] = None):
         super().__init__()
         self.model = model
-        self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
+                                      http_client=openai.DefaultAsyncHttpxClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         if info is not None:
@@ -79,17 +90,20 @@ class OpenAIClient(MootClient):
             return await self._answer(messages, request, {**self.settings, **without_request(extra_create_args)})
         args = {**self.settings, **extra_create_args}
         if not is_model(json_output):
-            return await self._send(messages, args)
+            return bound_reply(await self._send(messages, args), args.get("max_tokens"))
         limit = structured_max_tokens(args.get("max_tokens"), json_output)
         if limit is not None:
             args["max_tokens"] = limit
+        return bound_reply(await self._structured(messages, json_output, args), limit)
+
+    async def _structured(self, messages: Sequence[LLMMessage], output, args: dict[str, Any]) -> CreateResult:
         try:
-            return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
+            return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
         except openai.APIStatusError as exc:
             if self.dialect != JSON_SCHEMA or not rejects_json_schema(exc):
                 raise
         self.dialect = JSON_OBJECT_SCHEMA
-        return await self._send(messages, {**args, "response_format": response_format(json_output, self.dialect)})
+        return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
 
     streams = True  # create_stream yields text as the server sends it
 
@@ -142,8 +156,8 @@ class OpenAIClient(MootClient):
     def _result(self, reply: dict[str, Any], holder: Mapping[str, Any], key: str) -> CreateResult:
         choice = (reply.get("choices") or [{}])[0]
         counts = reply.get("usage") or {}
-        usage = RequestUsage(prompt_tokens=int(counts.get("prompt_tokens") or 0),
-                             completion_tokens=int(counts.get("completion_tokens") or 0))
+        usage = RequestUsage(prompt_tokens=tokens(counts.get("prompt_tokens")),
+                             completion_tokens=tokens(counts.get("completion_tokens")))
         self.add_usage(usage)
         finish = choice.get("finish_reason")
         content = holder.get(key)
@@ -200,6 +214,7 @@ class OpenAIClient(MootClient):
             result = self._result(reply, (reply.get("choices") or [{}])[0], "text")
         else:
             result = await self._send(messages, {**args, **stop})
+        result = bound_reply(result, args.get("max_tokens"))
         cut = continuation_result(result.content, result.finish_reason, request.sentence, result.usage)
         if request.min_tokens or request.ban_first or request.no_repeat_ngram:
             cut.detail["note"] = "logits processors are not applied by a server"

@@ -6,10 +6,13 @@ object whose label comes from a script (any other structured output: see labelle
 replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line
 ("Decision: <label>" when the prompt asks for "Decision:"), so per-item protocols (S2MAD,
 negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
-GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); BASE
-makes it present itself as a base model (`model_kind`). After
-the script runs out, structured replies are AGREEMENT / NEXT_TOPIC. Every request is
-recorded in `requests` so tests can assert exactly what each agent was shown.
+GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); a free-text
+prompt asking for "AGREEMENT or MORE DEBATE" (the paper's plain-text judge) takes the same script
+and answers in words ("MORE DEBATE"); BASE makes it present itself as a base model (`model_kind`).
+After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. A conference's
+coverage assessor gets, per reference item, the first sentence of the debate it was shown that
+names the item (as a word) as its quote, else "not covered". Every request is recorded in
+`requests` so tests can assert exactly what each agent was shown.
 
 Continuations, choices and scores (moot.models.requests) are answered by
 moot.models.scripted_requests; `create_stream` yields a reply word by word.
@@ -27,7 +30,8 @@ from pydantic import BaseModel
 from moot.models.base import MootClient
 from moot.models.requests import Request, request_of
 from moot.models.scripted_requests import answer as scripted_answer
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision
+from moot.suggest import nearest
+from moot.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL", "BASE")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
@@ -38,7 +42,8 @@ def parse_script(text: Optional[str]) -> list[str]:
     tokens = [t.strip().upper() for t in (text or "").split(",") if t.strip()]
     bad = [t for t in tokens if t not in SCRIPT_TOKENS]
     if bad:
-        raise ValueError(f"unknown scripted token {bad[0]!r} (allowed: {', '.join(SCRIPT_TOKENS)})")
+        raise ValueError(f"unknown scripted token {bad[0]!r}{nearest(bad[0], SCRIPT_TOKENS)} "
+                         f"(allowed: {', '.join(SCRIPT_TOKENS)})")
     return tokens
 
 
@@ -102,17 +107,22 @@ class ScriptedChatCompletionClient(MootClient):
         return result
 
     def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
-        if output in (JudgeVerdict, ModeratorDecision):
+        plain_verdict = output is None and bool(PLAIN_VERDICT.search(last_user_text(messages)))
+        if output in (JudgeVerdict, ModeratorDecision) or plain_verdict:
             token = self.script.pop(0) if self.script else "AGREEMENT"
             if token == "FAIL":
                 raise ConnectionError("scripted failure")
             if token in ("GARBAGE", "EMPTY"):
                 return "" if token == "EMPTY" else "I think there is no AGREEMENT yet, maybe DONE?"
+            if plain_verdict:
+                return "MORE DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
             if output is JudgeVerdict:
                 verdict = "MORE_DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
                 return json.dumps({"verdict": verdict, "reason": f"scripted {verdict.lower()}"})
             decision = "MORE_DEBATE" if token == "MORE_DEBATE" else "NEXT_TOPIC"
             return json.dumps({"decision": decision, "message": f"Moderator: {decision.lower()}."})
+        if isinstance(output, type) and issubclass(output, CoverageReply):
+            return coverage_reply(output, messages)
         if output is EvaluatorScores:
             scores = {c: self.score for c in CRITERIA}
             return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
@@ -135,6 +145,26 @@ class ScriptedChatCompletionClient(MootClient):
             return text
         marker = "Decision" if re.search(r'\bDecision:', prompt) else "Answer"
         return f"{text}\n{marker}: {label}"
+
+
+PLAIN_VERDICT = re.compile(r"\bAGREEMENT or MORE DEBATE\b")
+
+
+def last_user_text(messages: Sequence[LLMMessage]) -> str:
+    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    return str(last.content) if last else ""
+
+
+def coverage_reply(output: type[CoverageReply], messages: Sequence[LLMMessage]) -> str:
+    """Per item (the output's JSON keys), the first sentence of the debate (the last user message
+    but its closing instruction; a leading `Speaker: ` dropped) naming it as a word, else none."""
+    debate = last_user_text(messages).rsplit("\n\n", 1)[0]
+    sentences = [re.sub(r"^\w+: ", "", s.strip()) for s in re.split(r"(?<=[.!?])\s+|\n", debate) if s.strip()]
+    answer = {}
+    for name in output.model_json_schema()["properties"]:
+        said = next((s for s in sentences if re.search(rf"\b{re.escape(name)}\b", s, re.I)), "")
+        answer[name] = {"evidence": said[:300], "covered": bool(said)}
+    return json.dumps(answer)
 
 
 _OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")

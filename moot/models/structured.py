@@ -32,19 +32,27 @@ def reply_budget(output: type[BaseModel]) -> Optional[int]:
     tokens of rare non-ASCII characters carry less).
     """
     schema = output.model_json_schema()
+    size = _longest_object(schema, schema.get("$defs", {}))
+    return None if size is None else size + MARGIN
+
+
+def _longest_object(schema: dict, defs: dict) -> Optional[int]:
+    """Characters of the longest compact object a schema allows (None: unbounded or not an object)."""
     properties = schema.get("properties")
     if schema.get("type") != "object" or not properties:
         return None
     size = 4  # "{ " and "} "
     for key, prop in properties.items():
-        value = _longest_value(prop)
+        value = _longest_value(prop, defs)
         if value is None:
             return None
         size += len(json.dumps(key)) + 6 + value  # key, ": ", the value, a space, ", "
-    return size + MARGIN
+    return size
 
 
-def _longest_value(prop: dict) -> Optional[int]:
+def _longest_value(prop: dict, defs: dict) -> Optional[int]:
+    if "$ref" in prop:  # a nested object (e.g. one per reference item of the coverage assessor)
+        return _longest_object(defs.get(prop["$ref"].rsplit("/", 1)[-1], {}), defs)
     if "enum" in prop:
         return max(len(json.dumps(v)) for v in prop["enum"])
     if "const" in prop:

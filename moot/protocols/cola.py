@@ -25,7 +25,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, run_group_chat
+from moot.agents.stage import StageAgent
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola_schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.labels import LabelSet, stance_model
@@ -97,7 +97,7 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     agents.append(StageAgent(JUDGER, _judger(s, ctx, templates, base, analyses_text, labels, judged)))
     plan = DebatePlan(tuple(debater_name(lab) for lab in debaters), JUDGER)
     try:
-        thread = await run_group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
+        thread = await ctx.group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
                                       item.text, len(plan.order()))
     finally:
         for task in arguing.values():

@@ -16,7 +16,8 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, to_turns
+from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
+from moot.agents.conference_reading import Reading
 from moot.agents.telemetry import quiet_runtime_telemetry
 from moot.events import TopicClosed
 from moot.protocol import Outcome, Protocol
@@ -37,17 +38,19 @@ def plan_of(scenario: Scenario) -> ConferencePlan:
         evaluator=scenario.evaluator.name if scenario.evaluator else None,
         topic_count=len(scenario.topics), max_rounds=scenario.limits.max_rounds_per_topic,
         agreement=scenario.routing.agreement, on_more_debate=scenario.routing.on_more_debate,
+        assessor=scenario.assessor.name if scenario.assessor else None,
+        assessed=tuple(sorted(scenario.references())),
     )
 
 
 def setup_of(scenario: Scenario) -> ConferenceSetup:
-    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task, tuple(scenario.topics),
-                           scenario.templates(), scenario.limits.context_messages)
+    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task_text(), tuple(scenario.topics),
+                           scenario.templates(), scenario.window(), Reading.of(scenario.judging),
+                           scenario.references())
 
 
-def build_agents(scenario: Scenario, ctx: UnitContext) -> list[ConferenceAgent]:
+def build_agents(scenario: Scenario, setup: ConferenceSetup, ctx: UnitContext) -> list[ConferenceAgent]:
     """One AutoGen agent per declared role, asking its model through the unit's context."""
-    setup = setup_of(scenario)
     return [ConferenceAgent(spec.name, role, spec.persona, ctx, setup, spec.prompt)
             for role, spec in scenario.agents()]
 
@@ -70,14 +73,15 @@ def _closed(messages: Sequence[object]) -> bool:
 
 async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
     """Run (or continue) the conference; every turn is recorded as it happens."""
-    plan = plan_of(scenario)
-    point = resume_point(ctx.prior, plan)
+    setup = setup_of(scenario)
+    plan = setup.plan
+    point = resume_point(ctx.prior, setup)
     if point.missing:
         ctx.record(*point.missing)
-    agents = build_agents(scenario, ctx)
+    agents = build_agents(scenario, setup, ctx)
     by_name = {a.name: a for a in agents}
-    turns = list(point.turns)
-    task = [TextMessage(content=f"{scenario.title}\n\n{scenario.task}", source=USER), *point.messages]
+    turns, said = list(point.turns), list(point.said)
+    task = [TextMessage(content=scenario.task_message(), source=USER), *point.messages]
     team = SelectorGroupChat(
         agents, model_client=ReplayChatCompletionClient([]), selector_func=selector_for(plan),
         allow_repeated_speaker=True,
@@ -90,11 +94,12 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
                 continue
             seen += 1
             if seen > len(task) and isinstance(item, BaseChatMessage):
-                steps = walk(plan, turns + to_turns([item]))
                 turns += to_turns([item])
+                steps = walk(plan, turns)
                 reply = by_name[item.source].last_call
                 call = [reply.call] if reply is not None and not reply.replayed else []
-                ctx.record(*call, *turn_events(item, steps[-2], steps[-1], len(turns)))
+                ctx.record(*call, *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
+                said.append(said_of(item, steps[-2], len(turns), setup.reading))
     except Exception:
         failed = next((a.failure for a in agents if a.failure), None)
         if failed is not None:

@@ -1,12 +1,15 @@
 """Re-scoring a finished conference from its transcript, never re-running participants.
 
-Two roles read only recorded messages:
+Three roles read only recorded messages:
 - evaluator: re-evaluates each topic's debate on the ten criteria with another model;
 - grader: meta-evaluates the judge (Heller et al. §4.2, Table 5): the conference is split at
   each judge decision, and the grader sees the debate of that topic up to the decision plus
-  the decision itself, and rates correctness and format adherence 1-10 with an explanation.
-Each call is recorded with the `score` it gave (the evaluator's `rescore:SPEC`, the grader's
-`grader:SPEC`), appended to the copy `moot score` writes; the original is left untouched.
+  the decision itself, and rates correctness and format adherence 1-10 with an explanation;
+- assessor: re-measures the reference coverage of each closed topic that has a reference outcome,
+  shown what the conference's assessor is shown (the items, the participants' turns).
+Each call is recorded with the `score` or `coverage` it gave (the evaluator's `rescore:SPEC`, the
+grader's `grader:SPEC`, the assessor's `assessor:SPEC`), appended to the copy `moot score`
+writes; the original is left untouched.
 """
 
 from __future__ import annotations
@@ -15,21 +18,23 @@ import asyncio
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from autogen_core.models import SystemMessage, UserMessage
-
-from moot.agents.conference import display_text
+from moot.agents.conference import CONVERSATION, DEBATE, turn_prompt
+from moot.agents.conference_context import Said
+from moot.agents.conference_coverage import coverage_event, debate_of, reference_text
+from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
-from moot.events import Message, Score
+from moot.events import Coverage, EventBase, Message, Score, TopicClosed
 from moot.protocol import Rescore, Rescored
 from moot.protocols.conference_schema import Scenario
 from moot.protocols.conference_turns import score_from_reply
 from moot.runs.context import UnitContext
 from moot.summary import score_line
+from moot.timeline import coverage_text
 from moot.transcript import Transcript
-from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, parse_reply
+from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, coverage_model, parse_reply
 
-DECIDERS = ("evaluator", "grader")
-GRADER_NAME = "Grader"
+DECIDERS = ("evaluator", "grader", "assessor")
+GRADER_NAME, ASSESSOR_NAME = "Grader", "Assessor"
 
 
 @dataclass(frozen=True)
@@ -51,14 +56,16 @@ def judge_decisions(transcript: Transcript) -> list[Decision]:
 
 
 def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]]]:
-    """Each topic that has a debate, with its participant turns and rulings (no evaluator turns)."""
+    """Each topic that has a debate, with its participant turns and rulings (no evaluator or
+    assessor turns)."""
     messages = transcript.messages
     topics = sorted({m.topic for m in messages if m.topic is not None and m.action == "speak"})
-    return [(t, tuple(m for m in messages if m.topic == t and m.action != "evaluate")) for t in topics]
+    return [(t, tuple(m for m in messages if m.topic == t and m.action not in ("evaluate", "assess"))) for t in topics]
 
 
-def history(debate: Sequence[Message]) -> str:
-    return "\n\n".join(f"{m.speaker}: {display_text(m.action, m.content)}" for m in debate)
+def said(m: Message, reading: Reading) -> Said:
+    """A recorded turn as the agents read it."""
+    return Said(m.speaker, reading.display(m.action, m.content), m.action, m.topic, m.round, m.turn)
 
 
 class Rescorer:
@@ -67,31 +74,33 @@ class Rescorer:
     def __init__(self, scenario: Scenario, transcript: Transcript, ctx: UnitContext):
         self.s, self.transcript, self.ctx = scenario, transcript, ctx
         self.templates = scenario.templates()
+        self.reading = Reading.of(scenario.judging)
 
     def fields(self, name: str, topic: int, round_: int = 1, decision: str = "") -> dict[str, object]:
         s = self.s
-        return {"name": name, "persona": "", "title": s.title, "task": s.task,
+        return {"name": name, "persona": "", "title": s.title, "task": s.task_text(),
                 "topic": s.topics[topic] if topic < len(s.topics) else "", "topic_number": topic + 1,
                 "topic_count": len(s.topics), "round": round_, "judge_decision": decision,
                 "participants": ", ".join(p.name for p in s.participants),
                 "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA)}
 
-    def prompt(self, role: str, fields: dict, debate: Sequence[Message]) -> list:
-        instruction = render(self.templates[f"{role}_turn"], fields)
-        body = f"Conversation so far:\n{history(debate)}\n\n{instruction}"
-        return [SystemMessage(content=render(self.templates[f"{role}_system"], fields)),
-                UserMessage(content=body, source="user")]
+    def prompt(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION) -> list:
+        return turn_prompt(render(self.templates[f"{role}_system"], fields), heading, shown,
+                           render(self.templates[f"{role}_turn"], fields))
 
-    async def _ask(self, role: str, messages: list, output, make_score) -> Score:
-        """One call; its record (unless the transcript already held it) and its score, appended together."""
+    def shown(self, debate: Sequence[Message]) -> list[Said]:
+        return [said(m, self.reading) for m in debate]
+
+    async def _ask(self, role: str, messages: list, output, make_event) -> EventBase:
+        """One call; its record (unless the transcript already held it) and the event it gives, appended together."""
         reply = await self.ctx.call(role, messages, output, stage=f"rescore {role}", record=False)
-        score = make_score(reply.text)
-        self.ctx.record(*([] if reply.replayed else [reply.call]), score)
-        return score
+        event = make_event(reply.text)
+        self.ctx.record(*([] if reply.replayed else [reply.call]), event)
+        return event
 
     async def evaluate(self, spec: str) -> list[Score]:
         async def one(topic: int, debate: tuple[Message, ...]) -> Score:
-            messages = self.prompt("evaluator", self.fields("Evaluator", topic), debate)
+            messages = self.prompt("evaluator", self.fields("Evaluator", topic), self.shown(debate))
             return await self._ask("evaluator", messages, EvaluatorScores, lambda reply: score_from_reply(
                 reply, turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec))
 
@@ -101,10 +110,26 @@ class Rescorer:
         async def one(decision: Decision) -> Score:
             judge = decision.judge
             fields = self.fields(GRADER_NAME, judge.topic, judge.round, judge.content.strip())
-            return await self._ask("grader", self.prompt("grader", fields, decision.debate), JudgeGrade,
+            return await self._ask("grader", self.prompt("grader", fields, self.shown(decision.debate)), JudgeGrade,
                                    lambda reply: grade_score(reply, judge, spec))
 
         return list(await asyncio.gather(*(one(d) for d in judge_decisions(self.transcript))))
+
+    async def assess(self, spec: str) -> list[Coverage]:
+        references = self.s.references()
+        closed = {e.topic for e in self.transcript.of_type(TopicClosed)}
+        history = self.shown(self.transcript.messages)
+
+        async def one(topic: int) -> Coverage:
+            items, debate = references[topic], debate_of(history, topic)
+            fields = {**self.fields(ASSESSOR_NAME, topic), "reference": reference_text(items)}
+            output = coverage_model(tuple(i.name for i in items))
+            return await self._ask("assessor", self.prompt("assessor", fields, debate, DEBATE), output,
+                                   lambda reply: coverage_event(reply, items, debate, turn=debate[-1].turn,
+                                                                speaker=f"assessor:{spec}", topic=topic, model=spec))
+
+        topics = [t for t in sorted(references) if t in closed and debate_of(history, t)]
+        return list(await asyncio.gather(*(one(t) for t in topics)))
 
 
 def grade_score(reply: str, judge: Message, spec: str) -> Score:
@@ -135,7 +160,8 @@ def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[
 
 
 async def rescore(s: Scenario, job: Rescore, ctx: UnitContext) -> Rescored:
-    """`moot score` on a conference: new evaluator scores per topic, and/or grades of the judge."""
+    """`moot score` on a conference: new evaluator scores per topic, grades of the judge, and/or
+    reference coverage per topic."""
     rescorer = Rescorer(s, job.transcript, ctx)
     lines: list[str] = []
     if "evaluator" in job.roles:
@@ -144,4 +170,6 @@ async def rescore(s: Scenario, job: Rescore, ctx: UnitContext) -> Rescored:
         grades = await rescorer.grade(job.roles["grader"])
         lines += [f"Judge decisions graded by {job.roles['grader']} (cf. Heller et al. Table 5):",
                   *grade_table(grades, judge_decisions(job.transcript))]
+    if "assessor" in job.roles:
+        lines += [f"Topic {c.topic + 1}: {coverage_text(c)}" for c in await rescorer.assess(job.roles["assessor"])]
     return Rescored(lines=tuple(lines))

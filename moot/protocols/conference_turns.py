@@ -1,7 +1,8 @@
 """A conference's turns as events, and where a conference continues from its own transcript.
 
 A turn is written in one append: the `call` it made, its `message`, and its companions (the
-judge's `verdict`, the evaluator's `score`, the `topic_closed` it implies). A run killed in the
+judge's `verdict`, the evaluator's `score`, the assessor's `coverage`, the `topic_closed` it
+implies). A run killed in the
 middle of that write leaves a prefix of those lines; the resume point keeps every complete turn,
 writes the companions a half-written turn lacks (they follow from its message), and leaves a call
 whose message never got written to be served back to the agent that asks it again."""
@@ -9,19 +10,25 @@ whose message never got written to be served back to the agent that asks it agai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
 
-from moot.events import EventBase, Message, Score, TopicClosed, Usage, Verdict
-from moot.speaker_selection.conference import ConferencePlan, PolicyError, Step, Turn, walk
+from moot.agents.conference import ConferenceSetup, said_of
+from moot.agents.conference_context import Said
+from moot.agents.conference_coverage import coverage_event, debate_of
+from moot.agents.conference_reading import Reading
+from moot.events import Coverage, EventBase, Message, Score, TopicClosed, Usage, Verdict
+from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
 from moot.transcript import Transcript
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply
+from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, parse_reply
 
 
-def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
-    """The message of one turn and its companions, recorded together (with its call)."""
+def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
+                earlier: Sequence[Said]) -> list[EventBase]:
+    """The message of one turn and its companions, recorded together (with its call); `earlier`:
+    the turns before it, as the agents read them."""
     meta = message.metadata
     usage = message.models_usage
     event = Message(
@@ -31,13 +38,15 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"),
     )
-    return [event, *companions(message, step, following, turn)]
+    return [event, *companions(message, step, following, turn, setup, earlier)]
 
 
-def companions(message: BaseChatMessage, step: Step, following: Step, turn: int) -> list[EventBase]:
-    """What a turn implies besides its message: a verdict or score, and a topic_closed."""
+def companions(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
+               earlier: Sequence[Said]) -> list[EventBase]:
+    """What a turn implies besides its message: a verdict, score or coverage, and a topic_closed."""
     events: list[EventBase] = []
-    extra = _decision_event(message, step, turn) or _score_event(message, step, turn)
+    extra = (_decision_event(message, step, turn, setup.reading) or _score_event(message, step, turn)
+             or _coverage_event(message, step, turn, setup, earlier))
     if extra:
         events.append(extra)
     if following.closed_by:
@@ -45,17 +54,19 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int)
     return events
 
 
-def _decision_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Verdict]:
-    output = {"judge": JudgeVerdict, "decide": ModeratorDecision}.get(step.action)
-    if output is None:
+def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Optional[Verdict]:
+    """The judge's (or deciding moderator's) verdict; an unparsed one, or any plain-text judge's,
+    keeps the raw reply."""
+    if step.action not in ("judge", "decide"):
         return None
-    parsed = parse_reply(output, message.content)
+    parsed = reading.parse(step.action, message.content)
     common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round)
     if parsed.value is None:
         return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
     value = parsed.value
     if isinstance(value, JudgeVerdict):
-        return Verdict(**common, verdict=value.verdict, reason=value.reason)
+        raw = message.content if reading.output("judge") is None else None
+        return Verdict(**common, verdict=value.verdict, reason=value.reason, raw=raw)
     return Verdict(**common, verdict=value.decision, reason=value.message)
 
 
@@ -64,6 +75,14 @@ def _score_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Sc
         return None
     return score_from_reply(message.content, turn=turn, speaker=message.source, topic=step.topic,
                             model=message.metadata.get("model", ""))
+
+
+def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: ConferenceSetup,
+                    earlier: Sequence[Said]) -> Optional[Coverage]:
+    if step.action != "assess":
+        return None
+    return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic), turn=turn,
+                          speaker=message.source, topic=step.topic, model=message.metadata.get("model", ""))
 
 
 def score_from_reply(content: str, **fields) -> Score:
@@ -87,27 +106,29 @@ class ResumePoint:
     turns: list[Turn] = field(default_factory=list)
     messages: list[TextMessage] = field(default_factory=list)
     missing: list[EventBase] = field(default_factory=list)
+    said: list[Said] = field(default_factory=list)  # the turns as the agents read them
 
 
-def resume_point(transcript: Transcript | None, plan: ConferencePlan) -> ResumePoint:
+def resume_point(transcript: Transcript | None, setup: ConferenceSetup) -> ResumePoint:
     """Where a conference continues from (see the module docstring)."""
     if transcript is None:
         return ResumePoint()
     messages = transcript.messages
     turns = [Turn(m.speaker, m.decision) for m in messages]
     try:
-        steps = walk(plan, turns)
+        steps = walk(setup.plan, turns)
     except PolicyError as exc:
         raise ResumeError(f"{transcript.path}: transcript does not follow this scenario's routing: {exc}") from None
     chat = [as_chat(m) for m in messages]
+    said = [said_of(c, s, m.turn, setup.reading) for c, s, m in zip(chat, steps, messages)]
     missing: list[EventBase] = []
     if messages:
         last = messages[-1]
-        expected = companions(chat[-1], steps[-2], steps[-1], last.turn)
+        expected = companions(chat[-1], steps[-2], steps[-1], last.turn, setup, said[:-1])
         recorded = transcript.events[transcript.events.index(last) + 1:]
         have = {type(e) for e in recorded}
         missing = [e for e in expected if type(e) not in have]
-    return ResumePoint(turns, chat, missing)
+    return ResumePoint(turns, chat, missing, said)
 
 
 def as_chat(event: Message) -> TextMessage:

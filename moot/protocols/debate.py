@@ -22,7 +22,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, run_group_chat, spoken_of
+from moot.agents.stage import StageAgent, spoken_of
 from moot.metrics import RUMOR_CLASSES, UNPARSED, class_for
 from moot.protocol import InputField, Outcome, Protocol
 from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct, check_models, check_prompts
@@ -155,7 +155,7 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
     debate = _Debate(s, ctx, fields, labels.decide)
     agents = [StageAgent(name, debate.turn(name)) for name in plan.agents]
     try:
-        said = await run_group_chat(agents, lambda thread: next_speaker(plan, [m.source for m in thread]),
+        said = await ctx.group_chat(agents, lambda thread: next_speaker(plan, [m.source for m in thread]),
                                     fields["text"], len(plan.order()))
     finally:
         debate.cancel()

@@ -34,7 +34,7 @@ from autogen_core.models import AssistantMessage, UserMessage
 from pydantic import BaseModel, create_model
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, run_group_chat
+from moot.agents.stage import StageAgent
 from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
@@ -171,7 +171,7 @@ class _Negotiator:
         plan = NegotiationPlan(GEN, DISC, self.s.max_turns)
         select = lambda said: next_speaker(plan, [  # noqa: E731
             Turn(m.source, attitude(said, n) if m.source == DISC else None) for n, m in enumerate(said)])
-        thread = await run_group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
+        thread = await self.ctx.group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
                                       select, self.item.text, 2 * self.s.max_turns)
         gen_decision = self._decision(thread[-2].content)
         done = bool(verdicts) and agreed(gen_decision, verdicts[-1])

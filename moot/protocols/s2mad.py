@@ -35,7 +35,7 @@ from autogen_core.models import AssistantMessage, UserMessage
 from pydantic import BaseModel
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, run_group_chat
+from moot.agents.stage import StageAgent
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
@@ -176,7 +176,7 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
     agents = [StageAgent(P, debate.turn(P)), StageAgent(N, debate.turn(N)),
               StageAgent(JUDGE, debate.judge(item.claim))]
     try:
-        thread = await run_group_chat(agents, select, item.claim, 2 * s.rounds + 1)
+        thread = await ctx.group_chat(agents, select, item.claim, 2 * s.rounds + 1)
     finally:
         debate.cancel()
     last = {d: debate.said[d][-1] for d in (P, N)}

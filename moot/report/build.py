@@ -5,7 +5,8 @@
     table.csv       the main tables' cells
     per_class.csv   precision / recall / F1 / support per run and class (and macro)
     confusion.csv   run, gold, predicted (labels + unparsed), count
-    conference.csv  per conference run, variant and topic: closings, rounds, verdicts, scores
+    conference.csv  per conference run, variant and topic: closings, rounds, verdicts, scores, coverage
+    coverage.csv    per conference run, variant, topic and reference item: conferences that covered it
     plots/*.png     confusion matrix per run, per-dataset bars, S2MAD rounds / early detection
 """
 
@@ -65,9 +66,13 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
         items_main, items_body, written = item_sections(runs, out)
         main, body = items_main, body + items_body
     if conferences:
-        text = "\n\n".join(conference.markdown(c) for c in conferences)
-        main = "\n\n".join(filter(None, [main, *(conference.markdown(c, criteria=False) for c in conferences)]))
+        coverage = conference.coverage_markdown(conferences)
+        text = "\n\n".join(filter(None, [*(conference.markdown(c) for c in conferences), coverage]))
+        main = "\n\n".join(filter(None, [main, *(conference.markdown(c, criteria=False) for c in conferences),
+                                          coverage]))
         _csv(out / "conference.csv", conference.CSV_HEAD, [r for c in conferences for r in conference.csv_rows(c)])
+        if coverage:
+            _csv(out / "coverage.csv", conference.COVERAGE_CSV_HEAD, conference.coverage_csv_rows(conferences))
         body += ["## Conferences: per topic over each run's conferences", "", CONFERENCE_NOTE, "", text, "",
                  "## Conference runs (provenance)", "", conference.provenance(conferences), ""]
     body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
@@ -78,8 +83,11 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
 CONFERENCE_NOTE = (
     "Per topic, over the completed conferences of a run (conferences that differ only by seed pooled): "
     "how the topic closed (the judge's AGREEMENT, the deciding moderator's NEXT_TOPIC, or the round cap), "
-    "the rounds it took to agree, the judge's verdicts, and the evaluator's overall score (in a rescored "
-    "folder: the rescoring's), as mean ± sample standard deviation (n = conferences).")
+    "the rounds it took to agree, the judge's verdicts, the evaluator's overall score (in a rescored "
+    "folder: the rescoring's), and the fraction of the topic's reference outcome the debate covered, as "
+    "mean ± sample standard deviation (n = conferences). Reference coverage per item: conferences whose "
+    "debate covered the item (the assessor's quote found in a participant's turn) / conferences assessed; "
+    "unverified (said covered, quote not found) and unparsed answers are not counted as covered.")
 
 
 def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path]]:

@@ -1,7 +1,9 @@
 """Conference runs in a report: per topic, over the conferences of a run (one conference, or a
 batch such as `moot run drug_policy --vary seed=1,2,3`), how the topic closed and after how many
-rounds, the judge's verdicts, and the evaluator's scores as mean ± sd — read from the transcripts
-only, no model called.
+rounds, the judge's verdicts, the evaluator's scores as mean ± sd, and the share of the topic's
+reference outcome the debate covered — read from the transcripts only, no model called. Reference
+coverage is also shown per item with the runs side by side (e.g. drug_policy beside
+drug_policy_no_judge: Heller et al.'s §5.2.2 comparison, measured).
 
 Conferences that differ only by seed are pooled; other variants (models, persona sets) are groups
 of their own. In a rescored folder (`moot score`) the rescoring counts: per conference and topic
@@ -14,9 +16,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.events import Score, TopicClosed, Verdict
+from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.report.runs import models_text, run_dates
 from moot.runs.source import RunSource
 from moot.transcript import Transcript
@@ -39,6 +42,8 @@ class TopicStats:
     overall: list[float] = field(default_factory=list)
     criteria: dict[str, list[float]] = field(default_factory=dict)
     grades: list[float] = field(default_factory=list)
+    coverage: list[float] = field(default_factory=list)  # covered fraction, per conference assessed
+    items: dict[str, Counter] = field(default_factory=dict)  # reference item -> statuses over conferences
 
 
 @dataclass
@@ -97,6 +102,11 @@ def topic_stats(transcripts: Sequence[Transcript]) -> list[TopicStats]:
                     topic.criteria.setdefault(criterion, []).append(value)
             topic.grades += [s.overall for s in t.of_type(Score)
                              if s.kind == "judge_decision" and s.topic == topic.number and s.parsed]
+            assessed = [c for c in t.of_type(Coverage) if c.topic == topic.number]
+            if assessed:  # the last one counts
+                topic.coverage.append(assessed[-1].fraction)
+                for item in assessed[-1].items:
+                    topic.items.setdefault(item.name, Counter())[item.status] += 1
     return stats
 
 
@@ -125,17 +135,20 @@ def title(group: Group) -> str:
 
 def topic_rows(group: Group) -> list[list[str]]:
     rows = []
+    graded, assessed = (any(getattr(t, k) for t in group.topics) for k in ("grades", "coverage"))
     for topic in group.topics:
         closed = ", ".join(f"{k} {topic.closed[k]}" for k in (*CLOSINGS, "open") if topic.closed[k])
         verdicts = ", ".join(f"{v} {topic.verdicts[v]}" for v in VERDICTS if topic.verdicts[v]) or "—"
         rows.append([f"{topic.number + 1}. {topic.name}", closed, mean_sd(topic.rounds), verdicts,
-                     mean_sd(topic.overall)] + ([mean_sd(topic.grades)] if any(t.grades for t in group.topics) else []))
+                     mean_sd(topic.overall)] + ([mean_sd(topic.grades)] if graded else [])
+                    + ([mean_sd(topic.coverage)] if assessed else []))
     return rows
 
 
 def topic_head(group: Group) -> list[str]:
     head = ["topic", "closed by", "rounds to agreement", "judge verdicts", "evaluator overall"]
-    return head + (["judge decision grade (Table 5)"] if any(t.grades for t in group.topics) else [])
+    head += ["judge decision grade (Table 5)"] if any(t.grades for t in group.topics) else []
+    return head + (["reference covered"] if any(t.coverage for t in group.topics) else [])
 
 
 def criteria_rows(group: Group) -> list[list[str]]:
@@ -160,18 +173,57 @@ def markdown(run: ConferenceRun, criteria: bool = True) -> str:
     return "\n\n".join(parts) if parts else f"{run.ref}: no completed conference."
 
 
+def column_name(run: ConferenceRun, group: Group) -> str:
+    """A coverage column: run, scenario file and variant (`R2 drug_policy_no_judge`)."""
+    path = run.source.meta.get("scenario_path") or group.transcripts[0].started.scenario_path
+    return " · ".join(filter(None, [f"{run.ref} {Path(path).stem}", group.name]))
+
+
+def item_cell(statuses: Counter, conferences: int) -> str:
+    """`covered/conferences`, then any unverified or unparsed answers: `0/2 (1 unverified)`."""
+    doubtful = ", ".join(f"{statuses[k]} {k}" for k in ("unverified", "unparsed") if statuses[k])
+    return f"{statuses['covered']}/{conferences}" + (f" ({doubtful})" if doubtful else "")
+
+
+def coverage_markdown(runs: Sequence[ConferenceRun]) -> str:
+    """Per topic with a reference outcome: each reference item's coverage, the runs side by side
+    (cells: conferences whose debate covered it / conferences assessed), then the covered fraction."""
+    columns = [(column_name(run, g), g) for run in runs for g in run.groups]
+    parts = []
+    for number in sorted({t.number for _, g in columns for t in g.topics if t.coverage}):
+        stats = [next((t for t in g.topics if t.number == number), None) for _, g in columns]
+        names = list(dict.fromkeys(n for t in stats if t for n in t.items))
+        rows = [[name] + [item_cell(t.items.get(name, Counter()), len(t.coverage)) if t and t.coverage else "—"
+                          for t in stats] for name in names]
+        rows.append(["covered fraction"] + [mean_sd(t.coverage) if t else "—" for t in stats])
+        topic = next(t for t in stats if t and t.coverage)
+        parts.append(f"### Reference coverage, topic {number + 1}: {topic.name}\n\n"
+                     f"{table(['reference item'] + [name for name, _ in columns], rows)}")
+    return "\n\n".join(parts)
+
+
+def coverage_csv_rows(runs: Sequence[ConferenceRun]) -> list[list]:
+    """coverage.csv: run, variant, topic, item, then conferences covered / unverified / unparsed / assessed."""
+    return [[run.ref, g.name or "-", t.number + 1, name, statuses["covered"], statuses["unverified"],
+             statuses["unparsed"], len(t.coverage)]
+            for run in runs for g in run.groups for t in g.topics for name, statuses in t.items.items()]
+
+
+COVERAGE_CSV_HEAD = ["run", "variant", "topic", "item", "covered", "unverified", "unparsed", "conferences"]
+
+
 def csv_rows(run: ConferenceRun) -> list[list[str]]:
     """conference.csv: run, group, topic, closed-by counts, rounds, verdicts, overall, grades."""
     out = []
     for group in run.groups:
         for topic, row in zip(group.topics, topic_rows(group)):
             out.append([run.ref, group.name or "-", topic.number + 1, topic.name, *row[1:5],
-                        mean_sd(topic.grades) if topic.grades else ""])
+                        mean_sd(topic.grades) if topic.grades else "", mean_sd(topic.coverage) if topic.coverage else ""])
     return out
 
 
 CSV_HEAD = ["run", "variant", "topic", "name", "closed_by", "rounds_to_agreement", "verdicts", "evaluator_overall",
-            "judge_grade"]
+            "judge_grade", "reference_covered"]
 
 
 def provenance(runs: Sequence[ConferenceRun]) -> str:

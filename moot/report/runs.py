@@ -4,15 +4,15 @@ A run is a run folder (or a transcript file). Runs of a per-item protocol are sc
 `results.jsonl` only (gold and prediction of each finished item); `run.json` says what was run
 (model specs, scenario and dataset hashes, planned unit count, the declared headline metric, the
 rows the dataset loader skipped, dates). A run with fewer results than planned units, or with
-units whose transcript ended without a result, is partial. An item's target (for per-target
-columns) is read from its transcript's first event. Folders written by earlier moot versions
-(rows naming `runs/X/transcripts/ID.jsonl`, item transcripts of schema 1) load too.
+units whose transcript ended without a result, is partial. Every transcript is loaded strictly
+(a damaged one is an error naming its line); an item's target (for per-target columns) is its
+`run_started` input. Folders written by earlier moot versions (rows naming
+`runs/X/transcripts/ID.jsonl`, item transcripts of schema 1) load too.
 Conference runs are read from their transcripts (moot.report.conference).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -190,15 +190,6 @@ def run_dates(source: RunSource) -> str:
     return f"{created} .. {stamp(last)}"
 
 
-def _target_of(path: Path) -> Optional[str]:
-    """The item's target from its transcript's first event (None if not recorded)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return (json.loads(f.readline()).get("inputs") or {}).get("target")
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
 def protocol_of(source: RunSource) -> str:
     found = source.meta.get("protocol") or (source.meta.get("scenario") or {}).get("protocol")
     if found:
@@ -219,18 +210,20 @@ def open_source(path: Path) -> RunSource:
 
 
 def load_run(source: RunSource, ref: str = "") -> Run:
-    """A per-item run: its results (a transcript file: its outcome) and the items' targets."""
-    pairs = [(u, u.row if source.is_folder else _row_of(u)) for u in source.units]
-    run = Run(source, [r for _, r in pairs if r], ref)
+    """A per-item run: its results (a transcript file: its outcome) and the items' targets. Every
+    transcript is read strictly: a damaged one is an error naming its line, so a run is never
+    reported complete over a transcript that does not load."""
+    loaded = [(u, u.load()) for u in source.units]
+    triples = [(u, t, u.row if source.is_folder else _row_of(u, t)) for u, t in loaded]
+    run = Run(source, [r for _, _, r in triples if r], ref)
     if not run.scored:
         raise RunError(f"{source.path}: no result with a gold label to score")
-    targets = {str(r["id"]): _target_of(u.path) for u, r in pairs if r}
+    targets = {str(r["id"]): (t.started.inputs or {}).get("target") for _, t, r in triples if r}
     run.targets = {k: v for k, v in targets.items() if v}
     return run
 
 
-def _row_of(unit) -> Optional[dict]:
-    transcript = unit.load()
+def _row_of(unit, transcript) -> Optional[dict]:
     found = transcript.outcome
     if found is None:
         return None

@@ -25,10 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from autogen_agentchat.messages import BaseChatMessage
 from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
+from moot.agents.stage import GroupChats, Select, StageAgent
 from moot.events import Call, CallDetail, EventBase, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
@@ -98,8 +100,10 @@ class UnitContext:
     """One unit's access to its models and its log (see the module docstring)."""
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
-                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None):
+                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
+                 chats: Optional[GroupChats] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.chats = chats or GroupChats()
         self.prior = prior
         self.listener = listener
         self.cancellation = CancellationToken()
@@ -112,6 +116,11 @@ class UnitContext:
     @property
     def inputs(self) -> Mapping[str, Any]:
         return self.unit.inputs
+
+    async def group_chat(self, agents: Sequence[StageAgent], select: Select, task: str,
+                         max_turns: int) -> list[BaseChatMessage]:
+        """A stage's AutoGen group chat: `agents` in the order `select` gives (see agents/stage.py)."""
+        return await self.chats.run(agents, select, task, max_turns, self.cancellation)
 
     def model(self, role: str) -> RoleModel:
         return self.models[role]

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from moot.diskio import named, write_atomic
 from moot.transcript import read_lines, set_aside_torn_tail
 
 RESERVED = {"run", "results", "cache"}
@@ -96,20 +97,21 @@ class RunFolder:
 
     def write_meta(self, meta: dict) -> None:
         """Replace run.json atomically (write a temporary file, then rename)."""
-        tmp = self.meta_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.meta_path)
+        write_atomic(self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
 
     # --- results.jsonl --------------------------------------------------------------------
     def results(self) -> dict[str, dict]:
         return read_results(self.path)
 
     def append_result(self, row: dict) -> None:
-        if self._results is None:
-            set_aside_torn_tail(self.results_path)
-            self._results = open(self.results_path, "a", encoding="utf-8")
-        self._results.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._results.flush()
+        try:
+            if self._results is None:
+                set_aside_torn_tail(self.results_path)
+                self._results = open(self.results_path, "a", encoding="utf-8")
+            self._results.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._results.flush()
+        except OSError as exc:
+            raise named(exc, self.results_path) from None
 
 
 def read_meta(path: Path) -> Optional[dict]:

@@ -8,7 +8,9 @@ it completed is not run again.
 
 `run_units` runs many with a bound on units in flight, appends each finished unit's row to
 results.jsonl as it finishes, skips units that already have one, and stops taking new units after
-an error no retry can mend (a bad API key, an unknown model).
+an error no retry can mend (a bad API key, an unknown model). A disk that refuses a write (full,
+read-only, permission) stops the whole run at once, with an `error` event where the disk still
+takes one; the units left unfinished resume on the next run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
+from moot.agents.stage import GroupChats
+from moot.diskio import is_environment_error
 from moot.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
 from moot.models.calls import FatalModelError, ModelCallError, describe
 from moot.models.engine import ModelEngine, RoleModel
@@ -66,6 +70,7 @@ class RunSetup:
     backends: Mapping[str, Any] = field(default_factory=dict)
     allow_model_change: bool = False
     stop: Stop = field(default_factory=Stop)
+    chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     if prior is not None and prior.completed:
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
-    ctx = UnitContext(unit, engine, models, log, prior, listener)
+    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats)
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
@@ -164,6 +169,9 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if is_environment_error(exc):  # the run stops (exit 3); this unit resumes once the disk takes writes
+            _try_record(ctx, Error(stage="environment", cause=describe(exc)))
+            raise
         if setup.stop.reason is not None:  # a cancelled group chat ends with its own error
             _finish(ctx, "interrupted", setup.stop.reason, started)
             raise asyncio.CancelledError() from None
@@ -175,6 +183,14 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
     _finish(ctx, outcome.status, outcome.stop_reason or outcome.status, started)
     cause = outcome.stop_reason if outcome.status != "completed" else ""
     return UnitResult(unit, outcome.status, outcome, path, cause, fatal, tuple(ctx.events))
+
+
+def _try_record(ctx: UnitContext, event: Error) -> None:
+    """Record `event` if the disk still takes it (the failed write may have been another file's)."""
+    try:
+        ctx.record(event)
+    except OSError:
+        pass
 
 
 def _finish(ctx: UnitContext, status: str, reason: str, started: float) -> None:
@@ -237,9 +253,13 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, in_flight))]
     try:
         await asyncio.gather(*workers)
-    except asyncio.CancelledError:
+    except BaseException as exc:  # Ctrl-C, or a disk that refuses writes: no unit goes on alone
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        return BatchOutcome(folder.path, len(done), failed, interrupted=True)
+        if isinstance(exc, asyncio.CancelledError):
+            return BatchOutcome(folder.path, len(done), failed, interrupted=True)
+        raise
+    finally:
+        await setup.chats.close()
     return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)

@@ -1,0 +1,138 @@
+"""Torture: Ctrl-C, a closed pipe and a second process, on real `moot run` processes against a
+slow loopback server. Each stops promptly with one line (or none), the right exit code, no
+traceback, every unit's transcript ending in `run_finished`, and the same command then completes
+the run with the results of an undisturbed one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from backend_support import loopback_only  # noqa: F401
+from fault_server import FaultServer
+from torture_support import (
+    COLA, CONFERENCE, Ran, assert_clean, case, dataset, moot, moot_process, outcome_of, read_jsonl,
+    recorded_signatures, remote, unit_transcripts, write,
+)
+
+DELAY = 0.25  # seconds per reply: a batch takes several seconds, long enough to be interrupted
+
+
+def batch_argv(directory, url, *extra):
+    return [directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / "run",
+            "--concurrency", 2, *remote(url), *extra]
+
+
+def conference_argv(directory, url, *extra):
+    return [directory / "conference.yaml", "--out", directory / "run", *remote(url), *extra]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory):
+    """The batch and the conference against a healthy, fast server."""
+    directory = tmp_path_factory.mktemp("undisturbed")
+    write(directory / "cola.yaml", COLA)
+    write(directory / "conference.yaml", CONFERENCE)
+    dataset(directory)
+    found = {}
+    with FaultServer("ok") as server:
+        for kind, argv in (("batch", batch_argv), ("conference", conference_argv)):
+            ran = moot(*argv(directory, server.url, "--quiet"))
+            assert ran.code == 0, ran.err
+            found[kind] = outcome_of(directory / "run")
+            os.rename(directory / "run", directory / kind)
+    return found
+
+
+@pytest.fixture
+def files(tmp_path):
+    write(tmp_path / "cola.yaml", COLA)
+    write(tmp_path / "conference.yaml", CONFERENCE)
+    dataset(tmp_path)
+    return tmp_path
+
+
+def wait_for_requests(server: FaultServer, proc, count: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while len(server.requests) < count:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run sent no request"
+        time.sleep(0.02)
+
+
+def ends_of(folder) -> list[tuple[str, str, str]]:
+    """Each unit transcript's last event: (type, status, stop_reason)."""
+    ends = []
+    for path in unit_transcripts(folder):
+        last = read_jsonl(path)[-1]
+        ends.append((last["type"], last.get("status"), last.get("stop_reason")))
+    return ends
+
+
+def resumes_to(directory, argv, expected) -> None:
+    finished = recorded_signatures(directory / "run")
+    with FaultServer("ok") as healthy:
+        ran = moot(*argv(directory, healthy.url, "--quiet"))
+    assert ran.code == 0, ran.err
+    assert not finished & set(healthy.signatures()), "a finished call was sent again"
+    assert outcome_of(directory / "run") == expected
+
+
+@pytest.mark.parametrize("kind", ["batch", "conference"])
+def test_ctrl_c_stops_at_once_with_one_line_and_resumes(kind, files, undisturbed):
+    argv = batch_argv if kind == "batch" else conference_argv
+    with case("fault modes"):
+        with FaultServer("ok", delay=DELAY) as server:
+            proc = moot_process(*argv(files, server.url))
+            wait_for_requests(server, proc, 3)
+            proc.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            out, err = proc.communicate(timeout=30)
+            took = time.monotonic() - sent
+        assert proc.returncode == 130, err
+        assert took < 3, f"Ctrl-C took {took:.1f}s to stop the run"
+        ran = Ran(proc.returncode, out, err)
+        assert_clean(ran)
+        said = [line for line in ran.err_lines if not line.startswith("[")]  # the batch's status lines
+        assert said == [f"interrupted: run the same command again to continue ({files / 'run'})"], err
+        assert {end[:2] for end in ends_of(files / "run")} <= {("run_finished", "interrupted"),
+                                                               ("run_finished", "completed")}
+        assert ("run_finished", "interrupted", "interrupted by the user") in ends_of(files / "run")
+        resumes_to(files, argv, undisturbed[kind])
+
+
+def test_a_closed_pipe_ends_the_run_quietly_and_it_resumes(files, undisturbed):
+    with case("fault modes"):
+        with FaultServer("ok", delay=DELAY) as server:
+            read, write_end = os.pipe()
+            proc = moot_process(*conference_argv(files, server.url), stdout=write_end)
+            os.close(write_end)
+            assert os.read(read, 64)  # the first turn's heading: then the reader goes away (`| head -1`)
+            os.close(read)
+            err = proc.stderr.read()
+            code = proc.wait(timeout=30)
+        assert code == 141, err
+        assert err == ""
+        assert ends_of(files / "run") == [("run_finished", "interrupted", "output closed")]
+        resumes_to(files, conference_argv, undisturbed["conference"])
+
+
+def test_a_second_process_on_the_same_folder_is_refused_and_nothing_doubles(files, undisturbed):
+    with case("bad inputs"):
+        with FaultServer("ok", delay=0.05) as server:
+            first = moot_process(*batch_argv(files, server.url, "--quiet"))
+            wait_for_requests(server, first, 1)
+            second = moot_process(*batch_argv(files, server.url, "--quiet"))
+            out, err = second.communicate(timeout=60)
+            first_out, first_err = first.communicate(timeout=120)
+        assert first.returncode == 0, first_err
+        assert second.returncode == 2, err
+        assert err.strip().splitlines() == [f"error: {files / 'run'}: in use by another moot process "
+                                            f"(pid {first.pid}); wait for it to finish or choose another --out"]
+        assert outcome_of(files / "run") == undisturbed["batch"]  # every item once, every transcript whole
+        sent = server.signatures()
+        assert len(sent) == len(set(sent)), "a call was sent twice"

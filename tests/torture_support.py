@@ -1,0 +1,209 @@
+"""Shared by the torture tests (test_torture_*.py): the tally behind the closing figures, the
+commands they run, and the checks every one of them makes.
+
+Figures: each case counts as tried when it starts and as handled when every check of it passed,
+so the counts are the test parameters actually run, never constants. They are printed at the end
+of the session (pytest_terminal_summary in conftest.py) and kept in pytest's cache under
+`moot/torture` (`pytest --cache-show moot/torture`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from moot.cli import main
+from moot.runs.folder import read_results
+from moot.transcript import load
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = {"fault modes": "fault modes handled", "kills": "kills survived",
+           "bad inputs": "bad inputs rejected cleanly", "damaged files": "damaged files recovered"}
+TRIED: Counter = Counter()
+HANDLED: Counter = Counter()
+SECRET = "sk-torture-5f0c9a1e77d24b3c"  # must never reach a file, stdout or stderr
+
+
+@contextmanager
+def case(kind: str) -> Iterator[None]:
+    """One torture case of `kind` (a key of FIGURES): tried now, handled if the block passes."""
+    tried(kind)
+    yield
+    handled(kind)
+
+
+def tried(kind: str) -> None:
+    assert kind in FIGURES, kind
+    TRIED[kind] += 1
+
+
+def handled(kind: str, count: int = 1) -> None:
+    HANDLED[kind] += count
+
+
+def figures() -> dict[str, list[int]]:
+    return {FIGURES[k]: [HANDLED[k], TRIED[k]] for k in FIGURES if TRIED[k]}
+
+
+def report_figures(terminalreporter, config) -> None:
+    found = figures()
+    if not found:
+        return
+    terminalreporter.section("torture figures")
+    for name, (handled, tried) in found.items():
+        terminalreporter.write_line(f"{name}: {handled} / {tried}")
+    if getattr(config, "cache", None) is not None:  # absent with -p no:cacheprovider
+        config.cache.set("moot/torture", found)
+
+
+# --- running moot -----------------------------------------------------------------------------
+@dataclass
+class Ran:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [line for line in self.err.splitlines() if line.strip()]
+
+
+def moot(*argv: object) -> Ran:
+    """`moot ARGV` in this process (the real command code), its exit code and output."""
+    out, err = _Tee(), _Tee()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse's way out (the console script's exit code)
+            code = exc.code
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+class _Tee:
+    """A text stream that is not a terminal (as when output is piped)."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self._parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def getvalue(self) -> str:
+        return "".join(self._parts)
+
+
+def moot_process(*argv: object, **popen) -> subprocess.Popen:
+    """`moot ARGV` as its own process (signals, kills, pipes), output captured as text."""
+    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "moot", *map(str, argv)], env=env, text=True, **popen)
+
+
+# --- checks -----------------------------------------------------------------------------------
+def assert_clean(ran: Ran, max_err_lines: Optional[int] = None) -> None:
+    """No traceback, no secret, no escape sequence; at most `max_err_lines` lines on stderr."""
+    both = ran.out + ran.err
+    assert "Traceback" not in both and "Task exception" not in both, ran.err[-3000:]
+    assert SECRET not in both
+    assert "\x1b" not in ran.out
+    if max_err_lines is not None:
+        assert len(ran.err_lines) <= max_err_lines, ran.err
+
+
+def files_of(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file())
+
+
+def assert_no_secret_written(folder: Path) -> None:
+    for path in files_of(folder):
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+def unit_transcripts(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).glob("*.jsonl") if p.name != "results.jsonl")
+
+
+def recorded_signatures(folder: Path) -> set[tuple[str, ...]]:
+    """The calls recorded in a run folder's transcripts (each by its messages' texts): finished
+    calls, which must never be sent again. Loading is strict: a damaged transcript fails here."""
+    found = set()
+    for path in unit_transcripts(folder):
+        for call in load(path).calls:
+            found.add(tuple(m["content"] for m in call.messages))
+    return found
+
+
+def outcome_of(folder: Path) -> dict:
+    """What a finished run came to, comparable across interruptions: each unit's prediction and
+    explanation, and what every speaker said in order (items: as a sorted list, since an item's
+    parallel stages may finish in any order)."""
+    rows = read_results(folder)
+    said = {}
+    for path in unit_transcripts(folder):
+        t = load(path)
+        assert t.completed, path
+        messages = [(m.speaker, m.content) for m in t.messages]
+        said[path.name] = messages if t.protocol == "conference" else sorted(messages)
+    return {"rows": {k: (r.get("prediction"), r.get("explanation"), r.get("status")) for k, r in rows.items()},
+            "said": said}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+COLA = "protocol: cola\nmodels: {default: 'openai:fault'}\nretry: {attempts: 2, backoff_s: 0.05, timeout_s: 0.5}\n"
+CONFERENCE = """\
+title: Torture
+task: Decide the questions.
+topics: [first question, second question, third question]
+moderator: {name: Moderator}
+participants: [{name: Alice}, {name: Bob}]
+judge: {name: Judge}
+models: {default: 'openai:fault'}
+limits: {max_rounds_per_topic: 2}
+retry: {attempts: 2, backoff_s: 0.05, timeout_s: 2}
+"""
+ROWS = [("Remote school saves hours of commuting.", "online classes", "favor"),
+        ("Remote school is a disaster for kids.", "online classes", "against"),
+        ("Schools reopen on Monday.", "online classes", "neutral"),
+        ("Taxes fund the roads we all use.", "taxes", "favor"),
+        ("Cut taxes now!", "taxes", "against"),
+        ("The tax office opens at nine.", "taxes", "neutral")]
+
+
+def dataset(directory: Path, rows: Sequence[tuple[str, str, str]] = ROWS) -> Path:
+    """A small CSV dataset and its spec; returns the spec."""
+    lines = ["text,target,label"] + [f'"{t}",{g},{lab}' for t, g, lab in rows]
+    write(directory / "data.csv", "\n".join(lines) + "\n")
+    return write(directory / "data.yaml", "path: data.csv\nformat: csv\n"
+                                          "columns: {text: text, target: target, label: label}\n")
+
+
+def remote(url: str) -> list[str]:
+    return ["--base-url", url, "--api-key", SECRET]
