@@ -61,8 +61,24 @@ class RunResumed(EventBase):
     models_changed: bool = False  # resumed with other models, explicitly allowed
 
 
+class CallDetail(BaseModel):
+    """What a call measured or did beyond its reply: a continuation's cut, a choice's or a score's
+    probabilities, and how a closed answer was read (`method`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    method: str = ""  # likelihood (in-process) | top_logprobs (a server) | structured | text | scripted | completion
+    probabilities: dict[str, float] = {}  # choice: each option's, normalised over the options; score: each score's
+    logprobs: dict[str, float] = {}  # each option's log-probability under the model, as measured
+    bounded: list[str] = []  # options absent from a server's top log-probabilities: their logprob is an upper bound
+    expected: Optional[float] = None  # score: the expectation of the score under `probabilities`
+    cut: bool = False  # continuation: it stopped mid-sentence (the token bound, a stop) and ends at its last whole one
+    uncut: Optional[str] = None  # continuation, when cut: the text as generated
+    note: str = ""  # e.g. why a likelihood choice fell back to structured output, or why nothing was cut
+
+
 class Call(EventBase):
-    """One model call: exactly what was sent and what came back."""
+    """One model call: exactly what was sent and what came back. `kind` is what was asked: a chat
+    reply, a continuation of a document, a closed choice, a score; `detail` what was measured."""
 
     type: Literal["call"] = "call"
     role: str
@@ -77,6 +93,8 @@ class Call(EventBase):
     cached: bool = False
     finish_reason: Optional[str] = None
     key: str = ""  # the reply cache's key: a resumed unit matches its recorded calls by it
+    kind: Literal["chat", "continue", "choice", "score"] = "chat"
+    detail: Optional[CallDetail] = None
 
 
 class Message(EventBase):

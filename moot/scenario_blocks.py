@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import Annotated, Any, ClassVar, Mapping, Optional, Sequence, Union
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -37,6 +37,18 @@ class Generation(Strict):
     """Nucleus sampling; null leaves the backend's default."""
     repeat_penalty: Optional[Annotated[float, Field(ge=1, le=2)]] = 1.25
     """Penalty on repeated tokens (local and Ollama; OpenAI has none). Small models loop without it."""
+
+
+ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
+CHOICE_METHODS = ("likelihood", "structured", "text")
+
+
+def choice_method(setting: str, spec: str, default: str) -> str:
+    """How a role's closed answer is read: the scenario's `choice`, or for `auto` likelihood on the
+    embedded model and the protocol's own way (`default`, the paper's) on the others."""
+    if setting in CHOICE_METHODS:
+        return setting
+    return "likelihood" if parse_spec(spec).provider == "local" else default
 
 
 class Retry(Strict):
@@ -85,7 +97,14 @@ class LocalBackend(Strict):
     n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
     """Context window in tokens."""
     n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
-    """CPU threads; null lets llama.cpp choose."""
+    """CPU threads for generation and prompt evaluation; null lets llama.cpp choose (half the cores
+    for generation). On a 2-core machine shared with other work, 1 was 2-4x faster than 2."""
+    n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
+    """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only
+    build ignores it."""
+    kind: Literal["auto", "base", "instruct"] = "auto"
+    """`auto`: a GGUF with a chat template is an instruction model, one without a base model;
+    `base` / `instruct` say so (some base models ship a template)."""
 
 
 class Backends(Strict):

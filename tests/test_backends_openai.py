@@ -224,3 +224,88 @@ def test_http_500_is_retried_then_recorded(tmp_path, capsys):
     error = of_type(read_events(out / "conference.jsonl"), "error")[0]
     assert "500" in error["cause"] and error["attempts"] == 2, error
     assert SECRET not in everything_written(out) and SECRET not in printed.out + printed.err
+
+
+async def _measured(client, messages, request):
+    from moot.models.requests import REQUEST_ARG
+
+    return await client.create(messages, extra_create_args={REQUEST_ARG: request.as_dict()})
+
+
+@pytest.mark.slow
+def test_likelihood_choices_and_scores_through_the_server_equal_the_embedded_model_s(server_url):
+    """llama_cpp.server's first-token top_logprobs (its default logits_all=True model) against the
+    same GGUF scored in-process: raw-text prompts (/completions), and the Gemma chat template
+    (the server's --chat_format gemma, the local client told the model is an instruction model)."""
+    from moot.models.local import LocalChatCompletionClient
+    from moot.models.requests import Choose, Score
+
+    server = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions(openai_base_urls=(server_url,)))
+    local = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1)
+    chat = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1,
+                                     kind="instruct")
+    question = [UserMessage(content="Question: Is the sky blue on a clear day? Please answer Yes or No.",
+                            source="user")]
+    rate = [UserMessage(content="Rate how clear this sentence is: 'The sky is blue.'", source="user")]
+    # The base model does not answer in chat form: options it does put among its top 20 first tokens.
+    bigger = [UserMessage(content="Which is bigger, A: an elephant or B: a mouse? Answer A or B.", source="user")]
+    cases = [(question, Choose(options=("Yes", "No"), document=True), local),
+             (rate, Score(prefix="Clarity (1-10):", document=True), local),  # " 7" is " ", "7": extended twice
+             (bigger, Choose(options=("A", "The", "This")), chat)]  # the reply's first token
+
+    async def both():
+        return [(request, await _measured(server, m, request), await _measured(in_process, m, request))
+                for m, request, in_process in cases]
+
+    for request, remote, own in asyncio.run(both()):
+        assert remote.detail["method"] == "top_logprobs" and own.detail["method"] == "likelihood"
+        assert remote.detail["bounded"] == [], request
+        for option, p in own.detail["probabilities"].items():
+            assert remote.detail["probabilities"][option] == pytest.approx(p, abs=0.05), (request, option)
+        if isinstance(request, Score):
+            assert remote.detail["expected"] == pytest.approx(own.detail["expected"], abs=0.3)
+        print(f"{type(request).__name__} document={request.document}: server {remote.detail['probabilities']} "
+              f"in-process {own.detail['probabilities']}")
+
+
+@pytest.mark.slow
+def test_a_document_continuation_through_the_server_is_cut_to_a_sentence(server_url):
+    from moot.models.requests import Continue
+
+    server = build_client("openai:gemma", {"max_tokens": 24, "temperature": 0.7, "seed": 3},
+                          BackendOptions(openai_base_urls=(server_url,)))
+    doc = [UserMessage(content="Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:",
+                       source="document")]
+    result = asyncio.run(_measured(server, doc, Continue(document=True, stop=("\n\n", "\nModerator:"),
+                                                          min_tokens=20)))
+    assert result.detail["method"] == "completion" and "not applied by a server" in result.detail["note"]
+    assert result.content and result.content == result.content.strip()
+    if result.detail.get("cut"):
+        assert result.detail["uncut"].startswith(result.content) and result.content[-1] in ".!?\"')]"
+
+
+@pytest.mark.slow
+def test_replies_stream_from_the_server_through_the_engine(server_url):
+    """A chat reply and a document continuation arrive chunk by chunk (server-sent events) through
+    the engine's `on_text`; the call's result is the whole reply (a continuation: cut)."""
+    from moot.models.engine import ModelEngine, RoleModel
+    from moot.models.requests import Continue
+
+    engine = ModelEngine(BackendOptions(openai_base_urls=(server_url,)))
+    model = RoleModel("openai:gemma", {"max_tokens": 24, "temperature": 0.7, "seed": 3})
+    doc = [UserMessage(content="Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:",
+                       source="document")]
+
+    async def go():
+        chunks: dict[str, list[str]] = {"chat": [], "continue": []}
+        chat = await engine.ask(model, [UserMessage(content="Say hello.", source="user")],
+                                on_text=chunks["chat"].append)
+        turn = await engine.ask(model, doc, request=Continue(document=True, stop=("\n\n",)),
+                                on_text=chunks["continue"].append)
+        await engine.close()
+        return chat, turn, chunks
+
+    chat, turn, chunks = asyncio.run(go())
+    assert len(chunks["chat"]) > 1 and "".join(chunks["chat"]) == chat.text
+    assert len(chunks["continue"]) > 1
+    assert "".join(chunks["continue"]).strip() == (turn.detail.get("uncut") or turn.text)

@@ -23,7 +23,13 @@ def test_cola_one_item_with_the_embedded_model(tmp_path, capsys):
     transcript = load(next(out.glob("item-*.jsonl")))
     assert len(transcript.calls) == 7 and all(c.model == "local" and c.reply and not c.cached for c in transcript.calls)
     outcome = transcript.events[-2]
-    assert isinstance(outcome, Outcome) and outcome.prediction in ("favor", "against", "neutral", "unparsed")
+    # The embedded default reads the judger's option letter by likelihood: never unparsed.
+    judger = transcript.calls[-1]
+    assert judger.role == "judger" and judger.kind == "choice" and judger.detail.method == "likelihood"
+    assert set(judger.detail.probabilities) == {"A", "B", "C"} and judger.reply in "ABC"
+    assert judger.reply == max(judger.detail.probabilities, key=judger.detail.probabilities.get)
+    assert isinstance(outcome, Outcome) and outcome.prediction in ("favor", "against", "neutral")
+    assert outcome.decided_by == "judger (likelihood)" and "by likelihood: A " in outcome.explanation
     assert transcript.completed
     (out / "results.jsonl").unlink()  # the item again, from a fresh results file: every call from the cache
     transcript.path.unlink()

@@ -200,7 +200,17 @@ def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
     assert main([str(scenario), "--input", "text=a gorgeous , witty , seductive movie .",
                  "--out", str(out), "--no-cache"]) == 0
     assert "sentiment: " in capsys.readouterr().out
-    assert len(load(next(out.glob("item-*.jsonl"))).calls) == 4
+    calls = load(next(out.glob("item-*.jsonl"))).calls
+    # Each negotiation: the generator, the discriminator's yes/no by likelihood (the embedded
+    # default), and only after a "no" (or a "yes" to an undecided generator) its structured reply.
+    choices = [c for c in calls if c.kind == "choice"]
+    assert [c.role for c in choices] == ["second", "first"] or [c.role for c in choices] == ["first", "second"]
+    for c in choices:
+        assert c.detail.method == "likelihood" and set(c.detail.probabilities) == {"yes", "no"}
+        assert abs(sum(c.detail.probabilities.values()) - 1) < 1e-3
+        assert c.reply == max(c.detail.probabilities, key=c.detail.probabilities.get)
+    structured = [c for c in calls if c.output == "DiscriminatorVerdict"]
+    assert len(structured) >= sum(c.reply == "no" for c in choices) and len(calls) == 4 + len(structured)
 
 
 def test_the_knn_scenario_runs_once_a_training_split_is_in_place(tmp_path, capsys):

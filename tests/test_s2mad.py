@@ -272,8 +272,17 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
                  "--input", "comment=Confirmed by the police.", "--input", "comment=Fake, I just drove over it.",
                  "--out", str(out), "--no-cache"]) == 0
     assert "veracity: " in capsys.readouterr().out
-    calls = load(next(out.glob("item-*.jsonl"))).calls
+    transcript = load(next(out.glob("item-*.jsonl")))
+    calls = transcript.calls
     assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate"}
+    # The embedded default reads every closed answer by likelihood: the classifier's Yes/No, and
+    # after each reasoning reply the question its prompt ended with: never unparsed.
+    answers = [c for c in calls if c.kind == "choice"]
+    assert [c.stage for c in answers][:3] == ["subjectivity", "initial_opinion_answer", "initial_opinion_answer"]
+    assert {c.stage for c in answers} >= {"debate_answer"}
+    assert all(c.detail.method == "likelihood" and c.reply in c.detail.probabilities for c in answers)
+    assert set(answers[1].detail.probabilities) == {"Fake", "Real"}
+    assert transcript.outcome.prediction in ("fake", "real")
 
 
 def _marked_dataset(tmp_path) -> Path:

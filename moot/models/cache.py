@@ -3,7 +3,9 @@
 AutoGen's ChatCompletionCache keys on messages alone (the model name is not part of the key),
 so two models asked the same thing would share an answer. Here the key is a sha256 of the spec,
 the settings, every message (type, source, content) and the JSON schema of the structured
-output requested. Storage is one SQLite file; a reply is written once it succeeded. A disk that
+output requested, and of a request beyond a chat reply (moot.models.requests: its kind and every
+parameter) when there is one. Storage is one SQLite file; a reply is written once it succeeded,
+with what was measured (a choice's probabilities, a continuation's cut) beside it. A disk that
 refuses a write surfaces as the OSError it is (moot.diskio), a damaged file as a CacheError.
 """
 
@@ -30,6 +32,7 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    detail: Optional[dict] = None
 
 
 def message_data(message: LLMMessage) -> dict[str, Any]:
@@ -45,9 +48,13 @@ def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict]:
 
 
 def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMessage],
-              output: Optional[type[BaseModel]] = None) -> str:
+              output: Optional[type[BaseModel]] = None, request: Optional[Mapping[str, Any]] = None) -> str:
+    """`request`: a request's dict (moot.models.requests); a plain chat call's key has none, so
+    keys recorded before requests existed still match."""
     payload = {"spec": spec, "settings": dict(sorted(settings.items())),
                "messages": [message_data(m) for m in messages], "output": output_schema(output)}
+    if request is not None:
+        payload["request"] = dict(request)
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -97,17 +104,27 @@ class ReplyCache:
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL-safe; a lost reply is only re-asked
             self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, spec TEXT, "
                              "text TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS details (key TEXT PRIMARY KEY, detail TEXT)")
 
     def get(self, key: str) -> Optional[CachedReply]:
         with self._lock, sqlite_errors(self.path):
-            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM replies "
-                                   "WHERE key = ?", (key,)).fetchone()
-        return CachedReply(*row) if row else None
+            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, detail FROM replies "
+                                   "LEFT JOIN details USING (key) WHERE key = ?", (key,)).fetchone()
+        return CachedReply(*row[:3], json.loads(row[3]) if row[3] else None) if row else None
 
     def put(self, key: str, spec: str, reply: CachedReply) -> None:
         with self._lock, sqlite_errors(self.path):
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                             (key, spec, reply.text, reply.prompt_tokens, reply.completion_tokens))
+            self._db.execute("BEGIN")  # a reply and its detail are written together
+            try:
+                self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                                 (key, spec, reply.text, reply.prompt_tokens, reply.completion_tokens))
+                if reply.detail:
+                    self._db.execute("INSERT OR REPLACE INTO details VALUES (?, ?)",
+                                     (key, json.dumps(reply.detail)))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -21,6 +21,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, LLMMessage
 from pydantic import BaseModel, ValidationError
 
+from moot.models.requests import NotSupported
 from moot.secrets import redact
 
 T = TypeVar("T")
@@ -59,6 +60,7 @@ class Completion:
     latency_s: float
     attempts: int
     finish_reason: Optional[str] = None
+    detail: Optional[dict] = None  # what a request measured (moot.models.requests.MeasuredResult)
 
 
 class MalformedReply(RuntimeError):
@@ -137,8 +139,9 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
             if not text.strip():
                 raise EmptyReply("the model returned an empty reply")
             return Completion(text, result.usage.prompt_tokens, result.usage.completion_tokens,
-                              time.monotonic() - started, attempt, result.finish_reason)
-        except asyncio.CancelledError:
+                              time.monotonic() - started, attempt, result.finish_reason,
+                              getattr(result, "detail", None))
+        except (asyncio.CancelledError, NotSupported):
             raise
         except asyncio.TimeoutError:
             last = TimeoutError(f"no reply within {retry.timeout_s:g}s")

@@ -9,6 +9,12 @@ Every protocol (conferences included) asks through a ModelEngine shared by all u
 - retries, backoff and fatal errors are moot.models.calls';
 - the same call asked twice at once is sent once: the second waits for the first's reply;
 - counters: backend calls, cache hits and tokens, for progress lines and summaries.
+
+A call may carry a request beyond a chat reply (moot.models.requests: a continuation, a closed
+choice, a score): it is part of the cache key and reaches the client in `extra_create_args`, so
+every kind is cached, bounded, retried and counted the same way; what it measured comes back in
+`CallResult.detail`. `on_text` receives a reply's text as it is generated, from clients that
+stream (`streams = True`: the embedded model); a retried call streams again from its start.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import aclosing
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, LLMMessage
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from pydantic import BaseModel
 
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import RetryPolicy, complete
 from moot.models.factory import BackendOptions, build_client, endpoints_of
+from moot.models.requests import REQUEST_ARG, Request
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,7 @@ class CallResult:
     cached: bool
     key: str
     finish_reason: Optional[str] = None
+    detail: Optional[dict] = None
 
 
 @dataclass
@@ -107,19 +116,29 @@ class ModelEngine:
             self._clients[key] = build_client(model.spec, model.settings, self.options, address)
         return self._clients[key]
 
+    def model_kind(self, model: RoleModel, role: str = "") -> str:
+        """'base' or 'instruct': how the model is best prompted (a transcript document to continue,
+        or a chat). Models behind a server count as instruction models."""
+        address = endpoints_of(model.spec, self.options)[0]
+        return getattr(self.client(model, address, role), "model_kind", "instruct")
+
     async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
-                  output: Optional[type[BaseModel]] = None, *, role: str = "", key: Optional[str] = None,
-                  cancellation_token: Optional[CancellationToken] = None) -> CallResult:
-        """The reply to `messages`: from the cache, or sent within its endpoint's bound.
-        `key`: the call's cache key when the caller has computed it already."""
-        key = key or cache_key(model.spec, model.settings, messages, output)
+                  output: Optional[type[BaseModel]] = None, *, request: Optional[Request] = None,
+                  role: str = "", key: Optional[str] = None,
+                  cancellation_token: Optional[CancellationToken] = None,
+                  on_text: Optional[Callable[[str], None]] = None) -> CallResult:
+        """The reply to `messages` (and `request`): from the cache, or sent within its endpoint's
+        bound. `key`: the call's cache key when the caller has computed it already. Raises
+        NotSupported when the model's backend cannot answer `request`."""
+        asked = request.as_dict() if request is not None else None
+        key = key or cache_key(model.spec, model.settings, messages, output, asked)
         started = time.monotonic()
         while True:  # the same call already in flight (another unit): wait for its reply
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return CallResult(hit.text, hit.prompt_tokens, hit.completion_tokens,
-                                  time.monotonic() - started, 0, True, key)
+                                  time.monotonic() - started, 0, True, key, detail=hit.detail)
             pending = self._pending.get(key)
             if pending is None:
                 break
@@ -130,19 +149,42 @@ class ModelEngine:
         try:
             async with endpoint.slots:
                 self.stats.backend_calls += 1
-                done = await complete(self.client(model, endpoint.address, role), messages, output=output,
-                                      retry=self.retry, cancellation_token=cancellation_token)
+                client = self.client(model, endpoint.address, role)
+                if on_text is not None and getattr(client, "streams", False):
+                    client = Streamed(client, on_text)
+                done = await complete(client, messages, output=output, retry=self.retry,
+                                      cancellation_token=cancellation_token,
+                                      extra_create_args={REQUEST_ARG: asked} if asked is not None else None)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
-            self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens))
+            self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens,
+                                                        done.detail))
         finally:
             endpoint.load -= 1
             del self._pending[key]
             signal.set_result(None)
         return CallResult(done.text, done.prompt_tokens, done.completion_tokens, done.latency_s,
-                          done.attempts, False, key, done.finish_reason)
+                          done.attempts, False, key, done.finish_reason, done.detail)
 
     async def close(self) -> None:
         for client in self._clients.values():
             await client.close()
         self.cache.close()
+
+
+class Streamed:
+    """A streaming client seen through `create`: the text goes to `on_text` as it arrives, the
+    final result is returned, so moot.models.calls wraps a streamed call like any other."""
+
+    def __init__(self, client: ChatCompletionClient, on_text: Callable[[str], None]):
+        self.client, self.on_text = client, on_text
+
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+        result = None
+        async with aclosing(self.client.create_stream(messages, **kwargs)) as chunks:
+            async for chunk in chunks:
+                if isinstance(chunk, str):
+                    self.on_text(chunk)
+                else:
+                    result = chunk
+        return result

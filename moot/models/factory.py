@@ -32,6 +32,7 @@ class BackendOptions:
     local_n_ctx: int = 8192
     local_n_threads: Optional[int] = None
     local_n_gpu_layers: int = 0
+    local_kind: str = "auto"
 
     def openai_endpoints(self) -> tuple[Optional[str], ...]:
         env = os.environ.get("OPENAI_BASE_URL")
@@ -97,14 +98,16 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
     if spec.provider == "scripted":
         from moot.models.scripted import ScriptedChatCompletionClient, parse_script
 
-        return ScriptedChatCompletionClient(parse_script(spec.model), record=False)
+        return ScriptedChatCompletionClient(parse_script(spec.model), record=False,
+                                            max_tokens=int(settings.get("max_tokens") or 256))
     if spec.provider == "local":
         from moot.models.local import LocalChatCompletionClient, default_model_path
 
         path = spec.model or default_model_path()
         if not os.path.isfile(path):
             raise ValueError(f"local model file not found: {path}")
-        return LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads)
+        return LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
+                                         options.local_n_gpu_layers, options.local_kind)
     if spec.provider == "openai":
         return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
     return _ollama(spec.model, settings, address or options.ollama_endpoints()[0])

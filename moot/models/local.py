@@ -4,6 +4,24 @@ Built on autogen-ext's LlamaCppChatCompletionClient (token counting uses llama.c
 tokenizer, so nothing is downloaded) but with what it lacks: bounded max_tokens, sampling
 settings, JSON-schema constrained decoding for structured replies, and generation in a
 worker thread so the event loop keeps running. One loaded model is shared by all agents.
+
+Base or instruction model: a GGUF with a chat template (`tokenizer.chat_template` metadata) is an
+instruction model, one without is a base model; `backends.local.kind` overrides (some base models
+ship a template). The model is loaded with `chat_format=None`, so an instruction GGUF is driven
+with its own template (llama-cpp-python picks a built-in formatter when the template is a known
+one, else renders the GGUF's Jinja template); a Gemma GGUF without a template keeps the Gemma
+turn markup for plain chat calls, as before.
+
+Beyond chat replies it answers moot.models.requests: continuations (streamed), closed choices and
+scores read from the model's log-probabilities (moot.models.likelihood), in document form on a
+base model (or when asked) and in chat form on an instruction model.
+
+Threads: `backends.local.n_threads` (null: llama.cpp's default, half the cores for generation)
+also sets the prompt-evaluation threads. On this project's shared 2-core machine, with other
+processes busy, 1 thread generated 16-30 tok/s and 2 threads 4-9 tok/s (prompt: 189-208 against
+79-93 tok/s): the two llama.cpp threads wait on each other when a core is taken. On an idle
+machine more threads should win; measure before raising it. `n_gpu_layers` offloads layers to a
+GPU when llama.cpp was built with one (-1: all); a CPU-only build ignores it.
 """
 
 from __future__ import annotations
@@ -12,17 +30,18 @@ import asyncio
 import os
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional, Sequence, Union
 
-from autogen_core.models import (
-    AssistantMessage, CreateResult, LLMMessage, ModelInfo, RequestUsage, SystemMessage, UserMessage,
-)
+from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 import numpy as np
 from pydantic import BaseModel
 
+from moot.models.local_requests import LocalAnswers, to_chat
+from moot.models.requests import request_of, without_request
+from moot.models.streaming import stream_in_thread
 from moot.models.structured import structured_max_tokens
 
 LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
@@ -52,23 +71,39 @@ def native_stderr_silenced():
 
 
 @lru_cache(maxsize=4)
-def load_llama(path: str, n_ctx: int, n_threads: Optional[int]) -> tuple[Any, threading.Lock]:
+def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: int = 0) -> tuple[Any, threading.Lock]:
     """Load a GGUF once per process; the lock serialises generation (llama.cpp is not reentrant)."""
     from llama_cpp import Llama
 
     with native_stderr_silenced():
-        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, chat_format="gemma",
-                    verbose=False, seed=0)
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                    n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
+    if not has_chat_template(llm.metadata) and llm.metadata.get("general.architecture", "").startswith("gemma"):
+        llm.chat_format = "gemma"  # llama-cpp-python's fallback would be Llama 2's [INST] markup
     return llm, threading.Lock()
+
+
+def has_chat_template(metadata: Mapping[str, str]) -> bool:
+    return "tokenizer.chat_template" in metadata or any(k.startswith("tokenizer.chat_template.") for k in metadata)
+
+
+def model_kind(metadata: Mapping[str, str], setting: str = "auto") -> str:
+    """'base' or 'instruct': the setting when it names one, else the GGUF's chat template decides."""
+    if setting in ("base", "instruct"):
+        return setting
+    return "instruct" if has_chat_template(metadata) else "base"
 
 
 class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     """In-process llama.cpp client with bounded, reproducible, optionally constrained generation."""
 
+    streams = True  # create_stream yields text as it is generated
+
     def __init__(self, model_path: str, settings: Mapping[str, Any], n_ctx: int = 8192,
-                 n_threads: Optional[int] = None):
+                 n_threads: Optional[int] = None, n_gpu_layers: int = 0, kind: str = "auto"):
         # The parent constructor would load a private copy of the weights; share one instead.
-        self.llm, self._lock = load_llama(model_path, n_ctx, n_threads)
+        self.llm, self._lock = load_llama(model_path, n_ctx, n_threads, n_gpu_layers)
+        self.model_kind = model_kind(self.llm.metadata, kind)
         self._settings = dict(settings)
         self._total_usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
@@ -83,6 +118,9 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
 
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
+        if request_of(extra_create_args) is not None:
+            return await self._last(self.create_stream(messages, extra_create_args=extra_create_args,
+                                                       cancellation_token=cancellation_token))
         kwargs = self._sampling(json_output, extra_create_args)
         chat = to_chat(messages)
         stop = threading.Event()  # a stopped run must not wait for queued or running generations
@@ -101,6 +139,42 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
         finish = "length" if choice.get("finish_reason") == "length" else "stop"
         return CreateResult(content=choice["message"]["content"] or "", usage=usage,
                             finish_reason=finish, cached=False)
+
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+                            extra_create_args: Mapping[str, Any] = {},
+                            cancellation_token=None) -> AsyncGenerator[Union[str, CreateResult], None]:
+        """Text chunks as they are generated, then the CreateResult (a request's: MeasuredResult).
+        Closing or cancelling the consumer stops the generation within a token."""
+        request = request_of(extra_create_args)
+        if json_output is not None and request is None:  # a constrained reply is not worth streaming
+            yield await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
+            return
+        answer = LocalAnswers(self.llm, self._lock, self.model_kind)
+        sampling = self._sampling(None, without_request(extra_create_args))
+        stopped = threading.Event()  # a stopped run does not wait for queued or running generations
+        if cancellation_token is not None:
+            cancellation_token.add_callback(stopped.set)
+        result = None
+        produce = stream_in_thread(lambda stop: answer.stream(messages, request, sampling, stop), stopped)
+        async with aclosing(produce) as items:
+            async for item in items:
+                if isinstance(item, str):
+                    yield item
+                else:
+                    result = item
+        if result is None:
+            raise asyncio.CancelledError()
+        self._total_usage["prompt_tokens"] += result.usage.prompt_tokens
+        self._total_usage["completion_tokens"] += result.usage.completion_tokens
+        yield result
+
+    @staticmethod
+    async def _last(stream: AsyncIterator[Any]) -> CreateResult:
+        result = None
+        async with aclosing(stream) as items:
+            async for result in items:
+                pass
+        return result
 
     def _generate(self, chat: list[dict], kwargs: dict, stop: threading.Event) -> dict:
         """In a worker thread, one generation at a time. A stopped call ends before its turn, and a
@@ -139,20 +213,3 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
         elif json_output:
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
-
-
-def to_chat(messages: Sequence[LLMMessage]) -> list[dict]:
-    """Gemma's template has no system role: fold system text into the first user turn."""
-    system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
-    chat: list[dict] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            chat.append({"role": "user", "content": str(message.content)})
-        elif isinstance(message, AssistantMessage):
-            chat.append({"role": "assistant", "content": str(message.content)})
-    if system:
-        if chat and chat[0]["role"] == "user":
-            chat[0] = {"role": "user", "content": f"{system}\n\n{chat[0]['content']}"}
-        else:
-            chat.insert(0, {"role": "user", "content": system})
-    return chat

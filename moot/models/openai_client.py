@@ -14,11 +14,19 @@ Servers differ in how they take a JSON schema: OpenAI, vLLM and llama.cpp's llam
 `{"type": "json_schema", ...}`; llama-cpp-python's server (0.3.x) rejects that and takes
 `{"type": "json_object", "schema": ...}`. The client sends the standard form and switches to the
 other, for good, the first time a server rejects it that way.
+
+Requests beyond chat (moot.models.requests): a continuation in document form is a raw-text
+completion (`/completions`, a base model behind llama.cpp's or vLLM's server), in chat form a chat
+reply with the stop strings; either is cut to its last complete sentence (logits processors
+cannot be applied by a server). Closed choices and scores are read from the first tokens' top
+log-probabilities (`logprobs`; moot.models.server_likelihood). A server that refuses or ignores
+`logprobs` answers NotSupported, for good, and the caller falls back to structured output.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import aclosing
+from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
 
 import httpx
 import openai
@@ -29,9 +37,16 @@ from autogen_core.models import (
 
 from moot.models.base import MootClient
 from moot.models.bounded import bound_reply, bounded_http_hooks
+from moot.models.continuation import continuation_result
+from moot.models.requests import (
+    Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
+    score_detail, without_request,
+)
+from moot.models.server_likelihood import read_options
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
+TOP_LOGPROBS = 20  # OpenAI's most
 
 
 def rejects_json_schema(exc: BaseException) -> bool:
@@ -63,12 +78,16 @@ class OpenAIClient(MootClient):
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
                                       http_client=openai.DefaultAsyncHttpxClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
+        self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         if info is not None:
             self.info = info
 
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), tool_choice="auto", json_output=None,
                      extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
+        request = request_of(extra_create_args)
+        if request is not None:
+            return await self._answer(messages, request, {**self.settings, **without_request(extra_create_args)})
         args = {**self.settings, **extra_create_args}
         if not is_model(json_output):
             return bound_reply(await self._send(messages, args), args.get("max_tokens"))
@@ -86,22 +105,130 @@ class OpenAIClient(MootClient):
         self.dialect = JSON_OBJECT_SCHEMA
         return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
 
+    streams = True  # create_stream yields text as the server sends it
+
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+                            extra_create_args: Mapping[str, Any] = {},
+                            cancellation_token: Optional[CancellationToken] = None
+                            ) -> AsyncGenerator[Union[str, CreateResult], None]:
+        """Text chunks as the server sends them (server-sent events), then the CreateResult. A
+        structured reply, a choice or a score is not streamed: only its result is yielded."""
+        request = request_of(extra_create_args)
+        if json_output is not None or not (request is None or isinstance(request, Continue)):
+            yield await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
+            return
+        args = {**self.settings, **without_request(extra_create_args)}
+        if request is not None and not request.document and request.reply_prefix:
+            raise NotSupported("a chat reply cannot be prefilled on a server")
+        document = request is not None and request.document
+        body = ({"prompt": document_text(messages, request.prefix)} if document
+                else {"messages": [as_openai(m) for m in messages]})
+        if request is not None and request.stop:
+            body["stop"] = list(request.stop)
+        text, finish = "", "stop"
+        stream = await self.sdk.post("/completions" if document else "/chat/completions", cast_to=dict,
+                                     body={"model": self.model, **body, **args, "stream": True},
+                                     stream=True, stream_cls=openai.AsyncStream[dict])
+        async with aclosing(stream.__aiter__()) as chunks:
+            async for chunk in chunks:
+                choice = (chunk.get("choices") or [{}])[0]
+                piece = choice.get("text") if document else (choice.get("delta") or {}).get("content")
+                finish = choice.get("finish_reason") or finish
+                if piece:
+                    text += piece
+                    yield piece
+        usage = RequestUsage(prompt_tokens=0, completion_tokens=0)  # a stream carries no usage
+        result = CreateResult(content=text, usage=usage, cached=False,
+                              finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
+        yield result if request is None else continuation_result(text, result.finish_reason, request.sentence, usage)
+
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
-        """POST /chat/completions through the SDK (its auth, timeouts and error types) with a plain
+        reply = await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages], **args})
+        return self._result(reply, (reply.get("choices") or [{}])[0].get("message") or {}, "content")
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to the server through the SDK (its auth, timeouts and error types) with a plain
         JSON body and reply: the SDK's typed request and response layers cost more per call than
         everything else moot does for it (benchmarks/bench_overhead.py)."""
-        body = {"model": self.model, "messages": [as_openai(m) for m in messages], **args}
-        response = await self.sdk.post("/chat/completions", body=body, cast_to=httpx.Response)
-        reply = response.json()
+        response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=httpx.Response)
+        return response.json()
+
+    def _result(self, reply: dict[str, Any], holder: Mapping[str, Any], key: str) -> CreateResult:
         choice = (reply.get("choices") or [{}])[0]
         counts = reply.get("usage") or {}
         usage = RequestUsage(prompt_tokens=tokens(counts.get("prompt_tokens")),
                              completion_tokens=tokens(counts.get("completion_tokens")))
         self.add_usage(usage)
         finish = choice.get("finish_reason")
-        content = (choice.get("message") or {}).get("content")
+        content = holder.get(key)
         return CreateResult(content=content if isinstance(content, str) else "", usage=usage, cached=False,
                             finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
 
+    async def _answer(self, messages: Sequence[LLMMessage], request: Request, args: dict[str, Any]) -> CreateResult:
+        if not request.document and request.reply_prefix:
+            raise NotSupported("a chat reply cannot be prefilled on a server")
+        if isinstance(request, Continue):
+            return await self._continue(messages, request, args)
+        if self.no_logprobs:
+            raise NotSupported(self.no_logprobs)
+        prompt = document_text(messages, request.prefix) if request.document else ""
+        calls: list[dict] = []
+
+        async def top(extension: str) -> dict[str, float]:
+            reply = await self._top_logprobs(messages, prompt + extension, request.document, args)
+            calls.append(reply)
+            return first_top_logprobs(reply, request.document)
+
+        try:
+            logprobs, bounded = await read_options(top, request.texts(), extendable=request.document,
+                                                   number=isinstance(request, Score))
+        except openai.APIStatusError as exc:
+            if exc.status_code not in (400, 404, 422, 500):
+                raise
+            self.no_logprobs = f"the server refused log-probabilities (HTTP {exc.status_code})"
+            raise NotSupported(self.no_logprobs) from None
+        except NotSupported as exc:
+            if "no log-probabilities" in str(exc):
+                self.no_logprobs = str(exc)
+            raise
+        text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
+        used = [c.get("usage") or {} for c in calls]
+        usage = RequestUsage(prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in used),
+                             completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in used))
+        self.add_usage(usage)
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+
+    async def _top_logprobs(self, messages: Sequence[LLMMessage], prompt: str, document: bool,
+                            args: Mapping[str, Any]) -> dict[str, Any]:
+        """One token, greedy, with the top log-probabilities of its position."""
+        body = {"max_tokens": 1, "temperature": 0, **({"seed": args["seed"]} if args.get("seed") is not None else {})}
+        if document:
+            return await self._post("/completions", {"prompt": prompt, "logprobs": TOP_LOGPROBS, **body})
+        return await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages],
+                                                      "logprobs": True, "top_logprobs": TOP_LOGPROBS, **body})
+
+    async def _continue(self, messages: Sequence[LLMMessage], request: Continue, args: dict[str, Any]) -> CreateResult:
+        stop = {"stop": list(request.stop)} if request.stop else {}
+        if request.document:
+            reply = await self._post("/completions", {"prompt": document_text(messages, request.prefix), **args, **stop})
+            result = self._result(reply, (reply.get("choices") or [{}])[0], "text")
+        else:
+            result = await self._send(messages, {**args, **stop})
+        result = bound_reply(result, args.get("max_tokens"))
+        cut = continuation_result(result.content, result.finish_reason, request.sentence, result.usage)
+        if request.min_tokens or request.ban_first or request.no_repeat_ngram:
+            cut.detail["note"] = "logits processors are not applied by a server"
+        return cut
+
     async def close(self) -> None:
         await self.sdk.close()
+
+
+def first_top_logprobs(reply: Mapping[str, Any], document: bool) -> dict[str, float]:
+    """{token: logprob} of the first generated position ({} when the server sent none)."""
+    logprobs = ((reply.get("choices") or [{}])[0]).get("logprobs") or {}
+    if document:
+        tops = logprobs.get("top_logprobs") or [{}]
+        return {str(t): float(lp) for t, lp in (tops[0] or {}).items()}
+    content = logprobs.get("content") or [{}]
+    return {str(t["token"]): float(t["logprob"]) for t in (content[0].get("top_logprobs") or [])}

@@ -8,26 +8,32 @@ replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answe
 negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
 GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); a free-text
 prompt asking for "AGREEMENT or MORE DEBATE" (the paper's plain-text judge) takes the same script
-and answers in words ("MORE DEBATE"). After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. A conference's
+and answers in words ("MORE DEBATE"); BASE makes it present itself as a base model (`model_kind`).
+After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. A conference's
 coverage assessor gets, per reference item, the first sentence of the debate it was shown that
 names the item (as a word) as its quote, else "not covered". Every request is recorded in
 `requests` so tests can assert exactly what each agent was shown.
+
+Continuations, choices and scores (moot.models.requests) are answered by
+moot.models.scripted_requests; `create_stream` yields a reply word by word.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, AsyncGenerator, Iterable, Mapping, Optional, Sequence, Union
 
 from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage
 from pydantic import BaseModel
 
 from moot.models.base import MootClient
+from moot.models.requests import Request, request_of
+from moot.models.scripted_requests import answer as scripted_answer
 from moot.suggest import nearest
 from moot.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
-SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL")
+SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL", "BASE")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                           structured_output=True, family="scripted")
 
@@ -46,11 +52,15 @@ class ScriptedChatCompletionClient(MootClient):
     `fail_calls` lists 1-based call numbers that raise a ConnectionError (for retry tests)."""
 
     info = SCRIPTED_INFO
+    streams = True
 
     def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7,
-                 record: bool = True):
+                 record: bool = True, max_tokens: int = 256):
         super().__init__()
-        self.script = list(script)
+        script = list(script)
+        self.model_kind = "base" if "BASE" in script else "instruct"
+        self.script = [t for t in script if t != "BASE"]
+        self.max_tokens = max_tokens
         self.record = record  # keep every request (tests read them); off for `--model scripted` runs
         self.fail_calls = set(fail_calls)
         self.score = score
@@ -64,11 +74,37 @@ class ScriptedChatCompletionClient(MootClient):
             self.requests.append({"messages": list(messages), "output": json_output})
         if self.calls in self.fail_calls:
             raise ConnectionError("scripted failure")
+        request = request_of(extra_create_args)
+        if request is not None:
+            return self._answer(messages, request, extra_create_args)
         text = self._reply(messages, json_output)
         prompt = sum(len(str(m.content).split()) for m in messages)
         usage = RequestUsage(prompt_tokens=prompt, completion_tokens=len(text.split()))
         self.add_usage(usage)
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
+
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+                            extra_create_args: Mapping[str, Any] = {},
+                            cancellation_token=None) -> AsyncGenerator[Union[str, CreateResult], None]:
+        result = await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
+        if isinstance(result.content, str) and json_output is None:
+            generated = (getattr(result, "detail", None) or {}).get("uncut") or result.content
+            for word in re.findall(r"\s*\S+", generated):  # as generated: before a cut
+                yield word
+        yield result
+
+    def _answer(self, messages: Sequence[LLMMessage], request: Request, extra: Mapping[str, Any]) -> CreateResult:
+        if self.script and self.script[0] == "FAIL" and request.kind != "continue":
+            self.script.pop(0)
+            raise ConnectionError("scripted failure")
+        label, prompt = label_mark(messages)
+        last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+        marked = SCORE_MARK.search(str(last.content)) if last else None
+        result = scripted_answer(request, messages, self.script, label, option_letter(prompt, label),
+                                 float(marked.group(1)) if marked else self.score,
+                                 int(extra.get("max_tokens") or self.max_tokens))
+        self.add_usage(result.usage)
+        return result
 
     def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
         plain_verdict = output is None and bool(PLAIN_VERDICT.search(last_user_text(messages)))

@@ -7,6 +7,12 @@
 3. The judger sees the text and every debater's argument (read from the thread) and answers one
    option; in the explainability variant with structured output {stance, explanation}.
 A baseline (Table 2) is the judger alone, asked from the text with the baseline prompt.
+
+The option letter (the judger with `output: option`, and the direct baseline) is read by the
+scenario's `choice` (moot.protocols.choices): on the embedded model by likelihood, the paper's
+prompt closed for scoring by a last line "Answer:" with " A", " B", " C" as the options (a chat
+model's reply begins with the letter, as the prompt's constraint asks). The chain-of-thought
+baseline reasons first and keeps its text answer.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from moot.agents.stage import StageAgent
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola_schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.labels import LabelSet, stance_model
-from moot.runs.context import UnitContext
-from moot.runs.rescore import last_call, resend
+from moot.protocols.choices import ask_choice, how_read, method_for
+from moot.runs.context import Reply, UnitContext
+from moot.runs.rescore import last_call, recorded_messages
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 
 
@@ -86,7 +93,7 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     arguing = {lab: asyncio.ensure_future(_argue(s, ctx, templates, base, analyses_text, lab))
                for lab in debaters}
     agents = [StageAgent(debater_name(lab), _awaiting(arguing[lab])) for lab in debaters]
-    judged: dict[str, str] = {}
+    judged: dict[str, Reply] = {}
     agents.append(StageAgent(JUDGER, _judger(s, ctx, templates, base, analyses_text, labels, judged)))
     plan = DebatePlan(tuple(debater_name(lab) for lab in debaters), JUDGER)
     try:
@@ -95,8 +102,29 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     finally:
         for task in arguing.values():
             task.cancel()
-    prediction, explanation = labels.map(judged["raw"])
-    return Outcome(prediction, explanation, judged["raw"], decided_by=JUDGER)
+    return judged_outcome(labels, judged["reply"])
+
+
+def judged_outcome(labels: LabelSet, reply: Reply) -> Outcome:
+    prediction, explanation = labels.map(reply.text)
+    by = f"{JUDGER} ({reply.method})" if reply.measured else JUDGER
+    return Outcome(prediction, (explanation + how_read(reply)).strip(), reply.text, decided_by=by)
+
+
+def letters(labels: LabelSet) -> list[str]:
+    return [chr(65 + i) for i in range(len(labels.options))]
+
+
+async def ask_judger(s: ColaScenario, ctx: UnitContext, prompt: list[LLMMessage], labels: LabelSet,
+                     stage: str, speaker: Optional[str] = None) -> Reply:
+    """The judger's answer: an option letter read by the scenario's `choice`, or (the explainability
+    variant, the chain-of-thought baseline) its reply as the prompt asks for it."""
+    decide = lambda text: labels.map(text)[0]  # noqa: E731
+    if s.judger.output == "json":
+        return await ctx.call(JUDGER, prompt, stance_model(s.labels), stage=stage, decide=decide, speaker=speaker)
+    method = "text" if s.baseline == "cot" else method_for(ctx, JUDGER, s.choice, "text")
+    return await ask_choice(ctx, JUDGER, prompt, letters(labels), method, stage=stage, decide=decide,
+                            speaker=speaker)
 
 
 async def _argue(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str, label: str) -> str:
@@ -113,7 +141,7 @@ def _awaiting(task: "asyncio.Future[str]"):
 
 
 def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str,
-            labels: LabelSet, judged: dict[str, str]):
+            labels: LabelSet, judged: dict[str, Reply]):
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
         said = {m.source: m.content.strip() for m in thread if isinstance(m, BaseChatMessage)}
         arguments = " ".join(render(templates["argument"], {"stance": s.text_of(lab).name,
@@ -123,10 +151,8 @@ def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: s
                   "question": question(s, base["target"]), "choices": labels.choices(),
                   "labels": ", ".join(s.labels)}
         prompt = messages(templates, judger_template(s), fields, JUDGER)
-        output = stance_model(s.labels) if s.judger.output == "json" else None
-        reply = await ctx.call(JUDGER, prompt, output, stage="baseline" if s.baseline else "conclusion",
-                               decide=lambda text: labels.map(text)[0])
-        judged["raw"] = reply.text
+        reply = await ask_judger(s, ctx, prompt, labels, "baseline" if s.baseline else "conclusion")
+        judged["reply"] = reply
         return reply.text
 
     return respond
@@ -139,10 +165,8 @@ async def rescore(s: ColaScenario, job: Rescore, ctx: UnitContext) -> Rescored:
     if call is None:
         raise ValueError("the transcript has no judger call to send again")
     labels = labels_of(s)
-    output = stance_model(s.labels) if call.output else None
-    reply = await resend(ctx, call, output, decide=lambda text: labels.map(text)[0])
-    prediction, explanation = labels.map(reply.text)
-    return Rescored(Outcome(prediction, explanation, reply.text, decided_by=JUDGER))
+    reply = await ask_judger(s, ctx, recorded_messages(call), labels, call.stage, speaker=f"{JUDGER} (rescored)")
+    return Rescored(judged_outcome(labels, reply))
 
 
 PROTOCOL = Protocol(

@@ -15,7 +15,7 @@ from pydantic import model_validator
 
 from moot.protocols.item_schema import (ItemScenario, Label, Labels, check_aliases, check_distinct,
                                         check_models, check_prompts)
-from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
+from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
 
 EXPERTS = ("linguist", "domain", "social")
 JUDGER = "judger"
@@ -128,6 +128,12 @@ class ColaScenario(ItemScenario):
     answers from the text with the direct (`direct`) or chain-of-thought (`cot`) prompt."""
     domain_role: DomainRole = DomainRole()
     judger: Judger = Judger()
+    choice: ChoiceSetting = "auto"
+    """How the judger's option letter is read: `likelihood` (the model's probability of each letter
+    after the prompt; a backend without log-probabilities falls back to `structured`),
+    `structured` (constrained `{"answer": letter}`), `text` (the paper's: the reply, parsed);
+    `auto`: likelihood on the embedded model, else text. The JSON judger and the chain-of-thought
+    baseline always answer as their prompts ask."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
     debater), `debater_<label>`, `judger` (also the one model of a baseline). Precedence: the

@@ -9,11 +9,20 @@ decides ("Decision: X", mapped by the shared rule of moot.protocols.labels: no d
 (`agreed`); anything else returns its explanation to the generator, up to max_turns. The negotiation and the
 role-flipped one run concurrently and combine by the paper's rules (`combine`); conflicting
 decisions bring in the third LLM: four more negotiations and a six-way vote (`vote`).
+
+The discriminator's yes/no is read by the scenario's `choice` (moot.protocols.choices). The
+default is the paper's structured reply. With `likelihood` (`auto` on the embedded model) the
+discriminator prompt is closed where its JSON answer begins, `{"attitude": "` (a last line in
+document form; the reply's beginning, prefilled, on an instruction model), and " yes" / "no" are
+scored as what follows; a "yes" agrees with the generator's decision, and only a "no" asks for the
+structured reply, for its explanation (the attitude stays the measured "no"). With `text` the
+same prompt is answered without a schema and parsed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +39,7 @@ from moot.datasets import iter_items, load_dataset_spec
 from moot.metrics import UNPARSED
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.runs.context import UnitContext
+from moot.protocols.choices import ask_choice, chosen_option, method_for
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet
 from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
@@ -108,6 +118,7 @@ class _Negotiator:
         self.options = ", ".join(s.labels)
         self.verdict = verdict_model(tuple(s.labels))
         self._chains: dict[tuple[str, str], str] = {}
+        self.measured = False  # a discriminator's yes/no was read from the model's probabilities
 
     async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
         return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
@@ -145,12 +156,12 @@ class _Negotiator:
 
         async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
             reasoning = thread[-1].content
+            decision = self._decision(reasoning)
             prompt = render(self.templates["discriminator"], {
-                "text": self.item.text, "reasoning": reasoning, "decision": self._decision(reasoning) or "",
+                "text": self.item.text, "reasoning": reasoning, "decision": decision or "",
                 "options": self.options, "demonstrations": disc_demos})
-            reply = await self._ask(disc, prompt, stage, self.verdict, round=len(verdicts) + 1,
-                                    decide=self._attitude)
-            verdicts.append(self._verdict(reply))
+            reply, verdict = await self.discriminator_verdict(disc, prompt, stage, decision, len(verdicts) + 1)
+            verdicts.append(verdict)
             return reply
 
         def attitude(said: Sequence[BaseChatMessage], n: int) -> Optional[str]:
@@ -165,6 +176,32 @@ class _Negotiator:
         gen_decision = self._decision(thread[-2].content)
         done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
         return Result(gen, disc, done, gen_decision if done else None)
+
+    async def discriminator_verdict(self, disc: str, prompt: str, stage: str, decision: Optional[str],
+                                    round: int) -> tuple[str, tuple[str, Optional[str], str]]:
+        """(the turn's text in the negotiation, its (attitude, decision, explanation)), read by the
+        scenario's `choice` (see the module docstring)."""
+        method = method_for(self.ctx, disc, self.s.choice, "structured")
+        output = None if method == "text" else self.verdict
+        if method != "likelihood":
+            reply = await self._ask(disc, prompt, stage, output, round=round, decide=self._attitude)
+            return reply, self._verdict(reply)
+        opening = '{"attitude": "'
+        said = await ask_choice(self.ctx, disc, [UserMessage(content=prompt, source="user")], ("yes", "no"), method,
+                                prefix=opening, sep="", reply_prefix=opening, stage=stage, round=round,
+                                decide=chosen_option)
+        self.measured = self.measured or said.measured
+        attitude = "yes" if chosen_option(said.text) == "yes" else "no"
+        if attitude == "yes" and decision is not None:
+            verdict = (attitude, decision, "")
+        else:
+            _, found, why = self._verdict(await self._ask(disc, prompt, stage, self.verdict, round=round,
+                                                          decide=self._attitude))
+            verdict = (attitude, found, why)
+        return json.dumps(dict(zip(("attitude", "decision", "explanation"), verdict))), verdict
+
+    def read_how(self) -> str:
+        return ", yes/no by likelihood" if self.measured else ""
 
     def _decision(self, text: str) -> Optional[str]:
         """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""
@@ -212,13 +249,13 @@ async def run_item(s: NegotiationScenario, ctx: UnitContext, item: ItemInput) ->
         return await third_vote(n, list(pair))
     how = ("conflict between the negotiations and no third LLM" if conflict
            else "negotiation and role-flipped negotiation")
-    return outcome_of(decision, how, list(pair))
+    return outcome_of(decision, how + n.read_how(), list(pair))
 
 
 async def third_vote(n: "_Negotiator", pair: list[Result]) -> Outcome:
     """The third LLM's four negotiations, then the six-way vote."""
     results = pair + list(await asyncio.gather(*(n.negotiate(g, d) for g, d in THIRD_PAIRS)))
-    return outcome_of(vote(results), "six-way vote with the third LLM", results)
+    return outcome_of(vote(results), "six-way vote with the third LLM" + n.read_how(), results)
 
 
 def outcome_of(decision: Optional[str], how: str, results: Sequence[Result]) -> Outcome:

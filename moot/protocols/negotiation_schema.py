@@ -14,7 +14,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_models, check_prompts
-from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
+from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})
@@ -63,6 +63,12 @@ class NegotiationScenario(ItemScenario):
     models: dict[str, str] = {}
     """The LLMs: `first` and `second` (required) negotiate, `third` settles conflicts; they must
     be different model specs unless `allow_same_model`. A bare `--model SPEC` sets all of them."""
+    choice: ChoiceSetting = "auto"
+    """How the discriminator's yes/no is read: `structured` (the paper's JSON reply, constrained),
+    `likelihood` (" yes" / " no" scored where the JSON answer begins; a "no" then gives its
+    structured reply for the explanation; falls back to structured without log-probabilities),
+    `text` (the JSON asked for without a schema, parsed); `auto`: likelihood on the embedded
+    model, else structured."""
     allow_same_model: bool = False
     """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)

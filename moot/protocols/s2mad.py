@@ -11,6 +11,14 @@
    round run concurrently. Same final label = consensus; otherwise the judge decides.
 One agent instead (w/o Debate): the initial-opinion prompt over P and N together decides. The
 vanilla baseline (Table 1): one agent, the claim and the random comments, the `vanilla` prompt.
+
+Closed answers are read by the scenario's `choice` (moot.protocols.choices). With `text` (the
+paper's way) a debater's, the judge's or the agent's label is parsed from its reply and the
+classifier's Yes/No from its first word. Otherwise the classifier's "Please answer Yes or No." is
+scored directly (closed by "Answer:" in document form), and a reasoning reply is followed by the
+question its prompt ended with, asked on its own (template `answer`: "Please choose the answer
+from the following options: Fake, Real.", closed by "Answer:"): the label comes from that call,
+by likelihood on the embedded model; the reasoning stays the paper's.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -30,10 +39,12 @@ from moot.agents.stage import StageAgent
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.events import Call
+from moot.protocols.choices import ask_choice, chosen_option, how_read, method_for
 from moot.protocols.labels import LabelSet
 from moot.protocols.s2mad_schema import S2madScenario
-from moot.runs.context import UnitContext
-from moot.runs.rescore import last_call, resend
+from moot.runs.context import Reply, UnitContext
+from moot.runs.rescore import recorded_messages, resend
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 from moot.verdicts import loads
@@ -124,9 +135,12 @@ async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, template
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
     prompt = render(templates["subjectivity"], {"claim": claim})
-    reply = await ctx.call("classifier", [UserMessage(content=prompt, source="user")], stage="subjectivity",
-                           decide=lambda text: "subjective" if said_yes(text) else "objective")
-    return said_yes(reply.text)
+    method = method_for(ctx, "classifier", s.choice, "text")
+    yes = said_yes if method == "text" else (lambda text: chosen_option(text) == "Yes")  # noqa: E731
+    reply = await ask_choice(ctx, "classifier", [UserMessage(content=prompt, source="user")], ("Yes", "No"),
+                             method, stage="subjectivity",
+                             decide=lambda text: "subjective" if yes(text) else "objective")
+    return yes(reply.text)
 
 
 def said_yes(reply: str) -> bool:
@@ -140,8 +154,7 @@ async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
 
 
 async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
-    templates, labels = s.templates(), labels_of(s)
-    options = options_of(s)
+    templates, options = s.templates(), options_of(s)
     pos, neg = await separate(s, ctx, item, templates)
     if s.baseline:
         return await one_agent(s, ctx, item.claim, pos + neg, "vanilla")
@@ -151,17 +164,14 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
         return await one_agent(s, ctx, item.claim, pos + neg, key)
     opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
                N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
-    decide = labels.decide
-    first = await asyncio.gather(*(ctx.call(d, [UserMessage(content=opening[d], source="user")],
-                                            stage="initial_opinion", round=0, decide=decide) for d in (P, N)))
-    replies = {P: [first[0].text], N: [first[1].text]}
-    debate = _Debate(s, ctx, templates, opening, replies, options)
+    openings = [[UserMessage(content=opening[d], source="user")] for d in (P, N)]
+    first = await asyncio.gather(*(reason(s, ctx, d, m, "initial_opinion", 0) for d, m in zip((P, N), openings)))
+    replies = {P: [first[0][0].text], N: [first[1][0].text]}
+    debate = _Debate(s, ctx, templates, opening, replies, options, {P: [first[0][1]], N: [first[1][1]]})
     plan = S2madPlan(P, N, JUDGE, s.rounds)
-    initial = tuple(_label(labels, replies[d][0]) for d in (P, N))
 
     def select(said: Sequence[BaseChatMessage]) -> Optional[str]:
-        turns = [Turn(m.source, _label(labels, m.content)) for m in said]
-        return next_speaker(plan, turns, initial)
+        return next_speaker(plan, debate.turns(said), (debate.said[P][0].label, debate.said[N][0].label))
 
     agents = [StageAgent(P, debate.turn(P)), StageAgent(N, debate.turn(N)),
               StageAgent(JUDGE, debate.judge(item.claim))]
@@ -169,24 +179,61 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
         thread = await ctx.group_chat(agents, select, item.claim, 2 * s.rounds + 1)
     finally:
         debate.cancel()
-    agreed = consensus(_label(labels, replies[P][-1]), _label(labels, replies[N][-1]))
+    last = {d: debate.said[d][-1] for d in (P, N)}
+    agreed = consensus(last[P].label, last[N].label)
     if agreed and not any(m.source == JUDGE for m in thread):
-        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)", replies[P][-1],
-                       decided_by="consensus")
-    verdict = thread[-1].content
-    return Outcome(labels.decide(verdict), "judge's determination" + debate.cut_note(), verdict, decided_by=JUDGE)
+        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)" + last[P].note,
+                       replies[P][-1], decided_by="consensus")
+    verdict = debate.verdict
+    return Outcome(verdict.label or UNPARSED, "judge's determination" + verdict.note, thread[-1].content,
+                   decided_by=verdict.by(JUDGE))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The label a role's reply came to (None: undecided), how it was read, and the deciding call."""
+
+    label: Optional[str]
+    note: str
+    reply: Reply
+
+    def by(self, role: str) -> str:
+        return f"{role} ({self.reply.method})" if self.reply.measured else role
+
+
+async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: list, stage: str, round: int,
+                 **record) -> tuple[Reply, Answer]:
+    """A reasoning call as the paper prompts it, and the label it came to (`answer`)."""
+    reply = await ctx.call(role, messages, stage=stage, round=round, decide=labels_of(s).decide, **record)
+    return reply, await answer(s, ctx, role, messages, reply, stage, round)
+
+
+async def answer(s: S2madScenario, ctx: UnitContext, role: str, messages: list, reply: Reply, stage: str,
+                 round: int) -> Answer:
+    """The label of a reasoning reply: parsed from it (`text`), or asked for after it as a closed
+    choice (see the module docstring)."""
+    labels = labels_of(s)
+    method = method_for(ctx, role, s.choice, "text")
+    if method == "text":
+        return Answer(_label(labels, reply.text), cut_note(reply), reply)
+    ask = render(s.templates()["answer"], {"options": options_of(s)})
+    follow = [*messages, AssistantMessage(content=reply.text, source=role), UserMessage(content=ask, source="user")]
+    words = [labels.option_words[lab] for lab in s.labels]
+    chosen = await ask_choice(ctx, role, follow, words, method, stage=f"{stage}_answer", round=round,
+                              decide=lambda text: labels.map(text)[0])
+    found = labels.map(chosen.text)[0]
+    return Answer(None if found == UNPARSED else found, how_read(chosen), chosen)
 
 
 async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Sequence[str], key: str) -> Outcome:
     """One agent's answer is the label: w/o Debate (the initial-opinion prompt over P and N
     together) or the vanilla baseline (the `vanilla` prompt over the random comments)."""
-    labels = labels_of(s)
     prompt = render(s.templates()[key], {"claim": claim, "comments": "\n".join(comments) or "(none)",
                                          "options": options_of(s)})
-    reply = await ctx.call(AGENT, [UserMessage(content=prompt, source="user")],
-                           stage="baseline" if s.baseline else "single_agent", decide=labels.decide)
+    reply, said = await reason(s, ctx, AGENT, [UserMessage(content=prompt, source="user")],
+                               "baseline" if s.baseline else "single_agent", 1)
     what = "the vanilla baseline's answer" if s.baseline else "the single agent's answer (no debate)"
-    return Outcome(labels.decide(reply.text), what + cut_note(reply), reply.text, decided_by=AGENT)
+    return Outcome(said.label or UNPARSED, what + said.note, reply.text, decided_by=said.by(AGENT))
 
 
 def cut_note(reply) -> str:
@@ -199,12 +246,12 @@ def options_of(s: S2madScenario) -> str:
     return ", ".join(labels.option_words[lab] for lab in s.labels)
 
 
-async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str, **record):
+async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
+                    **record) -> tuple[Reply, Answer]:
     """The judge's call: the claim and both debaters' last replies."""
     prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
                                              "options": options_of(s)})
-    return await ctx.call(JUDGE, [UserMessage(content=prompt, source="user")], stage="judge",
-                          decide=labels_of(s).decide, **record)
+    return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1, **record)
 
 
 async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
@@ -212,23 +259,37 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
     agent of w/o Debate and the vanilla baseline. An item both debaters settled by consensus had
     no judge (Alg. 1) and keeps its result; with `every` the judge decides it too, from the
     debaters' last recorded replies, as it would have seen them."""
-    labels = labels_of(s)
-    agent = last_call(job.transcript, AGENT)
+    agent = last_reasoning(job.transcript, AGENT)
     if agent is not None or JUDGE not in job.roles:
         if agent is None or AGENT not in job.roles:
             return Rescored()
-        reply = await resend(ctx, agent, decide=labels.decide)
-        return Rescored(Outcome(labels.decide(reply.text), "the agent's answer", reply.text, decided_by=AGENT))
-    call = last_call(job.transcript, JUDGE)
+        said = await resent(s, ctx, agent)
+        return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.reply.text,
+                                decided_by=said.by(AGENT)))
+    call = last_reasoning(job.transcript, JUDGE)
     if call is not None:
-        reply = await resend(ctx, call, decide=labels.decide)
+        said = await resent(s, ctx, call)
     elif job.every:
-        last = {m.role: m.content for m in job.transcript.messages if m.role in (P, N)}
-        reply = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
-                                last.get(N, ""), speaker=f"{JUDGE} (rescored)")
+        last = {m.role: m.content for m in job.transcript.messages
+                if m.role in (P, N) and not m.action.endswith("_answer")}
+        _, said = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
+                                  last.get(N, ""), speaker=f"{JUDGE} (rescored)")
     else:
         return Rescored()
-    return Rescored(Outcome(labels.decide(reply.text), "judge's determination", reply.text, decided_by=JUDGE))
+    return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.reply.text,
+                            decided_by=said.by(JUDGE)))
+
+
+def last_reasoning(transcript, role: str) -> Optional[Call]:
+    """The role's last reasoning call (not the follow-up asking for its answer)."""
+    found = [c for c in transcript.calls if c.role == role and not c.stage.endswith("_answer")]
+    return found[-1] if found else None
+
+
+async def resent(s: S2madScenario, ctx: UnitContext, call: Call) -> Answer:
+    messages = recorded_messages(call)
+    reply = await resend(ctx, call, decide=labels_of(s).decide)
+    return await answer(s, ctx, call.role, messages, reply, call.stage, 1)
 
 
 def _label(labels: LabelSet, text: str) -> Optional[str]:
@@ -238,13 +299,13 @@ def _label(labels: LabelSet, text: str) -> Optional[str]:
 
 
 class _Debate:
-    """Debate state of one item: replies so far; a round's two calls start together."""
+    """Debate state of one item: replies and their answers so far; a round's two calls start together."""
 
-    def __init__(self, s, ctx, templates, opening, replies, options):
+    def __init__(self, s, ctx, templates, opening, replies, options, said):
         self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
-        self.replies, self.options = replies, options
+        self.replies, self.options, self.said = replies, options, said
         self.rounds: dict[int, dict[str, asyncio.Task]] = {}
-        self.judged = None  # the judge's Reply, once it spoke
+        self.verdict: Optional[Answer] = None  # the judge's, once it spoke
 
     def _messages(self, who: str, j: int) -> list:
         other = N if who == P else P
@@ -253,28 +314,35 @@ class _Debate:
                 AssistantMessage(content=self.replies[who][j - 1], source=who),
                 UserMessage(content=ask, source="user")]
 
+    def turns(self, said: Sequence[BaseChatMessage]) -> list[Turn]:
+        """The debate so far as the speaker policy reads it: each turn with its answer's label."""
+        seen: Counter = Counter()
+        out = []
+        for m in said:
+            seen[m.source] += 1
+            label = self.said[m.source][seen[m.source]].label if m.source in (P, N) else None
+            out.append(Turn(m.source, label))
+        return out
+
     def turn(self, who: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             j = len(self.replies[who])  # this debater's round
             if j not in self.rounds:
-                self.rounds[j] = {d: asyncio.ensure_future(self.ctx.call(
-                    d, self._messages(d, j), stage="debate", round=j, decide=labels_of(self.s).decide))
-                    for d in (P, N)}
-            text = (await self.rounds[j][who]).text
-            self.replies[who].append(text)
-            return text
+                self.rounds[j] = {d: asyncio.ensure_future(reason(self.s, self.ctx, d, self._messages(d, j),
+                                                                  "debate", j)) for d in (P, N)}
+            reply, said = await self.rounds[j][who]
+            self.replies[who].append(reply.text)
+            self.said[who].append(said)
+            return reply.text
 
         return respond
 
     def judge(self, claim: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            self.judged = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])
-            return self.judged.text
+            reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])
+            return reply.text
 
         return respond
-
-    def cut_note(self) -> str:
-        return cut_note(self.judged) if self.judged is not None else ""
 
     def cancel(self) -> None:
         for tasks in self.rounds.values():

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct, check_models, check_prompts
-from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
+from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
 TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})
@@ -81,6 +81,13 @@ class S2madScenario(ItemScenario):
     """`auto` classifies the claim and picks the matching initial-opinion prompt; the others use
     one prompt for every claim (ablations)."""
     early: Early = Early()
+    choice: ChoiceSetting = "auto"
+    """How closed answers are read (the classifier's Yes/No; the label of each debater, the judge
+    and the agent): `text` (the paper's: parsed from the reply); `likelihood` (the Yes/No scored
+    directly; after a reasoning reply its closing question, template `answer`, asked on its own
+    and each option scored; falls back to `structured` without log-probabilities); `structured`
+    (the same questions, constrained `{"answer": ...}`); `auto`: likelihood on the embedded
+    model, else text."""
     seed: int = 0
     """Seed of the random sample (`stance_separation: false`, the vanilla baseline)."""
     models: dict[str, str] = {"default": "local"}

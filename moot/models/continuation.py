@@ -1,0 +1,117 @@
+"""Continuing a document with a base model: logits processors and the cut to a whole sentence.
+
+Measured on the embedded Gemma 3 270M over 3 seeds x 19 conference turns (issue 11 FINDINGS §2):
+stop at a blank line and at every speaker label; no newline and no speaker name as the first
+token; no newline or end of text before 20 tokens; never complete a run of 7 word tokens found in
+the header or earlier turns (punctuation-only tokens skipped on both sides, so a comma does not
+evade it); cut to the last complete sentence. Together: no turn echoed its instructions,
+impersonated another speaker or ended mid-sentence, and none copied an earlier turn (50 % did
+without the n-gram block).
+
+The processors follow llama-cpp-python's LogitsProcessor protocol: `(input_ids, scores) ->
+scores`, with `input_ids` the prompt and the tokens generated so far.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from autogen_core.models import RequestUsage
+
+from moot.models.requests import MeasuredResult
+
+ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Ms|Mrs|Prof|St|vs|etc|e\.g|i\.e|No|Fig)\.$")
+SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
+
+
+def cut_to_sentence(text: str) -> str:
+    """`text` up to its last complete sentence ('' when it has none). A full stop after a title
+    or common abbreviation (Dr., e.g.) does not end a sentence."""
+    body, last = text.rstrip(), None
+    for match in SENTENCE_END.finditer(body):
+        if not ABBREVIATION.search(body[: match.start() + 1]):
+            last = match.end()
+    return body[:last].rstrip() if last else ""
+
+
+def ends_sentence(text: str) -> bool:
+    body = text.rstrip()
+    return bool(body) and cut_to_sentence(body) == body
+
+
+class MinTokens:
+    """No newline and no end of text before `k` tokens were generated."""
+
+    def __init__(self, k: int, prompt_len: int, banned: Sequence[int]):
+        self.k, self.prompt_len, self.banned = k, prompt_len, list(banned)
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        if len(input_ids) - self.prompt_len < self.k:
+            scores[self.banned] = -np.inf
+        return scores
+
+
+class BanFirst:
+    """None of `banned` as the first generated token (a newline: an empty turn; a speaker's
+    name: a roster instead of a turn)."""
+
+    def __init__(self, prompt_len: int, banned: Sequence[int]):
+        self.prompt_len, self.banned = prompt_len, list(banned)
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        if len(input_ids) == self.prompt_len:
+            scores[self.banned] = -np.inf
+        return scores
+
+
+class NoRepeatNGram:
+    """Never complete a run of `n` word tokens that occurs in the reference (`index`: every n-1
+    word tokens mapped to the tokens that followed them). Only this reply's own tokens form the
+    lookup key, and punctuation-only tokens are skipped on both sides."""
+
+    def __init__(self, n: int, index: dict[tuple, set[int]], prompt_len: int, word: np.ndarray):
+        self.n, self.index, self.prompt_len, self.word = n, index, prompt_len, word
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        generated = [int(t) for t in input_ids[self.prompt_len:] if self.word[t]]
+        if len(generated) >= self.n - 1:
+            banned = self.index.get(tuple(generated[len(generated) - self.n + 1:]))
+            if banned:
+                scores[list(banned)] = -np.inf
+        return scores
+
+
+def ngram_index(tokens: Iterable[int], n: int, word: np.ndarray) -> dict[tuple, set[int]]:
+    """Every run of n-1 word tokens of `tokens`, mapped to the word tokens that followed it."""
+    words = [int(t) for t in tokens if word[t]]
+    index: dict[tuple, set[int]] = {}
+    for i in range(len(words) - n + 1):
+        index.setdefault(tuple(words[i:i + n - 1]), set()).add(words[i + n - 1])
+    return index
+
+
+def first_tokens(llm: Any, words: Iterable[str]) -> list[int]:
+    """The first token of each word as it follows a label (" Dr", " Prof"), and of its first word."""
+    found: set[int] = set()
+    for text in words:
+        for variant in {text.strip(), text.strip().split(" ")[0]}:
+            if variant:
+                found.add(llm.tokenize((" " + variant).encode("utf-8"), add_bos=False)[0])
+    return sorted(found)
+
+
+def continuation_result(text: str, finish: str, sentence: bool, usage: RequestUsage) -> MeasuredResult:
+    """The reply of a continuation: cut to its last complete sentence when it does not end one
+    (the token bound, or a stop, fell mid-sentence); kept whole when it has no complete sentence."""
+    body = text.strip()
+    cut = cut_to_sentence(body) if sentence else body
+    detail: dict[str, Any] = {"method": "completion"}
+    if cut and cut != body:
+        detail.update(cut=True, uncut=body)
+        body = cut
+    elif sentence and not cut and body:
+        detail["note"] = "no complete sentence within the token bound"
+    return MeasuredResult(content=body, usage=usage, cached=False, detail=detail,
+                          finish_reason="length" if finish == "length" else "stop")

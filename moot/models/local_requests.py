@@ -1,0 +1,166 @@
+"""How the embedded model answers a request (moot.models.requests), in a worker thread.
+
+Everything runs under the model's lock, one request at a time, against the one llama.cpp
+context the process shares: a continuation, choice or score that extends the previous prompt
+(the transcript so far, a judge's branch off it) evaluates only the new tokens (FINDINGS §3:
+98 % of prompt tokens reused over a conference's turns).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator, Optional, Sequence, Union
+
+from autogen_core.models import (
+    AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
+)
+
+from moot.models.continuation import BanFirst, MinTokens, NoRepeatNGram, continuation_result, first_tokens, ngram_index
+from moot.models.likelihood import sequence_logprobs, token_classes
+from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
+
+Chunk = Union[str, CreateResult]
+
+
+def to_chat(messages: Sequence[LLMMessage]) -> list[dict]:
+    """Gemma's template has no system role: fold system text into the first user turn."""
+    system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
+    chat: list[dict] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            chat.append({"role": "user", "content": str(message.content)})
+        elif isinstance(message, AssistantMessage):
+            chat.append({"role": "assistant", "content": str(message.content)})
+    if system:
+        if chat and chat[0]["role"] == "user":
+            chat[0] = {"role": "user", "content": f"{system}\n\n{chat[0]['content']}"}
+        else:
+            chat.insert(0, {"role": "user", "content": system})
+    return chat
+
+
+class _Captured(Exception):
+    pass
+
+
+def chat_prompt(llm: Any, chat: list[dict]) -> tuple[list[int], list[str]]:
+    """The tokens llama-cpp-python would generate from for `chat` (its chat handler's rendering,
+    generation prompt included) and the handler's stop strings. The handler is run against a
+    stand-in that tokenizes with the model and captures the prompt instead of generating."""
+    from llama_cpp import llama_chat_format
+
+    handler = (llm.chat_handler or llm._chat_handlers.get(llm.chat_format)
+               or llama_chat_format.get_chat_completion_handler(llm.chat_format))
+    captured: dict[str, Any] = {}
+
+    class Probe:
+        verbose = False
+
+        def tokenize(self, *args: Any, **kwargs: Any) -> list[int]:
+            return llm.tokenize(*args, **kwargs)
+
+        def create_completion(self, prompt: list[int], **kwargs: Any) -> None:
+            captured.update(prompt=list(prompt), stop=kwargs.get("stop") or [])
+            raise _Captured
+
+    try:
+        handler(llama=Probe(), messages=chat)
+    except _Captured:
+        pass
+    stop = captured["stop"]
+    return captured["prompt"], [stop] if isinstance(stop, str) else list(stop)
+
+
+class LocalAnswers:
+    """One request on the in-process model; `stream` is run by a worker thread."""
+
+    def __init__(self, llm: Any, lock: threading.Lock, kind: str):
+        self.llm, self.lock, self.kind = llm, lock, kind
+
+    def stream(self, messages: Sequence[LLMMessage], request: Optional[Request], sampling: dict,
+               stop: threading.Event) -> Iterator[Chunk]:
+        """Text chunks, then the result (a choice or score yields only its result)."""
+        with self.lock:
+            if stop.is_set():  # the caller stopped waiting before its turn
+                return
+            if request is None:
+                yield from self._chat(messages, sampling)
+            elif isinstance(request, Continue):
+                yield from self._continue(messages, request, sampling, stop)
+            else:
+                yield self._closed(messages, request)
+
+    def document_form(self, request: Request) -> bool:
+        return request.document or self.kind == "base"
+
+    def _prompt(self, messages: Sequence[LLMMessage], request: Request) -> tuple[list[int], list[str]]:
+        """The prompt's tokens, and the chat template's stop strings in chat form."""
+        if self.document_form(request):
+            return self.llm.tokenize(document_text(messages, request.prefix).encode("utf-8")), []
+        tokens, stops = chat_prompt(self.llm, to_chat(messages))
+        if request.reply_prefix:
+            tokens = tokens + self.llm.tokenize(request.reply_prefix.encode("utf-8"), add_bos=False)
+        return tokens, stops
+
+    def _chat(self, messages: Sequence[LLMMessage], sampling: dict) -> Iterator[Chunk]:
+        chat = to_chat(messages)
+        text, finish = "", "stop"
+        for chunk in self.llm.create_chat_completion(messages=chat, stream=True, **sampling):
+            choice = chunk["choices"][0]
+            piece = choice["delta"].get("content") or ""
+            finish = choice.get("finish_reason") or finish
+            if piece:
+                text += piece
+                yield piece
+        prompt_tokens = len(chat_prompt(self.llm, chat)[0])
+        yield CreateResult(content=text, usage=self._usage(prompt_tokens, text), cached=False,
+                           finish_reason="length" if finish == "length" else "stop")
+
+    def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: dict,
+                  stop: threading.Event) -> Iterator[Chunk]:
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
+
+        tokens, template_stops = self._prompt(messages, request)
+        text, finish = "", "stop"
+        for chunk in self.llm.create_completion(
+                tokens, stream=True, stop=list(request.stop) + template_stops,
+                logits_processor=LogitsProcessorList(self._processors(request, len(tokens))),
+                stopping_criteria=StoppingCriteriaList([lambda ids, logits: stop.is_set()]), **sampling):
+            choice = chunk["choices"][0]
+            finish = choice.get("finish_reason") or finish
+            if choice["text"]:
+                text += choice["text"]
+                yield choice["text"]
+        yield continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
+
+    def _processors(self, request: Continue, prompt_len: int) -> list:
+        classes = token_classes(self.llm)
+        newline = classes.newline.tolist()
+        found: list = [BanFirst(prompt_len, newline + first_tokens(self.llm, request.ban_first))]
+        if request.min_tokens:
+            found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()]))
+        if request.no_repeat_ngram and request.reference:
+            reference = self.llm.tokenize(request.reference.encode("utf-8"), add_bos=False)
+            index = ngram_index(reference, request.no_repeat_ngram, classes.word)
+            found.append(NoRepeatNGram(request.no_repeat_ngram, index, prompt_len, classes.word))
+        return found
+
+    def _closed(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> MeasuredResult:
+        texts = request.texts()
+        if self.document_form(request):
+            prompt = document_text(messages, request.prefix) + request.sep
+            sequences = [self.llm.tokenize((prompt + t).encode("utf-8")) for t in texts]
+        else:
+            tokens, _ = chat_prompt(self.llm, to_chat(messages))
+            sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
+                         for t in texts]
+        continuing = token_classes(self.llm).digit if isinstance(request, Score) else None
+        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing)))
+        read = score_detail if isinstance(request, Score) else choice_detail
+        text, detail = read("likelihood", logprobs)
+        usage = RequestUsage(prompt_tokens=min(len(s) for s in sequences), completion_tokens=0)
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+
+    def _usage(self, prompt_tokens: int, text: str) -> RequestUsage:
+        generated = len(self.llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
+        return RequestUsage(prompt_tokens=prompt_tokens, completion_tokens=generated)

@@ -1,0 +1,110 @@
+"""Closed choices and scores from a server's top log-probabilities (OpenAI-compatible APIs).
+
+A server gives the top-N log-probabilities of the next token, not the probability of a given
+text, and llama-cpp-python's `echo` path that would score a given text is unusably slow on long
+prompts (issue 11 FINDINGS §6). So options are read from first tokens: a token counts for the one
+option it begins or writes out (" yes", "Yes", "A." for option "A"; case-insensitively, leading
+spaces aside, so a separator token " " begins every option). Where a
+token could begin several options (a separator " " before every option on a Gemma tokenizer, "1"
+of "1" and "10"), the prompt is extended by that token and asked again: document form only (a
+raw-text completion can be extended; a chat reply cannot be prefilled), at most MAX_STEPS times.
+In chat form such a token decides nothing and, unless its probability is negligible, the choice
+is NotSupported (the caller falls back to structured output). A token written out as one string
+that other options extend ("1" where "10" exists) means that option when the longer ones appear
+as tokens of their own among the top-N (tokenizers that write "10" as one token).
+
+An option absent from every list read gets the smallest log-probability seen there, an upper
+bound, and is listed in `bounded`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Awaitable, Callable, Sequence
+
+from moot.models.requests import NotSupported
+
+TopLogprobs = Callable[[str], Awaitable[dict[str, float]]]  # text added to the prompt -> {token: logprob}
+MAX_STEPS = 3
+NEGLIGIBLE = 0.02  # an unresolved token below this probability is ignored
+
+
+def _lse(values: Sequence[float]) -> float:
+    values = [v for v in values if v > -math.inf]
+    if not values:
+        return -math.inf
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+class Reader:
+    """Reads the options' log-probabilities through `top` (see the module docstring)."""
+
+    def __init__(self, top: TopLogprobs, options: Sequence[str], extendable: bool, number: bool):
+        self.top, self.options, self.extendable, self.number = top, list(options), extendable, number
+        self.texts = {o: o.strip().lower() for o in options}
+        self.steps = 0
+        self.floor = 0.0
+        self.notes: list[str] = []
+
+    async def read(self) -> tuple[dict[str, float], list[str]]:
+        found, _ = await self._node("")
+        bounded = [o for o, v in found.items() if v == -math.inf]
+        return {o: (v if v > -math.inf else self.floor) for o, v in found.items()}, bounded
+
+    def _matches(self, written: str) -> tuple[list[str], list[str]]:
+        """(options `written` completes, options it is a strict beginning of)."""
+        low = written.lstrip(" ").lower()
+        complete, partial = [], []
+        for o, text in self.texts.items():
+            if text.startswith(low) and len(text) > len(low):
+                partial.append(o)
+            elif low == text or (low.startswith(text) and not low[len(text)].isalnum()):
+                complete.append(o)
+        return complete, partial
+
+    async def _node(self, prefix: str) -> tuple[dict[str, float], dict[str, float]]:
+        """(log P(option | the prompt extended by `prefix`) as far as the lists tell, the list)."""
+        self.steps += 1
+        top = await self.top(prefix)
+        if not top:
+            raise NotSupported("the server returned no log-probabilities")
+        self.floor = min(self.floor, min(top.values()))
+        own = {t.strip().lower() for t in top}
+        found: dict[str, list[float]] = {o: [] for o in self.options}
+        unresolved: list[tuple[float, str, list[str], list[str]]] = []
+        for token, lp in top.items():
+            complete, partial = self._matches(prefix + token)
+            if len(complete) + len(partial) == 1:
+                found[(complete + partial)[0]].append(lp)
+            elif complete and all(self.texts[o].strip() in own for o in partial):
+                found[complete[0]].append(lp)  # the longer options are tokens of their own
+            elif complete or partial:
+                unresolved.append((lp, token, complete, partial))
+        for lp, token, complete, partial in sorted(unresolved, reverse=True):
+            if self.extendable and self.steps < MAX_STEPS:
+                deeper, listed = await self._node(prefix + token)
+                ends = self._ending(deeper, listed, partial)
+                for o in complete:
+                    found[o].append(lp + ends)
+                for o in partial:
+                    found[o].append(lp + deeper[o])
+            elif math.exp(lp) >= NEGLIGIBLE:
+                raise NotSupported(f"the token {token!r} (p={math.exp(lp):.2f}) begins several options "
+                                   f"and a chat reply cannot be extended to tell them apart")
+        return {o: _lse(v) for o, v in found.items()}, top
+
+    def _ending(self, deeper: dict[str, float], listed: dict[str, float], partial: list[str]) -> float:
+        """log P(the option written so far ends here) = log(1 - P(it goes on)): going on to a
+        longer option, or (a number) to any digit."""
+        if self.number:
+            going_on = sum(math.exp(lp) for t, lp in listed.items() if t[:1].isdigit())
+        else:
+            going_on = sum(math.exp(deeper[o]) for o in partial)
+        return math.log(max(1e-12, 1.0 - going_on))
+
+
+async def read_options(top: TopLogprobs, options: Sequence[str], extendable: bool,
+                       number: bool = False) -> tuple[dict[str, float], list[str]]:
+    """({option: log-probability}, options only bounded) from the server's top log-probabilities."""
+    return await Reader(top, options, extendable, number).read()

@@ -1,0 +1,188 @@
+"""The embedded model (Gemma 3 270M, llama.cpp in-process): choices and scores read from its
+log-probabilities, continuations with the processors and the cut, streaming and cancellation,
+base/instruct detection. Short prompts: each test is a few seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import llama_cpp
+import pytest
+from autogen_core.models import UserMessage
+
+from moot.models.cache import ReplyCache
+from moot.models.engine import ModelEngine, RoleModel
+from llama_cpp.llama_chat_format import format_gemma
+
+from moot.models.likelihood import option_logprobs, sequence_logprobs
+from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
+from moot.models.local_requests import chat_prompt
+from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "Question: Is the sky blue on a clear day? Please answer Yes or No."
+DOC = ("Verbatim transcript of a decision conference on drug policy. The moderator asks questions; "
+       "Dr. Weber, a public-health researcher, and Prof. Okafor, a criminologist, answer in plain sentences.\n\n"
+       "Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:")
+
+
+@pytest.fixture(scope="module")
+def client():
+    return LocalChatCompletionClient(default_model_path(), {"max_tokens": 60, "temperature": 0.7, "seed": 1},
+                                     n_ctx=2048, n_threads=1)
+
+
+def ask(client, messages, request):
+    return asyncio.run(client.create(messages, extra_create_args={REQUEST_ARG: request.as_dict()}))
+
+
+def evaluated(llm) -> int:
+    return llama_cpp.llama_perf_context(llm.ctx).n_p_eval
+
+
+def test_the_bundled_model_is_a_base_model_and_a_template_makes_one_instruct(client):
+    assert client.model_kind == "base" and client.llm.chat_format == "gemma"
+    assert model_kind({"tokenizer.chat_template": "{{ messages }}"}) == "instruct"
+    assert model_kind({"tokenizer.chat_template.tool_use": "..."}) == "instruct"
+    assert model_kind({"general.name": "x"}) == "base"
+    assert model_kind({"tokenizer.chat_template": "..."}, "base") == "base"
+    tokens, stops = chat_prompt(client.llm, [{"role": "user", "content": "Hi"}])
+    assert client.llm.detokenize(tokens, special=True).decode() == (
+        "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n")
+    assert stops == ["<end_of_turn>\n"]
+
+
+def test_option_logprobs_equal_llama_cpp_s_own_on_a_logits_all_model(client):
+    prompt = f"{QUESTION}\n\nAnswer:"
+    ours = option_logprobs(client.llm, prompt, ["Yes", "No", "Maybe"], sep=" ")
+    reference = llama_cpp.Llama(model_path=default_model_path(), n_ctx=256, logits_all=True, n_threads=1,
+                                verbose=False)
+    top = reference.create_completion(prompt, max_tokens=1, logprobs=20, temperature=0)["choices"][0]["logprobs"]
+    listed = top["top_logprobs"][0]
+    compared = [o for o in ("Yes", "No", "Maybe") if " " + o in listed]
+    assert len(compared) >= 2
+    for option in compared:
+        assert ours[option] == pytest.approx(listed[" " + option], abs=0.05), option
+    del reference
+
+
+def test_a_choice_is_the_most_likely_option_and_branches_reuse_the_prompt(client):
+    asked = [UserMessage(content=QUESTION, source="user")]
+    result = ask(client, asked, Choose(options=("Yes", "No")))
+    probs = result.detail["probabilities"]
+    assert result.detail["method"] == "likelihood" and sum(probs.values()) == pytest.approx(1, abs=1e-3)
+    assert result.content == max(probs, key=probs.get)
+    before = evaluated(client.llm)
+    started = time.monotonic()
+    again = ask(client, asked, Choose(options=("Yes", "No", "Perhaps")))  # same prompt: only the options
+    assert evaluated(client.llm) - before <= 4 and time.monotonic() - started < 2
+    assert again.detail["logprobs"]["Yes"] == pytest.approx(result.detail["logprobs"]["Yes"], abs=0.2)
+
+
+def test_a_score_is_an_expectation_that_tells_ten_from_one(client):
+    asked = [UserMessage(content="Rate how clear this sentence is: 'The sky is blue.'", source="user")]
+    result = ask(client, asked, Score(prefix="Clarity (1-10):"))
+    probs = {int(k): v for k, v in result.detail["probabilities"].items()}
+    assert sorted(probs) == list(range(1, 11)) and sum(probs.values()) == pytest.approx(1, abs=1e-3)
+    assert result.detail["expected"] == pytest.approx(sum(k * v for k, v in probs.items()), abs=1e-3)
+    assert float(result.content) == pytest.approx(result.detail["expected"], abs=0.01)
+    # "1" is charged for ending there (Gemma writes "10" as "1", "0"): P(10) is its own mass
+    logprobs = result.detail["logprobs"]
+    whole_one = option_logprobs(client.llm, "Rate how clear this sentence is: 'The sky is blue.'\n\nClarity (1-10):",
+                                ["1", "2"], sep=" ")["1"]  # "1" scored alone: 1 and 10 together
+    assert logprobs["1"] < whole_one and logprobs["10"] < whole_one
+
+
+def test_a_continuation_is_a_turn_that_copies_nothing_and_ends_a_sentence(client):
+    reference = DOC
+    request = Continue(document=True, stop=("\n\n", "\nModerator:", "\nProf. Okafor:"), min_tokens=20,
+                       ban_first=("Dr. Weber", "Prof. Okafor", "Moderator"), no_repeat_ngram=7, reference=reference)
+    result = ask(client, [UserMessage(content=DOC, source="document")], request)
+    generated = result.detail.get("uncut") or result.content
+    assert result.content and not generated.startswith("\n") and not generated.startswith(("Dr", "Prof", "Moder"))
+    assert re.search(r"[.!?][\"')\]]*$", result.content) or result.detail.get("note")
+    assert result.detail.get("cut", False) == (result.content != generated)
+    words = re.findall(r"[a-z0-9']+", reference.lower())
+    copied = {tuple(words[i:i + 8]) for i in range(len(words) - 7)}
+    said = re.findall(r"[a-z0-9']+", generated.lower())
+    assert not copied & {tuple(said[i:i + 8]) for i in range(len(said) - 7)}
+    assert len(said) >= 10  # no newline or end of text before 20 tokens
+
+
+def test_streaming_shows_text_as_generated_and_a_cancelled_stream_stops_at_once(client):
+    request = Continue(document=True, stop=("\n\n",), min_tokens=20)
+    messages = [UserMessage(content=DOC, source="document")]
+
+    async def stream():
+        arrived, ticks, result = [], 0, None
+
+        async def heartbeat():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.02)
+                ticks += 1
+
+        beat = asyncio.create_task(heartbeat())
+        async for item in client.create_stream(messages, extra_create_args={REQUEST_ARG: request.as_dict()}):
+            if isinstance(item, str):
+                arrived.append((time.monotonic(), item))
+            else:
+                result = item
+        beat.cancel()
+        return arrived, ticks, result, time.monotonic()
+
+    arrived, ticks, result, ended = asyncio.run(stream())
+    assert len(arrived) > 3 and arrived[0][0] < ended - 0.1 and ticks > 5  # the loop kept running
+    assert "".join(t for _, t in arrived).strip() == (result.detail.get("uncut") or result.content)
+
+    async def cancel():
+        long = Continue(document=True, stop=(), min_tokens=0)
+        chunks = []
+
+        async def consume():
+            async for item in client.create_stream(messages, extra_create_args={
+                    REQUEST_ARG: long.as_dict(), "max_tokens": 400}):
+                chunks.append(item)
+
+        task = asyncio.create_task(consume())
+        while not chunks:
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    assert asyncio.run(cancel()) < 1.0
+    assert not client._lock.locked()
+    assert ask(client, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No"))).content
+
+
+def test_an_instruction_model_is_scored_after_its_chat_template(client):
+    instruct = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1,
+                                         kind="instruct")
+    assert instruct.llm is client.llm  # the weights are shared
+    result = ask(instruct, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
+    rendered = format_gemma(messages=[{"role": "user", "content": QUESTION}]).prompt
+    prompt = client.llm.tokenize(rendered.encode(), special=True)
+    options = [prompt + client.llm.tokenize(o.encode(), add_bos=False) for o in ("Yes", "No")]
+    expected = dict(zip(("Yes", "No"), sequence_logprobs(client.llm, options)))
+    assert result.detail["logprobs"] == pytest.approx(expected, abs=0.2)
+    base = ask(client, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
+    assert base.detail["logprobs"] != pytest.approx(expected, abs=0.2)  # a base model: document form
+
+
+def test_the_engine_caches_a_measured_choice_with_its_probabilities(tmp_path, client):
+    engine = ModelEngine(cache=ReplyCache(tmp_path / "cache.sqlite"), clients={"local": client})
+    model = RoleModel("local", {"max_tokens": 8})
+    asked = [UserMessage(content=QUESTION, source="user")]
+
+    async def twice():
+        return [await engine.ask(model, asked, request=Choose(options=("Yes", "No"))) for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert not first.cached and second.cached and second.detail == first.detail and second.text == first.text
+    assert engine.stats.backend_calls == 1
