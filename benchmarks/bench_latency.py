@@ -4,7 +4,10 @@
 With K requests in flight and L seconds per request, N calls cannot finish faster than the bound
 N x L / K. moot runs the batch as a whole process (`moot run ... --concurrency K`) against a
 loopback server (benchmarks/loopback.py) that answers after L seconds; printed: wall, the bound,
-wall/bound (target, issue 8: <= 1.2x) and the peak number of requests the server saw at once.
+wall/bound (target, issue 8: <= 1.2x), the peak number of requests the server saw at once, and
+where the wall went: start-up (interpreter, imports, reading the dataset) before the first
+request, the run itself (first request to last reply: the scheduling the bound is about), and
+the end (results, metrics, closing).
 
     python benchmarks/bench_latency.py --items 600 --concurrency 32 --latency 0.1
 """
@@ -15,6 +18,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from loopback import Server, timed, write_dataset
@@ -31,14 +35,19 @@ def main() -> int:
     calls = args.items * CALLS_PER_ITEM
     with tempfile.TemporaryDirectory() as tmp, Server(latency=args.latency) as server:
         spec = write_dataset(Path(tmp) / "data", args.items)
+        started = time.time()
         wall, cpu, _ = timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec),
                               "--model", "openai:bench", "--base-url", server.url, "--out", str(Path(tmp) / "run"),
                               "--concurrency", str(args.concurrency), "--quiet", "--no-cache"])
-        seen, peak = server.stats()
+        seen = server.stats()
     bound = calls * args.latency / args.concurrency
-    print(f"items={args.items} calls={calls} (server saw {seen}) concurrency={args.concurrency} "
-          f"latency={args.latency * 1000:.0f}ms peak_in_flight={peak} (load average {os.getloadavg()[0]:.1f})")
+    serving = seen["last"] - seen["first"]
+    print(f"items={args.items} calls={calls} (server saw {seen['requests']}) concurrency={args.concurrency} "
+          f"latency={args.latency * 1000:.0f}ms peak_in_flight={seen['peak']} (load average {os.getloadavg()[0]:.1f})")
     print(f"wall={wall:.2f}s (cpu {cpu:.2f}s) bound={bound:.2f}s wall/bound={wall / bound:.2f}x (target <= 1.2x)")
+    print(f"  of which: start-up before the first request {seen['first'] - started:.2f}s, first request to last "
+          f"reply {serving:.2f}s ({serving / bound:.2f}x the bound), after the last reply "
+          f"{started + wall - seen['last']:.2f}s")
     return 0
 
 

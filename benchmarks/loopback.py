@@ -38,7 +38,7 @@ def answer(body: bytes) -> bytes:
 
 async def serve(port: int, latency: float) -> None:
     """A minimal HTTP/1.1 keep-alive server (a few microseconds per request, so the client is measured)."""
-    seen = {"requests": 0, "in_flight": 0, "peak": 0}
+    seen = {"requests": 0, "in_flight": 0, "peak": 0, "first": None, "last": None, "busy": 0.0}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -48,15 +48,16 @@ async def serve(port: int, latency: float) -> None:
                 headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 if lines[0].startswith("GET"):
-                    payload = json.dumps({"object": "list", "data": [], "requests": seen["requests"],
-                                          "peak": seen["peak"]}).encode()
+                    payload = json.dumps({"object": "list", "data": [], **seen}).encode()
                 else:
                     seen["requests"] += 1
                     seen["in_flight"] += 1
                     seen["peak"] = max(seen["peak"], seen["in_flight"])
+                    seen["first"] = seen["first"] or time.time()
                     if latency:
                         await asyncio.sleep(latency)
                     seen["in_flight"] -= 1
+                    seen["last"] = time.time()
                     payload = answer(body)
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                              + str(len(payload)).encode() + b"\r\n\r\n" + payload)
@@ -88,12 +89,11 @@ class Server:
         self.proc.kill()
         raise SystemExit("the loopback server did not start")
 
-    def stats(self) -> tuple:
-        """(requests served, the most served at once)."""
+    def stats(self) -> dict:
+        """requests served, the peak served at once, wall times of the first request and last reply."""
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(f"{self.url}/models", timeout=2) as r:
-            data = json.loads(r.read())
-        return data["requests"], data["peak"]
+            return json.loads(r.read())
 
     def __exit__(self, *exc) -> None:
         self.proc.terminate()
