@@ -16,7 +16,7 @@ from autogen_core.models import (
 )
 
 from moot.models.continuation import BanFirst, MinTokens, NoRepeatNGram, continuation_result, first_tokens, ngram_index
-from moot.models.likelihood import sequence_logprobs, token_classes
+from moot.models.likelihood import common_prefix, sequence_logprobs, token_classes
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
@@ -121,6 +121,7 @@ class LocalAnswers:
         from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         tokens, template_stops = self._prompt(messages, request)
+        evaluated = self._to_evaluate(tokens)
         text, finish = "", "stop"
         for chunk in self.llm.create_completion(
                 tokens, stream=True, stop=list(request.stop) + template_stops,
@@ -131,7 +132,15 @@ class LocalAnswers:
             if choice["text"]:
                 text += choice["text"]
                 yield choice["text"]
-        yield continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
+        result = continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
+        result.detail["evaluated"] = evaluated
+        yield result
+
+    def _to_evaluate(self, tokens: Sequence[int]) -> int:
+        """The prompt tokens llama-cpp-python's generate will evaluate: it keeps the longest prefix
+        the context already holds (short of the last token, which it always evaluates)."""
+        held = self.llm.input_ids[: self.llm.n_tokens].tolist()
+        return len(tokens) - common_prefix(held, tokens[:-1])
 
     def _processors(self, request: Continue, prompt_len: int) -> list:
         classes = token_classes(self.llm)
@@ -155,9 +164,11 @@ class LocalAnswers:
             sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
                          for t in texts]
         continuing = token_classes(self.llm).digit if isinstance(request, Score) else None
-        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing)))
+        decoded: list[int] = []
+        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing, decoded)))
         read = score_detail if isinstance(request, Score) else choice_detail
         text, detail = read("likelihood", logprobs)
+        detail["evaluated"] = sum(decoded)
         usage = RequestUsage(prompt_tokens=min(len(s) for s in sequences), completion_tokens=0)
         return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 
