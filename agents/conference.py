@@ -30,7 +30,7 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
-from moot.agents.conference_document import TranscriptDocument, and_list
+from moot.agents.conference_document import TranscriptDocument, all_of, and_list
 from moot.agents.conference_measures import Answer, OnText, closing_choice, evaluate, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
@@ -242,6 +242,7 @@ class ConferenceAgent(ThreadAgent):
             "judge_reason": self.last_judge_reason(),
             "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA),
             "reference": reference_text(s.references.get(step.topic, ())),
+            "all": all_of(len(plan.participants)), "cast": self.document.cast(), "agenda": self.document.agenda(),
         }
 
     def last_judge_reason(self) -> str:

@@ -36,12 +36,20 @@ SPOKEN = ("open", "continue", "speak", "close", "decide")  # turns that are a li
 AGREE, DISAGREE = "agree", "disagree"  # the judge's options, after its question
 MOVE_ON, CONTINUE = "move", "continue"  # the deciding moderator's (" move on", " continue")
 ARTICLES = ("A ", "An ", "The ")
+COUNTS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+OPENERS = ("(", '"', "[", "*", "'")  # a turn opening with one of these goes on as a quote or a stage
+# direction ("(speaking in a low voice) ..."), and the habit spreads from turn to turn
 
 
 def and_list(items: Sequence[str]) -> str:
     """`A`, `A and B`, `A, B and C`."""
     items = list(items)
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def all_of(count: int) -> str:
+    """`both`, `all three`, ..., `all 12`: the participants as a group."""
+    return "both" if count == 2 else f"all {COUNTS.get(count, count)}"
 
 
 def noun_phrase(persona: str) -> str:
@@ -68,6 +76,7 @@ class TranscriptDocument:
             "title": s.title.rstrip("."), "task": s.task, "topic_count": len(s.topics),
             "max_rounds": s.plan.max_rounds, "round": round_,
             "participants": and_list([self.label(p) for p in s.plan.participants]),
+            "all": all_of(len(s.plan.participants)),
             "topic_number": (topic or 0) + 1, "topic": s.topics[topic] if topic is not None else "",
         }
         return {**fields, **more}
@@ -76,9 +85,11 @@ class TranscriptDocument:
         return render(self.setup.templates[f"document_{key}"], self.fields(topic, round_, **more))
 
     def header(self) -> str:
-        s = self.setup
-        agenda = "; ".join(f"({n}) {t}" for n, t in enumerate(s.topics, 1))
-        return self.direction("header", cast=self.cast(), agenda=agenda)
+        return self.direction("header", cast=self.cast(), agenda=self.agenda())
+
+    def agenda(self) -> str:
+        """`(1) first topic; (2) second topic`."""
+        return "; ".join(f"({n}) {t}" for n, t in enumerate(self.setup.topics, 1))
 
     def cast(self) -> str:
         """Who is who, as sentences: `The moderator is ... Dr. Weber is ...`."""
@@ -93,7 +104,8 @@ class TranscriptDocument:
             lines.append(f"The moderator is {moderator}.")
         for name in plan.participants:
             persona = personas.get(name, "")
-            lines.append(f"{self.label(name)} is {noun_phrase(persona)}" if persona else f"{self.label(name)} takes part.")
+            who = self.label(name)
+            lines.append(f"{who} is {noun_phrase(persona)}" if persona else f"{who} takes part.")
         return " ".join(lines)
 
     # ------------------------------------------------------------------ the conversation
@@ -142,17 +154,21 @@ class TranscriptDocument:
         return "\n\n".join([*self.paragraphs(shown), *more])
 
     # ------------------------------------------------------------------ what a turn asks
+    def called(self) -> list[str]:
+        """Every name and label of the conference's agents."""
+        return list(dict.fromkeys([*self.labels.values(), *self.labels]))
+
     def stops(self) -> tuple[str, ...]:
         """Where a turn ends: a blank line, a stage direction, or anyone's label (a line of another
         speaker, or a label in mid-line)."""
-        called = list(dict.fromkeys([*self.labels.values(), *self.labels]))
-        return tuple(dict.fromkeys(["\n\n", "\n[", *(f"\n{c}" for c in called), *(f"{c}:" for c in called)]))
+        called = self.called()
+        return tuple(dict.fromkeys(["\n\n", "[", *(f"\n{c}" for c in called), *(f"{c}:" for c in called)]))
 
     def continuation(self, document: str, speaker: str) -> Continue:
-        """The request for `speaker`'s line after `document`."""
-        called = tuple(dict.fromkeys([*self.labels.values(), *self.labels]))
+        """The request for `speaker`'s line after `document`: it may not open with a name (a roster)
+        or an opening bracket or quote."""
         return Continue(document=True, prefix=f"{self.label(speaker)}:", stop=self.stops(), min_tokens=MIN_TOKENS,
-                        ban_first=called, no_repeat_ngram=NO_REPEAT, reference=document)
+                        ban_first=(*self.called(), *OPENERS), no_repeat_ngram=NO_REPEAT, reference=document)
 
     def judge_choice(self, judge: str) -> Choose:
         """The judge's question after the round: do the participants agree or disagree?"""

@@ -132,10 +132,11 @@ def entry(block: Entry) -> str:
     cut = f" <span class=\"cut\" title=\"{esc(CUT)}\">cut</span>" if m.cut else ""
     return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "
             f"data-stage=\"{esc(m.action)}\" data-round=\"{m.round}\"{decision}>"
-            f"<div class=\"avatar\" style=\"background:{c}\" aria-hidden=\"true\">{esc(initials(m.speaker))}</div>"
-            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{c}\">{esc(m.speaker)}</span> "
+            f"<div class=\"avatar\" style=\"background:{c}\" aria-hidden=\"true\">{esc(initials(block.speaker))}</div>"
+            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{c}\">{esc(block.speaker)}</span> "
             f"<span class=\"meta\">{esc(block.meta)}</span></div>"
-            f"<div class=\"content\">{esc(m.content.strip()) or '<em>(empty)</em>'}{cut}</div>{companions}</div></article>")
+            f"<div class=\"content\">{esc(m.content.strip()) or '<em>(empty)</em>'}{cut}</div>{companions}</div>"
+            "</article>")
 
 
 def badge(label: str, kind: str = "verdict") -> str:

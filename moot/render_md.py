@@ -73,7 +73,7 @@ def markdown_of(block: Block) -> list[str]:
 
 def entry(block: Entry) -> list[str]:
     m = block.message
-    lines = [f"**{inline(m.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
+    lines = [f"**{inline(block.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
     for event in block.companions:
         if isinstance(event, Verdict):
             lines += ["", f"**Verdict: `{event.verdict}`** — {inline(verdict_detail(event))}"]

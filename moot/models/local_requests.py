@@ -9,8 +9,10 @@ context the process shares: a continuation, choice or score that extends the pre
 from __future__ import annotations
 
 import threading
+import zlib
 from typing import Any, Iterator, Optional, Sequence, Union
 
+import numpy as np
 from autogen_core.models import (
     AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
@@ -37,6 +39,12 @@ def to_chat(messages: Sequence[LLMMessage]) -> list[dict]:
         else:
             chat.insert(0, {"role": "user", "content": system})
     return chat
+
+
+def prompt_seed(seed: int, tokens: Sequence[int]) -> int:
+    """`seed` mixed with the prompt's tokens, deterministically (a 31-bit CRC of both)."""
+    data = np.asarray([seed, *tokens], dtype=np.int64).tobytes()
+    return zlib.crc32(data) & 0x7FFFFFFF
 
 
 class _Captured(Exception):
@@ -122,6 +130,8 @@ class LocalAnswers:
 
         tokens, template_stops = self._prompt(messages, request)
         evaluated = self._to_evaluate(tokens)
+        if sampling.get("seed") is not None:
+            sampling = {**sampling, "seed": prompt_seed(int(sampling["seed"]), tokens)}
         text, finish = "", "stop"
         for chunk in self.llm.create_completion(
                 tokens, stream=True, stop=list(request.stop) + template_stops,
