@@ -96,5 +96,6 @@ class Reading:
             return f"{value.verdict}: {value.reason}".rstrip(": ")
         if isinstance(value, ModeratorDecision):
             return value.message
-        scores = ", ".join(f"{c}={score_text(getattr(value, c))}" for c in CRITERIA)
-        return f"Scores: {scores}; overall={score_text(value.overall)}. {value.rationale}"
+        expected = measured is not None
+        scores = ", ".join(f"{c}={score_text(getattr(value, c), expected)}" for c in CRITERIA)
+        return f"Scores: {scores}; overall={score_text(value.overall, expected)}. {value.rationale}"

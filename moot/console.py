@@ -28,6 +28,7 @@ from moot.timeline import (
 )
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
+SHOWN = (Outcome, Verdict, Score, TopicClosed, Coverage, Error, RunResumed)  # besides messages: what is printed
 
 
 class ConsolePrinter:
@@ -51,7 +52,7 @@ class ConsolePrinter:
         for event in events:
             if isinstance(event, Message):
                 self._erase()
-            else:
+            elif isinstance(event, SHOWN):
                 self._keep()
             self.show(event)
         self.stream.flush()
@@ -115,10 +116,13 @@ class ConsolePrinter:
 
     def said(self, m: Message) -> str:
         """A turn's text as shown: an evaluator's measured scores are its score line's, so its
-        rationale stands for the turn."""
+        rationale stands for the turn; the assessor's answer per reference item is its coverage
+        line's (the exports and the transcript keep the reply)."""
         if m.action == "evaluate" and m.measured is not None:
             data = json_object(m.content) or {}
             return str(data.get("rationale", m.content)).strip()
+        if m.action == "assess":
+            return "(an answer and a quote per reference item; checked below)"
         return m.content.strip()
 
     # ------------------------------------------------------------------ a turn in progress

@@ -17,7 +17,7 @@ from moot.safe_text import terminal_safe
 from moot.timeline import (
     CUT, closed_text, coverage_rows, coverage_text, initials, measured_text, score_caption, spread_text, verdict_detail,
 )
-from moot.verdicts import score_text
+from moot.summary import shown_score
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -173,7 +173,7 @@ def score_figure(score: Score) -> str:
     if not score.parsed:
         return (f"{badge('UNPARSED', 'score')}{esc(caption.lower())} by {esc(score.speaker)} could not be parsed: "
                 f"{esc(score.error or '')}{raw_reply(score.raw or '')}")
-    overall = esc(score_text(score.overall)) if score.overall is not None else "—"
+    overall = esc(shown_score(score, score.overall))
     if score.kind == "judge_decision":
         spread = score.distributions.get("correctness_format")
         how = f" ({esc(caption.lower())}; the model's most likely: {esc(spread_text(spread))})" if spread else ""
@@ -185,7 +185,7 @@ def score_figure(score: Score) -> str:
            f"role=\"img\" aria-label=\"{esc(caption.lower())}\">"]
     for i, (name, value) in enumerate(rows):
         y, width = 2 + 22 * i, round(unit * max(0.0, min(float(value), 10.0)))
-        shown = esc(score_text(value))
+        shown = esc(shown_score(score, value))
         svg.append(f"<text x=\"{label_w - 8}\" y=\"{y + 14}\" text-anchor=\"end\">{esc(name)}</text>"
                    f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{unit * 10}\" height=\"16\"/>"
                    f"<rect class=\"bar\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{width}\" height=\"16\">"

@@ -18,7 +18,7 @@ from moot.document import (
 from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
 from moot.timeline import closed_text, coverage_rows, coverage_text, score_caption, spread_text, verdict_detail
-from moot.verdicts import score_text
+from moot.summary import shown_score
 
 BLOCKS = "█" * 10
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
@@ -101,7 +101,7 @@ def scores(score: Score) -> list[str]:
     caption = inline(score_caption(score))
     if not score.parsed:
         return [f"**{caption} by {who}: `UNPARSED`** — {inline(score.error or '')}"]
-    overall = score_text(score.overall) if score.overall is not None else "—"
+    overall = shown_score(score, score.overall)
     spreads = score.distributions
     if score.kind == "judge_decision":
         spread = f" (model's scores: {inline(spread_text(spreads['correctness_format']))})" if spreads else ""
@@ -112,5 +112,5 @@ def scores(score: Score) -> list[str]:
     lines = [f"**{caption}** by {who}: overall **{overall}**/10", "", *head]
     for k, v in score.scores.items():
         spread = f" {inline(spread_text(spreads[k]))} |" if k in spreads else (" |" if spreads else "")
-        lines.append(f"| {inline(k)} | `{BLOCKS[:max(0, min(round(v), 10))]:<10}` {score_text(v)} |{spread}")
+        lines.append(f"| {inline(k)} | `{BLOCKS[:max(0, min(round(v), 10))]:<10}` {shown_score(score, v)} |{spread}")
     return lines + (["", f"_{inline(score.rationale)}_"] if score.rationale else [])

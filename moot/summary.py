@@ -63,14 +63,15 @@ def score_line(score: Score) -> str:
     (measured: likelihood)`."""
     how = f" (measured: {score.method})" if score.method in MEASURED else ""
     if score.kind == "judge_decision":
-        grade = shown_score(score.overall) if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
+        grade = shown_score(score, score.overall) if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
         return f"{score.speaker} grade of the judge decision at turn {score.turn}: {grade}{how}"
     what = "expected scores" if how else "scores"
     if not score.parsed:
         return f"{score.speaker} {what}: UNPARSED ({(score.error or '')[:60]})"
-    detail = " ".join(f"{k}={score_text(v)}" for k, v in score.scores.items())
-    return f"{score.speaker} {what}{how}: overall={shown_score(score.overall)} | {detail}"
+    detail = " ".join(f"{k}={shown_score(score, v)}" for k, v in score.scores.items())
+    return f"{score.speaker} {what}{how}: overall={shown_score(score, score.overall)} | {detail}"
 
 
-def shown_score(value: Optional[float]) -> str:
-    return "—" if value is None else score_text(value)
+def shown_score(score: Score, value: Optional[float]) -> str:
+    """One of a Score's values as people read it (an expectation always with a decimal)."""
+    return "—" if value is None else score_text(value, score.method in MEASURED)

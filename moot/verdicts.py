@@ -39,9 +39,9 @@ Expected = Annotated[float, Field(ge=1, le=10)]  # a score's expectation under t
 Short = Annotated[str, Field(max_length=400)]
 
 
-def score_text(value: float) -> str:
-    """A score as people read it: `7` (an integer the model wrote), `6.4` (an expectation)."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+def score_text(value: float, expected: bool = False) -> str:
+    """A score as people read it: `7` (an integer the model wrote), `6.4` or `5.0` (an expectation)."""
+    return str(int(value)) if float(value).is_integer() and not expected else f"{value:.1f}"
 
 
 def criterion_title(criterion: str) -> str:

@@ -72,6 +72,8 @@ class BatchStatus:
     and on a terminal who speaks in the latest conference turn. On a terminal it redraws in place
     (at most 5 times a second, cut to the terminal's width); otherwise one line per unit."""
 
+    REDRAW_S = 0.2  # on a terminal, the line is redrawn at most this often
+
     def __init__(self, total: int, done: int, stats: EngineStats, stream: Optional[TextIO] = None,
                  on_closed: OnClosed = None):
         self.total, self.done, self.first, self.stats = total, done, done, stats
@@ -112,7 +114,7 @@ class BatchStatus:
 
     def show(self, force: bool = False) -> None:
         now = time.monotonic()
-        if self.closed or (not force and now - self._last < 0.2):
+        if self.closed or (not force and now - self._last < self.REDRAW_S):
             return
         self._last = now
         if self.stream.isatty():
@@ -123,6 +125,8 @@ class BatchStatus:
 
     def close(self) -> None:
         if self.stream.isatty() and not self.closed:
+            self.turn = ""
+            self.show(force=True)
             self._write("\n")
 
     def _write(self, text: str) -> None:

@@ -225,7 +225,7 @@ def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[
     graded = []
     for number, score in enumerate(sorted(scores, key=lambda s: s.turn), 1):
         judge = verdict_of[score.turn].judge
-        grade = shown_score(score.overall) if score.parsed else "unparsed"
+        grade = shown_score(score, score.overall) if score.parsed else "unparsed"
         if score.parsed:
             graded.append(score.overall)
         lines.append(f"| {number} | {judge.topic + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
