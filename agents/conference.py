@@ -1,16 +1,26 @@
 """Decision-conference roles built into AutoGen agents.
 
 Each agent keeps the group chat thread it has seen, asks the speaker-selection policy what
-its turn is for (open a topic, speak, judge, evaluate, assess, ...), renders that turn's prompt
-from templates and what it is shown (`shown`: its context window, conference_context; the
-assessor's debate, conference_coverage), asks its model through the unit's context (the run's
-model-call engine: cache, retries, concurrency) and returns a TextMessage whose metadata carries
-the turn's place (topic, round, action), its decision (conference_reading), usage and latency. The policy only ever reads that
-metadata, never the text. The call's record waits in `last_call` for the turn to be written.
+its turn is for (open a topic, speak, judge, evaluate, assess, ...), asks its model through the
+unit's context (the run's model-call engine: cache, retries, concurrency) and returns a
+TextMessage whose metadata carries the turn's place (topic, round, action), its decision
+(conference_reading), whether it was cut, how a closed answer was measured, usage and latency.
+The policy only ever reads that metadata, never the text. The turn's calls wait in `last_calls`
+for the turn to be written.
+
+How a turn is asked depends on the model. An instruction model is asked in chat form: a system
+prompt and what it is shown of the conversation (`shown`: its context window,
+conference_context; the assessor's debate, conference_coverage) with the turn's instruction, all
+rendered from templates (`turn_prompt`). A base model continues the conference's transcript
+document instead (conference_document). With `choice: likelihood` (the default on the embedded
+model) the judge's verdict, the deciding moderator's decision and the evaluator's scores are read
+from the model's probabilities (conference_measures); otherwise they are written under
+structured output, as the judge's form says (conference_reading).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -20,14 +30,22 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
+from moot.agents.conference_document import TranscriptDocument, all_of, and_list
+from moot.agents.conference_measures import Answer, OnText, closing_choice, evaluate, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
-from moot.speaker_selection.conference import ConferencePlan, Step, Turn, walk
+from moot.events import Measured
+from moot.models.requests import Choose
+from moot.scenario_blocks import choice_method
+from moot.speaker_selection.conference import (
+    AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
+)
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
 USER = "user"
 CONVERSATION, DEBATE = "Conversation so far:", "The participants' debate:"  # the headings of what is shown
+CLOSED = ("judge", "decide", "evaluate")  # turns with a closed answer
 
 
 @dataclass(frozen=True)
@@ -42,12 +60,23 @@ class ConferenceSetup:
     window: Any  # the scenario's ContextWindow (what each agent is shown)
     reading: Reading = Reading()  # how the judge answers and what the others learn from it
     references: Mapping[int, Sequence[Any]] = field(default_factory=dict)  # topic -> reference items
+    labels: Mapping[str, str] = field(default_factory=dict)  # agent name -> what it is called
+    personas: Mapping[str, str] = field(default_factory=dict)  # agent name -> persona
+    choice: str = "structured"  # the scenario's `choice`: auto | likelihood | structured
+    threshold: float = 0.8  # the scenario's `agreement_threshold`
 
     def output(self, step: Step) -> Optional[type]:
         """The structured output a turn asks for (None: free text)."""
         if step.action == "assess":
             return coverage_model(tuple(i.name for i in self.references[step.topic]))
         return self.reading.output(step.action)
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+    def participants(self) -> str:
+        """`$participants`: the participants as they are called, `A and B`."""
+        return and_list([self.label(p) for p in self.plan.participants])
 
 
 def to_turns(thread: Sequence[object]) -> list[Turn]:
@@ -64,38 +93,127 @@ class ConferenceAgent(ThreadAgent):
         super().__init__(name, f"{role} of the conference")
         self.role, self.persona, self.ctx, self.setup = role, persona, ctx, setup
         self.system_template = system_template or setup.templates[f"{role}_system"]
+        self.document = TranscriptDocument(setup)
         self.failure: Optional[Exception] = None  # kept so the runner sees the real cause (not AutoGen's text)
-        self.last_call = None  # the Reply of this agent's latest turn, until the turn is recorded
+        self.last_calls: list = []  # the Replies of this agent's latest turn, until the turn is recorded
 
     async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
         steps = walk(self.setup.plan, to_turns(self._thread))
         step = steps[-1]
         if step.speaker != self.name:
             raise RuntimeError(f"{self.name} was asked to speak but the policy expects {step.speaker}")
-        prompt = self.prompt_for(step, steps)
-        output = self.setup.output(step)
+        on_text = self.ctx.speaking(self.name, self.setup.label(self.name), step.action, step.topic, step.round)
         try:
-            done = await self.ctx.call(self.name, prompt, output, stage=step.action, record=False)
+            answer = await self.answer(step, self.shown(step, steps), on_text)
         except Exception as exc:  # noqa: BLE001 - a failed call, or a disk refusing its cache write
             self.failure = exc
             raise
-        self.last_call = done
-        call = done.call
+        self.last_calls = answer.replies
+        calls = [r.call for r in answer.replies]
         return TextMessage(
-            content=done.text, source=self.name,
-            models_usage=RequestUsage(prompt_tokens=call.usage.prompt_tokens,
-                                      completion_tokens=call.usage.completion_tokens),
-            metadata=turn_metadata(step, self.role, self.setup.reading.decision(step.action, done.text), call.model,
-                                   latency_s=call.latency_s, calls=max(call.attempts, 1)),
+            content=answer.content, source=self.name,
+            models_usage=RequestUsage(prompt_tokens=sum(c.usage.prompt_tokens for c in calls),
+                                      completion_tokens=sum(c.usage.completion_tokens for c in calls)),
+            metadata=turn_metadata(step, self.role, answer.decision, calls[-1].model,
+                                   latency_s=sum(c.latency_s for c in calls),
+                                   calls=sum(max(c.attempts, 1) for c in calls), cut=answer.cut,
+                                   measured=answer.measured),
         )
 
-    def prompt_for(self, step: Step, steps: Sequence[Step]) -> list[LLMMessage]:
+    # ------------------------------------------------------------------ how the model is asked
+    @property
+    def in_document(self) -> bool:
+        """A base model continues the transcript document; an instruction model is asked in chat."""
+        return self.ctx.engine.model_kind(self.ctx.model(self.name), self.name) == "base"
+
+    @property
+    def by_likelihood(self) -> bool:
+        return choice_method(self.setup.choice, self.ctx.model(self.name).spec, "structured") == "likelihood"
+
+    async def answer(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+        """The turn's reply, asked the way this model and the scenario's `choice` call for."""
+        if step.action in CLOSED and self.by_likelihood:
+            measure = {"judge": self.judge, "decide": self.decide, "evaluate": self.evaluate}[step.action]
+            return await measure(step, shown, on_text)
+        if step.action in CLOSED or step.action == "assess":
+            return await self.written(step, shown)
+        return await self.speak(step, shown, on_text)
+
+    async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: OnText = None, **asked: Any):
+        return await self.ctx.call(self.name, messages, stage=step.action, record=False, on_text=on_text, **asked)
+
+    async def written(self, step: Step, shown: Sequence[Shown]) -> Answer:
+        """A closed answer the model writes (structured output, or the judge's plain text)."""
+        reply = await self.call(self.prompt_for(step, shown), step, output=self.setup.output(step))
+        return Answer(reply.text, [reply], decision=self.setup.reading.decision(step.action, reply.text))
+
+    async def speak(self, step: Step, shown: Sequence[Shown], on_text: OnText, lead: Sequence[str] = (),
+                    instruction: Optional[str] = None) -> Answer:
+        """A free-text turn: the next line of the transcript document (a base model; after the stage
+        directions `lead`, else those of the step), or a chat reply to the turn's instruction."""
+        if self.in_document:
+            lead = lead or self.document.lead_in(step.action, step.topic, step.round)
+            text = self.document.text(shown, *lead)
+            reply = await self.call([UserMessage(content=text, source="document")], step, on_text,
+                                    request=self.document.continuation(text, self.name))
+        else:
+            reply = await self.call(self.prompt_for(step, shown, instruction), step, on_text)
+        content, cut = spoken(reply)
+        return Answer(content, [reply], cut=cut)
+
+    async def judge(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+        """The verdict read from the model's probabilities: AGREEMENT when p(agree) reaches the
+        threshold. The turn says its verdict as a label."""
+        if self.in_document:
+            messages = [UserMessage(content=self.document.text(shown), source="document")]
+            request = self.document.judge_choice(self.name)
+        else:
+            messages = self.prompt_for(step, shown)
+            text_form = self.setup.reading.judge_form == "text"
+            request = Choose(options=(AGREEMENT, "MORE DEBATE" if text_form else MORE_DEBATE), prefix="Verdict:",
+                             reply_prefix="" if text_form else '{"verdict": "')
+        closing, measured, reply = await closing_choice(self.ctx, self.name, messages, request, self.setup.threshold,
+                                                        step.action)
+        decision = UNPARSED if closing is None else (AGREEMENT if closing else MORE_DEBATE)
+        return Answer(reply.text if closing is None else decision, [reply], decision=decision, measured=measured)
+
+    async def decide(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+        """The deciding moderator (without a judge): NEXT_TOPIC when p(move on) reaches the threshold;
+        then it says so to the participants (sums up, or asks them to go on)."""
+        if self.in_document:
+            messages = [UserMessage(content=self.document.text(shown), source="document")]
+            request = self.document.decide_choice(self.name, step.topic, step.round)
+        else:
+            messages = self.prompt_for(step, shown)
+            request = Choose(options=(NEXT_TOPIC, MORE_DEBATE), prefix="Decision:", reply_prefix='{"decision": "')
+        closing, measured, reply = await closing_choice(self.ctx, self.name, messages, request, self.setup.threshold,
+                                                        step.action)
+        decision = UNPARSED if closing is None else (NEXT_TOPIC if closing else MORE_DEBATE)
+        lead = self.document.lead_in(step.action, step.topic, step.round, decision)
+        closes = decision == NEXT_TOPIC or step.round >= self.setup.plan.max_rounds
+        said = await self.speak(step, shown, on_text, lead,
+                                self.setup.templates["moderator_sum_up" if closes else "moderator_more_debate"])
+        content = json.dumps({"decision": decision, "message": said.content})
+        return Answer(content, [reply, *said.replies], decision=decision, cut=said.cut, measured=measured)
+
+    async def evaluate(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+        """Expected scores per criterion and overall, then a free-text rationale."""
+        def chat(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
+            return self.prompt_for(step, shown, self.setup.templates[key], extra)
+
+        return await evaluate(self.ctx, self.name, self.name, self.document, shown, step.topic, self.in_document,
+                              chat, step.action, on_text)
+
+    # ------------------------------------------------------------------ chat prompts
+    def prompt_for(self, step: Step, shown: Sequence[Shown], instruction: Optional[str] = None,
+                   extra: Mapping[str, object] = {}) -> list[LLMMessage]:
         """System prompt (who I am) + one user message (what I am shown of the conversation + my
-        task now)."""
-        fields = self.fields(step)
-        instruction = render(self.setup.templates[self.setup.reading.template(self.role, step.action)], fields)
+        task now: the step's template, or `instruction`)."""
+        fields = {**self.fields(step), **extra}
+        template = instruction or self.setup.templates[self.setup.reading.template(self.role, step.action)]
         heading = DEBATE if step.action == "assess" else CONVERSATION
-        return turn_prompt(render(self.system_template, fields), heading, self.shown(step, steps), instruction)
+        return turn_prompt(render(self.system_template, fields), heading, shown, render(template, fields),
+                           self.setup.labels)
 
     def shown(self, step: Step, steps: Sequence[Step]) -> list[Shown]:
         """What this agent is shown of the conversation so far: the scenario's context window; the
@@ -116,14 +234,15 @@ class ConferenceAgent(ThreadAgent):
         s, plan = self.setup, self.setup.plan
         topic = s.topics[step.topic] if step.topic is not None else ""
         return {
-            "name": self.name, "persona": self.persona, "title": s.title, "task": s.task,
+            "name": s.label(self.name), "persona": self.persona, "title": s.title, "task": s.task,
             "topic": topic, "topic_number": (step.topic or 0) + 1, "topic_count": len(s.topics),
             "round": step.round, "max_rounds": plan.max_rounds,
-            "participants": ", ".join(plan.participants),
+            "participants": s.participants(),
             "topics": "\n".join(f"{i}. {t}" for i, t in enumerate(s.topics, 1)),
             "judge_reason": self.last_judge_reason(),
             "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA),
             "reference": reference_text(s.references.get(step.topic, ())),
+            "all": all_of(len(plan.participants)), "cast": self.document.cast(), "agenda": self.document.agenda(),
         }
 
     def last_judge_reason(self) -> str:
@@ -135,26 +254,27 @@ class ConferenceAgent(ThreadAgent):
 
 def said_of(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Said:
     """A turn as the other agents read it."""
-    return Said(message.source, reading.display(step.action, message.content), step.action, step.topic, step.round,
-                turn)
+    return Said(message.source, reading.display(step.action, message.content, measured_of(message)), step.action,
+                step.topic, step.round, turn, message.metadata.get("decision"))
 
 
-def turn_prompt(system: str, heading: str, shown: Sequence[Shown], instruction: str) -> list[LLMMessage]:
+def turn_prompt(system: str, heading: str, shown: Sequence[Shown], instruction: str,
+                labels: Optional[Mapping[str, str]] = None) -> list[LLMMessage]:
     """A turn's messages: the system prompt, then one user message with what the agent is shown
-    (under `heading`) and its instruction."""
-    history = render_shown(shown)
+    (under `heading`, each speaker as `labels` calls it) and its instruction."""
+    history = render_shown(shown, labels)
     body = f"{heading}\n{history}\n\n{instruction}" if history else instruction
     return [SystemMessage(content=system), UserMessage(content=body, source=USER)]
 
 
-def render_shown(shown: Sequence[Shown]) -> str:
+def render_shown(shown: Sequence[Shown], labels: Optional[Mapping[str, str]] = None) -> str:
     """The entries of a context window as prompt text, one paragraph each."""
-    return "\n\n".join(f"({e.count} earlier turn(s) not shown)" if isinstance(e, Left) else line_of(e)
+    return "\n\n".join(f"({e.count} earlier turn(s) not shown)" if isinstance(e, Left) else line_of(e, labels)
                        for e in shown)
 
 
 def turn_metadata(step: Step, role: str, decision: Optional[str], model: str, *, latency_s: float = 0.0,
-                  calls: int = 1) -> dict[str, str]:
+                  calls: int = 1, cut: bool = False, measured: Optional[Measured] = None) -> dict[str, str]:
     """AutoGen message metadata (string values) describing a turn; transcripts store the same."""
     meta = {"role": role, "action": step.action, "round": str(step.round), "model": model,
             "latency_s": f"{latency_s:.3f}", "calls": str(calls)}
@@ -162,4 +282,14 @@ def turn_metadata(step: Step, role: str, decision: Optional[str], model: str, *,
         meta["topic"] = str(step.topic)
     if decision:
         meta["decision"] = decision
+    if cut:
+        meta["cut"] = "true"
+    if measured is not None:
+        meta["measured"] = measured.model_dump_json()
     return meta
+
+
+def measured_of(message: BaseChatMessage) -> Optional[Measured]:
+    """How a turn's closed answer was measured, from its metadata (None: written)."""
+    found = message.metadata.get("measured")
+    return Measured.model_validate_json(found) if found else None

@@ -21,7 +21,7 @@ This module only chooses the entries; the prompt builder renders them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
 if TYPE_CHECKING:
     from moot.protocols.conference_schema import ContextWindow
@@ -41,6 +41,7 @@ class Said:
     topic: Optional[int] = None
     round: int = 0
     turn: int = 0  # the turn's number in the conference (0: the task message)
+    decision: Optional[str] = None  # a judge's or deciding moderator's routing decision
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,9 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
-def line_of(said: Said) -> str:
-    """How an entry reads in a prompt: `Speaker: text`."""
-    return f"{said.speaker}: {said.text}"
+def line_of(said: Said, labels: Optional[Mapping[str, str]] = None) -> str:
+    """How an entry reads in a prompt: `Speaker: text` (the speaker's label when given)."""
+    return f"{(labels or {}).get(said.speaker, said.speaker)}: {said.text}"
 
 
 def context_window(history: Sequence[Said], topic: Optional[int], window: "ContextWindow",

@@ -68,6 +68,11 @@ class Entry:
     companions: tuple[EventBase, ...]
     rank: int
     meta: str
+    name: str = ""  # what the speaker is called in the conversation (its label), default its name
+
+    @property
+    def speaker(self) -> str:
+        return self.name or self.message.speaker
 
 
 @dataclass(frozen=True)
@@ -149,7 +154,10 @@ def section_blocks(section: Section, transcript: Transcript, level: int, anchor:
         if section.rounds_shown and m.round != round_:
             round_ = m.round
             blocks.append(Round(m.round, level + 1))
-        blocks.append(Entry(m, tuple(turn.events[1:]), ranks.get(m.speaker, 0), message_meta(m, conference)))
+        label = transcript.labels.get(m.speaker, "")
+        meta = message_meta(m, conference)
+        blocks.append(Entry(m, tuple(turn.events[1:]), ranks.get(m.speaker, 0),
+                            f"{m.speaker} · {meta}" if label else meta, label))
     return blocks
 
 

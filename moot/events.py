@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SCHEMA_VERSION = 2
+MEASURED = ("likelihood", "top_logprobs", "scripted")  # methods that read an answer from probabilities
 
 
 class TranscriptError(ValueError):
@@ -74,6 +75,7 @@ class CallDetail(BaseModel):
     cut: bool = False  # continuation: it stopped mid-sentence (the token bound, a stop) and ends at its last whole one
     uncut: Optional[str] = None  # continuation, when cut: the text as generated
     note: str = ""  # e.g. why a likelihood choice fell back to structured output, or why nothing was cut
+    evaluated: Optional[int] = None  # embedded model: prompt tokens it evaluated (the rest were reused from its cache)
 
 
 class Call(EventBase):
@@ -97,6 +99,20 @@ class Call(EventBase):
     detail: Optional[CallDetail] = None
 
 
+class Measured(BaseModel):
+    """How a conference turn's closed answer was read when it was not simply written: a decision
+    or scores read from the model's probabilities (`method` likelihood, top_logprobs, scripted),
+    or the structured answer a backend without log-probabilities gave instead. Kept on the turn's
+    message, so its verdict or score follows from the message alone (a resumed run rebuilds it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    method: str  # likelihood | top_logprobs | scripted (measured) | structured | text (a fallback)
+    probabilities: dict[str, float] = {}  # a decision: each option's probability, normalised over the options
+    threshold: Optional[float] = None  # a decision: the probability the closing option needed
+    distributions: dict[str, dict[str, float]] = {}  # scores: per criterion, each score's probability
+    note: str = ""  # e.g. why the backend could not measure
+
+
 class Message(EventBase):
     """A contribution: a conference turn, or an item's analysis, argument or decision."""
 
@@ -113,6 +129,8 @@ class Message(EventBase):
     latency_s: float = 0.0
     calls: int = 1
     decision: Optional[str] = None
+    cut: bool = False  # ended at its last complete sentence: the model stopped mid-sentence (its call keeps the rest)
+    measured: Optional[Measured] = None  # a decision or scores read from probabilities (see Measured)
 
 
 class Verdict(EventBase):
@@ -125,21 +143,30 @@ class Verdict(EventBase):
     reason: str = ""
     raw: Optional[str] = None
     error: Optional[str] = None
+    method: str = ""  # how it was read: likelihood | top_logprobs | scripted (measured), structured, text
+    probabilities: dict[str, float] = {}  # measured: each option's probability
+    threshold: Optional[float] = None  # measured: the probability the closing option needed
 
 
 class Score(EventBase):
+    """An evaluator's scores of a topic's debate, or a grader's grade of a judge decision. Scores
+    are floats: an expected score read from the model's probabilities is not an integer
+    (transcripts written before hold integers; they load unchanged in value)."""
+
     type: Literal["score"] = "score"
     turn: int
     speaker: str
     topic: Optional[int]
     model: str
     kind: Literal["debate", "judge_decision"] = "debate"
-    scores: dict[str, int] = {}
-    overall: Optional[int] = None
+    scores: dict[str, float] = {}  # 1-10: an integer the model wrote, or (measured) an expected score
+    overall: Optional[float] = None
     rationale: str = ""
     parsed: bool = True
     raw: Optional[str] = None
     error: Optional[str] = None
+    method: str = ""  # how the scores were read: likelihood | top_logprobs | scripted (measured), structured
+    distributions: dict[str, dict[str, float]] = {}  # measured: per criterion (and overall), each score's probability
 
 
 class TopicClosed(EventBase):

@@ -14,7 +14,10 @@ from moot.document import (
 )
 from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
-from moot.timeline import closed_text, coverage_rows, coverage_text, initials, verdict_detail
+from moot.timeline import (
+    CUT, closed_text, coverage_rows, coverage_text, initials, measured_text, score_caption, spread_text, verdict_detail,
+)
+from moot.summary import shown_score
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -42,7 +45,9 @@ nav ol{margin:4px 0;padding-left:1.4em}
 .content{white-space:pre-wrap;overflow-wrap:anywhere;margin-top:4px}
 .badge{display:inline-block;border-radius:999px;padding:1px 10px;font-size:.8em;font-weight:700;color:#fff;margin-right:6px}
 .v-AGREEMENT{background:#16a34a}.v-MORE_DEBATE{background:#d97706}.v-UNPARSED{background:#6b7280}
-.v-NEXT_TOPIC{background:#2563eb}
+.v-NEXT_TOPIC{background:#2563eb}.measured{background:#475569;font-weight:400}
+.cut{display:inline-block;border:1px dashed var(--mute);border-radius:6px;padding:0 6px;font-size:.8em;color:var(--mute)}
+.score-chart .dist{fill:#94a3b8}
 .companion{margin-top:8px;padding-top:6px;border-top:1px dashed var(--line)}
 .note{margin:10px 0 10px 52px;padding:6px 10px;border-radius:8px;background:#eef2ff}
 .note.error{background:#fee2e2;color:#991b1b}.note.outcome{background:#dcfce7;font-weight:700;margin-left:0}
@@ -124,12 +129,14 @@ def entry(block: Entry) -> str:
     c = color(block.rank)
     companions = "".join(companion(e) for e in block.companions)
     decision = f" data-decision=\"{esc(m.decision)}\"" if m.decision else ""
+    cut = f" <span class=\"cut\" title=\"{esc(CUT)}\">cut</span>" if m.cut else ""
     return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "
             f"data-stage=\"{esc(m.action)}\" data-round=\"{m.round}\"{decision}>"
-            f"<div class=\"avatar\" style=\"background:{c}\" aria-hidden=\"true\">{esc(initials(m.speaker))}</div>"
-            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{c}\">{esc(m.speaker)}</span> "
+            f"<div class=\"avatar\" style=\"background:{c}\" aria-hidden=\"true\">{esc(initials(block.speaker))}</div>"
+            f"<div class=\"bubble\"><div><span class=\"speaker\" style=\"color:{c}\">{esc(block.speaker)}</span> "
             f"<span class=\"meta\">{esc(block.meta)}</span></div>"
-            f"<div class=\"content\">{esc(m.content.strip()) or '<em>(empty)</em>'}</div>{companions}</div></article>")
+            f"<div class=\"content\">{esc(m.content.strip()) or '<em>(empty)</em>'}{cut}</div>{companions}</div>"
+            "</article>")
 
 
 def badge(label: str, kind: str = "verdict") -> str:
@@ -143,7 +150,9 @@ def raw_reply(text: str) -> str:
 def companion(event: object) -> str:
     if isinstance(event, Verdict):
         detail = esc(verdict_detail(event)) + (raw_reply(event.raw or "") if event.verdict == "UNPARSED" else "")
-        return f"<div class=\"companion\">{badge(event.verdict)}{detail}</div>"
+        measured = measured_text(event)
+        how = f"<span class=\"badge measured\">{esc(measured)}</span>" if measured else ""
+        return f"<div class=\"companion\">{badge(event.verdict)}{how}{detail}</div>"
     if isinstance(event, Score):
         return f"<div class=\"companion\">{score_figure(event)}</div>"
     if isinstance(event, TopicClosed):
@@ -157,30 +166,53 @@ def companion(event: object) -> str:
 
 
 def score_figure(score: Score) -> str:
-    """The evaluator's scores as an inline SVG bar chart (one rect.bar per criterion); a grade of
-    a judge decision as one line."""
+    """The evaluator's scores as an inline SVG bar chart (one rect.bar per criterion; a measured
+    score also draws the model's distribution over 1-10 as ten small rect.dist); a grade of a
+    judge decision as one line."""
+    caption = score_caption(score)
     if not score.parsed:
-        return (f"{badge('UNPARSED', 'score')}scores by {esc(score.speaker)} could not be parsed: "
+        return (f"{badge('UNPARSED', 'score')}{esc(caption.lower())} by {esc(score.speaker)} could not be parsed: "
                 f"{esc(score.error or '')}{raw_reply(score.raw or '')}")
+    overall = esc(shown_score(score, score.overall))
     if score.kind == "judge_decision":
+        spread = score.distributions.get("correctness_format")
+        how = f" ({esc(caption.lower())}; the model's most likely: {esc(spread_text(spread))})" if spread else ""
         return (f"<div class=\"grade\"><strong>Grade of this judge decision</strong> by {esc(score.speaker)}: "
-                f"<strong>{esc(score.overall)}</strong>/10 — {esc(score.rationale)}</div>")
+                f"<strong>{overall}</strong>/10{how} — {esc(score.rationale)}</div>")
     rows = list(score.scores.items())
-    height, label_w, unit = 22 * len(rows) + 4, 170, 24
-    svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * 10 + 40}\" height=\"{height}\" "
-           f"role=\"img\" aria-label=\"evaluator scores\">"]
+    height, label_w, unit, dist_w = 22 * len(rows) + 4, 170, 24, 60 if score.distributions else 0
+    svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * 10 + 40 + dist_w}\" height=\"{height}\" "
+           f"role=\"img\" aria-label=\"{esc(caption.lower())}\">"]
     for i, (name, value) in enumerate(rows):
-        y, width = 2 + 22 * i, unit * max(0, min(int(value), 10))
+        y, width = 2 + 22 * i, round(unit * max(0.0, min(float(value), 10.0)))
+        shown = esc(shown_score(score, value))
         svg.append(f"<text x=\"{label_w - 8}\" y=\"{y + 14}\" text-anchor=\"end\">{esc(name)}</text>"
                    f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{unit * 10}\" height=\"16\"/>"
                    f"<rect class=\"bar\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{width}\" height=\"16\">"
-                   f"<title>{esc(name)}: {int(value)}</title></rect>"
-                   f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{int(value)}</text>")
+                   f"<title>{esc(name)}: {shown}</title></rect>"
+                   f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{shown}</text>")
+        svg += distribution_bars(score.distributions.get(name), label_w + unit * 10 + 40, y, name)
     svg.append("</svg>")
+    note = (f"<div class=\"meta\">Each score is the expectation of the 1-10 score under the model's "
+            f"probabilities ({esc(score.method)}); beside it, the model's distribution over 1-10.</div>"
+            if score.distributions else "")
     rationale = f"<div class=\"meta\">{esc(score.rationale)}</div>" if score.rationale else ""
-    return (f"<figure class=\"scores\" style=\"margin:0\"><figcaption><strong>Scores</strong> by "
-            f"{esc(score.speaker)} · overall <strong>{esc(score.overall)}</strong>/10</figcaption>"
-            + "".join(svg) + rationale + "</figure>")
+    return (f"<figure class=\"scores\" style=\"margin:0\"><figcaption><strong>{esc(caption)}</strong> by "
+            f"{esc(score.speaker)} · overall <strong>{overall}</strong>/10</figcaption>"
+            + "".join(svg) + note + rationale + "</figure>")
+
+
+def distribution_bars(distribution, x: int, y: int, name: str) -> list[str]:
+    """Ten small bars, the model's probability of each score 1..10 (their heights), at (x, y)."""
+    if not distribution:
+        return []
+    bars = []
+    for n in range(1, 11):
+        p = float(distribution.get(str(n), 0.0))
+        h = max(1, round(16 * p))
+        bars.append(f"<rect class=\"dist\" x=\"{x + 6 * (n - 1)}\" y=\"{y + 18 - h}\" width=\"5\" height=\"{h}\">"
+                    f"<title>{esc(name)}: p({n})={p:.2f}</title></rect>")
+    return bars
 
 
 def note(block: Note) -> str:

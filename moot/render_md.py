@@ -17,7 +17,8 @@ from moot.document import (
 )
 from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
-from moot.timeline import closed_text, coverage_rows, coverage_text, verdict_detail
+from moot.timeline import closed_text, coverage_rows, coverage_text, score_caption, spread_text, verdict_detail
+from moot.summary import shown_score
 
 BLOCKS = "█" * 10
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
@@ -72,7 +73,7 @@ def markdown_of(block: Block) -> list[str]:
 
 def entry(block: Entry) -> list[str]:
     m = block.message
-    lines = [f"**{inline(m.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
+    lines = [f"**{inline(block.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
     for event in block.companions:
         if isinstance(event, Verdict):
             lines += ["", f"**Verdict: `{event.verdict}`** — {inline(verdict_detail(event))}"]
@@ -95,11 +96,21 @@ def note(block: Note) -> list[str]:
 
 
 def scores(score: Score) -> list[str]:
+    """A score set: each criterion's score as a bar; a measured one with its most likely scores."""
     who = f"{inline(score.speaker)}"
+    caption = inline(score_caption(score))
     if not score.parsed:
-        return [f"**Scores by {who}: `UNPARSED`** — {inline(score.error or '')}"]
+        return [f"**{caption} by {who}: `UNPARSED`** — {inline(score.error or '')}"]
+    overall = shown_score(score, score.overall)
+    spreads = score.distributions
     if score.kind == "judge_decision":
-        return [f"**Grade of this judge decision** by {who}: **{score.overall}**/10 — {inline(score.rationale)}"]
-    lines = [f"**Scores** by {who}: overall **{score.overall}**/10", "", "| Criterion | Score |", "|---|---|"]
-    lines += [f"| {inline(k)} | `{BLOCKS[:max(0, min(v, 10))]:<10}` {v} |" for k, v in score.scores.items()]
+        spread = f" (model's scores: {inline(spread_text(spreads['correctness_format']))})" if spreads else ""
+        return [f"**Grade of this judge decision** by {who}: **{overall}**/10{spread} — {inline(score.rationale)}"]
+    head = ["| Criterion | Score |", "|---|---|"]
+    if spreads:
+        head = ["| Criterion | Score | Model's most likely scores |", "|---|---|---|"]
+    lines = [f"**{caption}** by {who}: overall **{overall}**/10", "", *head]
+    for k, v in score.scores.items():
+        spread = f" {inline(spread_text(spreads[k]))} |" if k in spreads else (" |" if spreads else "")
+        lines.append(f"| {inline(k)} | `{BLOCKS[:max(0, min(round(v), 10))]:<10}` {shown_score(score, v)} |{spread}")
     return lines + (["", f"_{inline(score.rationale)}_"] if score.rationale else [])

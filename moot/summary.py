@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-from moot.events import Coverage, EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.events import MEASURED, Coverage, EventBase, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.verdicts import score_text
 
 
 def totals_of(events: Sequence[EventBase]) -> dict[str, Any]:
@@ -58,10 +59,19 @@ def summary_lines(events: Sequence[EventBase], topics: Sequence[str]) -> list[st
 
 
 def score_line(score: Score) -> str:
+    """`Evaluator scores: overall=7 | clarity=7 ...`; measured ones say so: `expected scores
+    (measured: likelihood)`."""
+    how = f" (measured: {score.method})" if score.method in MEASURED else ""
     if score.kind == "judge_decision":
-        grade = score.overall if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
-        return f"{score.speaker} grade of the judge decision at turn {score.turn}: {grade}"
+        grade = shown_score(score, score.overall) if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
+        return f"{score.speaker} grade of the judge decision at turn {score.turn}: {grade}{how}"
+    what = "expected scores" if how else "scores"
     if not score.parsed:
-        return f"{score.speaker} scores: UNPARSED ({(score.error or '')[:60]})"
-    detail = " ".join(f"{k}={v}" for k, v in score.scores.items())
-    return f"{score.speaker} scores: overall={score.overall} | {detail}"
+        return f"{score.speaker} {what}: UNPARSED ({(score.error or '')[:60]})"
+    detail = " ".join(f"{k}={shown_score(score, v)}" for k, v in score.scores.items())
+    return f"{score.speaker} {what}{how}: overall={shown_score(score, score.overall)} | {detail}"
+
+
+def shown_score(score: Score, value: Optional[float]) -> str:
+    """One of a Score's values as people read it (an expectation always with a decimal)."""
+    return "—" if value is None else score_text(value, score.method in MEASURED)

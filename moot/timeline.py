@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from moot.events import (
-    Call, Coverage, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict,
+    MEASURED, Call, Coverage, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict,
 )
 from moot.summary import totals_of
 from moot.transcript import Transcript
 
 COMPANIONS = (Verdict, Score, TopicClosed, Coverage)
+CUT = "cut at its last full sentence"  # a turn the model stopped mid-sentence
 OUTCOME_KEY = ("outcome",)
 Key = tuple
 
@@ -136,6 +137,25 @@ def verdict_detail(verdict: Verdict) -> str:
     return verdict.reason if verdict.verdict != "UNPARSED" else f"could not parse: {verdict.error or ''}"
 
 
+def measured_text(verdict: Verdict) -> str:
+    """`p(agree)=0.83, measured` for a verdict read from probabilities; '' for a written one."""
+    if verdict.method not in MEASURED or not verdict.probabilities:
+        return ""
+    option, p = next(iter(verdict.probabilities.items()))
+    return f"p({option})={p:.2f}, measured"
+
+
+def score_caption(score: Score) -> str:
+    """`Scores` (written) or `Expected scores (measured: likelihood)`."""
+    return f"Expected scores (measured: {score.method})" if score.method in MEASURED else "Scores"
+
+
+def spread_text(distribution: dict[str, float], top: int = 3) -> str:
+    """The most likely scores of a measured distribution: `10: 35%, 1: 29%, 7: 6%`."""
+    ranked = sorted(distribution.items(), key=lambda kv: -kv[1])[:top]
+    return ", ".join(f"{k}: {p:.0%}" for k, p in ranked)
+
+
 def coverage_text(coverage: Coverage) -> str:
     """`reference coverage of topic 1: 6/7 items (86%); not covered: public`."""
     head = (f"reference coverage of topic {coverage.topic + 1}: {coverage.covered}/{coverage.total} items "
@@ -173,6 +193,8 @@ def message_meta(m: Message, conference: bool) -> str:
     parts.append(m.action if conference else f"round {m.round}")
     if m.decision:
         parts.append(f"decision {m.decision}")
+    if m.cut:
+        parts.append(CUT)
     parts += [f"turn {m.turn}", f"{m.latency_s:.1f}s", f"{m.usage.prompt_tokens}+{m.usage.completion_tokens} tok"]
     return " · ".join(parts + ([m.model] if m.model else []))
 

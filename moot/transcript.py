@@ -95,6 +95,13 @@ class Transcript:
         agents += [(role, s.get(role)) for role in ("judge", "evaluator", "assessor")]
         return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """What each agent of a conference is called in the conversation (its `label`, if any)."""
+        s = self.started.scenario
+        agents = [s.get("moderator"), *s.get("participants", []), *(s.get(r) for r in ("judge", "evaluator", "assessor"))]
+        return {a["name"]: a["label"] for a in agents if isinstance(a, dict) and a.get("label") and "name" in a}
+
 
 def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:
     """(line number, bytes) of the non-blank lines, and whether the last line is torn.

@@ -33,8 +33,20 @@ CRITERIA_TEXT = {  # Heller et al. §3.2.1, verbatim; the evaluator's `overall` 
     "language_use": "Is the grammar, vocabulary, and syntax appropriate for the context of the dialogue?",
     "emotional_intelligence": "Are the participants aware of and sensitive to the emotional tone of the dialogue?",
 }
+OVERALL_TEXT = "How good is the discussion as a whole?"  # moot's `overall`, asked like a criterion
 Score = Annotated[int, Field(ge=1, le=10, strict=True, json_schema_extra={"enum": list(range(1, 11))})]
+Expected = Annotated[float, Field(ge=1, le=10)]  # a score's expectation under the model's probabilities
 Short = Annotated[str, Field(max_length=400)]
+
+
+def score_text(value: float, expected: bool = False) -> str:
+    """A score as people read it: `7` (an integer the model wrote), `6.4` or `5.0` (an expectation)."""
+    return str(int(value)) if float(value).is_integer() and not expected else f"{value:.1f}"
+
+
+def criterion_title(criterion: str) -> str:
+    """`language_use` -> `Language use`: a criterion as a model reads it."""
+    return criterion.replace("_", " ").capitalize()
 
 
 class Closed(BaseModel):
@@ -64,6 +76,30 @@ class EvaluatorScores(Closed):
     emotional_intelligence: Score
     overall: Score
     rationale: Short
+
+
+class ExpectedScores(Closed):
+    """The evaluator's scores read from the model's probabilities (G-Eval): each the expectation of
+    the 1-10 score; the rationale a separate free-text reply."""
+
+    clarity: Expected
+    relevance: Expected
+    conciseness: Expected
+    politeness: Expected
+    engagement: Expected
+    flow: Expected
+    coherence: Expected
+    responsiveness: Expected
+    language_use: Expected
+    emotional_intelligence: Expected
+    overall: Expected
+    rationale: str
+
+
+def read_scores(raw: str, measured: bool) -> Parsed:
+    """An evaluator turn's scores: integers the model wrote (EvaluatorScores), or, for a turn whose
+    scores were measured, expected scores (ExpectedScores)."""
+    return parse_reply(ExpectedScores if measured else EvaluatorScores, raw)
 
 
 class JudgeGrade(Closed):

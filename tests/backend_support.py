@@ -40,6 +40,7 @@ generation:
 limits:
   max_rounds_per_topic: 2
   max_messages: 40
+choice: structured  # the written JSON verdicts and scores (the embedded model's default reads them by likelihood)
 retry:
   attempts: {attempts}
   backoff_s: 0.05

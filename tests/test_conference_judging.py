@@ -45,7 +45,7 @@ def test_paper_judge_plain_text_and_only_the_verdict_reaches_the_others(make_sce
     made, t = judged(make_scenario, tmp_path, TEXT_NO_REASON, Replies(REASONED, "AGREEMENT."))
     first, second = made[J].requests
     assert first["output"] is None  # free text, no structured output
-    assert user_text(first).endswith('Has the debate on "topic number 1" reached agreement among Alice, Bob? '
+    assert user_text(first).endswith('Has the debate on "topic number 1" reached agreement among Alice and Bob? '
                                      'Answer with exactly\none of AGREEMENT or MORE DEBATE, and nothing else.')
     verdicts = t.of_type(Verdict)
     assert [(v.round, v.verdict, v.reason, v.raw) for v in verdicts] == [

@@ -131,8 +131,8 @@ def test_replay_topic_and_from_turn(demo_t):
     assert "[closing]" not in text
     turns = [m.turn for m in load(demo_t).of_type(Message) if m.topic == 1]
     text = replay_output(str(demo_t), "--no-delay", "--from-turn", str(turns[1]))
-    first = re.search(r"^\[(T\d) R(\d)\] (\w+)", text, re.M)
-    assert first.group(1) == "T2" and first.group(3) == "Participant_1"
+    first = re.search(r"^\[(T\d) R(\d)\] ([^(]+) \(", text, re.M)
+    assert first.group(1) == "T2" and first.group(3) == "Dr. Weber"  # Participant_1, as the conversation calls it
 
 
 def test_replay_colours_speakers_on_request(demo_t):

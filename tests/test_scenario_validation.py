@@ -103,7 +103,7 @@ CASES = [
     ("unknown prompt key", BASE + "prompts:\n  participant_speech: hi\n",
      21, "prompts.participant_speech", "unknown prompt (did you mean 'participant_system'?)"),
     ("unknown prompt key, nothing near", BASE + "prompts:\n  opening_speech: hi\n",
-     21, "prompts.opening_speech", "unknown prompt (allowed: assessor_system, assessor_turn, evaluator_system,"),
+     21, "prompts.opening_speech", "unknown prompt (allowed: assessor_system, assessor_turn, document_agreement,"),
     ("value near an allowed one", BASE + "routing:\n  agreement: jduge\n",
      21, "routing.agreement", "Input should be 'judge' or 'moderator' (did you mean 'judge'?)"),
     ("misspelt required key: the misspelling only", edit(("title: Test conference", "titel: Test conference")),
@@ -321,7 +321,7 @@ prompts: {participant_turn: "$nope"}
     assert f"{bad}:5: participants[1].name: duplicate agent name 'A' (also used by participants[0])" in lines
     assert f"{bad}:1: routing.agreement: is 'judge' but no judge is declared (declare one, or use 'moderator')" in lines
     assert f"{bad}:6: models.judg: unknown agent or role (did you mean 'judge'?)" in lines
-    assert any(line.startswith(f"{bad}:7: prompts.participant_turn: unknown placeholder $nope (allowed: $criteria,")
+    assert any(line.startswith(f"{bad}:7: prompts.participant_turn: unknown placeholder $nope (allowed: $agenda, $all,")
                for line in lines)
     assert len(lines) == 4
 

@@ -12,6 +12,7 @@ import yaml
 PROMPT_FIELDS = frozenset({
     "name", "persona", "title", "task", "topic", "topic_number", "topic_count", "round",
     "max_rounds", "participants", "topics", "judge_reason", "criteria", "judge_decision", "reference",
+    "cast", "agenda", "criterion", "criterion_text", "count", "all",
 })
 
 

@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
     printer = ConsolePrinter(topics, out, color, speakers=list(speaker_index(transcript)),
-                             result_name=result_name(transcript.protocol))
+                             result_name=result_name(transcript.protocol), labels=transcript.labels)
     for line in header_lines(transcript):
         printer.say(line, "2")
     turns = [t for section in grouped(transcript) for t in section.turns]

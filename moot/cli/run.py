@@ -28,6 +28,7 @@ from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
 from moot.models.engine import ModelEngine
 from moot.models.preflight import preflight
+from moot.models.spec import parse_spec
 from moot.protocol import Protocol
 from moot.protocols import REGISTRY
 from moot.runs.folder import RunFolder, iter_results
@@ -133,6 +134,17 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
+def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of) -> int:
+    """How many units run at once. Conferences on the embedded model run one at a time: the model
+    answers one request at a time anyway, and each conference keeps its transcript in the model's
+    cache, so two interleaved would each evaluate their whole transcript again at every turn."""
+    if protocol.per_item:
+        return 2 * args.concurrency
+    first = next(plan.units(), None)
+    embedded = first is not None and any(parse_spec(m.spec).provider == "local" for m in models_of(first).values())
+    return 1 if embedded else args.concurrency
+
+
 def on_signal(stop) -> None:
     """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
     loop = asyncio.get_running_loop()
@@ -170,8 +182,8 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         on_signal(setup.stop)
         try:
             return await run_units(setup, plan.units(), folder, engine, models_of,
-                                   in_flight=2 * args.concurrency if setup.protocol.per_item else args.concurrency,
-                                   listener=live, progress=status.update if status else None)
+                                   in_flight=units_in_flight(setup.protocol, plan, args, models_of),
+                                   listener=live or status, progress=status.update if status else None)
         finally:
             await engine.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any, Callable, Optional, TextIO
@@ -12,6 +13,7 @@ from moot.metrics import UNPARSED, summarize
 from moot.models.engine import EngineStats
 from moot.protocol import Protocol
 from moot.runs.folder import RunFolder
+from moot.runs.context import Speaking
 from moot.runs.runner import BatchOutcome, UnitResult
 from moot.safe_text import terminal_safe
 from moot.summary import summary_lines
@@ -32,28 +34,45 @@ def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
 
 
 class LivePrinter:
-    """Prints one unit's events as they are recorded (a conference's turns, an item's stages)."""
+    """Prints one unit's events as they are recorded (a conference's turns, an item's stages). On a
+    terminal, a conference turn shows who speaks as soon as it starts and its text as the model
+    writes it, replaced by the turn as recorded (moot.console); elsewhere only recorded turns."""
 
     def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None,
                  on_closed: OnClosed = None):
         topics = list(getattr(scenario, "topics", []) or [])
         speakers = scenario.roles() if hasattr(scenario, "roles") else []
-        self.printer = ConsolePrinter(topics, stream, speakers=speakers, result_name=protocol.result_name)
+        labels = scenario.speaker_labels() if hasattr(scenario, "speaker_labels") else {}
+        self.printer = ConsolePrinter(topics, stream, speakers=speakers, result_name=protocol.result_name,
+                                      labels=labels)
         self.on_closed, self.closed = on_closed, False
 
     def __call__(self, events: list[EventBase]) -> None:
+        self._guarded(self.printer, events)
+
+    def speaking(self, turn: Speaking) -> Optional[Callable[[str], None]]:
+        """A turn starts: show who speaks, and return where its text goes (a terminal only)."""
+        if self.closed or not self.printer.stream.isatty():
+            return None
+        self._guarded(self.printer.begin, turn.speaker, turn.action, turn.topic, turn.round)
+        return lambda text: self._guarded(self.printer.stream_text, text)
+
+    def _guarded(self, show: Callable[..., None], *args: Any) -> None:
         if self.closed:
             return
         try:
-            self.printer(events)
+            show(*args)
         except BrokenPipeError:
             self.closed = True
             output_closed(self.printer.stream, self.on_closed)
 
 
 class BatchStatus:
-    """One status line on stderr: units done/total, ETA, calls, cache hits, tokens, unparsed, failed.
-    On a terminal it redraws in place (at most 5 times a second); otherwise one line per unit."""
+    """One status line on stderr: units done/total, ETA, calls, cache hits, tokens, unparsed, failed,
+    and on a terminal who speaks in the latest conference turn. On a terminal it redraws in place
+    (at most 5 times a second, cut to the terminal's width); otherwise one line per unit."""
+
+    REDRAW_S = 0.2  # on a terminal, the line is redrawn at most this often
 
     def __init__(self, total: int, done: int, stats: EngineStats, stream: Optional[TextIO] = None,
                  on_closed: OnClosed = None):
@@ -61,8 +80,20 @@ class BatchStatus:
         self.stream = stream or sys.stderr
         self.on_closed, self.closed = on_closed, False
         self.unparsed = self.failed = 0
+        self.turn = ""  # the latest turn started: `seed-1: Dr. Weber (speak, T1 R2)`
         self.started, self._last = time.monotonic(), 0.0
         self.show(force=True)
+
+    def __call__(self, events: list[EventBase]) -> None:
+        """Recorded events: the line counts units, not events."""
+
+    def speaking(self, turn: Speaking) -> None:
+        """A conference turn starts: the line says so (a terminal only). Its text is not shown."""
+        where = f"T{turn.topic + 1} R{turn.round}" if turn.topic is not None else "closing"
+        self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {where})")
+        if self.stream.isatty():
+            self.show()
+        return None
 
     def update(self, result: UnitResult) -> None:
         if result.status == "completed":
@@ -70,6 +101,7 @@ class BatchStatus:
             self.unparsed += bool(result.outcome and result.outcome.prediction == UNPARSED)
         else:
             self.failed += 1
+        self.turn = ""
         self.show(force=not self.stream.isatty())
 
     def line(self) -> str:
@@ -82,14 +114,19 @@ class BatchStatus:
 
     def show(self, force: bool = False) -> None:
         now = time.monotonic()
-        if self.closed or (not force and now - self._last < 0.2):
+        if self.closed or (not force and now - self._last < self.REDRAW_S):
             return
         self._last = now
-        tty = self.stream.isatty()
-        self._write(("\r\x1b[2K" + self.line()) if tty else self.line() + "\n")
+        if self.stream.isatty():
+            line = self.line() + (f" · {self.turn}" if self.turn else "")
+            self._write("\r\x1b[2K" + line[:max(20, shutil.get_terminal_size().columns - 1)])
+        else:
+            self._write(self.line() + "\n")
 
     def close(self) -> None:
         if self.stream.isatty() and not self.closed:
+            self.turn = ""
+            self.show(force=True)
             self._write("\n")
 
     def _write(self, text: str) -> None:

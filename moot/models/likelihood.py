@@ -46,9 +46,10 @@ def last_logprobs(llm: Any) -> np.ndarray:
     return logits - (top + math.log(np.exp(logits - top).sum()))
 
 
-def eval_to(llm: Any, tokens: Sequence[int]) -> None:
+def eval_to(llm: Any, tokens: Sequence[int]) -> int:
     """Make the context hold exactly `tokens`, with fresh logits for the last one: keeps the
-    longest common prefix with what is evaluated and decodes the rest (at least one token)."""
+    longest common prefix with what is evaluated and decodes the rest (at least one token).
+    Returns how many tokens it decoded."""
     keep = min(common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens), len(tokens) - 1)
     if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
         keep = 0  # partial KV removal unsupported (some recurrent caches)
@@ -56,13 +57,15 @@ def eval_to(llm: Any, tokens: Sequence[int]) -> None:
         llm.reset()
     llm.n_tokens = keep
     llm.eval(list(tokens[keep:]))
+    return len(tokens) - keep
 
 
 def sequence_logprobs(llm: Any, sequences: Sequence[Sequence[int]],
-                      continuing: Optional[np.ndarray] = None) -> list[float]:
+                      continuing: Optional[np.ndarray] = None, decoded: Optional[list[int]] = None) -> list[float]:
     """log P(each sequence's tail | the prefix all share), charged for ending where another goes
     on (see the module docstring); `continuing`: a vocabulary mask of tokens that would extend a
-    continuation (default: the other continuations' next tokens)."""
+    continuation (default: the other continuations' next tokens). `decoded` (a list) gets the
+    number of tokens each decode evaluated."""
     k = min(common_prefix(sequences[0], s) for s in sequences)
     k = min(k, min(len(s) for s in sequences) - 1)  # every continuation keeps a token of its own
     shared = list(sequences[0][:k])
@@ -74,7 +77,9 @@ def sequence_logprobs(llm: Any, sequences: Sequence[Sequence[int]],
     step: dict[tuple, dict[int, float]] = {}
     ending: dict[tuple, float] = {}
     for prefix in sorted(following, key=len):  # shorter first: each decode extends the cached prefix
-        eval_to(llm, shared + list(prefix))
+        count = eval_to(llm, shared + list(prefix))
+        if decoded is not None:
+            decoded.append(count)
         lp = last_logprobs(llm)
         step[prefix] = {t: float(lp[t]) for t in following[prefix]}
         if prefix in tails:  # a complete continuation that others extend: it must end here

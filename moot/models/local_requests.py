@@ -9,14 +9,16 @@ context the process shares: a continuation, choice or score that extends the pre
 from __future__ import annotations
 
 import threading
+import zlib
 from typing import Any, Iterator, Optional, Sequence, Union
 
+import numpy as np
 from autogen_core.models import (
     AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
 
 from moot.models.continuation import BanFirst, MinTokens, NoRepeatNGram, continuation_result, first_tokens, ngram_index
-from moot.models.likelihood import sequence_logprobs, token_classes
+from moot.models.likelihood import common_prefix, sequence_logprobs, token_classes
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
@@ -37,6 +39,12 @@ def to_chat(messages: Sequence[LLMMessage]) -> list[dict]:
         else:
             chat.insert(0, {"role": "user", "content": system})
     return chat
+
+
+def prompt_seed(seed: int, tokens: Sequence[int]) -> int:
+    """`seed` mixed with the prompt's tokens, deterministically (a 31-bit CRC of both)."""
+    data = np.asarray([seed, *tokens], dtype=np.int64).tobytes()
+    return zlib.crc32(data) & 0x7FFFFFFF
 
 
 class _Captured(Exception):
@@ -121,6 +129,9 @@ class LocalAnswers:
         from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         tokens, template_stops = self._prompt(messages, request)
+        evaluated = self._to_evaluate(tokens)
+        if sampling.get("seed") is not None:
+            sampling = {**sampling, "seed": prompt_seed(int(sampling["seed"]), tokens)}
         text, finish = "", "stop"
         for chunk in self.llm.create_completion(
                 tokens, stream=True, stop=list(request.stop) + template_stops,
@@ -131,7 +142,15 @@ class LocalAnswers:
             if choice["text"]:
                 text += choice["text"]
                 yield choice["text"]
-        yield continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
+        result = continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
+        result.detail["evaluated"] = evaluated
+        yield result
+
+    def _to_evaluate(self, tokens: Sequence[int]) -> int:
+        """The prompt tokens llama-cpp-python's generate will evaluate: it keeps the longest prefix
+        the context already holds (short of the last token, which it always evaluates)."""
+        held = self.llm.input_ids[: self.llm.n_tokens].tolist()
+        return len(tokens) - common_prefix(held, tokens[:-1])
 
     def _processors(self, request: Continue, prompt_len: int) -> list:
         classes = token_classes(self.llm)
@@ -155,9 +174,11 @@ class LocalAnswers:
             sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
                          for t in texts]
         continuing = token_classes(self.llm).digit if isinstance(request, Score) else None
-        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing)))
+        decoded: list[int] = []
+        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing, decoded)))
         read = score_detail if isinstance(request, Score) else choice_detail
         text, detail = read("likelihood", logprobs)
+        detail["evaluated"] = sum(decoded)
         usage = RequestUsage(prompt_tokens=min(len(s) for s in sequences), completion_tokens=0)
         return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 

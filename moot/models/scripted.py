@@ -70,11 +70,11 @@ class ScriptedChatCompletionClient(MootClient):
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
         self.calls += 1
+        request = request_of(extra_create_args)
         if self.record:
-            self.requests.append({"messages": list(messages), "output": json_output})
+            self.requests.append({"messages": list(messages), "output": json_output, "request": request})
         if self.calls in self.fail_calls:
             raise ConnectionError("scripted failure")
-        request = request_of(extra_create_args)
         if request is not None:
             return self._answer(messages, request, extra_create_args)
         text = self._reply(messages, json_output)

@@ -1,8 +1,9 @@
 """The scripted model's answers to requests (moot.models.requests), deterministic, so tests run
 the same code paths as the real backends: the same reply types, the same detail, the same cut.
 
-- a choice picks the option the script names next (its next token, when that is an option,
-  is used up), else the option a `SCRIPTED_LABEL=<label>` mark names (an option equal to the
+- a choice picks the option the script names next (its next token, when that is an option or
+  names one in a conference's words: AGREEMENT "agree", MORE_DEBATE "disagree" or "continue",
+  NEXT_TOPIC "move"; it is used up), else the option a `SCRIPTED_LABEL=<label>` mark names (an option equal to the
   label, or the letter of a "Choose from: A: Against B: Favor" list), else the first option;
   the chosen option gets probability 0.7, the others share the rest;
 - a score is the `SCRIPTED_SCORE=x` mark of the last user message, else the client's score, with
@@ -37,10 +38,21 @@ def _normal(text: str) -> str:
     return text.strip().lower().replace("_", " ")
 
 
+ALIASES = {"agreement": ("agree",), "more debate": ("disagree", "continue"), "next topic": ("move",)}
+
+
+def _scripted(token: str, options: dict[str, str]) -> Optional[str]:
+    """The option a script token names, itself or in a conference's words (ALIASES)."""
+    for name in (_normal(token), *ALIASES.get(_normal(token), ())):
+        if name in options:
+            return options[name]
+    return None
+
+
 def _choice(request: Choose, script: list[str], label: Optional[str], letter: Optional[str]) -> MeasuredResult:
     options = {_normal(o): o for o in request.options}
-    if script and _normal(script[0]) in options:
-        chosen = options[_normal(script.pop(0))]
+    if script and _scripted(script[0], options) is not None:
+        chosen = _scripted(script.pop(0), options)
     else:
         chosen = options.get(_normal(label or "")) or options.get(_normal(letter or "")) or request.options[0]
     rest = (1 - 0.7) / (len(request.options) - 1)

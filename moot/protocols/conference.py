@@ -17,36 +17,17 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
-from moot.agents.conference_reading import Reading
 from moot.agents.telemetry import quiet_runtime_telemetry
 from moot.events import TopicClosed
 from moot.protocol import Outcome, Protocol
 from moot.protocols.conference_schema import Scenario
 from moot.protocols.conference_rescore import DECIDERS, rescore
+from moot.protocols.conference_setup import setup_of
 from moot.protocols.conference_turns import resume_point, turn_events
 from moot.runs.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
 
 quiet_runtime_telemetry()  # group chats here need no per-message spans (agents/telemetry.py)
-
-
-def plan_of(scenario: Scenario) -> ConferencePlan:
-    return ConferencePlan(
-        moderator=scenario.moderator.name,
-        participants=tuple(p.name for p in scenario.participants),
-        judge=scenario.judge.name if scenario.judge else None,
-        evaluator=scenario.evaluator.name if scenario.evaluator else None,
-        topic_count=len(scenario.topics), max_rounds=scenario.limits.max_rounds_per_topic,
-        agreement=scenario.routing.agreement, on_more_debate=scenario.routing.on_more_debate,
-        assessor=scenario.assessor.name if scenario.assessor else None,
-        assessed=tuple(sorted(scenario.references())),
-    )
-
-
-def setup_of(scenario: Scenario) -> ConferenceSetup:
-    return ConferenceSetup(plan_of(scenario), scenario.title, scenario.task_text(), tuple(scenario.topics),
-                           scenario.templates(), scenario.window(), Reading.of(scenario.judging),
-                           scenario.references())
 
 
 def build_agents(scenario: Scenario, setup: ConferenceSetup, ctx: UnitContext) -> list[ConferenceAgent]:
@@ -96,9 +77,8 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
             if seen > len(task) and isinstance(item, BaseChatMessage):
                 turns += to_turns([item])
                 steps = walk(plan, turns)
-                reply = by_name[item.source].last_call
-                call = [reply.call] if reply is not None and not reply.replayed else []
-                ctx.record(*call, *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
+                calls = [r.call for r in by_name[item.source].last_calls if not r.replayed]
+                ctx.record(*calls, *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
                 said.append(said_of(item, steps[-2], len(turns), setup.reading))
     except Exception:
         failed = next((a.failure for a in agents if a.failure), None)

@@ -10,25 +10,39 @@ Three roles read only recorded messages:
 Each call is recorded with the `score` or `coverage` it gave (the evaluator's `rescore:SPEC`, the
 grader's `grader:SPEC`, the assessor's `assessor:SPEC`), appended to the copy `moot score`
 writes; the original is left untouched.
+
+The evaluator and the grader read their scores as the recorded scenario's `choice` says: with
+likelihood (the default on the embedded model) each score is its expectation under the model's
+probabilities, recorded with the distribution, and the rationale or explanation is a separate
+free-text reply (moot.agents.conference_measures); otherwise they write them under structured
+output. A base model is shown the debate as a transcript document (conference_document).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Optional, Sequence
+
+from autogen_core.models import UserMessage
 
 from moot.agents.conference import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference_context import Said
 from moot.agents.conference_coverage import coverage_event, debate_of, reference_text
+from moot.agents.conference_document import MIN_TOKENS, TranscriptDocument
+from moot.agents.conference_measures import Answer, evaluate, expected_scores, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
-from moot.events import Coverage, EventBase, Message, Score, TopicClosed
+from moot.events import Coverage, EventBase, Measured, Message, Score, TopicClosed
+from moot.models.requests import Continue, Score as ScoreRequest
 from moot.protocol import Rescore, Rescored
 from moot.protocols.conference_schema import Scenario
+from moot.protocols.conference_setup import setup_of
 from moot.protocols.conference_turns import score_from_reply
 from moot.runs.context import UnitContext
-from moot.summary import score_line
+from moot.scenario_blocks import choice_method
+from moot.summary import score_line, shown_score
 from moot.timeline import coverage_text
 from moot.transcript import Transcript
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, coverage_model, parse_reply
@@ -65,7 +79,8 @@ def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]
 
 def said(m: Message, reading: Reading) -> Said:
     """A recorded turn as the agents read it."""
-    return Said(m.speaker, reading.display(m.action, m.content), m.action, m.topic, m.round, m.turn)
+    return Said(m.speaker, reading.display(m.action, m.content, m.measured), m.action, m.topic, m.round, m.turn,
+                m.decision)
 
 
 class Rescorer:
@@ -75,18 +90,31 @@ class Rescorer:
         self.s, self.transcript, self.ctx = scenario, transcript, ctx
         self.templates = scenario.templates()
         self.reading = Reading.of(scenario.judging)
+        self.setup = setup_of(scenario)
 
     def fields(self, name: str, topic: int, round_: int = 1, decision: str = "") -> dict[str, object]:
         s = self.s
         return {"name": name, "persona": "", "title": s.title, "task": s.task_text(),
                 "topic": s.topics[topic] if topic < len(s.topics) else "", "topic_number": topic + 1,
                 "topic_count": len(s.topics), "round": round_, "judge_decision": decision,
-                "participants": ", ".join(p.name for p in s.participants),
+                "participants": self.setup.participants(),
                 "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA)}
 
-    def prompt(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION) -> list:
+    def prompt(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION,
+               turn: str = "") -> list:
+        """`role`'s system prompt, then what it is shown and its instruction (`turn`, default `<role>_turn`)."""
         return turn_prompt(render(self.templates[f"{role}_system"], fields), heading, shown,
-                           render(self.templates[f"{role}_turn"], fields))
+                           render(self.templates[turn or f"{role}_turn"], fields), self.setup.labels)
+
+    def by_likelihood(self, spec: str) -> bool:
+        return choice_method(self.s.choice, spec, "structured") == "likelihood"
+
+    def in_document(self, role: str) -> bool:
+        return self.ctx.engine.model_kind(self.ctx.model(role), role) == "base"
+
+    def _record(self, answer: Answer, event: EventBase) -> EventBase:
+        self.ctx.record(*[r.call for r in answer.replies if not r.replayed], event)
+        return event
 
     def shown(self, debate: Sequence[Message]) -> list[Said]:
         return [said(m, self.reading) for m in debate]
@@ -99,21 +127,58 @@ class Rescorer:
         return event
 
     async def evaluate(self, spec: str) -> list[Score]:
+        likelihood, document = self.by_likelihood(spec), self.in_document("evaluator")
+        name = self.s.evaluator.name if self.s.evaluator else "Evaluator"
+
         async def one(topic: int, debate: tuple[Message, ...]) -> Score:
-            messages = self.prompt("evaluator", self.fields("Evaluator", topic), self.shown(debate))
-            return await self._ask("evaluator", messages, EvaluatorScores, lambda reply: score_from_reply(
-                reply, turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec))
+            fields, shown = self.fields(name, topic), self.shown(debate)
+            where = dict(turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec)
+            if not likelihood:
+                return await self._ask("evaluator", self.prompt("evaluator", fields, shown), EvaluatorScores,
+                                       lambda reply: score_from_reply(reply, **where))
+
+            def chat(key: str, extra) -> list:
+                return self.prompt("evaluator", {**fields, **extra}, shown, turn=key)
+
+            answer = await evaluate(self.ctx, "evaluator", name, TranscriptDocument(self.setup), shown, topic, document,
+                                    chat, "rescore evaluator")
+            return self._record(answer, score_from_reply(answer.content, answer.measured, **where))
 
         return list(await asyncio.gather(*(one(t, d) for t, d in closed_topics(self.transcript))))
 
     async def grade(self, spec: str) -> list[Score]:
+        likelihood, document = self.by_likelihood(spec), self.in_document("grader")
+
         async def one(decision: Decision) -> Score:
             judge = decision.judge
             fields = self.fields(GRADER_NAME, judge.topic, judge.round, judge.content.strip())
-            return await self._ask("grader", self.prompt("grader", fields, self.shown(decision.debate)), JudgeGrade,
-                                   lambda reply: grade_score(reply, judge, spec))
+            shown = self.shown(decision.debate)
+            if not likelihood:
+                return await self._ask("grader", self.prompt("grader", fields, shown), JudgeGrade,
+                                       lambda reply: grade_score(reply, judge, spec))
+            answer = await self.measured_grade(fields, shown, document)
+            return self._record(answer, measured_grade_score(answer, judge, spec))
 
         return list(await asyncio.gather(*(one(d) for d in judge_decisions(self.transcript))))
+
+    async def measured_grade(self, fields: dict, shown: Sequence[Said], document: bool) -> Answer:
+        """The grader's rating as an expected score, then its explanation as a separate reply."""
+        rating = ScoreRequest(lo=1, hi=10, prefix=self.templates["document_grade"], document=document)
+        scores, measured, replies = await expected_scores(
+            self.ctx, "grader", [("correctness_format", self.prompt("grader", fields, shown, turn="grader_score_turn"),
+                                  rating)], "rescore grader")
+        explain = self.prompt("grader", fields, shown, turn="grader_explain_turn")
+        if document:
+            request = Continue(document=True, prefix=self.templates["document_explain"], stop=("\n\n",),
+                               min_tokens=MIN_TOKENS)
+            reply = await self.ctx.call("grader", [UserMessage(content=m.content, source="document") for m in explain],
+                                        request=request, stage="rescore grader", record=False)
+        else:
+            reply = await self.ctx.call("grader", explain, stage="rescore grader", record=False)
+        explanation, cut = spoken(reply)
+        score = scores["correctness_format"]
+        return Answer(json.dumps({"score": score, "explanation": explanation}), [*replies, reply], cut=cut,
+                      measured=measured)
 
     async def assess(self, spec: str) -> list[Coverage]:
         references = self.s.references()
@@ -141,6 +206,18 @@ def grade_score(reply: str, judge: Message, spec: str) -> Score:
                  rationale=parsed.value.explanation)
 
 
+def measured_grade_score(answer: Answer, judge: Message, spec: str) -> Score:
+    """The Score of a grade read from probabilities (unparsed when no score could be read)."""
+    data = json.loads(answer.content)
+    measured: Measured = answer.measured  # type: ignore[assignment]
+    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision",
+                  method=measured.method, distributions=measured.distributions)
+    if data["score"] is None:
+        return Score(**common, parsed=False, raw=answer.content, error="no score could be read")
+    return Score(**common, scores={"correctness_format": data["score"]}, overall=data["score"],
+                 rationale=data["explanation"])
+
+
 def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[str]:
     """Table 5 of the paper for one transcript: each judge decision's grade, then the mean."""
     verdict_of = {d.judge.turn: d for d in decisions}
@@ -148,7 +225,7 @@ def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[
     graded = []
     for number, score in enumerate(sorted(scores, key=lambda s: s.turn), 1):
         judge = verdict_of[score.turn].judge
-        grade = str(score.overall) if score.parsed else "unparsed"
+        grade = shown_score(score, score.overall) if score.parsed else "unparsed"
         if score.parsed:
             graded.append(score.overall)
         lines.append(f"| {number} | {judge.topic + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "

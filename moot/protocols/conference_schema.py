@@ -20,6 +20,8 @@ from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Str
 from moot.yamlsource import format_key
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator", "assessor")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+LABEL_PATTERN = r"^[^\s:\[\]][^\n:\[\]]*$"  # one line; no colon or bracket (they delimit turns and directions)
+ConferenceChoice = Literal["auto", "likelihood", "structured"]
 
 
 class GenerationOverride(Strict):
@@ -45,8 +47,16 @@ class AgentSpec(Strict):
     name: Annotated[str, Field(pattern=NAME_PATTERN)]
     """The agent's name: a letter, then up to 63 letters, digits or `_` (an AutoGen agent name);
     unique in the scenario; `user` is reserved."""
+    label: Optional[Annotated[str, Field(max_length=40, pattern=LABEL_PATTERN)]] = None
+    """What the agent is called in the conversation (e.g. `Dr. Weber`); default its `name`. The
+    models read it: the speaker label of its turns (in the transcript a base model continues,
+    and in the conversation an instruction model is shown), `$name`, and in `$participants`;
+    displays show it too. Transcripts and routing keep `name`. A name such as `Participant_1`
+    reads like a form field: a base model writes more natural turns after a person's name."""
     persona: str = ""
-    """Who the agent is; `$persona` in its system prompt."""
+    """Who the agent is; `$persona` in its system prompt. For a base model it is also a sentence
+    of the transcript's header, `<label> is <persona>`: write it as a noun phrase ("A
+    public-health researcher focused on ...")."""
     prompt: Optional[str] = None
     """This agent's own system prompt, replacing its role's `*_system` template; it may use the
     placeholders of `prompts`."""
@@ -185,6 +195,24 @@ class Scenario(ScenarioBase):
     routing: Routing = Routing()
     judging: Judging = Judging()
     """The judge's answer form and whether its reason is passed on; only with a judge."""
+    choice: ConferenceChoice = "auto"
+    """How the closed answers are read: the judge's verdict, the deciding moderator's decision (the
+    without-judge variant) and the evaluator's scores. `likelihood`: from the model's
+    probabilities, where the backend exposes them (the embedded model; OpenAI-compatible servers
+    with `logprobs`): the verdict or decision is the closing option's probability against
+    `agreement_threshold`, and each score is its expectation under the model's distribution over
+    1-10 (G-Eval), the distributions recorded; the evaluator's rationale is then a separate
+    free-text turn. A backend without log-probabilities is asked for structured output instead
+    (recorded so). `structured`: what the model writes, under structured output (the judge in
+    `judging.form`, JSON or the paper's plain text). `auto`: `likelihood` on the embedded model,
+    `structured` on the others."""
+    agreement_threshold: Annotated[float, Field(gt=0, le=1)] = 0.8
+    """With `likelihood`: the probability the closing option (the judge's "agree", the deciding
+    moderator's "move on") needs for AGREEMENT (NEXT_TOPIC); below it, MORE_DEBATE. 0.5 takes
+    the more likely option. The default 0.8 is a placeholder, fitted on two hand-written control
+    debates only (issue 11 FINDINGS §4): on the embedded Gemma 3 270M the judge's p(agree) is
+    0.90 for a debate that agrees and 0.54 for one that plainly disagrees, so the most likely
+    option would always be "agree". Measure it on your own model and debates before trusting it."""
     backends: Backends = Backends()
     prompts: dict[str, str] = {}
 
@@ -219,6 +247,10 @@ class Scenario(ScenarioBase):
     def references(self) -> dict[int, list[ReferenceItem]]:
         """The reference items by topic index (0-based)."""
         return {r.topic - 1: list(r.items) for r in self.reference_outcomes}
+
+    def speaker_labels(self) -> dict[str, str]:
+        """What each agent is called in the conversation: its `label`, else its name."""
+        return {a.name: a.label or a.name for _, a in self.agents()}
 
     def agents(self) -> list[tuple[str, AgentSpec]]:
         """(role, agent) pairs in speaking order of a round, the assessor last."""
@@ -264,6 +296,13 @@ def _check_unique_names(s: Scenario) -> None:
         if agent.name in seen:
             raise fail(f"duplicate agent name {agent.name!r} (also used by {seen[agent.name]})", *key, "name")
         seen[agent.name] = format_key(key)
+    called: dict[str, str] = {}
+    for key, agent in _agent_keys(s):
+        label = (agent.label or agent.name).strip().lower()
+        if label in called:
+            raise fail(f"{agent.label or agent.name!r} would call two agents the same "
+                       f"(also {called[label]})", *key, "label")
+        called[label] = format_key(key)
 
 
 def _check_agreement(s: Scenario) -> None:

@@ -15,14 +15,14 @@ from typing import Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
 
-from moot.agents.conference import ConferenceSetup, said_of
+from moot.agents.conference import ConferenceSetup, measured_of, said_of, turn_metadata
 from moot.agents.conference_context import Said
 from moot.agents.conference_coverage import coverage_event, debate_of
 from moot.agents.conference_reading import Reading
-from moot.events import Coverage, EventBase, Message, Score, TopicClosed, Usage, Verdict
+from moot.events import MEASURED, Coverage, EventBase, Measured, Message, Score, TopicClosed, Usage, Verdict
 from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
 from moot.transcript import Transcript
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, parse_reply
+from moot.verdicts import CRITERIA, JudgeVerdict, read_scores
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -36,7 +36,7 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
         topic=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
-        decision=meta.get("decision"),
+        decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured_of(message),
     )
     return [event, *companions(message, step, following, turn, setup, earlier)]
 
@@ -56,25 +56,44 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int,
 
 def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Optional[Verdict]:
     """The judge's (or deciding moderator's) verdict; an unparsed one, or any plain-text judge's,
-    keeps the raw reply."""
+    keeps the raw reply. One read from probabilities says so, with them."""
     if step.action not in ("judge", "decide"):
         return None
     parsed = reading.parse(step.action, message.content)
-    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round)
+    measured = measured_of(message)
+    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
     if parsed.value is None:
         return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
     value = parsed.value
     if isinstance(value, JudgeVerdict):
-        raw = message.content if reading.output("judge") is None else None
-        return Verdict(**common, verdict=value.verdict, reason=value.reason, raw=raw)
+        raw = message.content if reading.output("judge") is None and measured is None else None
+        return Verdict(**common, verdict=value.verdict, reason=value.reason or _reading(measured), raw=raw)
     return Verdict(**common, verdict=value.decision, reason=value.message)
+
+
+def _how(measured: Optional[Measured]) -> dict:
+    """A verdict's fields saying how it was read from probabilities (nothing for a written one)."""
+    if measured is None:
+        return {}
+    return dict(method=measured.method, probabilities=measured.probabilities, threshold=measured.threshold)
+
+
+def _reading(measured: Optional[Measured]) -> str:
+    """Why a measured verdict is what it is: `p(agree)=0.83 >= 0.80 (likelihood)`."""
+    if measured is None:
+        return ""
+    if measured.method not in MEASURED or not measured.probabilities:
+        return f"answered in {measured.method} output" + (f": {measured.note}" if measured.note else "")
+    option, p = next(iter(measured.probabilities.items()))
+    relation = ">=" if p >= (measured.threshold or 0) else "<"
+    return f"p({option})={p:.2f} {relation} {measured.threshold:.2f} (measured: {measured.method})"
 
 
 def _score_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Score]:
     if step.action != "evaluate":
         return None
-    return score_from_reply(message.content, turn=turn, speaker=message.source, topic=step.topic,
-                            model=message.metadata.get("model", ""))
+    return score_from_reply(message.content, measured_of(message), turn=turn, speaker=message.source,
+                            topic=step.topic, model=message.metadata.get("model", ""))
 
 
 def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: ConferenceSetup,
@@ -85,13 +104,15 @@ def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: Conf
                           speaker=message.source, topic=step.topic, model=message.metadata.get("model", ""))
 
 
-def score_from_reply(content: str, **fields) -> Score:
-    """A Score event from an evaluator reply; unparsed replies keep their raw text."""
-    parsed = parse_reply(EvaluatorScores, content)
+def score_from_reply(content: str, measured: Optional[Measured] = None, **fields) -> Score:
+    """A Score event from an evaluator reply (its scores written, or `measured`); unparsed replies
+    keep their raw text."""
+    parsed = read_scores(content, measured is not None)
+    how = dict(method=measured.method, distributions=measured.distributions) if measured else {}
     if parsed.value is None:
-        return Score(**fields, parsed=False, raw=content, error=parsed.error)
+        return Score(**fields, **how, parsed=False, raw=content, error=parsed.error)
     value = parsed.value
-    return Score(**fields, scores={c: getattr(value, c) for c in CRITERIA}, overall=value.overall,
+    return Score(**fields, **how, scores={c: getattr(value, c) for c in CRITERIA}, overall=value.overall,
                  rationale=value.rationale)
 
 
@@ -133,11 +154,8 @@ def resume_point(transcript: Transcript | None, setup: ConferenceSetup) -> Resum
 
 def as_chat(event: Message) -> TextMessage:
     """A recorded turn as the AutoGen message the agents saw."""
-    meta = {"role": event.role, "action": event.action, "round": str(event.round), "model": event.model,
-            "latency_s": f"{event.latency_s:.3f}", "calls": str(event.calls)}
-    if event.topic is not None:
-        meta["topic"] = str(event.topic)
-    if event.decision:
-        meta["decision"] = event.decision
+    step = Step(event.speaker, event.action, event.topic, event.round)  # type: ignore[arg-type]
+    meta = turn_metadata(step, event.role, event.decision, event.model, latency_s=event.latency_s, calls=event.calls,
+                         cut=event.cut, measured=event.measured)
     usage = RequestUsage(prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens)
     return TextMessage(content=event.content, source=event.speaker, metadata=meta, models_usage=usage)

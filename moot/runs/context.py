@@ -31,7 +31,7 @@ from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
 from moot.agents.stage import GroupChats, Select, StageAgent
-from moot.events import Call, CallDetail, EventBase, Message, Usage
+from moot.events import MEASURED, Call, CallDetail, EventBase, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
@@ -40,6 +40,19 @@ from moot.transcript import EventLog, Transcript
 from moot.verdicts import json_object
 
 Listener = Callable[[list[EventBase]], None]
+OnText = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Speaking:
+    """A turn about to be asked of a model: who speaks, where (for a live display)."""
+
+    unit: str
+    speaker: str
+    label: str  # what the speaker is called in the conversation
+    action: str
+    topic: Optional[int]
+    round: int
 
 
 @dataclass(frozen=True)
@@ -93,9 +106,6 @@ class Reply:
         return float(option) if option is not None and option.lstrip("-").isdigit() else None
 
 
-MEASURED = ("likelihood", "top_logprobs", "scripted")
-
-
 class UnitContext:
     """One unit's access to its models and its log (see the module docstring)."""
 
@@ -124,6 +134,15 @@ class UnitContext:
 
     def model(self, role: str) -> RoleModel:
         return self.models[role]
+
+    def speaking(self, speaker: str, label: str, action: str, topic: Optional[int], round: int) -> Optional[OnText]:
+        """Tell the run's display that a turn starts (a listener with a `speaking` method: the live
+        printer, a batch's status line). Returns where the turn's text goes as it is generated,
+        or None when nobody shows it."""
+        watch = getattr(self.listener, "speaking", None)
+        if watch is None:
+            return None
+        return watch(Speaking(self.unit.id, speaker, label, action, topic, round))
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""

@@ -1,0 +1,133 @@
+"""A conference turn's answer, and closed answers read from the model's probabilities.
+
+With `choice: likelihood` the judge's verdict and the deciding moderator's decision are a closed
+choice scored by the model (moot.models.requests.Choose): the closing option (AGREEMENT,
+NEXT_TOPIC) needs a probability of at least the scenario's `agreement_threshold`. The evaluator's
+ten criteria, its overall score and the grader's rating are each the expectation of the 1-10 score
+under the model's probabilities (G-Eval; moot.models.requests.Score), asked one question per
+criterion; the rationale is a separate free-text reply. A backend that cannot measure answers in
+structured output instead (moot.runs.context); the turn's `Measured` record says which happened,
+with the probabilities or distributions where they were measured.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional, Sequence
+
+from autogen_core.models import LLMMessage, UserMessage
+
+from moot.agents.conference_context import Shown
+from moot.agents.conference_document import TranscriptDocument
+from moot.events import Measured
+from moot.models.continuation import cut_to_sentence
+from moot.models.requests import Choose, Score
+from moot.runs.context import Reply, UnitContext
+from moot.verdicts import CRITERIA, CRITERIA_TEXT, OVERALL_TEXT, criterion_title
+
+OnText = Optional[Callable[[str], None]]
+ChatPrompt = Callable[[str, Mapping[str, object]], list[LLMMessage]]  # (template key, extra fields) -> messages
+SCORED = (*CRITERIA, "overall")
+
+
+@dataclass
+class Answer:
+    """A turn's reply: the message's content, its routing decision, the calls that made it, whether
+    it was cut at its last whole sentence, and how a closed answer was read."""
+
+    content: str
+    replies: list[Reply] = field(default_factory=list)
+    decision: Optional[str] = None
+    cut: bool = False
+    measured: Optional[Measured] = None
+
+
+def spoken(reply: Reply) -> tuple[str, bool]:
+    """A free-text reply as the turn says it, and whether it was cut: a continuation comes cut
+    already; a chat reply that hit the token bound is cut here to its last complete sentence (its
+    call keeps the whole reply)."""
+    detail = reply.call.detail
+    if detail is not None and detail.cut:
+        return reply.text, True
+    if reply.call.finish_reason == "length":
+        whole = reply.text.strip()
+        cut = cut_to_sentence(whole)
+        if cut and cut != whole:
+            return cut, True
+    return reply.text.strip(), False
+
+
+def _method(replies: Sequence[Reply]) -> str:
+    return "+".join(sorted({r.method for r in replies}))
+
+
+def _notes(replies: Sequence[Reply]) -> str:
+    notes = [r.call.detail.note for r in replies if not r.measured and r.call.detail and r.call.detail.note]
+    return notes[0] if notes else ""
+
+
+async def closing_choice(ctx: UnitContext, role: str, messages: Sequence[LLMMessage], request: Choose,
+                         threshold: float, stage: str) -> tuple[Optional[bool], Measured, Reply]:
+    """Whether the closing option (the request's first) is chosen: measured, when its probability
+    reaches `threshold`; otherwise (a structured fallback), when it is the answer given. None: no
+    readable answer."""
+    reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
+    closing = request.options[0]
+    if reply.measured:
+        probabilities = {o: round(p, 4) for o, p in reply.probabilities.items()}
+        return (probabilities.get(closing, 0.0) >= threshold,
+                Measured(method=reply.method, probabilities=probabilities, threshold=threshold), reply)
+    option = reply.option
+    return (None if option is None else option == closing), Measured(method=reply.method, note=_notes([reply])), reply
+
+
+async def expected_scores(ctx: UnitContext, role: str, questions: Sequence[tuple[str, Sequence[LLMMessage], Score]],
+                          stage: str) -> tuple[dict[str, Optional[float]], Measured, list[Reply]]:
+    """Each question's score (its expectation, or the structured integer after a fallback; None
+    when unreadable), the distributions measured, and the calls."""
+    scores: dict[str, Optional[float]] = {}
+    distributions: dict[str, dict[str, float]] = {}
+    replies = []
+    for name, messages, request in questions:
+        reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
+        replies.append(reply)
+        value = reply.score
+        scores[name] = None if value is None else round(value, 2)
+        if reply.measured:
+            distributions[name] = {k: round(p, 4) for k, p in reply.probabilities.items()}
+    return scores, Measured(method=_method(replies), distributions=distributions, note=_notes(replies)), replies
+
+
+def criterion_questions(doc: TranscriptDocument, shown: Sequence[Shown], topic: Optional[int], document: bool,
+                        chat: ChatPrompt) -> list[tuple[str, list[LLMMessage], Score]]:
+    """The evaluator's questions, one per criterion and overall: branches off the transcript
+    document (a base model), or the chat prompt `evaluator_criterion_turn`."""
+    questions = []
+    text = doc.text(shown) if document else ""
+    for name in SCORED:
+        title, question = criterion_title(name), CRITERIA_TEXT.get(name, OVERALL_TEXT)
+        if document:
+            questions.append((name, [UserMessage(content=text, source="document")], doc.score(topic, title, question)))
+        else:
+            asked = chat("evaluator_criterion_turn", {"criterion": title, "criterion_text": question})
+            questions.append((name, asked, Score(lo=1, hi=10, prefix="Score (1-10):")))
+    return questions
+
+
+async def evaluate(ctx: UnitContext, role: str, speaker: str, doc: TranscriptDocument, shown: Sequence[Shown],
+                   topic: Optional[int], document: bool, chat: ChatPrompt, stage: str, on_text: OnText = None) -> Answer:
+    """The evaluator's (`speaker`'s, played by `role`'s model) expected scores of a topic's debate,
+    then its rationale (see the module docstring). The content is the scores and rationale as JSON
+    (moot.verdicts.ExpectedScores)."""
+    scores, measured, replies = await expected_scores(ctx, role, criterion_questions(doc, shown, topic, document, chat),
+                                                      stage)
+    if document:
+        text = doc.text(shown, doc.direction("rationale", topic))
+        said = await ctx.call(role, [UserMessage(content=text, source="document")], request=doc.continuation(text, speaker),
+                              stage=stage, record=False, on_text=on_text)
+    else:
+        said = await ctx.call(role, chat("evaluator_rationale_turn", {}), stage=stage, record=False, on_text=on_text)
+    rationale, cut = spoken(said)
+    content = json.dumps({**scores, "rationale": rationale})
+    return Answer(content, [*replies, said], cut=cut, measured=measured)

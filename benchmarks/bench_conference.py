@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Can a person follow the default conference? Issue 11's targets, read from transcripts.
+
+Runs `scenarios/drug_policy.yaml` on the embedded model for each seed (one conference at a time,
+`moot run ... --vary seed=...`), or reads the run folders or transcripts given, and prints per
+conference, over its moderator and participant turns:
+
+- echo: a turn repeating >= 8 consecutive words of the scenario's title, task, topics, personas
+  or labels, or of a prompt template rendered for this scenario (target <= 10 %);
+- impersonation: a turn with a line that starts with another speaker's label, `Label:` (<= 5 %);
+- mid-sentence: a turn that does not end a sentence (<= 10 %); beside it, how many turns were
+  cut at their last full sentence (what keeps mid-sentence low, recorded on each turn);
+- the evaluator's score sets that are constant or strictly monotone across the ten criteria in
+  their listed order (target: none);
+- wall time of the conference (<= 300 s on the project's 2-core machine), and the prompt tokens
+  the model evaluated per turn against the prompt's length: with the shared transcript document
+  only the new tokens are evaluated, so time does not grow with the square of the conversation.
+
+With --controls it also scores three fixed debates with the scenario's evaluator (`moot score
+--role evaluator=...`): an excerpt of a good debate, a recitation of the personas, and a rude,
+incoherent one. An evaluator worth reading ranks them good > recitation, rude; the embedded 270M
+model does not (issue 11 FINDINGS §5), which this keeps visible.
+
+    python benchmarks/bench_conference.py --seeds 1,2 --controls
+    python benchmarks/bench_conference.py transcripts/drug_policy      # read runs already made
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from string import Template
+from typing import Iterable, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from moot.agents.conference_document import TranscriptDocument  # noqa: E402
+from moot.events import Call, Message, Score  # noqa: E402
+from moot.models.continuation import ends_sentence  # noqa: E402
+from moot.protocols.conference_setup import setup_of  # noqa: E402
+from moot.protocols.conference_schema import Scenario  # noqa: E402
+from moot.scenario import load_scenario  # noqa: E402
+from moot.transcript import Transcript, load  # noqa: E402
+from moot.verdicts import CRITERIA  # noqa: E402
+
+SCENARIO = ROOT / "scenarios" / "drug_policy.yaml"
+SPOKEN = ("open", "continue", "speak", "close", "decide")
+ROLES = ("moderator", "participant")
+WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
+GENERIC = ("moderator", "judge", "evaluator", "assessor", "user", "speaker", "participant")
+LABEL_LINE = re.compile(r"^[\s*_\"'>-]*([A-Za-z][\w.'\- ]{0,40}?)\s*(?:\([^)\n]{0,80}\))?\s*[*_]*\s*:")
+
+
+# ------------------------------------------------------------------ the transcript's turns
+def said(m: Message) -> str:
+    """What a turn said (a deciding moderator's message, not its JSON)."""
+    if m.action == "decide":
+        try:
+            return str(json.loads(m.content).get("message", ""))
+        except ValueError:
+            return m.content
+    return m.content
+
+
+def turns(t: Transcript) -> list[Message]:
+    """The moderator's and participants' free-text turns."""
+    return [m for m in t.messages if m.role in ROLES and m.action in SPOKEN]
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def ngrams(text: str, n: int = 8) -> set[tuple[str, ...]]:
+    w = words(text)
+    return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+
+
+def echo_sources(s: Scenario) -> set[tuple[str, ...]]:
+    """8-grams of what a turn must not recite: the scenario's texts and every prompt template,
+    rendered for each agent and topic (the document's header and directions included)."""
+    texts = [s.title, s.task, *s.topics, *(a.persona for _, a in s.agents()), *s.speaker_labels().values()]
+    setup, labels = setup_of(s), s.speaker_labels()
+    document = TranscriptDocument(setup)
+    texts.append(document.header())
+    for topic in range(len(s.topics)):
+        for key, template in s.templates().items():
+            for _, agent in s.agents():
+                fields = {**document.fields(topic, 1), "name": labels[agent.name], "persona": agent.persona,
+                          "topics": "\n".join(s.topics), "criterion": "", "criterion_text": "", "count": ""}
+                texts.append(Template(template).safe_substitute({k: str(v) for k, v in fields.items()}))
+    grams: set[tuple[str, ...]] = set()
+    for text in texts:
+        grams |= ngrams(text)
+    return grams
+
+
+def impersonates(text: str, own: Sequence[str], others: Iterable[str]) -> bool:
+    """A line of `text` opens with another speaker's label (`Prof. Okafor:`, `Participant_2 (...):`)."""
+    mine = {o.lower() for o in own}
+    theirs = {o.lower() for o in others} | set(GENERIC)
+    for line in text.splitlines():
+        found = LABEL_LINE.match(line)
+        if found:
+            name = found.group(1).strip().lower()
+            base = re.sub(r"[\s_]*\d+$", "", name)
+            if name not in mine and (name in theirs or base in theirs):
+                return True
+    return False
+
+
+def monotone_or_constant(values: Sequence[float]) -> bool:
+    steps = [b - a for a, b in zip(values, values[1:])]
+    return all(d == 0 for d in steps) or all(d > 0 for d in steps) or all(d < 0 for d in steps)
+
+
+def calls_per_turn(t: Transcript) -> list[tuple[Message, list[Call]]]:
+    """Each turn with the calls recorded with it (they precede its message in the same write)."""
+    found, pending = [], []
+    for event in t.events:
+        if isinstance(event, Call):
+            pending.append(event)
+        elif isinstance(event, Message):
+            found.append((event, pending))
+            pending = []
+    return found
+
+
+# ------------------------------------------------------------------ figures
+def pct(count: int, total: int) -> str:
+    return f"{count}/{total} ({count / total:.0%})" if total else "0/0"
+
+
+def figures(t: Transcript, grams: set, labels: dict[str, str]) -> dict:
+    spoken = turns(t)
+    names = {name: {name, label} for name, label in labels.items()}
+    everyone = {x for both in names.values() for x in both}
+    echo = [m for m in spoken if ngrams(said(m)) & grams]
+    imitate = [m for m in spoken if impersonates(said(m), list(names.get(m.speaker, {m.speaker})),
+                                                 everyone - names.get(m.speaker, set()))]
+    unfinished = [m for m in spoken if not ends_sentence(said(m))]
+    scores = [s for s in t.of_type(Score) if s.kind == "debate" and s.parsed]
+    flat = [s for s in scores if monotone_or_constant([s.scores[c] for c in CRITERIA])]
+    measured = [(m, sum(c.detail.evaluated for c in calls), sum(c.usage.prompt_tokens for c in calls),
+                 sum(c.latency_s for c in calls))
+                for m, calls in calls_per_turn(t)
+                if calls and all(c.detail is not None and c.detail.evaluated is not None for c in calls)]
+    return dict(turns=spoken, echo=echo, imitate=imitate, unfinished=unfinished, cut=[m for m in spoken if m.cut],
+                scores=scores, flat=flat, measured=measured, wall=t.finished.wall_s if t.finished else None)
+
+
+def report(name: str, t: Transcript, grams: set, labels: dict[str, str]) -> dict:
+    f = figures(t, grams, labels)
+    n = len(f["turns"])
+    print(f"== {name}: {t.path}")
+    print(f"  moderator and participant turns: {n}")
+    print(f"  instruction echo (>= 8 words of the scenario or a template): {pct(len(f['echo']), n)}  target <= 10%")
+    print(f"  impersonation (a line opening with another speaker's label):  {pct(len(f['imitate']), n)}  target <= 5%")
+    print(f"  ending mid-sentence:                                            {pct(len(f['unfinished']), n)}  "
+          f"target <= 10%  (cut at their last full sentence: {len(f['cut'])})")
+    for m in f["echo"] + f["imitate"] + f["unfinished"]:
+        print(f"    turn {m.turn} {m.speaker}: {said(m)[:160]!r}")
+    sets = [" ".join(f"{s.scores[c]:.1f}" for c in CRITERIA) for s in f["scores"]]
+    print(f"  evaluator score sets constant or monotone: {len(f['flat'])} of {len(f['scores'])}  target 0")
+    for s, text in zip(f["scores"], sets):
+        print(f"    topic {s.topic + 1} ({s.method or 'written'}): {text}")
+    wall = f["wall"]
+    print(f"  wall time: {wall:.1f}s  target <= 300s" if wall is not None else "  wall time: (run did not finish)")
+    if f["measured"]:
+        evaluated = sum(e for _, e, _, _ in f["measured"])
+        prompt = sum(p for _, _, p, _ in f["measured"])
+        print(f"  prompt tokens evaluated / in the prompt, per turn (the rest reused from the model's cache): "
+              f"{evaluated}/{prompt} in all, {1 - evaluated / prompt:.1%} reused")
+        print("    " + ", ".join(f"{m.turn}:{e}/{p}" for m, e, p, _ in f["measured"]))
+        spoken = [(p, s) for m, _, p, s in f["measured"] if m.role in ROLES and m.action in SPOKEN]
+        if len(spoken) >= 4:
+            half = len(spoken) // 2
+            early, late = spoken[:half], spoken[half:]
+            print(f"    free-text turns, mean prompt {statistics.fmean(p for p, _ in early):.0f} -> "
+                  f"{statistics.fmean(p for p, _ in late):.0f} tokens, mean time {statistics.fmean(s for _, s in early):.2f}s"
+                  f" -> {statistics.fmean(s for _, s in late):.2f}s (first half -> second half)")
+    return f
+
+
+def excerpt(t: Transcript, labels: dict[str, str], count: int = 6) -> None:
+    print(f"  excerpt ({t.path.name}):")
+    for m in turns(t)[:count]:
+        print(f"    {labels.get(m.speaker, m.speaker)}: {said(m)}")
+
+
+# ------------------------------------------------------------------ running
+def run_seeds(seeds: str, out: Path, model: Optional[str]) -> float:
+    command = [sys.executable, str(ROOT / "run_conference.py"), str(SCENARIO), "--vary", f"seed={seeds}",
+               "--out", str(out), "--quiet", "--no-cache"]
+    if model:
+        command += ["--model", model]
+    started = time.monotonic()
+    subprocess.run(command, check=True, cwd=ROOT)
+    return time.monotonic() - started
+
+
+def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
+    found = []
+    for path in paths:
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        found += [load(f) for f in files if f.name != "results.jsonl"]
+    return [t for t in found if t.started.protocol == "conference"]
+
+
+# ------------------------------------------------------------------ the evaluator's controls
+CONTROLS = {  # issue 11 FINDINGS §5 (geval.py): a good excerpt, a recitation, a rude and incoherent debate
+    "good": [
+        ("Moderator", "Different communities prioritise different outcomes of drug policy: some emphasise less "
+                      "drug-related crime, others fewer health risks. How do you suggest we assess drug policy outcomes?"),
+        ("Participant_1", "Drug policies were long made from a crime-control perspective. That still matters, but we "
+                          "must also count the health, social and economic consequences of drug use: overdoses, "
+                          "infectious diseases and the costs of enforcement."),
+        ("Participant_2", "I agree that we need several dimensions, and different substances may need different "
+                          "assessments. We also cannot ignore human rights: drug policies have led to over-incarceration "
+                          "and discrimination, so the evaluation must include effects on civil liberties."),
+    ],
+    "recitation": [
+        ("Moderator", "An experienced decision-conference facilitator who stays neutral and keeps the group on task."),
+        ("Participant_1", "A public-health researcher focused on health outcomes, prevention and treatment."),
+        ("Participant_2", "A criminologist and human-rights lawyer focused on justice, civil liberties and social costs."),
+    ],
+    "rude": [
+        ("Moderator", "Let's talk about criteria for drug policy outcomes."),
+        ("Participant_1", "This is a stupid question and you are wasting my time. Banana policy cars the the the."),
+        ("Participant_2", "Shut up. I will not talk to you. Whatever, 12 potatoes."),
+    ],
+}
+
+
+def control_transcript(template: Transcript, turns_: Sequence[tuple[str, str]], path: Path) -> Path:
+    """A finished one-topic conference holding `turns_` (the run_started of a real one)."""
+    from moot.events import RunFinished, TopicClosed
+    from moot.transcript import EventLog
+
+    roles = {"Moderator": "moderator"}
+    log = EventLog(path)
+    log.append(template.started)
+    for n, (speaker, text) in enumerate(turns_, 1):
+        log.append(Message(turn=n, speaker=speaker, role=roles.get(speaker, "participant"),
+                           action="open" if n == 1 else "speak", topic=0, round=1, content=text))
+    log.append(TopicClosed(topic=0, rounds=1, closed_by="agreement"),
+               RunFinished(status="completed", stop_reason="a control debate"))
+    log.close()
+    return path
+
+
+def controls(template: Transcript, folder: Path, model: str) -> None:
+    print(f"== evaluator controls (moot score --role evaluator={model}); an informative evaluator ranks "
+          "good above recitation and rude:")
+    for name, debate in CONTROLS.items():
+        path = control_transcript(template, debate, folder / f"control-{name}.jsonl")
+        out = folder / f"control-{name}.scored.jsonl"
+        subprocess.run([sys.executable, "-m", "moot", "score", str(path), "--role", f"evaluator={model}",
+                        "--out", str(out)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        score = load(out).of_type(Score)[-1]
+        mean = statistics.fmean(score.scores[c] for c in CRITERIA) if score.parsed else float("nan")
+        print(f"  {name:<10} mean of the ten criteria {mean:.2f}, overall "
+              f"{score.overall if score.overall is None else f'{score.overall:.2f}'} ({score.method or 'written'})")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("runs", nargs="*", type=Path, help="run folders or transcripts to read (default: run the seeds)")
+    p.add_argument("--seeds", default="1,2", help="seeds to run (default 1,2)")
+    p.add_argument("--model", help="--model for moot run (default: the scenario's, the embedded model)")
+    p.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder)")
+    p.add_argument("--controls", action="store_true", help="also score the three control debates")
+    args = p.parse_args()
+    scenario = load_scenario(SCENARIO)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.out or Path(tmp) / "runs"
+        if not args.runs:
+            wall = run_seeds(args.seeds, folder, args.model)
+            print(f"ran seeds {args.seeds} in {wall:.1f}s (one process, the model loaded once)")
+        found = transcripts_of(args.runs or [folder])
+        if not found:
+            print("no conference transcripts found", file=sys.stderr)
+            return 2
+        labels = scenario.speaker_labels()
+        grams = echo_sources(scenario)
+        totals = {k: 0 for k in ("turns", "echo", "imitate", "unfinished", "flat", "scores")}
+        for t in found:
+            f = report(t.started.unit or t.path.stem, t, grams, labels)
+            for key in totals:
+                totals[key] += len(f[key])
+            excerpt(t, labels)
+        n = totals["turns"]
+        print(f"== all {len(found)} conference(s): echo {pct(totals['echo'], n)}, impersonation "
+              f"{pct(totals['imitate'], n)}, mid-sentence {pct(totals['unfinished'], n)}, constant or monotone "
+              f"score sets {totals['flat']} of {totals['scores']}")
+        if args.controls:
+            controls(found[0], Path(tmp), args.model or scenario.models.get("evaluator", scenario.models["default"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
