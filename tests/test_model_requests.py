@@ -238,6 +238,16 @@ def test_server_options_count_merged_and_cased_tokens_and_refuse_what_a_chat_can
     assert found["1"] == pytest.approx(math.log(0.6)) and found["10"] == pytest.approx(math.log(0.3))
 
 
+def test_server_options_absent_from_the_top_list_are_no_reading():
+    # A chat reply that opens with prose: every score would be a bound, their expectation 5.5.
+    prose = {"": {"The": math.log(0.6), "**": math.log(0.3), "Clarity": math.log(0.1)}}
+    with pytest.raises(NotSupported, match="does not begin with one of them"):
+        asyncio.run(read_options(_top(prose), [str(n) for n in range(1, 11)], False, number=True))
+    barely = {"": {"The": math.log(0.985), "7": math.log(0.015)}}
+    with pytest.raises(NotSupported):
+        asyncio.run(read_options(_top(barely), [str(n) for n in range(1, 11)], False, number=True))
+
+
 # --- the scenario's `choice` and the protocols on the scripted model ---------------------------
 
 def test_the_engine_tells_base_from_instruction_models():

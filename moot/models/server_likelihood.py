@@ -14,7 +14,9 @@ that other options extend ("1" where "10" exists) means that option when the lon
 as tokens of their own among the top-N (tokenizers that write "10" as one token).
 
 An option absent from every list read gets the smallest log-probability seen there, an upper
-bound, and is listed in `bounded`.
+bound, and is listed in `bounded`. When the options found hold less than NEGLIGIBLE of the
+probability (the reply would begin with something else: a chat reply that opens with prose), there
+is nothing to read: the choice is NotSupported, and the caller asks for structured output.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from moot.models.requests import NotSupported
 
 TopLogprobs = Callable[[str], Awaitable[dict[str, float]]]  # text added to the prompt -> {token: logprob}
 MAX_STEPS = 3
-NEGLIGIBLE = 0.02  # an unresolved token below this probability is ignored
+NEGLIGIBLE = 0.02  # an unresolved token below this probability is ignored; options below it: no reading
 
 
 def _lse(values: Sequence[float]) -> float:
@@ -50,6 +52,10 @@ class Reader:
     async def read(self) -> tuple[dict[str, float], list[str]]:
         found, _ = await self._node("")
         bounded = [o for o, v in found.items() if v == -math.inf]
+        seen = sum(math.exp(v) for v in found.values() if v > -math.inf)
+        if seen < NEGLIGIBLE:  # the reply begins with something else: a distribution of bounds is no reading
+            raise NotSupported(f"the options hold {seen:.3f} of the server's top log-probabilities: "
+                               f"the reply does not begin with one of them")
         return {o: (v if v > -math.inf else self.floor) for o, v in found.items()}, bounded
 
     def _matches(self, written: str) -> tuple[list[str], list[str]]:
