@@ -70,6 +70,10 @@ def test_min_tokens_and_first_token_bans_apply_only_where_they_should():
     assert scores[1] == scores[9] == -np.inf and scores[0] == 0
     later = MinTokens(2, prompt_len=3, banned=[1])(np.arange(5), np.zeros(10))
     assert np.isfinite(later).all()
+    ended = {(3, 4): False, (3, 4, 5): True}  # generated tokens -> does the text end a sentence
+    fragment = MinTokens(2, prompt_len=3, banned=[1], ends=lambda g: ended[tuple(g)])(np.arange(5), np.zeros(10))
+    assert fragment[1] == -np.inf  # past min_tokens, but mid-sentence: no newline yet
+    assert np.isfinite(MinTokens(2, prompt_len=3, banned=[1], ends=lambda g: ended[tuple(g)])(np.arange(6), np.zeros(10))).all()
     first = BanFirst(prompt_len=3, banned=[4])(np.arange(3), np.zeros(10))
     assert first[4] == -np.inf
     assert np.isfinite(BanFirst(prompt_len=3, banned=[4])(np.arange(4), np.zeros(10))).all()

@@ -2,7 +2,7 @@
 
 Measured on the embedded Gemma 3 270M over 3 seeds x 19 conference turns (issue 11 FINDINGS §2):
 stop at a blank line and at every speaker label; no newline and no speaker name as the first
-token; no newline or end of text before 20 tokens; never complete a run of 7 word tokens found in
+token; no newline or end of text before 20 tokens (nor, since, before a sentence ends); never complete a run of 7 word tokens found in
 the header or earlier turns (punctuation-only tokens skipped on both sides, so a comma does not
 evade it); cut to the last complete sentence. Together: no turn echoed its instructions,
 impersonated another speaker or ended mid-sentence, and none copied an earlier turn (50 % did
@@ -15,7 +15,7 @@ scores`, with `input_ids` the prompt and the tokens generated so far.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 from autogen_core.models import RequestUsage
@@ -42,13 +42,18 @@ def ends_sentence(text: str) -> bool:
 
 
 class MinTokens:
-    """No newline and no end of text before `k` tokens were generated."""
+    """No newline and no end of text before `k` tokens were generated, nor (given `ends`, which
+    tells whether the generated tokens end a sentence) before a sentence is complete: a turn that
+    stops at a blank line stops after a whole sentence, not after a heading-like fragment (seen on
+    the embedded model: "The topic 1: development of a set of criteria ... (I)")."""
 
-    def __init__(self, k: int, prompt_len: int, banned: Sequence[int]):
-        self.k, self.prompt_len, self.banned = k, prompt_len, list(banned)
+    def __init__(self, k: int, prompt_len: int, banned: Sequence[int],
+                 ends: Optional[Callable[[Sequence[int]], bool]] = None):
+        self.k, self.prompt_len, self.banned, self.ends = k, prompt_len, list(banned), ends
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        if len(input_ids) - self.prompt_len < self.k:
+        generated = input_ids[self.prompt_len:]
+        if len(generated) < self.k or (self.ends is not None and not self.ends(generated)):
             scores[self.banned] = -np.inf
         return scores
 

@@ -17,7 +17,8 @@ from autogen_core.models import (
     AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
 
-from moot.models.continuation import BanFirst, MinTokens, NoRepeatNGram, continuation_result, first_tokens, ngram_index
+from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
+                                     first_tokens, ngram_index)
 from moot.models.likelihood import common_prefix, sequence_logprobs, token_classes
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
@@ -157,12 +158,16 @@ class LocalAnswers:
         newline = classes.newline.tolist()
         found: list = [BanFirst(prompt_len, newline + first_tokens(self.llm, request.ban_first))]
         if request.min_tokens:
-            found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()]))
+            ends = self._ends_sentence if request.sentence else None
+            found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()], ends))
         if request.no_repeat_ngram and request.reference:
             reference = self.llm.tokenize(request.reference.encode("utf-8"), add_bos=False)
             index = ngram_index(reference, request.no_repeat_ngram, classes.word)
             found.append(NoRepeatNGram(request.no_repeat_ngram, index, prompt_len, classes.word))
         return found
+
+    def _ends_sentence(self, generated: Sequence[int]) -> bool:
+        return ends_sentence(self.llm.detokenize(list(generated)).decode("utf-8", "ignore"))
 
     def _closed(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> MeasuredResult:
         texts = request.texts()

@@ -13,7 +13,7 @@ chat form the reply begins with `reply_prefix` (prefilled where the backend can;
 API cannot, so there a choice with a `reply_prefix` is not supported).
 
 - `Continue`: the text that follows, with stop sequences, logits processors (at least
-  `min_tokens` before a newline or the end; none of `ban_first` nor a newline as the first token;
+  `min_tokens` before a newline or the end, and then none before a sentence ends; none of `ban_first` nor a newline as the first token;
   no run of `no_repeat_ngram` word tokens copied from `reference`) and, when the token bound is
   reached, a cut to the last complete sentence (recorded as cut).
 - `Choose`: which of `options` the model finds most likely right after the prompt (document form:
@@ -63,7 +63,8 @@ class Continue(_Request):
     stop: tuple[str, ...] = ()
     """Generation ends before any of these strings."""
     min_tokens: int = 0
-    """No newline and no end of text before this many tokens."""
+    """No newline and no end of text before this many tokens (nor, with `sentence`, after them
+    before a sentence ends)."""
     ban_first: tuple[str, ...] = ()
     """Words (e.g. speakers' names) whose first token may not open the reply; a newline never may."""
     no_repeat_ngram: int = 0
@@ -71,7 +72,8 @@ class Continue(_Request):
     reference: str = ""
     """Text the reply may not copy runs of words from (a transcript's header and earlier turns)."""
     sentence: bool = True
-    """When the token bound is reached, end the reply at its last complete sentence."""
+    """End the reply at the end of a sentence: with `min_tokens`, no newline or end of text before
+    one ends; when the token bound is reached, the reply ends at its last complete sentence."""
 
 
 @dataclass(frozen=True)
