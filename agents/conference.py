@@ -31,7 +31,7 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
 from moot.agents.conference_document import TranscriptDocument, all_of, and_list
-from moot.agents.conference_measures import Answer, OnText, closing_choice, evaluate, spoken
+from moot.agents.conference_measures import Answer, OnText, assess, closing_choice, evaluate, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
@@ -132,8 +132,9 @@ class ConferenceAgent(ThreadAgent):
 
     async def answer(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
         """The turn's reply, asked the way this model and the scenario's `choice` call for."""
-        if step.action in CLOSED and self.by_likelihood:
-            measure = {"judge": self.judge, "decide": self.decide, "evaluate": self.evaluate}[step.action]
+        if step.action in (*CLOSED, "assess") and self.by_likelihood:
+            measure = {"judge": self.judge, "decide": self.decide, "evaluate": self.evaluate,
+                       "assess": self.assess}[step.action]
             return await measure(step, shown, on_text)
         if step.action in CLOSED or step.action == "assess":
             return await self.written(step, shown)
@@ -203,6 +204,14 @@ class ConferenceAgent(ThreadAgent):
 
         return await evaluate(self.ctx, self.name, self.name, self.document, shown, step.topic, self.in_document,
                               chat, step.action, on_text)
+
+    async def assess(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+        """Per reference item: addressed or not, read from the model's probabilities; a quote for a yes."""
+        def chat(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
+            return self.prompt_for(step, shown, self.setup.templates[key], extra)
+
+        return await assess(self.ctx, self.name, self.document, shown, self.setup.references[step.topic], step.topic,
+                            self.in_document, chat, step.action)
 
     # ------------------------------------------------------------------ chat prompts
     def prompt_for(self, step: Step, shown: Sequence[Shown], instruction: Optional[str] = None,

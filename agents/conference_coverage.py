@@ -6,7 +6,10 @@ clusters, and the run without the judge "cover[s] six of the clusters, but the p
 not addressed". moot automates that comparison (moot's extension; the paper's is manual): after a
 topic with a reference outcome closes, the assessor is shown the reference items (name and
 description) and the participants' turns on that topic — nothing else — and answers per item with
-a quote from the debate and whether the debate covered it (structured output).
+a quote from the debate and whether the debate covered it (structured output). With `choice:
+likelihood` (moot.agents.conference_measures.assess) it is asked per item whether the debate
+addressed it, yes or no read from its probabilities (the more likely answer), and for a yes to
+copy the passage; that answer is then read and checked exactly like a written one.
 
 The answer is not taken on trust: an item counts as covered only if its quote (two words at
 least) occurs in one of the participants' turns (case, spacing, typographic quotes and dashes
@@ -22,13 +25,14 @@ from typing import Any, Mapping, Optional, Sequence
 from pydantic import ValidationError
 
 from moot.agents.conference_context import Said
-from moot.events import Coverage, CoverageItem
+from moot.events import Coverage, CoverageItem, Measured
 from moot.verdicts import ItemVerdict, json_object
 
 _TYPOGRAPHY = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _ELLIPSIS = re.compile(r"\.{3,}|…")
 _EDGE = " \t\n\"'.,;:!?-()[]*"
 MIN_WORDS = 2  # a single word ("health", "the") shows nothing about what was argued
+YES, NO = "yes", "no"  # the assessor's options per item, read by likelihood
 
 
 def debate_of(history: Sequence[Said], topic: int) -> list[Said]:
@@ -38,15 +42,26 @@ def debate_of(history: Sequence[Said], topic: int) -> list[Said]:
 
 def reference_text(items: Sequence[Any]) -> str:
     """`$reference` in the assessor's prompts: one line per item, `- name: description`."""
-    return "\n".join(f"- {i.name}: {i.description}" if i.description else f"- {i.name}" for i in items)
+    return "\n".join(f"- {item_text(i)}" for i in items)
 
 
-def coverage_event(reply: str, items: Sequence[Any], debate: Sequence[Said], **fields: Any) -> Coverage:
-    """The coverage of one topic from the assessor's reply, every quote checked against `debate`.
-    `fields`: turn, speaker, topic, model of the event."""
+def item_text(item: Any) -> str:
+    """`$item` in the assessor's per-item prompts: `name: description`."""
+    return f"{item.name}: {item.description}" if item.description else item.name
+
+
+def coverage_event(reply: str, items: Sequence[Any], debate: Sequence[Said], measured: Optional[Measured] = None,
+                   **fields: Any) -> Coverage:
+    """The coverage of one topic from the assessor's reply, every quote checked against `debate`;
+    `measured`: how its answers were read from the model's probabilities, if they were (the
+    probability of "yes" is kept per item). `fields`: turn, speaker, topic, model of the event."""
     data = json_object(reply)
     keys = _keys(data or {}, [i.name for i in items])
     results = [_item(i.name, data, keys.get(i.name), debate) for i in items]
+    if measured is not None:
+        fields["method"] = measured.method
+        for r in results:
+            r.probability = measured.distributions.get(r.name, {}).get(YES)
     covered = sum(r.status == "covered" for r in results)
     extra = sorted(set(data or {}) - set(keys.values()))
     error = "not JSON" if data is None else (f"answers for no reference item: {', '.join(extra)}" if extra else None)

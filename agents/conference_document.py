@@ -20,9 +20,10 @@ every speaker, and a resumed run, builds the same document. The templates are th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from moot.agents.conference_context import TASK, Left, Said, Shown
+from moot.agents.conference_coverage import NO, YES, item_text
 from moot.agents.prompts import render
 from moot.models.requests import Choose, Continue, Score
 from moot.speaker_selection.conference import AGREEMENT, NEXT_TOPIC
@@ -180,6 +181,25 @@ class TranscriptDocument:
         fields = self.fields(topic, round_, name=self.label(moderator))
         return Choose(document=True, options=(MOVE_ON, CONTINUE),
                       prefix=render(self.setup.templates["document_decide"], fields), sep=" ")
+
+    def assessed(self, debate: Sequence[Said], topic: int) -> str:
+        """The assessor's document: the participants' turns on `topic` (nothing else of the
+        conference, as for a structured assessor), between two directions."""
+        lines = [f"{self.label(s.speaker)}: {s.text}" for s in debate]
+        return "\n\n".join([self.direction("assess_debate", topic), *lines, self.direction("assess", topic)])
+
+    def assess_choice(self, item: Any) -> Choose:
+        """Did the debate address this reference item? (yes / no)"""
+        return Choose(document=True, options=(YES, NO), prefix=self.item_line(item), sep=" ")
+
+    def quote(self, item: Any) -> Continue:
+        """The passage of the debate that addresses the item, after a yes: copied, so no n-gram ban;
+        it ends at the closing quotation mark."""
+        return Continue(document=True, prefix=f"{self.item_line(item)} {YES}\n{self.setup.templates['document_quote']}",
+                        stop=('"', "\n"), sentence=False)
+
+    def item_line(self, item: Any) -> str:
+        return render(self.setup.templates["document_assess_item"], {"item": item_text(item)}).rstrip("\n")
 
     def score(self, topic: Optional[int], criterion: str, question: str) -> Score:
         """One criterion's score, after the evaluation direction."""

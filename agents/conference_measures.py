@@ -5,7 +5,8 @@ choice scored by the model (moot.models.requests.Choose): the closing option (AG
 NEXT_TOPIC) needs a probability of at least the scenario's `agreement_threshold`. The evaluator's
 ten criteria, its overall score and the grader's rating are each the expectation of the 1-10 score
 under the model's probabilities (G-Eval; moot.models.requests.Score), asked one question per
-criterion; the rationale is a separate free-text reply. A backend that cannot measure answers in
+criterion; the rationale is a separate free-text reply. The assessor is asked per reference item
+whether the debate addressed it (yes or no, the more likely) and, for a yes, to copy the passage. A backend that cannot measure answers in
 structured output instead (moot.runs.context); the turn's `Measured` record says which happened,
 with the probabilities or distributions where they were measured.
 """
@@ -18,13 +19,14 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from autogen_core.models import LLMMessage, UserMessage
 
-from moot.agents.conference_context import Shown
+from moot.agents.conference_context import Said, Shown
+from moot.agents.conference_coverage import NO, YES, item_text
 from moot.agents.conference_document import TranscriptDocument
 from moot.events import Measured
 from moot.models.continuation import cut_to_sentence
 from moot.models.requests import Choose, Score
 from moot.runs.context import Reply, UnitContext
-from moot.verdicts import CRITERIA, CRITERIA_TEXT, OVERALL_TEXT, criterion_title
+from moot.verdicts import CRITERIA, CRITERIA_TEXT, EVIDENCE_CHARS, OVERALL_TEXT, criterion_title
 
 OnText = Optional[Callable[[str], None]]
 ChatPrompt = Callable[[str, Mapping[str, object]], list[LLMMessage]]  # (template key, extra fields) -> messages
@@ -131,3 +133,36 @@ async def evaluate(ctx: UnitContext, role: str, speaker: str, doc: TranscriptDoc
     rationale, cut = spoken(said)
     content = json.dumps({**scores, "rationale": rationale})
     return Answer(content, [*replies, said], cut=cut, measured=measured)
+
+
+async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: Sequence[Said], items: Sequence,
+                 topic: int, document: bool, chat: ChatPrompt, stage: str) -> Answer:
+    """The assessor's answer on a topic's reference outcome, asked item by item: did the debate
+    address it (read from the model's probabilities), and for a yes, the passage it copies from the
+    debate. The content is the answer a structured assessor writes ({item: {evidence, covered}}),
+    so its quotes are checked the same way (moot.agents.conference_coverage); an item without a
+    readable yes or no is left out of it (unparsed)."""
+    answers: dict[str, dict] = {}
+    distributions: dict[str, dict[str, float]] = {}
+    asked, replies = [], []
+    for item in items:
+        fields = {"item": item_text(item)}
+        messages = ([UserMessage(content=doc.assessed(debate, topic), source="document")] if document
+                    else chat("assessor_item_turn", fields))
+        request = doc.assess_choice(item) if document else Choose(options=(YES, NO), prefix="Answer:")
+        reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
+        asked.append(reply)
+        replies.append(reply)
+        if reply.measured:
+            distributions[item.name] = {o: round(p, 4) for o, p in reply.probabilities.items()}
+        if reply.option not in (YES, NO):
+            continue
+        evidence = ""
+        if reply.option == YES:
+            quote = await ctx.call(role, messages if document else chat("assessor_quote_turn", fields),
+                                   request=doc.quote(item) if document else None, stage=stage, record=False)
+            replies.append(quote)
+            evidence = quote.text.strip()[:EVIDENCE_CHARS]
+        answers[item.name] = {"evidence": evidence, "covered": reply.option == YES}
+    measured = Measured(method=_method(asked), distributions=distributions, note=_notes(asked))
+    return Answer(json.dumps(answers), replies, measured=measured)

@@ -187,6 +187,7 @@ class CoverageItem(BaseModel):
     evidence: str = ""
     turn: Optional[int] = None
     error: Optional[str] = None
+    probability: Optional[float] = None  # read from the model's probabilities: p(the debate addressed it)
 
 
 class Coverage(EventBase):
@@ -204,6 +205,8 @@ class Coverage(EventBase):
     fraction: float
     raw: Optional[str] = None  # the assessor's reply, kept when any item is unparsed or unverified
     error: Optional[str] = None
+    method: Optional[str] = None  # how the answers were read (likelihood, top_logprobs, scripted, or a
+    # structured fallback); None: written (structured output), as in transcripts before it was recorded
 
 
 class Outcome(EventBase):

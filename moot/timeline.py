@@ -159,7 +159,7 @@ def spread_text(distribution: dict[str, float], top: int = 3) -> str:
 def coverage_text(coverage: Coverage) -> str:
     """`reference coverage of topic 1: 6/7 items (86%); not covered: public`."""
     head = (f"reference coverage of topic {coverage.topic + 1}: {coverage.covered}/{coverage.total} items "
-            f"({coverage.fraction:.0%})")
+            f"({coverage.fraction:.0%})" + (f" (measured: {coverage.method})" if coverage.method in MEASURED else ""))
     groups = [(label, [i.name for i in coverage.items if i.status == status])
               for status, label in (("not_covered", "not covered"), ("unverified", "unverified"),
                                     ("unparsed", "unparsed"))]
@@ -174,6 +174,8 @@ def coverage_rows(coverage: Coverage) -> list[list[str]]:
         detail = f"\u201c{item.evidence}\u201d{found}" if item.evidence else ""
         if item.error:
             detail = f"{detail} — {item.error}" if detail else item.error
+        if item.probability is not None:
+            detail = f"p(yes)={item.probability:.2f}" + (f"; {detail}" if detail else "")
         rows.append([item.name, item.status.replace("_", " "), detail])
     return rows
 

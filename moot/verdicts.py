@@ -109,11 +109,14 @@ class JudgeGrade(Closed):
     explanation: Short
 
 
+EVIDENCE_CHARS = 300  # an assessor's quote: a passage, not the debate
+
+
 class ItemVerdict(Closed):
     """The assessor's answer on one reference item: a quote from the debate first, then whether
     the debate covered the item (quoting before deciding)."""
 
-    evidence: Annotated[str, Field(max_length=300)]
+    evidence: Annotated[str, Field(max_length=EVIDENCE_CHARS)]
     covered: bool
 
 

@@ -13,12 +13,16 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.agents.conference_context import Said
+from autogen_core.models import RequestUsage
+
 from moot.agents.conference_coverage import coverage_event, find_quote
 from moot.cli import main
 from moot.events import Coverage, Message, RunResumed, Score, TopicClosed, Verdict
+from moot.models.requests import Continue, MeasuredResult
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.conference_schema import ReferenceItem
 from moot.scenario import ScenarioError, load_scenario
+from moot.timeline import coverage_rows
 from moot.transcript import load
 
 M, A, B, J, E, X = "Moderator", "Alice", "Bob", "Judge", "Evaluator", "Assessor"
@@ -368,3 +372,56 @@ def test_score_re_measures_coverage_with_another_assessor(make_scenario, tmp_pat
     [call] = [c for c in copy.calls if c.stage == "rescore assessor"]
     [asked] = [c for c in original.calls if c.stage == "assess"]
     assert call.messages == asked.messages  # shown exactly what the conference's assessor was shown
+
+
+# ---------------------------------------------------------------- the assessor by likelihood
+
+LIKELIHOOD = "choice: likelihood\nagreement_threshold: 0.6\n"  # the scripted judge's p(agree) is 0.7
+
+
+class Quoting(ScriptedChatCompletionClient):
+    """A base-model assessor: yes/no per item from its script; asked for the passage on `health`,
+    it copies one from the debate (any other passage is the scripted sentence, found nowhere)."""
+
+    def __init__(self, *script: str):
+        super().__init__(["BASE", *script])
+
+    def _answer(self, messages, request, extra):
+        if isinstance(request, Continue) and "Item: health" in request.prefix:
+            return MeasuredResult(content="Health outcomes matter most", finish_reason="stop", cached=False,
+                                  usage=RequestUsage(prompt_tokens=0, completion_tokens=4),
+                                  detail={"method": "completion"})
+        return super()._answer(messages, request, extra)
+
+
+def test_a_base_model_assessor_is_asked_item_by_item_and_its_quotes_are_checked(make_scenario, tmp_path):
+    made = people(**{X: Quoting("yes", "no", "yes")})
+    out = tmp_path / "run"
+    assert run_scenario(make_scenario(topics=1, extra=REFERENCE + LIKELIHOOD), out, clients=made) == 0
+    [coverage] = conference(out).of_type(Coverage)
+    assert coverage.method == "scripted" and (coverage.covered, coverage.total) == (1, 3)
+    assert [(i.name, i.status, i.turn, i.probability) for i in coverage.items] == [
+        ("health", "covered", 2, 0.7), ("crime", "not_covered", None, 0.3), ("public", "unverified", None, 0.7)]
+    asked = [r for r in made[X].requests if r["request"] is not None]
+    assert [type(r["request"]).__name__ for r in asked] == ["Choose", "Continue", "Choose", "Choose", "Continue"]
+    doc = asked[0]["messages"][0].content
+    assert doc == ("[The debate on topic 1: topic number 1.]\n\nAlice: Health outcomes matter most.\n\n"
+                   "Bob: Crime follows prohibition.\n\n[An assessor compares the debate with the outcome the real "
+                   "conference reached on this topic, item by item, quoting the debate.]")  # the debate only
+    assert asked[0]["request"].prefix == "Item: health: effects on health\nAddressed in the debate:"
+    assert asked[0]["request"].options == ("yes", "no")
+    assert asked[1]["request"].prefix.endswith('Addressed in the debate: yes\nQuote from the debate: "')
+    assert asked[1]["request"].no_repeat_ngram == 0 and '"' in asked[1]["request"].stop  # copying is the point
+    assert "p(yes)=0.30" in " ".join(coverage_rows(coverage)[1])
+
+
+def test_score_re_measures_coverage_by_likelihood(make_scenario, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_scenario(make_scenario(topics=1, extra=REFERENCE + LIKELIHOOD), out, clients=people()) == 0
+    assert main(["score", str(out), "--role", "assessor=scripted:BASE"]) == 0  # says yes; its passages are made up
+    assert "reference coverage of topic 1: 0/3 items (0%) (measured: scripted); unverified: health, crime, public" \
+        in capsys.readouterr().out
+    copy = load(out.with_name("run-rescored-assessor-scripted_BASE") / "conference.jsonl")
+    [again] = [c for c in copy.of_type(Coverage) if c.speaker.startswith("assessor:")]
+    assert [i.probability for i in again.items] == [0.7, 0.7, 0.7] and again.method == "scripted"
+    assert [c.kind for c in copy.calls if c.stage == "rescore assessor"] == ["choice", "continue"] * 3

@@ -103,7 +103,7 @@ CASES = [
     ("unknown prompt key", BASE + "prompts:\n  participant_speech: hi\n",
      21, "prompts.participant_speech", "unknown prompt (did you mean 'participant_system'?)"),
     ("unknown prompt key, nothing near", BASE + "prompts:\n  opening_speech: hi\n",
-     21, "prompts.opening_speech", "unknown prompt (allowed: assessor_system, assessor_turn, document_agreement,"),
+     21, "prompts.opening_speech", "unknown prompt (allowed: assessor_item_turn, assessor_quote_turn, assessor_system,"),
     ("value near an allowed one", BASE + "routing:\n  agreement: jduge\n",
      21, "routing.agreement", "Input should be 'judge' or 'moderator' (did you mean 'judge'?)"),
     ("misspelt required key: the misspelling only", edit(("title: Test conference", "titel: Test conference")),

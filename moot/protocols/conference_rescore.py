@@ -31,7 +31,7 @@ from moot.agents.conference import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference_context import Said
 from moot.agents.conference_coverage import coverage_event, debate_of, reference_text
 from moot.agents.conference_document import MIN_TOKENS, TranscriptDocument
-from moot.agents.conference_measures import Answer, evaluate, expected_scores, spoken
+from moot.agents.conference_measures import Answer, assess, evaluate, expected_scores, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.events import Coverage, EventBase, Measured, Message, Score, TopicClosed
@@ -185,13 +185,23 @@ class Rescorer:
         closed = {e.topic for e in self.transcript.of_type(TopicClosed)}
         history = self.shown(self.transcript.messages)
 
+        likelihood, document = self.by_likelihood(spec), self.in_document("assessor")
+
         async def one(topic: int) -> Coverage:
             items, debate = references[topic], debate_of(history, topic)
             fields = {**self.fields(ASSESSOR_NAME, topic), "reference": reference_text(items)}
-            output = coverage_model(tuple(i.name for i in items))
-            return await self._ask("assessor", self.prompt("assessor", fields, debate, DEBATE), output,
-                                   lambda reply: coverage_event(reply, items, debate, turn=debate[-1].turn,
-                                                                speaker=f"assessor:{spec}", topic=topic, model=spec))
+            where = dict(turn=debate[-1].turn, speaker=f"assessor:{spec}", topic=topic, model=spec)
+            if not likelihood:
+                output = coverage_model(tuple(i.name for i in items))
+                return await self._ask("assessor", self.prompt("assessor", fields, debate, DEBATE), output,
+                                       lambda reply: coverage_event(reply, items, debate, **where))
+
+            def chat(key: str, extra) -> list:
+                return self.prompt("assessor", {**fields, **extra}, debate, DEBATE, turn=key)
+
+            answer = await assess(self.ctx, "assessor", TranscriptDocument(self.setup), debate, items, topic, document,
+                                  chat, "rescore assessor")
+            return self._record(answer, coverage_event(answer.content, items, debate, answer.measured, **where))
 
         topics = [t for t in sorted(references) if t in closed and debate_of(history, t)]
         return list(await asyncio.gather(*(one(t) for t in topics)))

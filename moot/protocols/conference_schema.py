@@ -197,12 +197,14 @@ class Scenario(ScenarioBase):
     """The judge's answer form and whether its reason is passed on; only with a judge."""
     choice: ConferenceChoice = "auto"
     """How the closed answers are read: the judge's verdict, the deciding moderator's decision (the
-    without-judge variant) and the evaluator's scores. `likelihood`: from the model's
-    probabilities, where the backend exposes them (the embedded model; OpenAI-compatible servers
-    with `logprobs`): the verdict or decision is the closing option's probability against
+    without-judge variant), the evaluator's scores and the assessor's answers. `likelihood`: from
+    the model's probabilities, where the backend exposes them (the embedded model; OpenAI-compatible
+    servers with `logprobs`): the verdict or decision is the closing option's probability against
     `agreement_threshold`, and each score is its expectation under the model's distribution over
     1-10 (G-Eval), the distributions recorded; the evaluator's rationale is then a separate
-    free-text turn. A backend without log-probabilities is asked for structured output instead
+    free-text turn. The assessor is asked per reference item whether the debate addressed it (yes
+    or no, the more likely; p(yes) recorded) and, for a yes, to copy the passage, which must be
+    found in the debate like a written quote. A backend without log-probabilities is asked for structured output instead
     (recorded so). `structured`: what the model writes, under structured output (the judge in
     `judging.form`, JSON or the paper's plain text). `auto`: `likelihood` on the embedded model,
     `structured` on the others."""

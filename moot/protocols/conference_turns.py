@@ -100,8 +100,9 @@ def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: Conf
                     earlier: Sequence[Said]) -> Optional[Coverage]:
     if step.action != "assess":
         return None
-    return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic), turn=turn,
-                          speaker=message.source, topic=step.topic, model=message.metadata.get("model", ""))
+    return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic),
+                          measured_of(message), turn=turn, speaker=message.source, topic=step.topic,
+                          model=message.metadata.get("model", ""))
 
 
 def score_from_reply(content: str, measured: Optional[Measured] = None, **fields) -> Score:
