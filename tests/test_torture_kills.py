@@ -17,9 +17,8 @@ import pytest
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
 from moot.runs.folder import read_results
-from torture_support import (
-    COLA, CONFERENCE, dataset, handled, moot, moot_process, outcome_of, recorded_signatures, remote, tried,
-    write,
+from torture_support import (  # noqa: F401 - files: a fixture
+    files, handled, moot, moot_process, outcome_of, recorded_signatures, remote, tried,
 )
 
 KILLS = 6  # per loop
@@ -36,14 +35,6 @@ def batch_argv(directory, url):
 
 
 ARGV = {"conference": conference_argv, "batch": batch_argv}
-
-
-@pytest.fixture
-def files(tmp_path):
-    write(tmp_path / "conference.yaml", CONFERENCE)
-    write(tmp_path / "cola.yaml", COLA)
-    dataset(tmp_path)
-    return tmp_path
 
 
 def uninterrupted(directory, argv) -> dict:

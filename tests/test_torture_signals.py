@@ -14,9 +14,9 @@ import pytest
 
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
-from torture_support import (
-    COLA, CONFERENCE, Ran, assert_clean, case, dataset, moot, moot_process, outcome_of, read_jsonl,
-    recorded_signatures, remote, unit_transcripts, write,
+from torture_support import (  # noqa: F401 - files: a fixture
+    Ran, assert_clean, case, files, moot, moot_process, outcome_of, read_jsonl, recorded_signatures, remote,
+    scenario_files, unit_transcripts,
 )
 
 DELAY = 0.25  # seconds per reply: a batch takes several seconds, long enough to be interrupted
@@ -34,10 +34,7 @@ def conference_argv(directory, url, *extra):
 @pytest.fixture(scope="module")
 def undisturbed(tmp_path_factory):
     """The batch and the conference against a healthy, fast server."""
-    directory = tmp_path_factory.mktemp("undisturbed")
-    write(directory / "cola.yaml", COLA)
-    write(directory / "conference.yaml", CONFERENCE)
-    dataset(directory)
+    directory = scenario_files(tmp_path_factory.mktemp("undisturbed"))
     found = {}
     with FaultServer("ok") as server:
         for kind, argv in (("batch", batch_argv), ("conference", conference_argv)):
@@ -46,14 +43,6 @@ def undisturbed(tmp_path_factory):
             found[kind] = outcome_of(directory / "run")
             os.rename(directory / "run", directory / kind)
     return found
-
-
-@pytest.fixture
-def files(tmp_path):
-    write(tmp_path / "cola.yaml", COLA)
-    write(tmp_path / "conference.yaml", CONFERENCE)
-    dataset(tmp_path)
-    return tmp_path
 
 
 def wait_for_requests(server: FaultServer, proc, count: int, timeout: float = 30) -> None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+import pytest
+
 from moot.cli import main
 from moot.runs.folder import read_results
 from moot.transcript import load
@@ -203,6 +205,19 @@ def dataset(directory: Path, rows: Sequence[tuple[str, str, str]] = ROWS) -> Pat
     write(directory / "data.csv", "\n".join(lines) + "\n")
     return write(directory / "data.yaml", "path: data.csv\nformat: csv\n"
                                           "columns: {text: text, target: target, label: label}\n")
+
+
+def scenario_files(directory: Path) -> Path:
+    """A conference and a COLA scenario on the fault server, and the small dataset, in `directory`."""
+    write(directory / "conference.yaml", CONFERENCE)
+    write(directory / "cola.yaml", COLA)
+    dataset(directory)
+    return directory
+
+
+@pytest.fixture
+def files(tmp_path):
+    return scenario_files(tmp_path)
 
 
 def remote(url: str) -> list[str]:
