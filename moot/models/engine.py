@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from contextlib import aclosing
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from autogen_core import CancellationToken
@@ -33,6 +32,7 @@ from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import RetryPolicy, complete
 from moot.models.factory import BackendOptions, build_client, endpoints_of
 from moot.models.requests import REQUEST_ARG, Request
+from moot.models.streaming import final_of
 
 
 @dataclass(frozen=True)
@@ -180,11 +180,4 @@ class Streamed:
         self.client, self.on_text = client, on_text
 
     async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
-        result = None
-        async with aclosing(self.client.create_stream(messages, **kwargs)) as chunks:
-            async for chunk in chunks:
-                if isinstance(chunk, str):
-                    self.on_text(chunk)
-                else:
-                    result = chunk
-        return result
+        return await final_of(self.client.create_stream(messages, **kwargs), self.on_text)

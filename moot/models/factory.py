@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -66,7 +67,9 @@ def url_secrets(url: str) -> list[str]:
     return [s for s in (parts.password, *(v for _, v in parse_qsl(parts.query))) if s]
 
 
+@lru_cache(maxsize=None)
 def with_secrets_registered(urls: tuple[Optional[str], ...]) -> tuple[Optional[str], ...]:
+    """`urls`, their credentials registered for redaction (once per tuple: this is asked on every call)."""
     for url in urls:
         for secret in url_secrets(url or ""):
             register(secret)

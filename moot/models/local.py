@@ -32,8 +32,9 @@ import sys
 import threading
 from contextlib import aclosing, contextmanager
 from functools import lru_cache
-from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
 
+from autogen_core import CancellationToken
 from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 import numpy as np
@@ -41,7 +42,7 @@ from pydantic import BaseModel
 
 from moot.models.local_requests import LocalAnswers, to_chat
 from moot.models.requests import request_of, without_request
-from moot.models.streaming import stream_in_thread
+from moot.models.streaming import final_of, stream_in_thread
 from moot.models.structured import structured_max_tokens
 
 LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
@@ -94,6 +95,15 @@ def model_kind(metadata: Mapping[str, str], setting: str = "auto") -> str:
     return "instruct" if has_chat_template(metadata) else "base"
 
 
+def stopped_by(cancellation_token: Optional[CancellationToken]) -> threading.Event:
+    """Set when the run is stopped: queued or running generations check it (a stopped run does not
+    wait for them)."""
+    stop = threading.Event()
+    if cancellation_token is not None:
+        cancellation_token.add_callback(stop.set)
+    return stop
+
+
 class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     """In-process llama.cpp client with bounded, reproducible, optionally constrained generation."""
 
@@ -119,13 +129,11 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
         if request_of(extra_create_args) is not None:
-            return await self._last(self.create_stream(messages, extra_create_args=extra_create_args,
-                                                       cancellation_token=cancellation_token))
+            return await final_of(self.create_stream(messages, extra_create_args=extra_create_args,
+                                                     cancellation_token=cancellation_token))
         kwargs = self._sampling(json_output, extra_create_args)
         chat = to_chat(messages)
-        stop = threading.Event()  # a stopped run must not wait for queued or running generations
-        if cancellation_token is not None:
-            cancellation_token.add_callback(stop.set)
+        stop = stopped_by(cancellation_token)
         try:
             response = await asyncio.to_thread(self._generate, chat, kwargs, stop)
         except asyncio.CancelledError:
@@ -133,8 +141,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
             raise
         usage = RequestUsage(prompt_tokens=response["usage"]["prompt_tokens"],
                              completion_tokens=response["usage"]["completion_tokens"])
-        self._total_usage["prompt_tokens"] += usage.prompt_tokens
-        self._total_usage["completion_tokens"] += usage.completion_tokens
+        self._count(usage)
         choice = response["choices"][0]
         finish = "length" if choice.get("finish_reason") == "length" else "stop"
         return CreateResult(content=choice["message"]["content"] or "", usage=usage,
@@ -151,9 +158,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
             return
         answer = LocalAnswers(self.llm, self._lock, self.model_kind)
         sampling = self._sampling(None, without_request(extra_create_args))
-        stopped = threading.Event()  # a stopped run does not wait for queued or running generations
-        if cancellation_token is not None:
-            cancellation_token.add_callback(stopped.set)
+        stopped = stopped_by(cancellation_token)
         result = None
         produce = stream_in_thread(lambda stop: answer.stream(messages, request, sampling, stop), stopped)
         async with aclosing(produce) as items:
@@ -164,17 +169,12 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                     result = item
         if result is None:
             raise asyncio.CancelledError()
-        self._total_usage["prompt_tokens"] += result.usage.prompt_tokens
-        self._total_usage["completion_tokens"] += result.usage.completion_tokens
+        self._count(result.usage)
         yield result
 
-    @staticmethod
-    async def _last(stream: AsyncIterator[Any]) -> CreateResult:
-        result = None
-        async with aclosing(stream) as items:
-            async for result in items:
-                pass
-        return result
+    def _count(self, usage: RequestUsage) -> None:
+        self._total_usage["prompt_tokens"] += usage.prompt_tokens
+        self._total_usage["completion_tokens"] += usage.completion_tokens
 
     def _generate(self, chat: list[dict], kwargs: dict, stop: threading.Event) -> dict:
         """In a worker thread, one generation at a time. A stopped call ends before its turn, and a

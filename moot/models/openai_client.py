@@ -32,7 +32,7 @@ import httpx
 import openai
 from autogen_core import CancellationToken
 from autogen_core.models import (
-    AssistantMessage, CreateResult, LLMMessage, ModelInfo, RequestUsage, SystemMessage, UserMessage,
+    AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
 
 from moot.models.base import MootClient
@@ -71,16 +71,13 @@ class OpenAIClient(MootClient):
 
     dialect = JSON_SCHEMA
 
-    def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
-                 info: Optional[ModelInfo] = None):
+    def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any]):
         super().__init__()
         self.model = model
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
                                       http_client=openai.DefaultAsyncHttpxClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
-        if info is not None:
-            self.info = info
 
     async def create(self, messages: Sequence[LLMMessage], *, tools=(), tool_choice="auto", json_output=None,
                      extra_create_args: Mapping[str, Any] = {},
@@ -131,7 +128,7 @@ class OpenAIClient(MootClient):
                                      stream=True, stream_cls=openai.AsyncStream[dict])
         async with aclosing(stream.__aiter__()) as chunks:
             async for chunk in chunks:
-                choice = (chunk.get("choices") or [{}])[0]
+                choice = first_choice(chunk)
                 piece = choice.get("text") if document else (choice.get("delta") or {}).get("content")
                 finish = choice.get("finish_reason") or finish
                 if piece:
@@ -139,12 +136,12 @@ class OpenAIClient(MootClient):
                     yield piece
         usage = RequestUsage(prompt_tokens=0, completion_tokens=0)  # a stream carries no usage
         result = CreateResult(content=text, usage=usage, cached=False,
-                              finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
+                              finish_reason=finish_reason(finish))
         yield result if request is None else continuation_result(text, result.finish_reason, request.sentence, usage)
 
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
         reply = await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages], **args})
-        return self._result(reply, (reply.get("choices") or [{}])[0].get("message") or {}, "content")
+        return self._result(reply, first_choice(reply).get("message") or {}, "content")
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST to the server through the SDK (its auth, timeouts and error types) with a plain
@@ -154,7 +151,7 @@ class OpenAIClient(MootClient):
         return response.json()
 
     def _result(self, reply: dict[str, Any], holder: Mapping[str, Any], key: str) -> CreateResult:
-        choice = (reply.get("choices") or [{}])[0]
+        choice = first_choice(reply)
         counts = reply.get("usage") or {}
         usage = RequestUsage(prompt_tokens=tokens(counts.get("prompt_tokens")),
                              completion_tokens=tokens(counts.get("completion_tokens")))
@@ -162,7 +159,7 @@ class OpenAIClient(MootClient):
         finish = choice.get("finish_reason")
         content = holder.get(key)
         return CreateResult(content=content if isinstance(content, str) else "", usage=usage, cached=False,
-                            finish_reason=finish if finish in ("stop", "length", "content_filter") else "unknown")
+                            finish_reason=finish_reason(finish))
 
     async def _answer(self, messages: Sequence[LLMMessage], request: Request, args: dict[str, Any]) -> CreateResult:
         if not request.document and request.reply_prefix:
@@ -211,7 +208,7 @@ class OpenAIClient(MootClient):
         stop = {"stop": list(request.stop)} if request.stop else {}
         if request.document:
             reply = await self._post("/completions", {"prompt": document_text(messages, request.prefix), **args, **stop})
-            result = self._result(reply, (reply.get("choices") or [{}])[0], "text")
+            result = self._result(reply, first_choice(reply), "text")
         else:
             result = await self._send(messages, {**args, **stop})
         result = bound_reply(result, args.get("max_tokens"))
@@ -224,9 +221,19 @@ class OpenAIClient(MootClient):
         await self.sdk.close()
 
 
+def first_choice(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """A completion's (or a stream chunk's) first choice; {} when it has none."""
+    return (reply.get("choices") or [{}])[0]
+
+
+def finish_reason(finish: Any) -> str:
+    """The server's finish reason as AutoGen names it ("unknown" for anything else)."""
+    return finish if finish in ("stop", "length", "content_filter") else "unknown"
+
+
 def first_top_logprobs(reply: Mapping[str, Any], document: bool) -> dict[str, float]:
     """{token: logprob} of the first generated position ({} when the server sent none)."""
-    logprobs = ((reply.get("choices") or [{}])[0]).get("logprobs") or {}
+    logprobs = first_choice(reply).get("logprobs") or {}
     if document:
         tops = logprobs.get("top_logprobs") or [{}]
         return {str(t): float(lp) for t, lp in (tops[0] or {}).items()}

@@ -130,8 +130,6 @@ def request_of(extra: Optional[Mapping[str, Any]]) -> Optional[Request]:
     data = (extra or {}).get(REQUEST_ARG)
     if data is None:
         return None
-    if isinstance(data, _Request):
-        return data  # type: ignore[return-value]
     cls = KINDS.get(data.get("kind", ""))
     if cls is None:
         raise ValueError(f"unknown request kind {data.get('kind')!r}")

@@ -98,8 +98,7 @@ class ScriptedChatCompletionClient(MootClient):
             self.script.pop(0)
             raise ConnectionError("scripted failure")
         label, prompt = label_mark(messages)
-        last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-        marked = SCORE_MARK.search(str(last.content)) if last else None
+        marked = SCORE_MARK.search(last_user_text(messages))
         result = scripted_answer(request, messages, self.script, label, option_letter(prompt, label),
                                  float(marked.group(1)) if marked else self.score,
                                  int(extra.get("max_tokens") or self.max_tokens))
@@ -132,11 +131,11 @@ class ScriptedChatCompletionClient(MootClient):
 
     @staticmethod
     def _text_reply(messages: Sequence[LLMMessage]) -> str:
-        last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-        letter = option_letter(str(last.content) if last else "", label_mark(messages)[0])
+        last = last_user_text(messages)
+        letter = option_letter(last, label_mark(messages)[0])
         if letter:
             return letter
-        ask = str(last.content).strip().splitlines()[-1] if last else ""
+        ask = last.strip().splitlines()[-1] if last.strip() else ""
         quoted = re.findall(r'"([^"]+)"', ask)
         about = quoted[0] if quoted else ask[:80]
         text = f"(scripted) My contribution on {about}: AGREEMENT is not mine to declare. DONE."
@@ -230,8 +229,7 @@ def labelled_reply(output: type[BaseModel], messages: Sequence[LLMMessage]) -> s
     for name, prop in props.items():
         if label is not None and label in prop.get("enum", [prop.get("const")]):
             example[name] = label
-    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-    score = SCORE_MARK.search(str(last.content)) if last else None
+    score = SCORE_MARK.search(last_user_text(messages))
     if score:
         for name, prop in props.items():
             if prop.get("type") in ("integer", "number"):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import closing
-from typing import Any, AsyncIterator, Callable, Iterator
+from contextlib import aclosing, closing
+from typing import Any, AsyncIterator, Callable, Iterator, Optional
 
 _END = object()
 
@@ -54,3 +54,16 @@ async def stream_in_thread(produce: Callable[[threading.Event], Iterator[Any]],
     finally:
         cancelled.set()
         await loop.run_in_executor(None, thread.join)
+
+
+async def final_of(stream: AsyncIterator[Any], on_text: Optional[Callable[[str], None]] = None) -> Any:
+    """A client stream's final result (its last non-text item), its text chunks handed to
+    `on_text` on the way; the stream is closed however this ends."""
+    result = None
+    async with aclosing(stream) as items:
+        async for item in items:
+            if not isinstance(item, str):
+                result = item
+            elif on_text is not None:
+                on_text(item)
+    return result
