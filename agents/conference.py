@@ -45,7 +45,7 @@ from moot.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
 USER = "user"
 CONVERSATION, DEBATE = "Conversation so far:", "The participants' debate:"  # the headings of what is shown
-CLOSED = ("judge", "decide", "evaluate")  # turns with a closed answer
+CLOSED = ("judge", "decide", "evaluate", "assess")  # turns with a closed answer
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,11 @@ class ConferenceAgent(ThreadAgent):
 
     async def answer(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
         """The turn's reply, asked the way this model and the scenario's `choice` call for."""
-        if step.action in (*CLOSED, "assess") and self.by_likelihood:
-            measure = {"judge": self.judge, "decide": self.decide, "evaluate": self.evaluate,
-                       "assess": self.assess}[step.action]
-            return await measure(step, shown, on_text)
-        if step.action in CLOSED or step.action == "assess":
+        if step.action not in CLOSED:
+            return await self.speak(step, shown, on_text)
+        if not self.by_likelihood:
             return await self.written(step, shown)
-        return await self.speak(step, shown, on_text)
+        return await getattr(self, step.action)(step, shown, on_text)
 
     async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: OnText = None, **asked: Any):
         return await self.ctx.call(self.name, messages, stage=step.action, record=False, on_text=on_text, **asked)

@@ -20,7 +20,7 @@ every speaker, and a resumed run, builds the same document. The templates are th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from moot.agents.conference_context import TASK, Left, Said, Shown
 from moot.agents.conference_coverage import NO, YES, item_text
@@ -66,17 +66,16 @@ class TranscriptDocument:
 
     def __init__(self, setup: "ConferenceSetup"):
         self.setup = setup
-        self.labels: Mapping[str, str] = setup.labels
 
     def label(self, name: str) -> str:
-        return self.labels.get(name, name)
+        return self.setup.label(name)
 
     def fields(self, topic: Optional[int] = None, round_: int = 1, **more: object) -> dict[str, object]:
         s = self.setup
         fields: dict[str, object] = {
             "title": s.title.rstrip("."), "task": s.task, "topic_count": len(s.topics),
             "max_rounds": s.plan.max_rounds, "round": round_,
-            "participants": and_list([self.label(p) for p in s.plan.participants]),
+            "participants": s.participants(),
             "all": all_of(len(s.plan.participants)),
             "topic_number": (topic or 0) + 1, "topic": s.topics[topic] if topic is not None else "",
         }
@@ -157,7 +156,8 @@ class TranscriptDocument:
     # ------------------------------------------------------------------ what a turn asks
     def called(self) -> list[str]:
         """Every name and label of the conference's agents."""
-        return list(dict.fromkeys([*self.labels.values(), *self.labels]))
+        labels = self.setup.labels
+        return list(dict.fromkeys([*labels.values(), *labels]))
 
     def stops(self) -> tuple[str, ...]:
         """Where a turn ends: a blank line, a stage direction, or anyone's label (a line of another

@@ -145,10 +145,10 @@ async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: S
     answers: dict[str, dict] = {}
     distributions: dict[str, dict[str, float]] = {}
     asked, replies = [], []
+    shared = [UserMessage(content=doc.assessed(debate, topic), source="document")] if document else []
     for item in items:
         fields = {"item": item_text(item)}
-        messages = ([UserMessage(content=doc.assessed(debate, topic), source="document")] if document
-                    else chat("assessor_item_turn", fields))
+        messages = shared or chat("assessor_item_turn", fields)
         request = doc.assess_choice(item) if document else Choose(options=(YES, NO), prefix="Answer:")
         reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
         asked.append(reply)

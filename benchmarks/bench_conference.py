@@ -36,23 +36,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from string import Template
 from typing import Iterable, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from moot.agents.conference_document import TranscriptDocument  # noqa: E402
+from moot.agents.conference_document import SPOKEN, TranscriptDocument  # noqa: E402
+from moot.agents.prompts import render  # noqa: E402
 from moot.events import Call, Message, Score  # noqa: E402
 from moot.models.continuation import ends_sentence  # noqa: E402
 from moot.protocols.conference_setup import setup_of  # noqa: E402
 from moot.protocols.conference_schema import Scenario  # noqa: E402
 from moot.scenario import load_scenario  # noqa: E402
 from moot.transcript import Transcript, load  # noqa: E402
+from moot.runs.source import transcripts_in  # noqa: E402
 from moot.verdicts import CRITERIA  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "drug_policy.yaml"
-SPOKEN = ("open", "continue", "speak", "close", "decide")
 ROLES = ("moderator", "participant")
 WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
 GENERIC = ("moderator", "judge", "evaluator", "assessor", "user", "speaker", "participant")
@@ -96,7 +96,7 @@ def echo_sources(s: Scenario) -> set[tuple[str, ...]]:
             for _, agent in s.agents():
                 fields = {**document.fields(topic, 1), "name": labels[agent.name], "persona": agent.persona,
                           "topics": "\n".join(s.topics), "criterion": "", "criterion_text": "", "count": ""}
-                texts.append(Template(template).safe_substitute({k: str(v) for k, v in fields.items()}))
+                texts.append(render(template, fields))
     grams: set[tuple[str, ...]] = set()
     for text in texts:
         grams |= ngrams(text)
@@ -210,8 +210,7 @@ def run_seeds(seeds: str, out: Path, model: Optional[str]) -> float:
 def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
     found = []
     for path in paths:
-        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-        found += [load(f) for f in files if f.name != "results.jsonl"]
+        found += [load(f) for f in (transcripts_in(path) if path.is_dir() else [path])]
     return [t for t in found if t.started.protocol == "conference"]
 
 

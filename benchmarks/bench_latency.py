@@ -21,10 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from loopback import Server, timed, write_dataset
-
-CALLS_PER_ITEM = 7  # COLA: three analysts, three debaters, the judger
-
+from loopback import CALLS_PER_ITEM, Server, moot_cola, timed, write_dataset
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,9 +33,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, Server(latency=args.latency) as server:
         spec = write_dataset(Path(tmp) / "data", args.items)
         started = time.time()
-        wall, cpu, _ = timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec),
-                              "--model", "openai:bench", "--base-url", server.url, "--out", str(Path(tmp) / "run"),
-                              "--concurrency", str(args.concurrency), "--quiet", "--no-cache"])
+        wall, cpu, _ = timed(moot_cola(spec, server.url, Path(tmp) / "run", args.concurrency))
         seen = server.stats()
     bound = calls * args.latency / args.concurrency
     serving = seen["last"] - seen["first"]

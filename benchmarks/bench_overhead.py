@@ -17,12 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopback import Server, timed, write_dataset
+from loopback import CALLS_PER_ITEM, Server, moot_cola, timed, write_dataset
 
 HERE = Path(__file__).resolve().parent
-CALLS_PER_ITEM = 7  # COLA: three analysts, three debaters, the judger
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--items", type=int, default=300)
@@ -35,9 +32,7 @@ def main() -> int:
         spec = write_dataset(Path(tmp) / "data", args.items)
         for n in range(args.repeat):
             out = Path(tmp) / f"run{n}"
-            moot_runs.append(timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec),
-                                    "--model", "openai:bench", "--base-url", server.url, "--out", str(out),
-                                    "--concurrency", str(args.concurrency), "--quiet", "--no-cache"]))
+            moot_runs.append(timed(moot_cola(spec, server.url, out, args.concurrency)))
             raw_runs.append(timed([sys.executable, str(HERE / "raw_openai.py"), server.url, str(calls),
                                    str(args.concurrency)]))
     print(f"items={args.items} calls={calls} concurrency={args.concurrency} repeat={args.repeat} "

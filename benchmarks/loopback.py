@@ -112,6 +112,15 @@ def write_dataset(folder: Path, items: int) -> Path:
     return spec
 
 
+CALLS_PER_ITEM = 7  # COLA: three analysts, three debaters, the judger
+
+
+def moot_cola(spec: Path, url: str, out: Path, concurrency: int) -> list:
+    """`moot run cola` on `spec` against the loopback server at `url`, the reply cache off."""
+    return [sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec), "--model", "openai:bench",
+            "--base-url", url, "--out", str(out), "--concurrency", str(concurrency), "--quiet", "--no-cache"]
+
+
 def timed(argv: list) -> tuple:
     """(wall seconds, CPU seconds, peak RSS MB) of a whole child process, which must succeed.
     CPU time (user + system) is steadier than wall time on a busy machine."""
