@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Callable, Optional, Sequence, TextIO
 
-from moot.cli import EXIT_OK, EXIT_USAGE
+from moot.cli import EXIT_OK, EXIT_USAGE, silence
 from moot.cli.options import Parser
 from moot.console import ConsolePrinter
 from moot.document import unit_status
@@ -83,7 +83,7 @@ def run(argv: Sequence[str], stream: Optional[TextIO] = None) -> int:
     try:
         return _run(parser().parse_args(argv), stream or sys.stdout)
     except BrokenPipeError:  # `replay ... | head` or quitting a pager is not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence(sys.stdout)
         return EXIT_OK
 
 

@@ -54,9 +54,13 @@ class Built:
 def build_report(paths: Sequence[Path], out: Path) -> Built:
     """The report folder of runs of any protocols: item runs in paper-shaped tables, conference
     runs per topic; a mix gives both."""
-    sources = [(open_source(Path(p)), f"R{i}") for i, p in enumerate(paths, 1)]
-    conferences = [load_conference_run(src, ref) for src, ref in sources if is_conference_run(src)]
-    runs = [load_run(src, ref) for src, ref in sources if not is_conference_run(src)]
+    conferences, runs = [], []
+    for i, path in enumerate(paths, 1):
+        src, ref = open_source(Path(path)), f"R{i}"
+        if is_conference_run(src):
+            conferences.append(load_conference_run(src, ref))
+        else:
+            runs.append(load_run(src, ref))
     out.mkdir(parents=True, exist_ok=True)
     (out / "plots").mkdir(exist_ok=True)
     main, body, written = "", ["# Evaluation report", "",

@@ -31,6 +31,7 @@ from moot.protocol import Outcome, Protocol
 from moot.runs.context import Listener, Unit, UnitContext
 from moot.runs.folder import RunFolder, iter_results
 from moot.runs.setup import started_event
+from moot.scenario import scenario_content_hash
 from moot.summary import totals_of
 from moot.transcript import EventLog, Transcript, TranscriptError, load
 
@@ -81,7 +82,6 @@ class UnitResult:
     transcript: Path
     cause: str = ""
     fatal: bool = False
-    events: tuple = ()
 
     def row(self, folder: Path) -> dict[str, Any]:
         """Its results.jsonl line."""
@@ -91,12 +91,6 @@ class UnitResult:
         if self.unit.variant:
             row["variant"] = dict(self.unit.variant)
         return {**row, **o.summary}
-
-
-def content_hash(scenario: Any) -> str:
-    from moot.scenario import scenario_content_hash
-
-    return scenario_content_hash(scenario)
 
 
 def _prior(path: Path, unit: Unit, models: Mapping[str, RoleModel], setup: RunSetup) -> Optional[Transcript]:
@@ -115,7 +109,7 @@ def _prior(path: Path, unit: Unit, models: Mapping[str, RoleModel], setup: RunSe
         os.replace(path, path.with_name(f"{path.stem}.v{prior.migrated_from}.jsonl"))
         return None
     started = prior.started
-    if started.scenario_content_sha256 and started.scenario_content_sha256 != content_hash(unit.scenario):
+    if started.scenario_content_sha256 and started.scenario_content_sha256 != scenario_content_hash(unit.scenario):
         raise ResumeError(f"{path}: the scenario changed since this run started (its content differs); "
                           "run it with the scenario it started with, or choose another --out")
     recorded = {r: s for r, s in started.models.items()}
@@ -144,7 +138,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
         if prior is None:
             seed = getattr(getattr(unit.scenario, "generation", None), "seed", None)
             ctx.record(started_event(protocol, unit, setup.scenario_path, setup.scenario_sha256,
-                                     content_hash(unit.scenario), models, setup.backends, seed))
+                                     scenario_content_hash(unit.scenario), models, setup.backends, seed))
         else:
             wanted = {r: m.spec for r, m in models.items()}
             ctx.record(RunResumed(turns_kept=len(prior.messages), models=wanted,
@@ -182,7 +176,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
                                 raw=outcome.raw, gold=unit.gold, decided_by=outcome.decided_by))
     _finish(ctx, outcome.status, outcome.stop_reason or outcome.status, started)
     cause = outcome.stop_reason if outcome.status != "completed" else ""
-    return UnitResult(unit, outcome.status, outcome, path, cause, fatal, tuple(ctx.events))
+    return UnitResult(unit, outcome.status, outcome, path, cause, fatal)
 
 
 def _try_record(ctx: UnitContext, event: Error) -> None:
@@ -205,7 +199,7 @@ def _from_transcript(unit: Unit, transcript: Transcript, path: Path) -> UnitResu
     outcome = Outcome(prediction=found.prediction if found else None,
                       explanation=found.explanation if found else "", raw=found.raw if found else None,
                       stop_reason=finished.stop_reason if finished else "")
-    return UnitResult(unit, "completed", outcome, path, events=tuple(transcript.events))
+    return UnitResult(unit, "completed", outcome, path)
 
 
 @dataclass
