@@ -24,7 +24,8 @@ from moot.safe_text import terminal_safe
 from moot.summary import score_line
 from moot.verdicts import json_object
 from moot.timeline import (
-    CUT, Key, closed_text, coverage_text, outcome_text, place_of, section_title, verdict_detail,
+    CUT, Key, closed_text, coverage_text, outcome_text, place_of, section_title, topic_place, verdict_detail,
+    where_text,
 )
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
@@ -105,7 +106,7 @@ class ConsolePrinter:
         self._headers(place_of(m, self.conference), m.topic, m.round)
         name, _ = self._speaker(m.speaker)
         if self.conference:
-            where = f"T{m.topic + 1} R{m.round}" if m.topic is not None else "closing"
+            where = where_text(m.topic, m.round)
             what = f"{m.action}, {m.latency_s:.1f}s" + (f", {CUT}" if m.cut else "")
         else:  # an item: its stage and round, the decision its reply gave
             where, what = f"{m.action} R{m.round}", f"{m.latency_s:.1f}s"
@@ -129,9 +130,9 @@ class ConsolePrinter:
     def begin(self, speaker: str, action: str, topic: Optional[int], round_: int) -> None:
         """A turn starts: its headers, then who speaks (provisional until the turn is recorded)."""
         self._keep()
-        self._headers(("topic", topic) if topic is not None else ("closing",), topic, round_)
+        self._headers(topic_place(topic), topic, round_)
         name, plain = self._speaker(speaker)
-        where = f"T{topic + 1} R{round_}" if topic is not None else "closing"
+        where = where_text(topic, round_)
         self.write("")
         self.stream.write(f"[{where}] {name} ({terminal_safe(action)} …):\n")
         self._live = f"[{where}] {plain} ({action} …):\n"

@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Union
 from moot.events import Error, EventBase, Message, Outcome, RunResumed
 from moot.timeline import (
     Section, agent_table, closed_text, grouped, input_texts, is_conference, message_meta, outcome_text,
-    run_facts, section_title, speaker_index, usage_table,
+    pairs_text, run_facts, section_title, speaker_index, usage_table,
 )
 from moot.transcript import Transcript
 
@@ -26,6 +26,7 @@ class Heading:
     text: str
     anchor: str = ""
     note: str = ""  # a line under it (how a topic closed)
+    unit: bool = False  # the heading of one unit in a document of several
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Entry:
 class Note:
     text: str
     kind: str = "info"  # info | error | outcome | stop
+    resumed: bool = False  # says that the run was resumed here
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def unit_status(transcript: Transcript, result_name: str) -> str:
 def unit_blocks(transcript: Transcript, level: int, result_name: str, title: str, anchor: str = "") -> list[Block]:
     s = transcript.started
     heading = (s.scenario.get("title") or title) if level == 1 else title
-    blocks: list[Block] = [Heading(level, heading, anchor), Facts(run_facts(transcript))]
+    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), Facts(run_facts(transcript))]
     inputs = input_texts(transcript)
     if inputs:
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
@@ -170,8 +172,8 @@ def note_blocks(event: EventBase, result_name: str) -> list[Block]:
                      "error")]
     if isinstance(event, RunResumed):
         return [Note(f"run resumed; {event.turns_kept} earlier turn(s) kept"
-                     + (f"; models now {', '.join(f'{k}={v}' for k, v in event.models.items())}"
-                        if event.models_changed else ""))]
+                     + (f"; models now {pairs_text(event.models)}"
+                        if event.models_changed else ""), resumed=True)]
     return [Note(getattr(event, "type", "event"))]
 
 

@@ -80,7 +80,7 @@ def html_of(block: Block) -> str:
     if isinstance(block, Heading):
         level = min(block.level, 6)
         anchor = f" id=\"{esc(block.anchor)}\"" if block.anchor else ""
-        kind = " class=\"unit\"" if block.anchor.startswith("unit-") and level == 2 else ""
+        kind = " class=\"unit\"" if block.unit else ""
         under = f"<p class=\"closed\">{esc(block.note)}</p>" if block.note else ""
         return f"<h{level}{anchor}{kind}>{esc(block.text)}</h{level}>{under}"
     if isinstance(block, Facts):
@@ -216,6 +216,6 @@ def distribution_bars(distribution, x: int, y: int, name: str) -> list[str]:
 
 
 def note(block: Note) -> str:
-    marks = {"error": "✗ ", "info": "↻ " if block.text.startswith("run resumed") else ""}
+    marks = {"error": "✗ ", "info": "↻ " if block.resumed else ""}
     ident = " id=\"stop\"" if block.kind == "stop" else ""
     return f"<div class=\"note {esc(block.kind)}\"{ident}>{marks.get(block.kind, '')}{esc(block.text)}</div>"

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from moot.events import (
-    MEASURED, Call, Coverage, EventBase, Message, Outcome, RunFinished, RunStarted, Score, TopicClosed, Verdict,
+    MEASURED, Call, Coverage, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted, Score, TopicClosed,
+    Verdict,
 )
 from moot.summary import totals_of
 from moot.transcript import Transcript
@@ -62,9 +63,17 @@ class Section:
 
 def place_of(message: Message, conference: bool) -> Key:
     """The section a message belongs to."""
-    if conference:
-        return ("topic", message.topic) if message.topic is not None else ("closing",)
-    return ("stage", message.action)
+    return topic_place(message.topic) if conference else ("stage", message.action)
+
+
+def topic_place(topic: Optional[int]) -> Key:
+    """A conference section: a topic, or the closing."""
+    return ("topic", topic) if topic is not None else ("closing",)
+
+
+def where_text(topic: Optional[int], round_: int) -> str:
+    """Where a conference turn is, as its line shows it: `T1 R2`, or `closing`."""
+    return f"T{topic + 1} R{round_}" if topic is not None else "closing"
 
 
 def turns_of(events: Sequence[EventBase]) -> list[Turn]:
@@ -248,7 +257,8 @@ def usage_table(transcript: Transcript) -> tuple[list[str], list[list[str]]]:
     return ["Role", "Messages", "Calls", "Prompt tokens", "Completion tokens", "Model time (s)"], rows
 
 
-def _pairs(mapping: object) -> str:
+def pairs_text(mapping: object) -> str:
+    """`k=v, k=v` (a mapping as a run's facts show it)."""
     if not isinstance(mapping, dict):
         return str(mapping)
     return ", ".join(f"{k}={shown(v)}" for k, v in mapping.items())
@@ -262,11 +272,11 @@ def run_facts(transcript: Transcript) -> list[tuple[str, str]]:
              ("Run", f"{s.run_id} · protocol {s.protocol} · unit {s.unit or '—'} · started {s.ts}"),
              ("Status", status)]
     if s.variant:
-        facts.append(("Variant", _pairs(s.variant)))
-    facts += [(key, _pairs(s.scenario[key])) for key in ("limits", "routing", "retry") if key in s.scenario]
-    facts += [("backends", _pairs(s.settings.get("backends", {}))), ("seed", str(s.seed)),
-              ("versions", _pairs(s.versions))]
-    resumed = sum(1 for e in transcript.events if e.type == "run_resumed")
+        facts.append(("Variant", pairs_text(s.variant)))
+    facts += [(key, pairs_text(s.scenario[key])) for key in ("limits", "routing", "retry") if key in s.scenario]
+    facts += [("backends", pairs_text(s.settings.get("backends", {}))), ("seed", str(s.seed)),
+              ("versions", pairs_text(s.versions))]
+    resumed = len(transcript.of_type(RunResumed))
     if resumed:
         facts.append(("Resumed", f"{resumed} time(s)"))
     if transcript.migrated_from is not None:

@@ -219,7 +219,6 @@ def _bare_label(model: type[M], text: str) -> Optional[M]:
     return model.model_validate({key: label, other: ""})
 
 
-JUDGE_FORMS = ("structured", "text")
 _JUDGE_LABEL = re.compile(r"\b(?:(?P<more>more[\s_-]*debate)|agreement)\b", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]]|\s[-–—]+\s")

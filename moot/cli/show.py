@@ -17,6 +17,7 @@ from moot.runs.context import Speaking
 from moot.runs.runner import BatchOutcome, UnitResult
 from moot.safe_text import terminal_safe
 from moot.summary import summary_lines
+from moot.timeline import where_text
 
 
 OUTPUT_CLOSED = "output closed"
@@ -89,7 +90,7 @@ class BatchStatus:
 
     def speaking(self, turn: Speaking) -> None:
         """A conference turn starts: the line says so (a terminal only). Its text is not shown."""
-        where = f"T{turn.topic + 1} R{turn.round}" if turn.topic is not None else "closing"
+        where = where_text(turn.topic, turn.round)
         self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {where})")
         if self.stream.isatty():
             self.show()
