@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import Annotated, Any, ClassVar, Literal, Mapping, Optional, Sequence, Union
+from typing import Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -196,3 +196,19 @@ class ScenarioBase(Strict):
         """The one item given in the file (`input:`), for a run without a dataset."""
         given = getattr(self, "input", None)
         return given.model_dump(exclude_none=True) if given is not None else {}
+
+
+def check_models(models: Mapping[str, str], allowed: Iterable[str], what: str = "role") -> None:
+    allowed = tuple(allowed)
+    for key, spec in models.items():
+        if key not in allowed:
+            raise fail(unknown(what, key, allowed), "models", key)
+        check_spec(spec, "models", key)
+
+
+def check_prompts(prompts: Mapping[str, str], protocol: str, fields: frozenset[str]) -> None:
+    templates = default_templates(protocol)
+    for key, text in prompts.items():
+        if key not in templates:
+            raise fail(unknown("prompt", key, sorted(templates)), "prompts", key)
+        check_template(text, fields, "prompts", key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from moot.speaker_selection.conference import PolicyError
+from moot.speaker_selection.conference import fixed_order
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,4 @@ class DebatePlan:
 
 def next_speaker(plan: DebatePlan, spoken: Sequence[str]) -> Optional[str]:
     """The next speaker after `spoken` (names, in order), or None when the stage is over."""
-    order = plan.order()
-    if tuple(spoken) != order[:len(spoken)]:
-        raise PolicyError(f"speakers {list(spoken)} do not follow the COLA order {list(order)}")
-    return order[len(spoken)] if len(spoken) < len(order) else None
+    return fixed_order(plan.order(), spoken, "COLA")

@@ -97,8 +97,8 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     agents.append(StageAgent(JUDGER, _judger(s, ctx, templates, base, analyses_text, labels, judged)))
     plan = DebatePlan(tuple(debater_name(lab) for lab in debaters), JUDGER)
     try:
-        thread = await ctx.group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
-                                      item.text, len(plan.order()))
+        await ctx.group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
+                             item.text, len(plan.order()))
     finally:
         for task in arguing.values():
             task.cancel()

@@ -13,9 +13,9 @@ from typing import Literal, Optional
 
 from pydantic import model_validator
 
-from moot.protocols.item_schema import (ItemScenario, Label, Labels, check_aliases, check_distinct,
-                                        check_models, check_prompts)
-from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
+from moot.protocols.item_schema import ItemScenario, Label, Labels, check_aliases, check_distinct
+from moot.scenario_blocks import (Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts,
+                                  fail)
 
 EXPERTS = ("linguist", "domain", "social")
 JUDGER = "judger"

@@ -77,8 +77,8 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
             if seen > len(task) and isinstance(item, BaseChatMessage):
                 turns += to_turns([item])
                 steps = walk(plan, turns)
-                calls = [r.call for r in by_name[item.source].last_calls if not r.replayed]
-                ctx.record(*calls, *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
+                ctx.record_replies(by_name[item.source].last_calls,
+                                   *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
                 said.append(said_of(item, steps[-2], len(turns), setup.reading))
     except Exception:
         failed = next((a.failure for a in agents if a.failure), None)

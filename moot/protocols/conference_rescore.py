@@ -113,7 +113,7 @@ class Rescorer:
         return self.ctx.engine.model_kind(self.ctx.model(role), role) == "base"
 
     def _record(self, answer: Answer, event: EventBase) -> EventBase:
-        self.ctx.record(*[r.call for r in answer.replies if not r.replayed], event)
+        self.ctx.record_replies(answer.replies, event)
         return event
 
     def shown(self, debate: Sequence[Message]) -> list[Said]:
@@ -123,7 +123,7 @@ class Rescorer:
         """One call; its record (unless the transcript already held it) and the event it gives, appended together."""
         reply = await self.ctx.call(role, messages, output, stage=f"rescore {role}", record=False)
         event = make_event(reply.text)
-        self.ctx.record(*([] if reply.replayed else [reply.call]), event)
+        self.ctx.record_replies([reply], event)
         return event
 
     async def evaluate(self, spec: str) -> list[Score]:

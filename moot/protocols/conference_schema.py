@@ -7,16 +7,13 @@ rejected with one line naming the file, line and key path, before anything runs.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from pathlib import Path
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, model_validator
 
-from moot.agents.prompts import PROMPT_FIELDS, TEMPLATE_KEYS
-from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_spec, check_template,
-                                  fail, unknown)
+from moot.agents.prompts import PROMPT_FIELDS
+from moot.scenario_blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_models, check_prompts,
+                                  check_spec, check_template, fail)
 from moot.yamlsource import format_key
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator", "assessor")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -319,10 +316,7 @@ def _check_agreement(s: Scenario) -> None:
 
 def _check_models(s: Scenario) -> None:
     names = {a.name for _, a in s.agents()}
-    for key, spec in s.models.items():
-        if key != "default" and key not in ROLE_KEYS and key not in names:
-            raise fail(unknown("agent or role", key, ("default",) + ROLE_KEYS + tuple(sorted(names))), "models", key)
-        check_spec(spec, "models", key)
+    check_models(s.models, ("default", *ROLE_KEYS, *sorted(names)), "agent or role")
     for key, agent in _agent_keys(s):
         if agent.model:
             check_spec(agent.model, *key, "model")
@@ -362,10 +356,7 @@ def _check_references(s: Scenario) -> None:
 
 
 def _check_prompts(s: Scenario) -> None:
-    for key, template in s.prompts.items():
-        if key not in TEMPLATE_KEYS:
-            raise fail(unknown("prompt", key, sorted(TEMPLATE_KEYS)), "prompts", key)
-        check_template(template, PROMPT_FIELDS, "prompts", key)
+    check_prompts(s.prompts, "conference", PROMPT_FIELDS)
     for key, agent in _agent_keys(s):
         if agent.prompt is not None:
             check_template(agent.prompt, PROMPT_FIELDS, *key, "prompt")

@@ -25,10 +25,10 @@ from moot.agents.prompts import render
 from moot.agents.stage import StageAgent, spoken_of
 from moot.metrics import RUMOR_CLASSES, UNPARSED, class_for
 from moot.protocol import InputField, Outcome, Protocol
-from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct, check_models, check_prompts
+from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct
 from moot.protocols.labels import LabelSet
 from moot.runs.context import UnitContext
-from moot.scenario_blocks import Backends, Generation, Retry, Strict, fail
+from moot.scenario_blocks import Backends, Generation, Retry, Strict, check_models, check_prompts, fail
 from moot.speaker_selection.debate import DebatePlan, next_speaker
 
 TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions"})

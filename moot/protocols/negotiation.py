@@ -26,7 +26,6 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -42,7 +41,7 @@ from moot.runs.context import UnitContext
 from moot.protocols.choices import ask_choice, chosen_option, method_for
 from moot.protocols.knn import NearestNeighbours
 from moot.protocols.labels import LabelSet
-from moot.protocols.negotiation_schema import LLMS, NegotiationScenario
+from moot.protocols.negotiation_schema import NegotiationScenario
 from moot.verdicts import json_object
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker

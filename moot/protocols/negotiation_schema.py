@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_models, check_prompts
-from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
+from moot.protocols.item_schema import ItemScenario, Labels, check_aliases
+from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})

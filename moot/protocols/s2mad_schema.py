@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct, check_models, check_prompts
-from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, fail
+from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct
+from moot.scenario_blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
 TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})

@@ -151,6 +151,11 @@ class UnitContext:
         if self.listener is not None:
             self.listener(list(events))
 
+    def record_replies(self, replies: Sequence[Reply], *events: EventBase) -> None:
+        """Record the calls of replies asked with `record=False` (but those served from this
+        unit's own log: they are in it already) together with the events they gave."""
+        self.record(*[r.call for r in replies if not r.replayed], *events)
+
     async def call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]] = None, *,
                    request: Optional[Request] = None, stage: str = "", round: int = 1,
                    decide: Optional[Callable[[str], Optional[str]]] = None, record: bool = True,
