@@ -31,7 +31,7 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
 from moot.agents.conference_document import TranscriptDocument, all_of, and_list
-from moot.agents.conference_measures import Answer, OnText, assess, closing_choice, evaluate, spoken
+from moot.agents.conference_measures import Answer, ChatPrompt, OnText, assess, closing_choice, evaluate, spoken
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
@@ -197,21 +197,23 @@ class ConferenceAgent(ThreadAgent):
 
     async def evaluate(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
         """Expected scores per criterion and overall, then a free-text rationale."""
-        def chat(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
-            return self.prompt_for(step, shown, self.setup.templates[key], extra)
-
         return await evaluate(self.ctx, self.name, self.name, self.document, shown, step.topic, self.in_document,
-                              chat, step.action, on_text)
+                              self.chat(step, shown), step.action, on_text)
 
     async def assess(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
         """Per reference item: addressed or not, read from the model's probabilities; a quote for a yes."""
-        def chat(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
-            return self.prompt_for(step, shown, self.setup.templates[key], extra)
-
         return await assess(self.ctx, self.name, self.document, shown, self.setup.references[step.topic], step.topic,
-                            self.in_document, chat, step.action)
+                            self.in_document, self.chat(step, shown), step.action)
 
     # ------------------------------------------------------------------ chat prompts
+    def chat(self, step: Step, shown: Sequence[Shown]) -> ChatPrompt:
+        """This turn's chat prompt for a named template (and extra fields): the evaluator's and
+        the assessor's several questions."""
+        def prompt(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
+            return self.prompt_for(step, shown, self.setup.templates[key], extra)
+
+        return prompt
+
     def prompt_for(self, step: Step, shown: Sequence[Shown], instruction: Optional[str] = None,
                    extra: Mapping[str, object] = {}) -> list[LLMMessage]:
         """System prompt (who I am) + one user message (what I am shown of the conversation + my

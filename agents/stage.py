@@ -10,7 +10,8 @@ pooled group chats (GroupChats), reached through the unit's context (`ctx.group_
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable, Optional, Sequence
+import asyncio
+from typing import Awaitable, Callable, Iterable, Optional, Sequence
 
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
@@ -42,6 +43,16 @@ class StageAgent(ThreadAgent):
             self.failure = exc
             raise
         return TextMessage(content=text, source=self.name)
+
+
+def cancel_calls(calls: Iterable[asyncio.Future]) -> None:
+    """Stop a stage's model calls still running (a turn failed, or the stage is over). A call that
+    already failed has its exception retrieved: its cause reached the caller through the turn that
+    awaited it, or does not matter once the stage stopped."""
+    for call in calls:
+        if call.done() and not call.cancelled():
+            call.exception()
+        call.cancel()
 
 
 def spoken_of(thread: Sequence[object]) -> list[BaseChatMessage]:

@@ -25,7 +25,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent
+from moot.agents.stage import StageAgent, cancel_calls
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola_schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.labels import LabelSet, stance_model
@@ -100,8 +100,7 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
         await ctx.group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
                              item.text, len(plan.order()))
     finally:
-        for task in arguing.values():
-            task.cancel()
+        cancel_calls(arguing.values())
     return judged_outcome(labels, judged["reply"])
 
 

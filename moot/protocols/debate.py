@@ -22,7 +22,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, spoken_of
+from moot.agents.stage import StageAgent, cancel_calls, spoken_of
 from moot.metrics import RUMOR_CLASSES, UNPARSED, class_for
 from moot.protocol import InputField, Outcome, Protocol
 from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct
@@ -222,11 +222,7 @@ class _Debate:
 
     def cancel(self) -> None:
         """Stop the calls still running (a turn failed); the failures of others are already known."""
-        for calls in self.calls.values():
-            for _, call in calls.values():
-                if call.done() and not call.cancelled():
-                    call.exception()
-                call.cancel()
+        cancel_calls(call for calls in self.calls.values() for _, call in calls.values())
 
 
 PROTOCOL = Protocol(

@@ -35,7 +35,7 @@ from autogen_core.models import AssistantMessage, UserMessage
 from pydantic import BaseModel
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent
+from moot.agents.stage import StageAgent, cancel_calls
 from moot.datasets import Comment
 from moot.metrics import UNPARSED
 from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
@@ -345,9 +345,7 @@ class _Debate:
         return respond
 
     def cancel(self) -> None:
-        for tasks in self.rounds.values():
-            for task in tasks.values():
-                task.cancel()
+        cancel_calls(task for tasks in self.rounds.values() for task in tasks.values())
 
 
 PROTOCOL = Protocol(
