@@ -112,7 +112,7 @@ def run(argv: Sequence[str]) -> int:
     retry = getattr(scenario, "retry", None)
     policy = RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s) if retry else RetryPolicy()
     if source.is_folder:
-        return score_folder(source, job, args, options, policy)
+        return score_folder(source, first, job, args, options, policy)
     return score_file(source, first, job, args, options, policy)
 
 
@@ -127,7 +127,8 @@ def score_file(source: RunSource, transcript: Transcript, job: Job, args, option
     return EXIT_FAILED if any(r.failed and r.row is None for r in results) else EXIT_OK
 
 
-def score_folder(source: RunSource, job: Job, args, options, retry) -> int:
+def score_folder(source: RunSource, first: Transcript, job: Job, args, options, retry) -> int:
+    """`first`: the first unit's transcript, loaded already to learn the protocol."""
     out = Path(args.out) if args.out else source.path.with_name(f"{source.path.name}-rescored-{slug(job.roles)}")
     with RunFolder(out) as folder:
         meta = rescored_meta(source, job, out)
@@ -137,7 +138,7 @@ def score_folder(source: RunSource, job: Job, args, options, retry) -> int:
                 raise RunFolderError(f"--out {out}: holds another run; choose another --out")
             clear(out)  # an earlier invocation of this same rescoring: redo it, answering from its cache
         folder.write_meta(meta)
-        units = [(u.load(), u.row) for u in source.units]
+        units = [(first, source.units[0].row)] + [(u.load(), u.row) for u in source.units[1:]]
         work = [(t, row, unit_path(out, t)) for t, row in units]
         cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
         engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency)
