@@ -145,18 +145,18 @@ def section_blocks(section: Section, transcript: Transcript, level: int, anchor:
     closed = section.closed
     blocks: list[Block] = [Heading(level, section_title(section.key, transcript.topics), anchor,
                                    closed_text(closed) if closed else "")]
-    ranks = speaker_index(transcript)
-    conference = is_conference(transcript)
+    ranks, labels = speaker_index(transcript), transcript.labels
+    conference, rounds_shown = is_conference(transcript), section.rounds_shown
     round_: Optional[int] = None
     for turn in section.turns:
         m = turn.message
         if m is None:
             blocks += note_blocks(turn.events[0], result_name)
             continue
-        if section.rounds_shown and m.round != round_:
+        if rounds_shown and m.round != round_:
             round_ = m.round
             blocks.append(Round(m.round, level + 1))
-        label = transcript.labels.get(m.speaker, "")
+        label = labels.get(m.speaker, "")
         meta = message_meta(m, conference)
         blocks.append(Entry(m, tuple(turn.events[1:]), ranks.get(m.speaker, 0),
                             f"{m.speaker} · {meta}" if label else meta, label))
