@@ -31,13 +31,13 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
 from moot.agents.conference_document import TranscriptDocument, all_of, and_list
-from moot.agents.conference_measures import Answer, ChatPrompt, OnText, assess, closing_choice, evaluate, spoken
+from moot.agents.conference_measures import (Answer, ChatPrompt, OnText, assess, by_likelihood, closing_choice, evaluate,
+                                             in_document, spoken)
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
 from moot.events import Measured
 from moot.models.requests import Choose
-from moot.scenario_blocks import choice_method
 from moot.speaker_selection.conference import (
     AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
 )
@@ -124,11 +124,11 @@ class ConferenceAgent(ThreadAgent):
     @property
     def in_document(self) -> bool:
         """A base model continues the transcript document; an instruction model is asked in chat."""
-        return self.ctx.engine.model_kind(self.ctx.model(self.name), self.name) == "base"
+        return in_document(self.ctx, self.name)
 
     @property
     def by_likelihood(self) -> bool:
-        return choice_method(self.setup.choice, self.ctx.model(self.name).spec, "structured") == "likelihood"
+        return by_likelihood(self.setup.choice, self.ctx.model(self.name).spec)
 
     async def answer(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
         """The turn's reply, asked the way this model and the scenario's `choice` call for."""

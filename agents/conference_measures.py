@@ -26,6 +26,7 @@ from moot.events import Measured
 from moot.models.continuation import cut_to_sentence
 from moot.models.requests import Choose, Score
 from moot.runs.context import Reply, UnitContext
+from moot.scenario_blocks import choice_method
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EVIDENCE_CHARS, OVERALL_TEXT, criterion_title
 
 OnText = Optional[Callable[[str], None]]
@@ -43,6 +44,17 @@ class Answer:
     decision: Optional[str] = None
     cut: bool = False
     measured: Optional[Measured] = None
+
+
+def in_document(ctx: UnitContext, role: str) -> bool:
+    """A base model continues the transcript document; an instruction model is asked in chat."""
+    return ctx.engine.model_kind(ctx.model(role), role) == "base"
+
+
+def by_likelihood(choice: str, spec: str) -> bool:
+    """Whether closed answers of the model `spec` are read from its probabilities (the scenario's
+    `choice`; `auto` picks likelihood on the embedded model)."""
+    return choice_method(choice, spec, "structured") == "likelihood"
 
 
 def spoken(reply: Reply) -> tuple[str, bool]:

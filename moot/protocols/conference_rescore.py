@@ -31,7 +31,8 @@ from moot.agents.conference import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference_context import Said
 from moot.agents.conference_coverage import coverage_event, debate_of, reference_text
 from moot.agents.conference_document import MIN_TOKENS, TranscriptDocument
-from moot.agents.conference_measures import Answer, assess, evaluate, expected_scores, spoken
+from moot.agents.conference_measures import (Answer, assess, by_likelihood, evaluate, expected_scores, in_document,
+                                             spoken)
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.events import Coverage, EventBase, Measured, Message, Score, TopicClosed
@@ -41,7 +42,6 @@ from moot.protocols.conference_schema import Scenario
 from moot.protocols.conference_setup import setup_of
 from moot.protocols.conference_turns import score_from_reply
 from moot.runs.context import UnitContext
-from moot.scenario_blocks import choice_method
 from moot.summary import score_line, shown_score
 from moot.timeline import coverage_text
 from moot.transcript import Transcript
@@ -106,12 +106,6 @@ class Rescorer:
         return turn_prompt(render(self.templates[f"{role}_system"], fields), heading, shown,
                            render(self.templates[turn or f"{role}_turn"], fields), self.setup.labels)
 
-    def by_likelihood(self, spec: str) -> bool:
-        return choice_method(self.s.choice, spec, "structured") == "likelihood"
-
-    def in_document(self, role: str) -> bool:
-        return self.ctx.engine.model_kind(self.ctx.model(role), role) == "base"
-
     def _record(self, answer: Answer, event: EventBase) -> EventBase:
         self.ctx.record_replies(answer.replies, event)
         return event
@@ -127,7 +121,7 @@ class Rescorer:
         return event
 
     async def evaluate(self, spec: str) -> list[Score]:
-        likelihood, document = self.by_likelihood(spec), self.in_document("evaluator")
+        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "evaluator")
         name = self.s.evaluator.name if self.s.evaluator else "Evaluator"
 
         async def one(topic: int, debate: tuple[Message, ...]) -> Score:
@@ -147,7 +141,7 @@ class Rescorer:
         return list(await asyncio.gather(*(one(t, d) for t, d in closed_topics(self.transcript))))
 
     async def grade(self, spec: str) -> list[Score]:
-        likelihood, document = self.by_likelihood(spec), self.in_document("grader")
+        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "grader")
 
         async def one(decision: Decision) -> Score:
             judge = decision.judge
@@ -185,7 +179,7 @@ class Rescorer:
         closed = {e.topic for e in self.transcript.of_type(TopicClosed)}
         history = self.shown(self.transcript.messages)
 
-        likelihood, document = self.by_likelihood(spec), self.in_document("assessor")
+        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "assessor")
 
         async def one(topic: int) -> Coverage:
             items, debate = references[topic], debate_of(history, topic)
