@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """Run a moot scenario: `python run_conference.py scenarios/drug_policy.yaml` (see README)."""
 
-import sys
-
-from moot.cli import main
+from moot.cli import main_exit
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main_exit()

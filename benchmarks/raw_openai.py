@@ -1,6 +1,7 @@
-"""The baseline of bench_overhead.py: N raw `openai` async chat calls, K in flight, nothing else.
+"""The baselines of bench_overhead.py: N raw `openai` async chat calls, K in flight, nothing else,
+through the SDK's default HTTP client (httpx) or, with `aiohttp`, the aiohttp transport moot uses.
 
-    python benchmarks/raw_openai.py BASE_URL CALLS CONCURRENCY
+    python benchmarks/raw_openai.py BASE_URL CALLS CONCURRENCY [httpx|aiohttp]
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import sys
 import openai
 
 
-async def main(base_url: str, calls: int, concurrency: int) -> None:
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+async def main(base_url: str, calls: int, concurrency: int, transport: str) -> None:
+    http = openai.DefaultAioHttpClient() if transport == "aiohttp" else None
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, http_client=http)
     slots = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> str:
@@ -28,4 +30,4 @@ async def main(base_url: str, calls: int, concurrency: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "httpx"))

@@ -20,6 +20,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from moot.cli import heap
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
@@ -62,8 +64,14 @@ def usage() -> str:
               "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
 
 
+SETTLE_WHEN_RUNNING = {"run", "judge-eval"}  # their start-up goes on to the dataset and backends (moot.cli.run)
+
+
 def command(name: str) -> Callable[[Sequence[str]], int]:
-    return importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+    run = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+    if name not in SETTLE_WHEN_RUNNING:
+        heap.settle()
+    return run
 
 
 def dispatch(argv: list[str]) -> int:
@@ -150,5 +158,6 @@ def silence(stream) -> None:
 
 
 def main_exit() -> None:
-    """Console-script entry point (`moot ...`)."""
+    """The process's entry point (the `moot` script, `python -m moot`, `python run_conference.py`)."""
+    heap.hold()
     sys.exit(main())

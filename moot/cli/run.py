@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from moot.bundled import bundled_names, find_scenario
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE
+from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
 from moot.cli.options import (
     Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
 )
@@ -27,6 +27,7 @@ from moot.datasets import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
 from moot.models.engine import ModelEngine
+from moot.models.factory import load_backends
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
 from moot.protocol import Protocol
@@ -112,6 +113,7 @@ def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Pat
     options = backend_options(args, scenario.backends)
     if clients is None:
         preflight(models.values(), options)
+    load_backends(models.values())
     metric = headline_metric(scenario, plan)
     if args.resume and not out.exists():
         raise UsageError(f"--resume: {out} does not exist (nothing to continue)")
@@ -187,6 +189,7 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         finally:
             await engine.close()
 
+    heap.settle()
     try:
         outcome = asyncio.run(go())
     finally:

@@ -14,13 +14,16 @@ scores`, with `input_ids` the prompt and the tokens generated so far.
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-import numpy as np
 from autogen_core.models import RequestUsage
 
 from moot.models.requests import MeasuredResult
+
+if TYPE_CHECKING:  # the processors get llama.cpp's numpy arrays; the HTTP backends never import numpy
+    import numpy as np
 
 ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Ms|Mrs|Prof|St|vs|etc|e\.g|i\.e|No|Fig)\.$")
 SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
@@ -54,7 +57,7 @@ class MinTokens:
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         generated = input_ids[self.prompt_len:]
         if len(generated) < self.k or (self.ends is not None and not self.ends(generated)):
-            scores[self.banned] = -np.inf
+            scores[self.banned] = -math.inf
         return scores
 
 
@@ -67,7 +70,7 @@ class BanFirst:
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if len(input_ids) == self.prompt_len:
-            scores[self.banned] = -np.inf
+            scores[self.banned] = -math.inf
         return scores
 
 
@@ -84,7 +87,7 @@ class NoRepeatNGram:
         if len(generated) >= self.n - 1:
             banned = self.index.get(tuple(generated[len(generated) - self.n + 1:]))
             if banned:
-                scores[list(banned)] = -np.inf
+                scores[list(banned)] = -math.inf
         return scores
 
 

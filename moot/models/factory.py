@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient
@@ -114,6 +115,17 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
     if spec.provider == "openai":
         return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
     return _ollama(spec.model, settings, address or options.ollama_endpoints()[0])
+
+
+BACKEND_MODULES = {"scripted": "moot.models.scripted", "local": "moot.models.local",
+                   "openai": "moot.models.openai_client", "ollama": "moot.models.ollama_client"}
+
+
+def load_backends(specs: Iterable[str]) -> None:
+    """Import these models' client code now (the openai SDK takes ~0.4 s), as part of start-up
+    rather than inside a run's first call (moot.cli.heap)."""
+    for provider in {parse_spec(s).provider for s in specs}:
+        importlib.import_module(BACKEND_MODULES[provider])
 
 
 def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
