@@ -309,3 +309,28 @@ def test_replies_stream_from_the_server_through_the_engine(server_url):
     assert len(chunks["chat"]) > 1 and "".join(chunks["chat"]) == chat.text
     assert len(chunks["continue"]) > 1
     assert "".join(chunks["continue"]).strip() == (turn.detail.get("uncut") or turn.text)
+
+
+def _timeout_caused_by(root: BaseException):
+    """What the SDK raises when its aiohttp transport reports `root` as a connect timeout."""
+    import openai
+
+    try:
+        try:
+            raise root
+        except BaseException as exc:
+            raise openai.APITimeoutError(request=None) from exc
+    except openai.APITimeoutError as timeout:
+        return timeout
+
+
+@pytest.mark.parametrize("root, named", [(ConnectionResetError(104, "Connection reset by peer"), "APIConnectionError"),
+                                         (TimeoutError("read timed out"), "APITimeoutError")])
+def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(root, named):
+    from moot.models.openai_client import connection_errors_named
+
+    with pytest.raises(Exception) as raised:
+        with connection_errors_named():
+            raise _timeout_caused_by(root)
+    assert type(raised.value).__name__ == named
+    assert raised.value.__cause__ is root
