@@ -350,3 +350,14 @@ def test_validate_unreadable_files(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"{broken}:") and "invalid YAML" in lines[0]
     assert lines[1] == f"{tmp_path / 'missing.yaml'}: file not found"
+
+
+def test_every_placeholder_of_the_shipped_conference_templates_is_allowed_in_an_override():
+    """A scenario that overrides a shipped template with its own placeholders must validate."""
+    from string import Template
+
+    from moot.agents.prompts import PROMPT_FIELDS, default_templates
+
+    used = {name for text in default_templates("conference").values()
+            for name in Template(text).get_identifiers()}
+    assert used <= PROMPT_FIELDS, sorted(used - PROMPT_FIELDS)

@@ -12,7 +12,7 @@ import yaml
 PROMPT_FIELDS = frozenset({
     "name", "persona", "title", "task", "topic", "topic_number", "topic_count", "round",
     "max_rounds", "participants", "topics", "judge_reason", "criteria", "judge_decision", "reference",
-    "cast", "agenda", "criterion", "criterion_text", "count", "all",
+    "cast", "agenda", "criterion", "criterion_text", "count", "all", "item",
 })
 
 
@@ -21,9 +21,6 @@ def default_templates(protocol: str = "conference") -> Mapping[str, str]:
     """The shipped templates of a protocol, keyed by template name."""
     text = resources.files(__name__).joinpath(f"{protocol}.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
-
-
-TEMPLATE_KEYS = frozenset(default_templates())
 
 
 def render(template: str, fields: Mapping[str, object]) -> str:
