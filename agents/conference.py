@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from functools import cache
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
@@ -30,14 +31,15 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.conference_context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference_coverage import debate_of, reference_text
-from moot.agents.conference_document import TranscriptDocument, all_of, and_list
-from moot.agents.conference_measures import (Answer, ChatPrompt, OnText, assess, by_likelihood, closing_choice, evaluate,
+from moot.agents.conference_document import TranscriptDocument, and_list
+from moot.agents.conference_measures import (Answer, ChatPrompt, assess, by_likelihood, closing_choice, evaluate,
                                              in_document, spoken)
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
 from moot.agents.thread import ThreadAgent
 from moot.events import Measured
 from moot.models.requests import Choose
+from moot.runs.context import OnText, Reply
 from moot.speaker_selection.conference import (
     AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
 )
@@ -130,7 +132,7 @@ class ConferenceAgent(ThreadAgent):
     def by_likelihood(self) -> bool:
         return by_likelihood(self.setup.choice, self.ctx.model(self.name).spec)
 
-    async def answer(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+    async def answer(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """The turn's reply, asked the way this model and the scenario's `choice` call for."""
         if step.action not in CLOSED:
             return await self.speak(step, shown, on_text)
@@ -138,7 +140,7 @@ class ConferenceAgent(ThreadAgent):
             return await self.written(step, shown)
         return await getattr(self, step.action)(step, shown, on_text)
 
-    async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: OnText = None, **asked: Any):
+    async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: Optional[OnText] = None, **asked: Any):
         return await self.ctx.call(self.name, messages, stage=step.action, record=False, on_text=on_text, **asked)
 
     async def written(self, step: Step, shown: Sequence[Shown]) -> Answer:
@@ -146,7 +148,7 @@ class ConferenceAgent(ThreadAgent):
         reply = await self.call(self.prompt_for(step, shown), step, output=self.setup.output(step))
         return Answer(reply.text, [reply], decision=self.setup.reading.decision(step.action, reply.text))
 
-    async def speak(self, step: Step, shown: Sequence[Shown], on_text: OnText, lead: Sequence[str] = (),
+    async def speak(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText], lead: Sequence[str] = (),
                     instruction: Optional[str] = None) -> Answer:
         """A free-text turn: the next line of the transcript document (a base model; after the stage
         directions `lead`, else those of the step), or a chat reply to the turn's instruction."""
@@ -160,34 +162,22 @@ class ConferenceAgent(ThreadAgent):
         content, cut = spoken(reply)
         return Answer(content, [reply], cut=cut)
 
-    async def judge(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+    async def judge(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """The verdict read from the model's probabilities: AGREEMENT when p(agree) reaches the
         threshold. The turn says its verdict as a label."""
-        if self.in_document:
-            messages = [UserMessage(content=self.document.text(shown), source="document")]
-            request = self.document.judge_choice(self.name)
-        else:
-            messages = self.prompt_for(step, shown)
-            text_form = self.setup.reading.judge_form == "text"
-            request = Choose(options=(AGREEMENT, "MORE DEBATE" if text_form else MORE_DEBATE), prefix="Verdict:",
-                             reply_prefix="" if text_form else '{"verdict": "')
-        closing, measured, reply = await closing_choice(self.ctx, self.name, messages, request, self.setup.threshold,
-                                                        step.action)
-        decision = UNPARSED if closing is None else (AGREEMENT if closing else MORE_DEBATE)
-        return Answer(reply.text if closing is None else decision, [reply], decision=decision, measured=measured)
+        text_form = self.setup.reading.judge_form == "text"
+        decision, measured, reply = await self.closing(
+            step, shown, AGREEMENT, lambda: self.document.judge_choice(self.name),
+            Choose(options=(AGREEMENT, "MORE DEBATE" if text_form else MORE_DEBATE), prefix="Verdict:",
+                   reply_prefix="" if text_form else '{"verdict": "'))
+        return Answer(reply.text if decision == UNPARSED else decision, [reply], decision=decision, measured=measured)
 
-    async def decide(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+    async def decide(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """The deciding moderator (without a judge): NEXT_TOPIC when p(move on) reaches the threshold;
         then it says so to the participants (sums up, or asks them to go on)."""
-        if self.in_document:
-            messages = [UserMessage(content=self.document.text(shown), source="document")]
-            request = self.document.decide_choice(self.name, step.topic, step.round)
-        else:
-            messages = self.prompt_for(step, shown)
-            request = Choose(options=(NEXT_TOPIC, MORE_DEBATE), prefix="Decision:", reply_prefix='{"decision": "')
-        closing, measured, reply = await closing_choice(self.ctx, self.name, messages, request, self.setup.threshold,
-                                                        step.action)
-        decision = UNPARSED if closing is None else (NEXT_TOPIC if closing else MORE_DEBATE)
+        decision, measured, reply = await self.closing(
+            step, shown, NEXT_TOPIC, lambda: self.document.decide_choice(self.name, step.topic, step.round),
+            Choose(options=(NEXT_TOPIC, MORE_DEBATE), prefix="Decision:", reply_prefix='{"decision": "'))
         lead = self.document.lead_in(step.action, step.topic, step.round, decision)
         closes = decision == NEXT_TOPIC or step.round >= self.setup.plan.max_rounds
         said = await self.speak(step, shown, on_text, lead,
@@ -195,12 +185,25 @@ class ConferenceAgent(ThreadAgent):
         content = json.dumps({"decision": decision, "message": said.content})
         return Answer(content, [reply, *said.replies], decision=decision, cut=said.cut, measured=measured)
 
-    async def evaluate(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+    async def closing(self, step: Step, shown: Sequence[Shown], closes: str, document: Callable[[], Choose],
+                      chat: Choose) -> tuple[str, Measured, Reply]:
+        """A closed choice read from the model's probabilities, asked after the transcript document
+        (a base model: the question `document()`) or the turn's chat prompt (`chat`): `closes` when
+        the closing option reaches the threshold, else MORE_DEBATE; UNPARSED when no answer reads."""
+        if self.in_document:
+            messages, request = [UserMessage(content=self.document.text(shown), source="document")], document()
+        else:
+            messages, request = self.prompt_for(step, shown), chat
+        closing, measured, reply = await closing_choice(self.ctx, self.name, messages, request, self.setup.threshold,
+                                                        step.action)
+        return UNPARSED if closing is None else (closes if closing else MORE_DEBATE), measured, reply
+
+    async def evaluate(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """Expected scores per criterion and overall, then a free-text rationale."""
         return await evaluate(self.ctx, self.name, self.name, self.document, shown, step.topic, self.in_document,
                               self.chat(step, shown), step.action, on_text)
 
-    async def assess(self, step: Step, shown: Sequence[Shown], on_text: OnText) -> Answer:
+    async def assess(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """Per reference item: addressed or not, read from the model's probabilities; a quote for a yes."""
         return await assess(self.ctx, self.name, self.document, shown, self.setup.references[step.topic], step.topic,
                             self.in_document, self.chat(step, shown), step.action)
@@ -208,9 +211,14 @@ class ConferenceAgent(ThreadAgent):
     # ------------------------------------------------------------------ chat prompts
     def chat(self, step: Step, shown: Sequence[Shown]) -> ChatPrompt:
         """This turn's chat prompt for a named template (and extra fields): the evaluator's and
-        the assessor's several questions."""
+        the assessor's several questions. The turn's fields and what it is shown are rendered once,
+        when a first question is asked in chat form."""
+        @cache
+        def turn() -> tuple[dict[str, object], str]:
+            return self.fields(step), render_shown(shown, self.setup.labels)
+
         def prompt(key: str, extra: Mapping[str, object]) -> list[LLMMessage]:
-            return self.prompt_for(step, shown, self.setup.templates[key], extra)
+            return self.prompt_with(step, *turn(), self.setup.templates[key], extra)
 
         return prompt
 
@@ -218,11 +226,15 @@ class ConferenceAgent(ThreadAgent):
                    extra: Mapping[str, object] = {}) -> list[LLMMessage]:
         """System prompt (who I am) + one user message (what I am shown of the conversation + my
         task now: the step's template, or `instruction`)."""
-        fields = {**self.fields(step), **extra}
+        return self.prompt_with(step, self.fields(step), render_shown(shown, self.setup.labels), instruction, extra)
+
+    def prompt_with(self, step: Step, fields: Mapping[str, object], history: str, instruction: Optional[str],
+                    extra: Mapping[str, object]) -> list[LLMMessage]:
+        """`prompt_for` from the turn's `fields` and its rendered `history`."""
+        fields = {**fields, **extra}
         template = instruction or self.setup.templates[self.setup.reading.template(self.role, step.action)]
         heading = DEBATE if step.action == "assess" else CONVERSATION
-        return turn_prompt(render(self.system_template, fields), heading, shown, render(template, fields),
-                           self.setup.labels)
+        return chat_messages(render(self.system_template, fields), heading, history, render(template, fields))
 
     def shown(self, step: Step, steps: Sequence[Step]) -> list[Shown]:
         """What this agent is shown of the conversation so far: the scenario's context window; the
@@ -240,18 +252,15 @@ class ConferenceAgent(ThreadAgent):
                                       for n, (m, s) in enumerate(zip(chat, steps), 1)]
 
     def fields(self, step: Step) -> dict[str, object]:
-        s, plan = self.setup, self.setup.plan
-        topic = s.topics[step.topic] if step.topic is not None else ""
+        s = self.setup
         return {
-            "name": s.label(self.name), "persona": self.persona, "title": s.title, "task": s.task,
-            "topic": topic, "topic_number": (step.topic or 0) + 1, "topic_count": len(s.topics),
-            "round": step.round, "max_rounds": plan.max_rounds,
-            "participants": s.participants(),
+            **self.document.fields(step.topic, step.round), "title": s.title,  # the document drops its final "."
+            "name": s.label(self.name), "persona": self.persona,
             "topics": "\n".join(f"{i}. {t}" for i, t in enumerate(s.topics, 1)),
             "judge_reason": self.last_judge_reason(),
             "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA),
             "reference": reference_text(s.references.get(step.topic, ())),
-            "all": all_of(len(plan.participants)), "cast": self.document.cast(), "agenda": self.document.agenda(),
+            "cast": self.document.cast(), "agenda": self.document.agenda(),
         }
 
     def last_judge_reason(self) -> str:
@@ -271,7 +280,11 @@ def turn_prompt(system: str, heading: str, shown: Sequence[Shown], instruction: 
                 labels: Optional[Mapping[str, str]] = None) -> list[LLMMessage]:
     """A turn's messages: the system prompt, then one user message with what the agent is shown
     (under `heading`, each speaker as `labels` calls it) and its instruction."""
-    history = render_shown(shown, labels)
+    return chat_messages(system, heading, render_shown(shown, labels), instruction)
+
+
+def chat_messages(system: str, heading: str, history: str, instruction: str) -> list[LLMMessage]:
+    """`turn_prompt` with what the agent is shown rendered already (`history`)."""
     body = f"{heading}\n{history}\n\n{instruction}" if history else instruction
     return [SystemMessage(content=system), UserMessage(content=body, source=USER)]
 

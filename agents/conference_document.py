@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from moot.agents.conference_context import TASK, Left, Said, Shown
+from moot.agents.conference_context import TASK, Left, Said, Shown, line_of
 from moot.agents.conference_coverage import NO, YES, item_text
 from moot.agents.prompts import render
 from moot.models.requests import Choose, Continue, Score
@@ -123,7 +123,7 @@ class TranscriptDocument:
         """A turn's paragraphs: the direction before it, its line, the direction after it."""
         found = self.lead_in(said.action, said.topic, said.round, said.decision)
         if said.action in SPOKEN:
-            found.append(f"{self.label(said.speaker)}: {said.text}")
+            found.append(line_of(said, self.setup.labels))
         if said.action == "judge":
             found.append(self.judged(said.decision, said.topic, said.round))
         return found
@@ -185,7 +185,7 @@ class TranscriptDocument:
     def assessed(self, debate: Sequence[Said], topic: int) -> str:
         """The assessor's document: the participants' turns on `topic` (nothing else of the
         conference, as for a structured assessor), between two directions."""
-        lines = [f"{self.label(s.speaker)}: {s.text}" for s in debate]
+        lines = [line_of(s, self.setup.labels) for s in debate]
         return "\n\n".join([self.direction("assess_debate", topic), *lines, self.direction("assess", topic)])
 
     def assess_choice(self, item: Any) -> Choose:

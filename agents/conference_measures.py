@@ -25,11 +25,10 @@ from moot.agents.conference_document import TranscriptDocument
 from moot.events import Measured
 from moot.models.continuation import cut_to_sentence
 from moot.models.requests import Choose, Score
-from moot.runs.context import Reply, UnitContext
+from moot.runs.context import OnText, Reply, UnitContext
 from moot.scenario_blocks import choice_method
 from moot.verdicts import CRITERIA, CRITERIA_TEXT, EVIDENCE_CHARS, OVERALL_TEXT, criterion_title
 
-OnText = Optional[Callable[[str], None]]
 ChatPrompt = Callable[[str, Mapping[str, object]], list[LLMMessage]]  # (template key, extra fields) -> messages
 SCORED = (*CRITERIA, "overall")
 
@@ -76,6 +75,11 @@ def _method(replies: Sequence[Reply]) -> str:
     return "+".join(sorted({r.method for r in replies}))
 
 
+def _rounded(reply: Reply) -> dict[str, float]:
+    """A measured reply's probabilities, to 4 places."""
+    return {o: round(p, 4) for o, p in reply.probabilities.items()}
+
+
 def _notes(replies: Sequence[Reply]) -> str:
     notes = [r.call.detail.note for r in replies if not r.measured and r.call.detail and r.call.detail.note]
     return notes[0] if notes else ""
@@ -89,7 +93,7 @@ async def closing_choice(ctx: UnitContext, role: str, messages: Sequence[LLMMess
     reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
     closing = request.options[0]
     if reply.measured:
-        probabilities = {o: round(p, 4) for o, p in reply.probabilities.items()}
+        probabilities = _rounded(reply)
         return (probabilities.get(closing, 0.0) >= threshold,
                 Measured(method=reply.method, probabilities=probabilities, threshold=threshold), reply)
     option = reply.option
@@ -109,7 +113,7 @@ async def expected_scores(ctx: UnitContext, role: str, questions: Sequence[tuple
         value = reply.score
         scores[name] = None if value is None else round(value, 2)
         if reply.measured:
-            distributions[name] = {k: round(p, 4) for k, p in reply.probabilities.items()}
+            distributions[name] = _rounded(reply)
     return scores, Measured(method=_method(replies), distributions=distributions, note=_notes(replies)), replies
 
 
@@ -130,7 +134,8 @@ def criterion_questions(doc: TranscriptDocument, shown: Sequence[Shown], topic: 
 
 
 async def evaluate(ctx: UnitContext, role: str, speaker: str, doc: TranscriptDocument, shown: Sequence[Shown],
-                   topic: Optional[int], document: bool, chat: ChatPrompt, stage: str, on_text: OnText = None) -> Answer:
+                   topic: Optional[int], document: bool, chat: ChatPrompt, stage: str,
+                   on_text: Optional[OnText] = None) -> Answer:
     """The evaluator's (`speaker`'s, played by `role`'s model) expected scores of a topic's debate,
     then its rationale (see the module docstring). The content is the scores and rationale as JSON
     (moot.verdicts.ExpectedScores)."""
@@ -166,7 +171,7 @@ async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: S
         asked.append(reply)
         replies.append(reply)
         if reply.measured:
-            distributions[item.name] = {o: round(p, 4) for o, p in reply.probabilities.items()}
+            distributions[item.name] = _rounded(reply)
         if reply.option not in (YES, NO):
             continue
         evidence = ""

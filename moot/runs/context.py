@@ -159,7 +159,7 @@ class UnitContext:
     async def call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]] = None, *,
                    request: Optional[Request] = None, stage: str = "", round: int = 1,
                    decide: Optional[Callable[[str], Optional[str]]] = None, record: bool = True,
-                   speaker: Optional[str] = None, on_text: Optional[Callable[[str], None]] = None) -> Reply:
+                   speaker: Optional[str] = None, on_text: Optional[OnText] = None) -> Reply:
         """The reply of `role`'s model (to `request`, if given). Recorded as a `call` and a
         `message` (speaker, stage, round, the reply, `decide(reply)` as its decision) unless
         `record` is False. `on_text` gets the reply's text as it is generated (streaming models)."""
@@ -178,7 +178,7 @@ class UnitContext:
     async def _call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]],
                     request: Optional[Request], *, stage: str, round: int,
                     decide: Optional[Callable[[str], Optional[str]]], record: bool, speaker: Optional[str],
-                    on_text: Optional[Callable[[str], None]] = None,
+                    on_text: Optional[OnText] = None,
                     asked: Optional[tuple[str, str, str]] = None) -> Reply:
         """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
         model = self.models[role]
