@@ -87,20 +87,23 @@ class Transcript:
     def topics(self) -> list[str]:
         return list(self.started.scenario.get("topics", []))
 
-    @property
-    def speakers(self) -> list[tuple[str, str]]:
-        """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
+    def _agents(self) -> list[tuple[str, dict]]:
+        """(role, agent) of a conference in its speaking order, from the recorded scenario: the
+        moderator, the participants, the judge, the evaluator and the assessor that have a name."""
         s = self.started.scenario
         agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
         agents += [(role, s.get(role)) for role in ("judge", "evaluator", "assessor")]
-        return [(role, a["name"]) for role, a in agents if isinstance(a, dict) and "name" in a]
+        return [(role, a) for role, a in agents if isinstance(a, dict) and "name" in a]
+
+    @property
+    def speakers(self) -> list[tuple[str, str]]:
+        """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
+        return [(role, a["name"]) for role, a in self._agents()]
 
     @property
     def labels(self) -> dict[str, str]:
         """What each agent of a conference is called in the conversation (its `label`, if any)."""
-        s = self.started.scenario
-        agents = [s.get("moderator"), *s.get("participants", []), *(s.get(r) for r in ("judge", "evaluator", "assessor"))]
-        return {a["name"]: a["label"] for a in agents if isinstance(a, dict) and a.get("label") and "name" in a}
+        return {a["name"]: a["label"] for _, a in self._agents() if a.get("label")}
 
 
 def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:

@@ -31,11 +31,11 @@ from moot.agents.conference import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference_context import Said
 from moot.agents.conference_coverage import coverage_event, debate_of, reference_text
 from moot.agents.conference_document import MIN_TOKENS, TranscriptDocument
-from moot.agents.conference_measures import (Answer, assess, by_likelihood, evaluate, expected_scores, in_document,
-                                             spoken)
+from moot.agents.conference_measures import (Answer, ChatPrompt, assess, by_likelihood, evaluate, expected_scores,
+                                             in_document, spoken)
 from moot.agents.conference_reading import Reading
 from moot.agents.prompts import render
-from moot.events import Coverage, EventBase, Measured, Message, Score, TopicClosed
+from moot.events import Coverage, EventBase, Message, Score, TopicClosed
 from moot.models.requests import Continue, Score as ScoreRequest
 from moot.protocol import Rescore, Rescored
 from moot.protocols.conference_schema import Scenario
@@ -88,9 +88,8 @@ class Rescorer:
 
     def __init__(self, scenario: Scenario, transcript: Transcript, ctx: UnitContext):
         self.s, self.transcript, self.ctx = scenario, transcript, ctx
-        self.templates = scenario.templates()
-        self.reading = Reading.of(scenario.judging)
         self.setup = setup_of(scenario)
+        self.document = TranscriptDocument(self.setup)  # holds only the setup: one serves every topic
 
     def fields(self, name: str, topic: int, round_: int = 1, decision: str = "") -> dict[str, object]:
         s = self.s
@@ -103,15 +102,20 @@ class Rescorer:
     def prompt(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION,
                turn: str = "") -> list:
         """`role`'s system prompt, then what it is shown and its instruction (`turn`, default `<role>_turn`)."""
-        return turn_prompt(render(self.templates[f"{role}_system"], fields), heading, shown,
-                           render(self.templates[turn or f"{role}_turn"], fields), self.setup.labels)
+        templates = self.setup.templates
+        return turn_prompt(render(templates[f"{role}_system"], fields), heading, shown,
+                           render(templates[turn or f"{role}_turn"], fields), self.setup.labels)
+
+    def chat(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION) -> ChatPrompt:
+        """`role`'s prompt for one question of a measured answer: the instruction `key`, `extra` fields."""
+        return lambda key, extra: self.prompt(role, {**fields, **extra}, shown, heading, turn=key)
 
     def _record(self, answer: Answer, event: EventBase) -> EventBase:
         self.ctx.record_replies(answer.replies, event)
         return event
 
     def shown(self, debate: Sequence[Message]) -> list[Said]:
-        return [said(m, self.reading) for m in debate]
+        return [said(m, self.setup.reading) for m in debate]
 
     async def _ask(self, role: str, messages: list, output, make_event) -> EventBase:
         """One call; its record (unless the transcript already held it) and the event it gives, appended together."""
@@ -130,12 +134,8 @@ class Rescorer:
             if not likelihood:
                 return await self._ask("evaluator", self.prompt("evaluator", fields, shown), EvaluatorScores,
                                        lambda reply: score_from_reply(reply, **where))
-
-            def chat(key: str, extra) -> list:
-                return self.prompt("evaluator", {**fields, **extra}, shown, turn=key)
-
-            answer = await evaluate(self.ctx, "evaluator", name, TranscriptDocument(self.setup), shown, topic, document,
-                                    chat, "rescore evaluator")
+            answer = await evaluate(self.ctx, "evaluator", name, self.document, shown, topic, document,
+                                    self.chat("evaluator", fields, shown), "rescore evaluator")
             return self._record(answer, score_from_reply(answer.content, answer.measured, **where))
 
         return list(await asyncio.gather(*(one(t, d) for t, d in closed_topics(self.transcript))))
@@ -150,32 +150,41 @@ class Rescorer:
             if not likelihood:
                 return await self._ask("grader", self.prompt("grader", fields, shown), JudgeGrade,
                                        lambda reply: grade_score(reply, judge, spec))
-            answer = await self.measured_grade(fields, shown, document)
-            return self._record(answer, measured_grade_score(answer, judge, spec))
+            return await self.measured_grade(fields, shown, document, judge, spec)
 
         return list(await asyncio.gather(*(one(d) for d in judge_decisions(self.transcript))))
 
-    async def measured_grade(self, fields: dict, shown: Sequence[Said], document: bool) -> Answer:
-        """The grader's rating as an expected score, then its explanation as a separate reply."""
-        rating = ScoreRequest(lo=1, hi=10, prefix=self.templates["document_grade"], document=document)
+    async def measured_grade(self, fields: dict, shown: Sequence[Said], document: bool, judge: Message,
+                             spec: str) -> Score:
+        """The grader's rating as an expected score, then its explanation as a separate reply; the
+        Score of the grade (unparsed when no score could be read), recorded with its calls."""
+        templates = self.setup.templates
+        rating = ScoreRequest(lo=1, hi=10, prefix=templates["document_grade"], document=document)
         scores, measured, replies = await expected_scores(
             self.ctx, "grader", [("correctness_format", self.prompt("grader", fields, shown, turn="grader_score_turn"),
                                   rating)], "rescore grader")
         explain = self.prompt("grader", fields, shown, turn="grader_explain_turn")
         if document:
-            request = Continue(document=True, prefix=self.templates["document_explain"], stop=("\n\n",),
+            request = Continue(document=True, prefix=templates["document_explain"], stop=("\n\n",),
                                min_tokens=MIN_TOKENS)
             reply = await self.ctx.call("grader", [UserMessage(content=m.content, source="document") for m in explain],
                                         request=request, stage="rescore grader", record=False)
         else:
             reply = await self.ctx.call("grader", explain, stage="rescore grader", record=False)
-        explanation, cut = spoken(reply)
+        explanation, _ = spoken(reply)
         score = scores["correctness_format"]
-        return Answer(json.dumps({"score": score, "explanation": explanation}), [*replies, reply], cut=cut,
-                      measured=measured)
+        common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision",
+                      method=measured.method, distributions=measured.distributions)
+        if score is None:
+            event = Score(**common, parsed=False, raw=json.dumps({"score": None, "explanation": explanation}),
+                          error="no score could be read")
+        else:
+            event = Score(**common, scores={"correctness_format": score}, overall=score, rationale=explanation)
+        self.ctx.record_replies([*replies, reply], event)
+        return event
 
     async def assess(self, spec: str) -> list[Coverage]:
-        references = self.s.references()
+        references = self.setup.references
         closed = {e.topic for e in self.transcript.of_type(TopicClosed)}
         history = self.shown(self.transcript.messages)
 
@@ -189,12 +198,8 @@ class Rescorer:
                 output = coverage_model(tuple(i.name for i in items))
                 return await self._ask("assessor", self.prompt("assessor", fields, debate, DEBATE), output,
                                        lambda reply: coverage_event(reply, items, debate, **where))
-
-            def chat(key: str, extra) -> list:
-                return self.prompt("assessor", {**fields, **extra}, debate, DEBATE, turn=key)
-
-            answer = await assess(self.ctx, "assessor", TranscriptDocument(self.setup), debate, items, topic, document,
-                                  chat, "rescore assessor")
+            answer = await assess(self.ctx, "assessor", self.document, debate, items, topic, document,
+                                  self.chat("assessor", fields, debate, DEBATE), "rescore assessor")
             return self._record(answer, coverage_event(answer.content, items, debate, answer.measured, **where))
 
         topics = [t for t in sorted(references) if t in closed and debate_of(history, t)]
@@ -208,18 +213,6 @@ def grade_score(reply: str, judge: Message, spec: str) -> Score:
         return Score(**common, parsed=False, raw=reply, error=parsed.error)
     return Score(**common, scores={"correctness_format": parsed.value.score}, overall=parsed.value.score,
                  rationale=parsed.value.explanation)
-
-
-def measured_grade_score(answer: Answer, judge: Message, spec: str) -> Score:
-    """The Score of a grade read from probabilities (unparsed when no score could be read)."""
-    data = json.loads(answer.content)
-    measured: Measured = answer.measured  # type: ignore[assignment]
-    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision",
-                  method=measured.method, distributions=measured.distributions)
-    if data["score"] is None:
-        return Score(**common, parsed=False, raw=answer.content, error="no score could be read")
-    return Score(**common, scores={"correctness_format": data["score"]}, overall=data["score"],
-                 rationale=data["explanation"])
 
 
 def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[str]:

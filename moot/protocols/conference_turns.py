@@ -31,22 +31,25 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
     the turns before it, as the agents read them."""
     meta = message.metadata
     usage = message.models_usage
+    measured = measured_of(message)
     event = Message(
         turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
         topic=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
-        decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured_of(message),
+        decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured,
     )
-    return [event, *companions(message, step, following, turn, setup, earlier)]
+    return [event, *companions(message, step, following, turn, setup, earlier, measured)]
 
 
 def companions(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
-               earlier: Sequence[Said]) -> list[EventBase]:
-    """What a turn implies besides its message: a verdict, score or coverage, and a topic_closed."""
+               earlier: Sequence[Said], measured: Optional[Measured]) -> list[EventBase]:
+    """What a turn implies besides its message: a verdict, score or coverage, and a topic_closed;
+    `measured`: how its closed answer was read (`measured_of(message)`)."""
     events: list[EventBase] = []
-    extra = (_decision_event(message, step, turn, setup.reading) or _score_event(message, step, turn)
-             or _coverage_event(message, step, turn, setup, earlier))
+    extra = (_decision_event(message, step, turn, setup.reading, measured)
+             or _score_event(message, step, turn, measured)
+             or _coverage_event(message, step, turn, setup, earlier, measured))
     if extra:
         events.append(extra)
     if following.closed_by:
@@ -54,13 +57,13 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int,
     return events
 
 
-def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Optional[Verdict]:
+def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Reading,
+                    measured: Optional[Measured]) -> Optional[Verdict]:
     """The judge's (or deciding moderator's) verdict; an unparsed one, or any plain-text judge's,
     keeps the raw reply. One read from probabilities says so, with them."""
     if step.action not in ("judge", "decide"):
         return None
     parsed = reading.parse(step.action, message.content)
-    measured = measured_of(message)
     common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
     if parsed.value is None:
         return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
@@ -89,19 +92,19 @@ def _reading(measured: Optional[Measured]) -> str:
     return f"p({option})={p:.2f} {relation} {measured.threshold:.2f} (measured: {measured.method})"
 
 
-def _score_event(message: BaseChatMessage, step: Step, turn: int) -> Optional[Score]:
+def _score_event(message: BaseChatMessage, step: Step, turn: int, measured: Optional[Measured]) -> Optional[Score]:
     if step.action != "evaluate":
         return None
-    return score_from_reply(message.content, measured_of(message), turn=turn, speaker=message.source,
+    return score_from_reply(message.content, measured, turn=turn, speaker=message.source,
                             topic=step.topic, model=message.metadata.get("model", ""))
 
 
 def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: ConferenceSetup,
-                    earlier: Sequence[Said]) -> Optional[Coverage]:
+                    earlier: Sequence[Said], measured: Optional[Measured]) -> Optional[Coverage]:
     if step.action != "assess":
         return None
     return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic),
-                          measured_of(message), turn=turn, speaker=message.source, topic=step.topic,
+                          measured, turn=turn, speaker=message.source, topic=step.topic,
                           model=message.metadata.get("model", ""))
 
 
@@ -146,7 +149,7 @@ def resume_point(transcript: Transcript | None, setup: ConferenceSetup) -> Resum
     missing: list[EventBase] = []
     if messages:
         last = messages[-1]
-        expected = companions(chat[-1], steps[-2], steps[-1], last.turn, setup, said[:-1])
+        expected = companions(chat[-1], steps[-2], steps[-1], last.turn, setup, said[:-1], measured_of(chat[-1]))
         recorded = transcript.events[transcript.events.index(last) + 1:]
         have = {type(e) for e in recorded}
         missing = [e for e in expected if type(e) not in have]

@@ -1,8 +1,9 @@
 """What the per-item protocols' scenarios (COLA, S2MAD, negotiation) have in common.
 
 Each protocol keeps its own fields (their order is the order users see in errors and the
-schema); the checks they share — distinct labels, aliases onto labels, model roles, prompt
-names and placeholders — live here so the three report problems in the same words.
+schema); the label checks they share — distinct labels, aliases onto labels — live here so the
+three report problems in the same words. The model-role and prompt checks (names and
+placeholders), shared with the conference, are in moot.scenario_blocks.
 """
 
 from __future__ import annotations
