@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the processors get llama.cpp's numpy arrays; the HTTP backe
 
 ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Ms|Mrs|Prof|St|vs|etc|e\.g|i\.e|No|Fig)\.$")
 SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
+SENTENCE_LAST = set(".!?\"'\u201d\u2019)]")
 
 
 def cut_to_sentence(text: str) -> str:
@@ -41,7 +42,8 @@ def cut_to_sentence(text: str) -> str:
 
 def ends_sentence(text: str) -> bool:
     body = text.rstrip()
-    return bool(body) and cut_to_sentence(body) == body
+    # A sentence end (SENTENCE_END) ends in one of these: text ending otherwise needs no scan.
+    return body[-1:] in SENTENCE_LAST and cut_to_sentence(body) == body
 
 
 class MinTokens:

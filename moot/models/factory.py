@@ -100,18 +100,16 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
     """The client for `spec` at `address` (an endpoint of endpoints_of), max_tokens bounded by `settings`."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.provider == "scripted":
-        from moot.models.scripted import ScriptedChatCompletionClient, parse_script
-
-        return ScriptedChatCompletionClient(parse_script(spec.model), record=False,
-                                            max_tokens=int(settings.get("max_tokens") or 256))
+        scripted = backend("scripted")
+        return scripted.ScriptedChatCompletionClient(scripted.parse_script(spec.model), record=False,
+                                                     max_tokens=int(settings.get("max_tokens") or 256))
     if spec.provider == "local":
-        from moot.models.local import LocalChatCompletionClient, default_model_path
-
-        path = spec.model or default_model_path()
+        local = backend("local")
+        path = spec.model or local.default_model_path()
         if not os.path.isfile(path):
             raise ValueError(f"local model file not found: {path}")
-        return LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
-                                         options.local_n_gpu_layers, options.local_kind)
+        return local.LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
+                                               options.local_n_gpu_layers, options.local_kind)
     if spec.provider == "openai":
         return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
     return _ollama(spec.model, settings, address or options.ollama_endpoints()[0])
@@ -121,26 +119,28 @@ BACKEND_MODULES = {"scripted": "moot.models.scripted", "local": "moot.models.loc
                    "openai": "moot.models.openai_client", "ollama": "moot.models.ollama_client"}
 
 
+def backend(provider: str) -> Any:
+    """The module of `provider`'s client code, imported on first use (a run loads only its own)."""
+    return importlib.import_module(BACKEND_MODULES[provider])
+
+
 def load_backends(specs: Iterable[str]) -> None:
     """Import these models' client code now (the openai SDK takes ~0.4 s), as part of start-up
     rather than inside a run's first call (moot.cli.heap)."""
     for provider in {parse_spec(s).provider for s in specs}:
-        importlib.import_module(BACKEND_MODULES[provider])
+        backend(provider)
 
 
 def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
             base_url: Optional[str]) -> ChatCompletionClient:
-    from moot.models.openai_client import OpenAIClient
-
-    return OpenAIClient(model, options.openai_key(), base_url, settings)
+    return backend("openai").OpenAIClient(model, options.openai_key(), base_url, settings)
 
 
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
-    from moot.models.ollama_client import OllamaClient
-
+    client = backend("ollama").OllamaClient
     register(os.environ.get("OLLAMA_API_KEY"))  # the ollama library sends it; a server may echo it
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
-    return OllamaClient(model=model, host=host, model_info=GENERIC_INFO,
-                        options={k: v for k, v in ollama_options.items() if v is not None})
+    return client(model=model, host=host, model_info=GENERIC_INFO,
+                  options={k: v for k, v in ollama_options.items() if v is not None})

@@ -80,6 +80,29 @@ def chat_prompt(llm: Any, chat: list[dict]) -> tuple[list[int], list[str]]:
     return captured["prompt"], [stop] if isinstance(stop, str) else list(stop)
 
 
+class SentenceEnds:
+    """Whether a request's generated tokens end a sentence (ends_sentence of their text), asked
+    after every generated token: keeps the bytes detokenized so far and detokenizes only the new
+    tokens. llama.cpp's detokenize is the concatenation of each token's piece, except that it drops
+    a leading space after a BOS token that comes first; tokens that hold a BOS (the model hardly
+    ever generates one) are detokenized whole, as before."""
+
+    def __init__(self, llm: Any):
+        self.llm, self.bos = llm, llm.token_bos()
+        self.tokens: list[int] = []
+        self.text = b""
+
+    def __call__(self, generated: Sequence[int]) -> bool:
+        tokens = [int(t) for t in generated]
+        done = len(self.tokens)
+        if tokens[:done] == self.tokens and self.bos not in tokens:
+            self.text += self.llm.detokenize(tokens[done:])
+        else:
+            self.text = self.llm.detokenize(tokens)
+        self.tokens = tokens
+        return ends_sentence(self.text.decode("utf-8", "ignore"))
+
+
 class LocalAnswers:
     """One request on the in-process model; `stream` is run by a worker thread."""
 
@@ -158,16 +181,13 @@ class LocalAnswers:
         newline = classes.newline.tolist()
         found: list = [BanFirst(prompt_len, newline + first_tokens(self.llm, request.ban_first))]
         if request.min_tokens:
-            ends = self._ends_sentence if request.sentence else None
+            ends = SentenceEnds(self.llm) if request.sentence else None
             found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()], ends))
         if request.no_repeat_ngram and request.reference:
             reference = self.llm.tokenize(request.reference.encode("utf-8"), add_bos=False)
             index = ngram_index(reference, request.no_repeat_ngram, classes.word)
             found.append(NoRepeatNGram(request.no_repeat_ngram, index, prompt_len, classes.word))
         return found
-
-    def _ends_sentence(self, generated: Sequence[int]) -> bool:
-        return ends_sentence(self.llm.detokenize(list(generated)).decode("utf-8", "ignore"))
 
     def _closed(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> MeasuredResult:
         texts = request.texts()

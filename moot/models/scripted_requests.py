@@ -51,8 +51,10 @@ def _scripted(token: str, options: dict[str, str]) -> Optional[str]:
 
 def _choice(request: Choose, script: list[str], label: Optional[str], letter: Optional[str]) -> MeasuredResult:
     options = {_normal(o): o for o in request.options}
-    if script and _scripted(script[0], options) is not None:
-        chosen = _scripted(script.pop(0), options)
+    named = _scripted(script[0], options) if script else None
+    if named is not None:
+        script.pop(0)
+        chosen = named
     else:
         chosen = options.get(_normal(label or "")) or options.get(_normal(letter or "")) or request.options[0]
     rest = (1 - 0.7) / (len(request.options) - 1)
