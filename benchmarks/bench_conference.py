@@ -49,7 +49,8 @@ from moot.protocols.conference_setup import setup_of  # noqa: E402
 from moot.protocols.conference_schema import Scenario  # noqa: E402
 from moot.scenario import load_scenario  # noqa: E402
 from moot.transcript import Transcript, load  # noqa: E402
-from moot.runs.source import transcripts_in  # noqa: E402
+from moot.runs.folder import RunFolderError  # noqa: E402
+from moot.runs.source import open_run  # noqa: E402
 from moot.verdicts import CRITERIA  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "drug_policy.yaml"
@@ -141,20 +142,21 @@ def pct(count: int, total: int) -> str:
 
 def figures(t: Transcript, grams: set, labels: dict[str, str]) -> dict:
     spoken = turns(t)
+    text = {id(m): said(m) for m in spoken}  # each turn read once
     names = {name: {name, label} for name, label in labels.items()}
     everyone = {x for both in names.values() for x in both}
-    echo = [m for m in spoken if ngrams(said(m)) & grams]
-    imitate = [m for m in spoken if impersonates(said(m), list(names.get(m.speaker, {m.speaker})),
+    echo = [m for m in spoken if ngrams(text[id(m)]) & grams]
+    imitate = [m for m in spoken if impersonates(text[id(m)], list(names.get(m.speaker, {m.speaker})),
                                                  everyone - names.get(m.speaker, set()))]
-    unfinished = [m for m in spoken if not ends_sentence(said(m))]
+    unfinished = [m for m in spoken if not ends_sentence(text[id(m)])]
     scores = [s for s in t.of_type(Score) if s.kind == "debate" and s.parsed]
     flat = [s for s in scores if monotone_or_constant([s.scores[c] for c in CRITERIA])]
     measured = [(m, sum(c.detail.evaluated for c in calls), sum(c.usage.prompt_tokens for c in calls),
                  sum(c.latency_s for c in calls))
                 for m, calls in calls_per_turn(t)
                 if calls and all(c.detail is not None and c.detail.evaluated is not None for c in calls)]
-    return dict(turns=spoken, echo=echo, imitate=imitate, unfinished=unfinished, cut=[m for m in spoken if m.cut],
-                scores=scores, flat=flat, measured=measured, wall=t.finished.wall_s if t.finished else None)
+    return dict(turns=spoken, text=text, echo=echo, imitate=imitate, unfinished=unfinished,
+                cut=[m for m in spoken if m.cut], scores=scores, flat=flat, measured=measured, wall=t.finished.wall_s if t.finished else None)
 
 
 def report(name: str, t: Transcript, grams: set, labels: dict[str, str]) -> dict:
@@ -167,7 +169,7 @@ def report(name: str, t: Transcript, grams: set, labels: dict[str, str]) -> dict
     print(f"  ending mid-sentence:                                            {pct(len(f['unfinished']), n)}  "
           f"target <= 10%  (cut at their last full sentence: {len(f['cut'])})")
     for m in f["echo"] + f["imitate"] + f["unfinished"]:
-        print(f"    turn {m.turn} {m.speaker}: {said(m)[:160]!r}")
+        print(f"    turn {m.turn} {m.speaker}: {f['text'][id(m)][:160]!r}")
     sets = [" ".join(f"{s.scores[c]:.1f}" for c in CRITERIA) for s in f["scores"]]
     print(f"  evaluator score sets constant or monotone: {len(f['flat'])} of {len(f['scores'])}  target 0")
     for s, text in zip(f["scores"], sets):
@@ -190,10 +192,11 @@ def report(name: str, t: Transcript, grams: set, labels: dict[str, str]) -> dict
     return f
 
 
-def excerpt(t: Transcript, labels: dict[str, str], count: int = 6) -> None:
+def excerpt(t: Transcript, f: dict, labels: dict[str, str], count: int = 6) -> None:
+    """The first turns of `t`, as read by `figures` (`f`)."""
     print(f"  excerpt ({t.path.name}):")
-    for m in turns(t)[:count]:
-        print(f"    {labels.get(m.speaker, m.speaker)}: {said(m)}")
+    for m in f["turns"][:count]:
+        print(f"    {labels.get(m.speaker, m.speaker)}: {f['text'][id(m)]}")
 
 
 # ------------------------------------------------------------------ running
@@ -208,9 +211,8 @@ def run_seeds(seeds: str, out: Path, model: Optional[str]) -> float:
 
 
 def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
-    found = []
-    for path in paths:
-        found += [load(f) for f in (transcripts_in(path) if path.is_dir() else [path])]
+    """The conference transcripts of run folders or transcript files (moot.runs.source)."""
+    found = [unit.load() for path in paths for unit in open_run(path).units if unit.path.is_file()]
     return [t for t in found if t.started.protocol == "conference"]
 
 
@@ -284,7 +286,11 @@ def main() -> int:
         if not args.runs:
             wall = run_seeds(args.seeds, folder, args.model)
             print(f"ran seeds {args.seeds} in {wall:.1f}s (one process, the model loaded once)")
-        found = transcripts_of(args.runs or [folder])
+        try:
+            found = transcripts_of(args.runs or [folder])
+        except RunFolderError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         if not found:
             print("no conference transcripts found", file=sys.stderr)
             return 2
@@ -295,7 +301,7 @@ def main() -> int:
             f = report(t.started.unit or t.path.stem, t, grams, labels)
             for key in totals:
                 totals[key] += len(f[key])
-            excerpt(t, labels)
+            excerpt(t, f, labels)
         n = totals["turns"]
         print(f"== all {len(found)} conference(s): echo {pct(totals['echo'], n)}, impersonation "
               f"{pct(totals['imitate'], n)}, mid-sentence {pct(totals['unfinished'], n)}, constant or monotone "

@@ -38,7 +38,7 @@ def answer(body: bytes) -> bytes:
 
 async def serve(port: int, latency: float) -> None:
     """A minimal HTTP/1.1 keep-alive server (a few microseconds per request, so the client is measured)."""
-    seen = {"requests": 0, "in_flight": 0, "peak": 0, "first": None, "last": None, "busy": 0.0}
+    seen = {"requests": 0, "in_flight": 0, "peak": 0, "first": None, "last": None}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

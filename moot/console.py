@@ -29,7 +29,6 @@ from moot.timeline import (
 )
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
-SHOWN = (Outcome, Verdict, Score, TopicClosed, Coverage, Error, RunResumed)  # besides messages: what is printed
 
 
 class ConsolePrinter:
@@ -53,8 +52,6 @@ class ConsolePrinter:
         for event in events:
             if isinstance(event, Message):
                 self._erase()
-            elif isinstance(event, SHOWN):
-                self._keep()
             self.show(event)
         self.stream.flush()
 
@@ -129,7 +126,6 @@ class ConsolePrinter:
     # ------------------------------------------------------------------ a turn in progress
     def begin(self, speaker: str, action: str, topic: Optional[int], round_: int) -> None:
         """A turn starts: its headers, then who speaks (provisional until the turn is recorded)."""
-        self._keep()
         self._headers(topic_place(topic), topic, round_)
         name, plain = self._speaker(speaker)
         where = where_text(topic, round_)
@@ -163,6 +159,8 @@ class ConsolePrinter:
             self._live = None
 
     def write(self, text: str) -> None:
+        """One printed line; a provisional block before it is kept (every printed line comes here)."""
+        self._keep()
         print(text, file=self.stream)
 
 

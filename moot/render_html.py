@@ -15,7 +15,7 @@ from moot.document import (
 from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
 from moot.timeline import (
-    CUT, closed_text, coverage_rows, coverage_text, initials, measured_text, score_caption, spread_text, verdict_detail,
+    CUT, closed_text, coverage_rows, coverage_text, grade_spread, initials, measured_text, score_caption, verdict_detail,
 )
 from moot.summary import shown_score
 
@@ -175,8 +175,8 @@ def score_figure(score: Score) -> str:
                 f"{esc(score.error or '')}{raw_reply(score.raw or '')}")
     overall = esc(shown_score(score, score.overall))
     if score.kind == "judge_decision":
-        spread = score.distributions.get("correctness_format")
-        how = f" ({esc(caption.lower())}; the model's most likely: {esc(spread_text(spread))})" if spread else ""
+        spread = grade_spread(score)
+        how = f" ({esc(caption.lower())}; the model's most likely: {esc(spread)})" if spread else ""
         return (f"<div class=\"grade\"><strong>Grade of this judge decision</strong> by {esc(score.speaker)}: "
                 f"<strong>{overall}</strong>/10{how} — {esc(score.rationale)}</div>")
     rows = list(score.scores.items())

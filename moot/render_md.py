@@ -17,7 +17,9 @@ from moot.document import (
 )
 from moot.events import Coverage, Score, TopicClosed, Verdict
 from moot.safe_text import terminal_safe
-from moot.timeline import closed_text, coverage_rows, coverage_text, score_caption, spread_text, verdict_detail
+from moot.timeline import (
+    closed_text, coverage_rows, coverage_text, grade_spread, score_caption, spread_text, verdict_detail,
+)
 from moot.summary import shown_score
 
 BLOCKS = "█" * 10
@@ -104,7 +106,8 @@ def scores(score: Score) -> list[str]:
     overall = shown_score(score, score.overall)
     spreads = score.distributions
     if score.kind == "judge_decision":
-        spread = f" (model's scores: {inline(spread_text(spreads['correctness_format']))})" if spreads else ""
+        grades = grade_spread(score)
+        spread = f" (model's scores: {inline(grades)})" if grades else ""
         return [f"**Grade of this judge decision** by {who}: **{overall}**/10{spread} — {inline(score.rationale)}"]
     head = ["| Criterion | Score |", "|---|---|"]
     if spreads:

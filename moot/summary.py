@@ -61,7 +61,7 @@ def summary_lines(events: Sequence[EventBase], topics: Sequence[str]) -> list[st
 def score_line(score: Score) -> str:
     """`Evaluator scores: overall=7 | clarity=7 ...`; measured ones say so: `expected scores
     (measured: likelihood)`."""
-    how = f" (measured: {score.method})" if score.method in MEASURED else ""
+    how = measured_suffix(score.method)
     if score.kind == "judge_decision":
         grade = shown_score(score, score.overall) if score.parsed else f"UNPARSED ({(score.error or '')[:60]})"
         return f"{score.speaker} grade of the judge decision at turn {score.turn}: {grade}{how}"
@@ -70,6 +70,11 @@ def score_line(score: Score) -> str:
         return f"{score.speaker} {what}: UNPARSED ({(score.error or '')[:60]})"
     detail = " ".join(f"{k}={shown_score(score, v)}" for k, v in score.scores.items())
     return f"{score.speaker} {what}{how}: overall={shown_score(score, score.overall)} | {detail}"
+
+
+def measured_suffix(method: Optional[str]) -> str:
+    """` (measured: likelihood)` for what was read from the model's probabilities; '' otherwise."""
+    return f" (measured: {method})" if method in MEASURED else ""
 
 
 def shown_score(score: Score, value: Optional[float]) -> str:

@@ -18,7 +18,7 @@ from moot.events import (
     MEASURED, Call, Coverage, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted, Score, TopicClosed,
     Verdict,
 )
-from moot.summary import totals_of
+from moot.summary import measured_suffix, totals_of
 from moot.transcript import Transcript
 
 COMPANIONS = (Verdict, Score, TopicClosed, Coverage)
@@ -156,7 +156,8 @@ def measured_text(verdict: Verdict) -> str:
 
 def score_caption(score: Score) -> str:
     """`Scores` (written) or `Expected scores (measured: likelihood)`."""
-    return f"Expected scores (measured: {score.method})" if score.method in MEASURED else "Scores"
+    how = measured_suffix(score.method)
+    return f"Expected scores{how}" if how else "Scores"
 
 
 def spread_text(distribution: dict[str, float], top: int = 3) -> str:
@@ -165,10 +166,17 @@ def spread_text(distribution: dict[str, float], top: int = 3) -> str:
     return ", ".join(f"{k}: {p:.0%}" for k, p in ranked)
 
 
+def grade_spread(score: Score) -> str:
+    """The most likely grades of a measured grade of a judge decision (`7: 50%, 8: 30%, 6: 10%`);
+    '' for a written one."""
+    spread = score.distributions.get("correctness_format")
+    return spread_text(spread) if spread else ""
+
+
 def coverage_text(coverage: Coverage) -> str:
     """`reference coverage of topic 1: 6/7 items (86%); not covered: public`."""
     head = (f"reference coverage of topic {coverage.topic + 1}: {coverage.covered}/{coverage.total} items "
-            f"({coverage.fraction:.0%})" + (f" (measured: {coverage.method})" if coverage.method in MEASURED else ""))
+            f"({coverage.fraction:.0%})" + measured_suffix(coverage.method))
     groups = [(label, [i.name for i in coverage.items if i.status == status])
               for status, label in (("not_covered", "not covered"), ("unverified", "unverified"),
                                     ("unparsed", "unparsed"))]

@@ -90,10 +90,11 @@ class BatchStatus:
 
     def speaking(self, turn: Speaking) -> None:
         """A conference turn starts: the line says so (a terminal only). Its text is not shown."""
+        if not self.stream.isatty():  # elsewhere the line never shows the turn
+            return None
         where = where_text(turn.topic, turn.round)
         self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {where})")
-        if self.stream.isatty():
-            self.show()
+        self.show()
         return None
 
     def update(self, result: UnitResult) -> None:
