@@ -41,17 +41,17 @@ from typing import Iterable, Optional, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from moot.agents.conference_document import SPOKEN, TranscriptDocument  # noqa: E402
+from moot.agents.conference.document import SPOKEN, TranscriptDocument  # noqa: E402
 from moot.agents.prompts import render  # noqa: E402
-from moot.events import Call, Message, Score  # noqa: E402
+from moot.log.events import Call, Message, Score  # noqa: E402
 from moot.models.continuation import ends_sentence  # noqa: E402
-from moot.protocols.conference_setup import setup_of  # noqa: E402
-from moot.protocols.conference_schema import Scenario  # noqa: E402
-from moot.scenario import load_scenario  # noqa: E402
-from moot.transcript import Transcript, load  # noqa: E402
-from moot.runs.folder import RunFolderError  # noqa: E402
-from moot.runs.source import open_run  # noqa: E402
-from moot.verdicts import CRITERIA  # noqa: E402
+from moot.protocols.conference.setup import setup_of  # noqa: E402
+from moot.protocols.conference.schema import Scenario  # noqa: E402
+from moot.scenario.load import load_scenario  # noqa: E402
+from moot.log.transcript import Transcript, load  # noqa: E402
+from moot.engine.folder import RunFolderError  # noqa: E402
+from moot.engine.source import open_run  # noqa: E402
+from moot.protocols.conference.verdicts import CRITERIA  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "drug_policy.yaml"
 ROLES = ("moderator", "participant")
@@ -211,7 +211,7 @@ def run_seeds(seeds: str, out: Path, model: Optional[str]) -> float:
 
 
 def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
-    """The conference transcripts of run folders or transcript files (moot.runs.source)."""
+    """The conference transcripts of run folders or transcript files (moot.engine.source)."""
     found = [unit.load() for path in paths for unit in open_run(path).units if unit.path.is_file()]
     return [t for t in found if t.started.protocol == "conference"]
 
@@ -243,8 +243,8 @@ CONTROLS = {  # issue 11 FINDINGS §5 (geval.py): a good excerpt, a recitation, 
 
 def control_transcript(template: Transcript, turns_: Sequence[tuple[str, str]], path: Path) -> Path:
     """A finished one-topic conference holding `turns_` (the run_started of a real one)."""
-    from moot.events import RunFinished, TopicClosed
-    from moot.transcript import EventLog
+    from moot.log.events import RunFinished, TopicClosed
+    from moot.log.transcript import EventLog
 
     roles = {"Moderator": "moderator"}
     log = EventLog(path)

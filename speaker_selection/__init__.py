@@ -1,7 +1,2 @@
-"""Speaker-selection policies: pure functions from the conversation so far to the next speaker."""
-
-from moot.speaker_selection.conference import (
-    ConferencePlan, PolicyError, Step, Turn, next_step, walk,
-)
-
-__all__ = ["ConferencePlan", "PolicyError", "Step", "Turn", "next_step", "walk"]
+"""Speaker-selection policies, one module per protocol: pure functions from the conversation so
+far to the next speaker, tested by tables (tests/test_speaker_selection.py)."""

@@ -16,20 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Optional, Sequence
 
+from moot.engine.order import PolicyError
+
 AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED = "AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"
 Action = Literal["open", "continue", "speak", "judge", "decide", "evaluate", "assess", "close", "end"]
-
-
-class PolicyError(ValueError):
-    """The conversation does not follow the policy (e.g. a resumed transcript of another scenario)."""
-
-
-def fixed_order(order: tuple[str, ...], spoken: Sequence[str], what: str) -> Optional[str]:
-    """The next speaker of a stage whose whole order is known in advance (`what` names it in the
-    error), or None when the stage is over."""
-    if tuple(spoken) != order[:len(spoken)]:
-        raise PolicyError(f"speakers {list(spoken)} do not follow the {what} order {list(order)}")
-    return order[len(spoken)] if len(spoken) < len(order) else None
 
 
 @dataclass(frozen=True)

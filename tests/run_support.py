@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.cli.run import run as run_command
-from moot.transcript import Transcript, load
+from moot.log.transcript import Transcript, load
 
 
 def run_scenario(path: Path, out: Path, models: Sequence[str] = ("scripted",), clients: Optional[dict] = None,
@@ -36,11 +36,11 @@ def run_item(protocol_name: str, scenario, inputs: dict, clients: dict, folder: 
     import asyncio
 
     from moot.models.engine import ModelEngine
-    from moot.protocols import REGISTRY
-    from moot.runs.context import Unit
-    from moot.runs.folder import RunFolder
-    from moot.runs.runner import RunSetup, run_unit
-    from moot.runs.setup import resolve_models, role_models
+    from moot.protocols.registry import REGISTRY
+    from moot.engine.context import Unit
+    from moot.engine.folder import RunFolder
+    from moot.engine.runner import RunSetup, run_unit
+    from moot.engine.setup import resolve_models, role_models
 
     protocol = REGISTRY.get(protocol_name)
     while folder.exists():  # a fresh folder each call: a finished item would be read back, not run

@@ -11,15 +11,15 @@ import jsonschema
 import pytest
 import yaml
 
-from moot.bundled import bundled_dir
+from moot.scenario.bundled import bundled_dir
 from moot.cli import main
 from moot.cli.new import SCHEMA_LINE, retitle, scenario_text
 from moot.cli.schema import DRAFT, docs_text, scenario_schema
-from moot.protocols import REGISTRY
-from moot.runs.folder import read_results, transcript_of
-from moot.scenario import load_scenario
-from moot.scenario_keys import Walk, keys
-from moot.transcript import load
+from moot.protocols.registry import REGISTRY
+from moot.engine.folder import read_results, transcript_of
+from moot.scenario.load import load_scenario
+from moot.scenario.keys import Walk, keys
+from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))

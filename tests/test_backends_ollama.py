@@ -13,7 +13,7 @@ from backend_support import (
 )
 from moot.cli import main
 from moot.models.structured import reply_budget
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict
+from moot.protocols.conference.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict
 
 PROMPT_EVAL_COUNT, EVAL_COUNT = 31, 17
 SCORES = {**{c: 6 for c in CRITERIA}, "overall": 7, "rationale": "Focused and civil."}

@@ -26,7 +26,8 @@ from moot.cli import main
 from moot.models.factory import BackendOptions, build_client
 from moot.models.local import default_model_path
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, reply_budget, response_format
-from moot.verdicts import JudgeVerdict, parse_reply
+from moot.models.replies import parse_reply
+from moot.protocols.conference.verdicts import JudgeVerdict
 
 SECRET = "sk-moot-test-7c1e9d2f0b"  # must never reach a transcript or the console
 # How llama_cpp.server 0.3.36 answers a `json_schema` response_format (seen in the slow test below).

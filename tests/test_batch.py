@@ -9,8 +9,8 @@ from protocol_fakes import TaggingClient
 
 from moot.cli import main
 from moot.cli.run import run as run_command
-from moot.runs.folder import RunFolder, RunFolderError
-from moot.runs.meta import check_identity
+from moot.engine.folder import RunFolder, RunFolderError
+from moot.engine.meta import check_identity
 
 ROWS = [("I love remote school, no commute!", "online classes", "1"),
         ("Remote school is a disaster for kids.", "online classes", "0"),

@@ -10,7 +10,7 @@ from protocol_fakes import TaggingClient
 from moot.models.cache import ReplyCache, cache_key
 from moot.models.engine import ModelEngine as Engine
 from moot.models.engine import RoleModel
-from moot.protocols.labels import stance_model
+from moot.protocols.items.labels import stance_model
 
 ASK = [UserMessage(content="You are a linguist. Hello", source="user")]
 

@@ -8,14 +8,14 @@ import pytest
 from protocol_fakes import TaggingClient, reply_of
 from run_support import run_item, run_scenario
 
-from moot.events import Call, Outcome
-from moot.protocols import cola
-from moot.protocols.cola_schema import ColaScenario
-from moot.runs.folder import read_results, transcript_of
-from moot.scenario import ScenarioError, load_scenario
+from moot.log.events import Call, Outcome
+from moot.protocols.cola import protocol as cola
+from moot.protocols.cola.schema import ColaScenario
+from moot.engine.folder import read_results, transcript_of
+from moot.scenario.load import ScenarioError, load_scenario
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 from moot.speaker_selection.conference import PolicyError
-from moot.transcript import load
+from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT, TARGET = "Online school is a drag, bring back teachers.", "online classes"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from moot.cli import main
-from moot.events import Outcome
-from moot.transcript import load
+from moot.log.events import Outcome
+from moot.log.transcript import load
 
 
 @pytest.mark.slow

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from run_support import conference, run_scenario
 
-from moot.agents.conference_context import Left, Said, context_window, estimate_tokens
+from moot.agents.conference.context import Left, Said, context_window, estimate_tokens
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols.conference_schema import ContextWindow
-from moot.scenario import ScenarioError, load_scenario
+from moot.protocols.conference.schema import ContextWindow
+from moot.scenario.load import ScenarioError, load_scenario
 
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"
 

@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 from run_support import conference, run_scenario
 
-from moot.agents.conference_context import Said
+from moot.agents.conference.context import Said
 from autogen_core.models import RequestUsage
 
-from moot.agents.conference_coverage import coverage_event, find_quote
+from moot.agents.conference.coverage import coverage_event, find_quote
 from moot.cli import main
-from moot.events import Coverage, Message, RunResumed, Score, TopicClosed, Verdict
+from moot.log.events import Coverage, Message, RunResumed, Score, TopicClosed, Verdict
 from moot.models.requests import Continue, MeasuredResult
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols.conference_schema import ReferenceItem
-from moot.scenario import ScenarioError, load_scenario
-from moot.timeline import coverage_rows
-from moot.transcript import load
+from moot.protocols.conference.schema import ReferenceItem
+from moot.scenario.load import ScenarioError, load_scenario
+from moot.views.timeline import coverage_rows
+from moot.log.transcript import load
 
 M, A, B, J, E, X = "Moderator", "Alice", "Bob", "Judge", "Evaluator", "Assessor"
 REFERENCE = """\

@@ -13,12 +13,12 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import EXIT_OK, main
-from moot.events import Message, RunResumed, Score, TopicClosed, Verdict
+from moot.log.events import Message, RunResumed, Score, TopicClosed, Verdict
 from moot.models.requests import Choose, Continue, NotSupported, Score as ScoreRequest
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.scenario import ScenarioError, load_scenario
-from moot.transcript import load
-from moot.verdicts import CRITERIA
+from moot.scenario.load import ScenarioError, load_scenario
+from moot.log.transcript import load
+from moot.protocols.conference.verdicts import CRITERIA
 
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"
 LABELS = "    label: Dr. Alice\n"
@@ -187,8 +187,8 @@ def test_a_backend_that_cannot_measure_answers_in_structured_output_and_says_so(
 
 
 def test_transcripts_written_with_integer_scores_load_and_read_as_integers(make_scenario, tmp_path):
-    from moot.render_html import render_html
-    from moot.summary import score_line
+    from moot.views.html import render_html
+    from moot.views.summary import score_line
 
     out = tmp_path / "run"
     assert run_scenario(make_scenario(topics=1), out) == EXIT_OK  # the written (structured) evaluator
@@ -300,9 +300,9 @@ limits: {max_rounds_per_topic: 1}
 
 @pytest.mark.slow
 def test_the_embedded_model_continues_the_transcript_and_is_measured(tmp_path):
-    from moot.agents.conference_document import TranscriptDocument
+    from moot.agents.conference.document import TranscriptDocument
     from moot.models.continuation import ends_sentence
-    from moot.protocols.conference_setup import setup_of
+    from moot.protocols.conference.setup import setup_of
 
     path = tmp_path / "s.yaml"
     path.write_text(EMBEDDED)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from run_support import conference, run_scenario
 
-from moot.events import TopicClosed, Verdict
+from moot.log.events import TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.scenario import ScenarioError, load_scenario
+from moot.scenario.load import ScenarioError, load_scenario
 
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"
 REASONED = "MORE DEBATE - nobody has addressed the public cluster"

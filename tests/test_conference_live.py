@@ -12,12 +12,12 @@ from pathlib import Path
 from run_support import conference
 
 from moot.cli import EXIT_OK, main
-from moot.console import terminal_rows
-from moot.events import Score
+from moot.views.console import terminal_rows
+from moot.log.events import Score
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.render_html import render_html
-from moot.render_md import render_markdown
-from moot.transcript import load
+from moot.views.html import render_html
+from moot.views.markdown import render_markdown
+from moot.log.transcript import load
 
 CHOICE = "choice: likelihood\nagreement_threshold: 0.6\n"
 

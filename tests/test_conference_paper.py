@@ -9,9 +9,9 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import main
-from moot.events import Coverage, Message, Score, Verdict
+from moot.log.events import Coverage, Message, Score, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.scenario import load_scenario
+from moot.scenario.load import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 CONFERENCES = sorted(p for p in SCENARIOS.glob("*.yaml") if load_scenario(p).protocol == "conference")

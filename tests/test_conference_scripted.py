@@ -8,9 +8,9 @@ import pytest
 from run_support import conference, run_scenario, without_calls
 
 from moot.cli import main
-from moot.events import Call, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.log.events import Call, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.scenario import scenario_hash
+from moot.scenario.load import scenario_hash
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"

@@ -1,4 +1,4 @@
-"""Tests for moot.datasets, on small files the tests write (never the shared samples, except
+"""Tests for moot.data.load, on small files the tests write (never the shared samples, except
 the optional smoke test of the shipped specs at the end)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from moot.datasets import (
+from moot.data.load import (
     Comment,
     DatasetError,
     DatasetSpec,

@@ -10,20 +10,20 @@ import pytest
 from autogen_core.models import AssistantMessage, CreateResult, RequestUsage, UserMessage
 
 from moot.cli import main
-from moot.metrics import UNPARSED
+from moot.metrics.classification import UNPARSED
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocol import check
-from moot.protocols import REGISTRY
+from moot.contract.protocol import check
+from moot.protocols.registry import REGISTRY
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote
-from moot.runs.context import Unit
-from moot.runs.folder import RunFolder
-from moot.runs.runner import RunSetup, run_unit
-from moot.runs.setup import UsageError, resolve_models, role_models
-from moot.scenario import load_scenario
+from moot.engine.context import Unit
+from moot.engine.folder import RunFolder
+from moot.engine.runner import RunSetup, run_unit
+from moot.engine.setup import UsageError, resolve_models, role_models
+from moot.scenario.load import load_scenario
 from moot.speaker_selection.conference import PolicyError
 from moot.speaker_selection.debate import DebatePlan, next_speaker
-from moot.transcript import load
+from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parent.parent
 A, B, C = "agent_1", "agent_2", "agent_3"

@@ -41,7 +41,7 @@ def test_commands_settle_when_imported_but_runs_when_their_work_starts(collector
 
 def test_a_run_settles_before_its_units_start(collector, tmp_path, monkeypatch):
     from moot.cli import main
-    from moot.runs import runner
+    from moot.engine import runner
 
     seen = []
     real = runner.run_unit

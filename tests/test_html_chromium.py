@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.events import Message, Score, Verdict
-from moot.transcript import load
+from moot.log.events import Message, Score, Verdict
+from moot.log.transcript import load
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""The one label-mapping rule of every per-item protocol (moot.protocols.labels): a reply maps
+"""The one label-mapping rule of every per-item protocol (moot.protocols.items.labels): a reply maps
 onto a label only when it is unambiguous; a reply that repeats the prompt's option list is
 unparsed, never the option named last. Replies of the QA pass are in data/qa_label_replies.json."""
 
@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from moot.protocols import cola, negotiation, s2mad
-from moot.protocols.cola_schema import ColaScenario
-from moot.protocols.labels import LabelSet
-from moot.protocols.negotiation_schema import NegotiationScenario
-from moot.protocols.s2mad_schema import S2madScenario
-from moot.verdicts import json_object, loads
+from moot.protocols.cola import protocol as cola
+from moot.protocols.negotiation import protocol as negotiation
+from moot.protocols.s2mad import protocol as s2mad
+from moot.protocols.cola.schema import ColaScenario
+from moot.protocols.items.labels import LabelSet
+from moot.protocols.negotiation.schema import NegotiationScenario
+from moot.protocols.s2mad.schema import S2madScenario
+from moot.models.replies import json_object, loads
 
 QA = json.loads((Path(__file__).parent / "data" / "qa_label_replies.json").read_text())
 COLA = cola.labels_of(ColaScenario(protocol="cola"))  # options A: Against B: Favor C: Neutral

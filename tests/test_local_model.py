@@ -18,7 +18,7 @@ from backend_support import (
 from moot.cli import main
 from moot.models.local import default_model_path
 from moot.models.structured import reply_budget, structured_max_tokens
-from moot.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, coverage_model
+from moot.protocols.conference.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, coverage_model
 
 
 def test_structured_calls_get_room_to_finish():

@@ -1,4 +1,4 @@
-"""Tests for moot.metrics, checked against scikit-learn (test-only dependency)."""
+"""Tests for moot.metrics.classification, checked against scikit-learn (test-only dependency)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 sk = pytest.importorskip("sklearn.metrics")
 
-from moot.metrics import (  # noqa: E402
+from moot.metrics.classification import (  # noqa: E402
     UNPARSED,
     MetricReport,
     accuracy,

@@ -15,7 +15,7 @@ import pytest
 from autogen_core.models import RequestUsage, UserMessage
 
 from backend_support import RecordingServer, loopback_only  # noqa: F401
-from moot.events import Call, RunStarted
+from moot.log.events import Call, RunStarted
 from moot.models.cache import CachedReply, ReplyCache, cache_key, message_data
 from moot.models.continuation import (
     BanFirst, MinTokens, NoRepeatNGram, continuation_result, cut_to_sentence, ends_sentence, ngram_index,
@@ -25,12 +25,12 @@ from moot.models.factory import BackendOptions, build_client
 from moot.models.requests import NotSupported, Choose, Continue, Score, request_of, REQUEST_ARG
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.models.server_likelihood import read_options
-from moot.protocols.cola_schema import ColaScenario
-from moot.protocols.negotiation_schema import NegotiationScenario
-from moot.protocols.s2mad_schema import S2madScenario
-from moot.runs.context import Unit, UnitContext
-from moot.scenario_blocks import Backends, choice_method
-from moot.transcript import EventLog, load
+from moot.protocols.cola.schema import ColaScenario
+from moot.protocols.negotiation.schema import NegotiationScenario
+from moot.protocols.s2mad.schema import S2madScenario
+from moot.engine.context import Unit, UnitContext
+from moot.scenario.blocks import Backends, choice_method
+from moot.log.transcript import EventLog, load
 from run_support import run_item
 
 ASK = [UserMessage(content="Is the sky blue? Please answer Yes or No.", source="user")]

@@ -11,13 +11,13 @@ from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
 from moot.cli import main
-from moot.transcript import load
+from moot.log.transcript import load
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols import negotiation as neg
-from moot.protocols.knn import NearestNeighbours
-from moot.protocols.negotiation import Result, combine, vote
-from moot.protocols.negotiation_schema import NegotiationScenario
-from moot.scenario import ScenarioError, load_scenario
+from moot.protocols.negotiation import protocol as neg
+from moot.protocols.negotiation.knn import NearestNeighbours
+from moot.protocols.negotiation.protocol import Result, combine, vote
+from moot.protocols.negotiation.schema import NegotiationScenario
+from moot.scenario.load import ScenarioError, load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
 from moot.speaker_selection.negotiation import NegotiationPlan, next_speaker
 

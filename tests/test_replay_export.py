@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from moot.cli import export, main, replay
-from moot.events import SCHEMA_VERSION, Coverage, Message, Score, TranscriptError, Verdict
-from moot.migrations import STEPS
-from moot.render_html import render_html
-from moot.render_md import inline, render_markdown
-from moot.transcript import load
+from moot.log.events import SCHEMA_VERSION, Coverage, Message, Score, TranscriptError, Verdict
+from moot.log.migrations import STEPS
+from moot.views.html import render_html
+from moot.views.markdown import inline, render_markdown
+from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = "<script>alert(1)</script>"

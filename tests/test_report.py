@@ -235,9 +235,9 @@ def test_headline_metric_is_declared_never_guessed_from_the_file_name(tmp_path, 
     out = tmp_path / "report"
     assert main(["report", str(run), "--out", str(out)]) == 0
     assert "semeval_tiny (macro-F1)" in table_csv(out)["cola · scripted"]
-    import moot.metrics
+    import moot.metrics.classification
 
-    assert not hasattr(moot.metrics, "paper_metric")
+    assert not hasattr(moot.metrics.classification, "paper_metric")
 
 
 def test_skipped_rows_are_shown_by_reason(tmp_path, capsys):
@@ -288,7 +288,7 @@ def test_conference_batch_report_per_topic_with_mean_and_sd(make_scenario, tmp_p
 
 
 def test_mean_and_sample_sd():
-    from moot.report.conference import mean_sd
+    from moot.protocols.conference.report import mean_sd
 
     assert mean_sd([1, 2]) == "1.50 ± 0.71 (n=2)" and mean_sd([3]) == "3.00 (n=1)" and mean_sd([]) == "—"
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.events import Call, Message, Score
+from moot.log.events import Call, Message, Score
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols import REGISTRY
-from moot.protocols.conference_rescore import judge_decisions
-from moot.runs.rescore import Job, rescore_units
-from moot.transcript import load
+from moot.protocols.registry import REGISTRY
+from moot.protocols.conference.rescore import judge_decisions
+from moot.engine.rescore import Job, rescore_units
+from moot.log.transcript import load
 
 
 def files_of(folder: Path) -> dict[str, bytes]:

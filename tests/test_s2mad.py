@@ -11,12 +11,12 @@ from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
 from moot.cli import main
-from moot.datasets import Comment
+from moot.data.load import Comment
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.protocols import s2mad
-from moot.protocols.s2mad_schema import S2madScenario
-from moot.transcript import load
-from moot.scenario import load_scenario
+from moot.protocols.s2mad import protocol as s2mad
+from moot.protocols.s2mad.schema import S2madScenario
+from moot.log.transcript import load
+from moot.scenario.load import load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
 from moot.speaker_selection.s2mad import S2madPlan, next_speaker
 

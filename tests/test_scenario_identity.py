@@ -15,8 +15,8 @@ from test_batch import files  # noqa: F401  (the batch tests' scenario + dataset
 from run_support import conference
 
 from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
-from moot.events import RunResumed
-from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
+from moot.log.events import RunResumed
+from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
 
 SCHEMA_LINE = "# yaml-language-server: $schema=../docs/scenario.schema.json\n"
 FAILING = "judge=scripted:MORE_DEBATE,FAIL,FAIL,FAIL"

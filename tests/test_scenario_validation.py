@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from moot.cli import EXIT_USAGE, main
-from moot.scenario import ScenarioError, load_scenario
+from moot.scenario.load import ScenarioError, load_scenario
 
 BASE = """\
 title: Test conference

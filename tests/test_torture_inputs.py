@@ -408,7 +408,7 @@ def test_a_run_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
 
 
 def test_unit_ids_that_look_alike_never_share_a_transcript():
-    from moot.runs.folder import unit_file
+    from moot.engine.folder import unit_file
 
     ids = ["a/b", "a_b", "a b", "a:b", "run", "results", "cache", "x" * 200, "x" * 201, "", ".", "..", ".a"]
     assert len({unit_file(i) for i in ids}) == len(ids)

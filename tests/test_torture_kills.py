@@ -16,7 +16,7 @@ import pytest
 
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
-from moot.runs.folder import read_results
+from moot.engine.folder import read_results
 from torture_support import (  # noqa: F401 - files: a fixture
     files, handled, moot, moot_process, outcome_of, recorded_signatures, remote, tried,
 )

@@ -15,11 +15,11 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import EXIT_FAILED, EXIT_OK, main
-from moot.events import (
+from moot.log.events import (
     Error, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, TranscriptError, Usage, Verdict,
 )
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.transcript import EventLog, load
+from moot.log.transcript import EventLog, load
 
 ROOT = Path(__file__).resolve().parents[1]
 MORE = "judge=scripted:" + ",".join(["MORE_DEBATE"] * 80)  # same verdicts however often restarted

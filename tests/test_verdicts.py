@@ -1,4 +1,4 @@
-"""Strict parsing of closed-set replies (moot.verdicts): accept the expected shape, never guess."""
+"""Strict parsing of closed-set replies (moot.protocols.conference.verdicts): accept the expected shape, never guess."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from moot.agents.conference_reading import Reading
-from moot.protocols.conference_turns import score_from_reply
-from moot.verdicts import (
+from moot.agents.conference.reading import Reading
+from moot.protocols.conference.turns import score_from_reply
+from moot.protocols.conference.verdicts import (
     CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, parse_reply, read_judge, read_judge_text,
 )
 

@@ -23,8 +23,8 @@ from typing import Iterator, Optional, Sequence
 import pytest
 
 from moot.cli import main
-from moot.runs.folder import read_results
-from moot.transcript import load
+from moot.engine.folder import read_results
+from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = {"fault modes": "fault modes handled", "kills": "kills survived",

@@ -39,17 +39,17 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
 
 def input_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean bad input: one line, exit 2."""
-    from moot.dataset_spec import DatasetError
+    from moot.data.spec import DatasetError
     from moot.models.cache import CacheError
     from moot.models.factory import MissingKey
     from moot.models.preflight import Unreachable
-    from moot.protocols.conference_turns import ResumeError as ConferenceResumeError
+    from moot.protocols.conference.turns import ResumeError as ConferenceResumeError
     from moot.report.runs import RunError
-    from moot.runs.folder import RunFolderError
-    from moot.runs.runner import ResumeError
-    from moot.runs.setup import UsageError
-    from moot.transcript import TranscriptError
-    from moot.yamlsource import SourceError
+    from moot.engine.folder import RunFolderError
+    from moot.engine.runner import ResumeError
+    from moot.engine.setup import UsageError
+    from moot.log.transcript import TranscriptError
+    from moot.scenario.yamlsource import SourceError
 
     return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
             ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
@@ -75,9 +75,9 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 
 def dispatch(argv: list[str]) -> int:
-    from moot.bundled import bundled_names
-    from moot.runs.setup import UsageError
-    from moot.suggest import nearest
+    from moot.scenario.bundled import bundled_names
+    from moot.engine.setup import UsageError
+    from moot.errors import nearest
 
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
@@ -108,8 +108,8 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from moot.diskio import environment_message, is_environment_error
-    from moot.secrets import redact
+    from moot.safety.diskio import environment_message, is_environment_error
+    from moot.safety.secrets import redact
 
     argv = list(sys.argv[1:] if argv is None else argv)
     quiet_autogen_logs()
@@ -139,7 +139,7 @@ def internal_error(exc: BaseException) -> int:
     import traceback
 
     from moot.models.calls import describe
-    from moot.secrets import redact
+    from moot.safety.secrets import redact
 
     if os.environ.get("MOOT_DEBUG"):
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")

@@ -17,10 +17,10 @@ from typing import Optional, Sequence
 from moot.cli import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, add_out
 from moot.cli.replay import result_name
-from moot.diskio import is_environment_error, write_atomic
-from moot.render_html import render_html
-from moot.render_md import render_markdown
-from moot.runs.source import RunSource, open_run
+from moot.safety.diskio import is_environment_error, write_atomic
+from moot.views.html import render_html
+from moot.views.markdown import render_markdown
+from moot.engine.source import RunSource, open_run
 
 RENDERERS = {"md": (render_markdown, ".md"), "html": (render_html, ".html")}
 

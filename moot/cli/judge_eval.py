@@ -13,14 +13,15 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
-from moot.bundled import find_scenario
+from moot.scenario.bundled import find_scenario
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int
 from moot.cli.run import run_plan
-from moot.datasets import iter_items, load_dataset_spec
-from moot.protocols import REGISTRY, judge_eval
-from moot.runs.plan import dataset_plan
-from moot.runs.setup import UsageError
-from moot.scenario import load_scenario
+from moot.data.load import iter_items, load_dataset_spec
+from moot.protocols import judge_eval
+from moot.protocols.registry import REGISTRY
+from moot.engine.plan import dataset_plan
+from moot.engine.setup import UsageError
+from moot.scenario.load import load_scenario
 
 
 def parser() -> argparse.ArgumentParser:

@@ -17,12 +17,12 @@ from typing import Optional, Sequence
 
 import yaml
 
-from moot.bundled import bundled_dir
+from moot.scenario.bundled import bundled_dir
 from moot.cli.options import Parser
-from moot.diskio import write_atomic
-from moot.protocol import Protocol
-from moot.protocols import REGISTRY
-from moot.scenario import DEFAULT_PROTOCOL
+from moot.safety.diskio import write_atomic
+from moot.contract.protocol import Protocol
+from moot.protocols.registry import REGISTRY
+from moot.scenario.load import DEFAULT_PROTOCOL
 
 SCHEMA_LINE = "# yaml-language-server: $schema="
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when moot runs from a checkout

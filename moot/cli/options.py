@@ -11,9 +11,9 @@ import os
 from typing import Any
 
 from moot.models.factory import BackendOptions
-from moot.scenario_blocks import Backends, endpoint_list
-from moot.secrets import register
-from moot.suggest import nearest
+from moot.scenario.blocks import Backends, endpoint_list
+from moot.safety.secrets import register
+from moot.errors import nearest
 
 class Parser(argparse.ArgumentParser):
     """argparse with bad input as one line (not the usage block), naming the nearest option for a

@@ -18,15 +18,15 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import EXIT_OK, EXIT_USAGE, silence
 from moot.cli.options import Parser
-from moot.console import ConsolePrinter
-from moot.document import unit_status
-from moot.events import Message
-from moot.protocols import REGISTRY
-from moot.runs.source import RunSource, open_run
-from moot.safe_text import terminal_safe
-from moot.summary import summary_lines
-from moot.timeline import Turn, grouped, speaker_index
-from moot.transcript import Transcript
+from moot.views.console import ConsolePrinter
+from moot.views.document import unit_status
+from moot.log.events import Message
+from moot.protocols.registry import REGISTRY
+from moot.engine.source import RunSource, open_run
+from moot.views.neutral import terminal_safe
+from moot.views.summary import summary_lines
+from moot.views.timeline import Turn, grouped, speaker_index
+from moot.log.transcript import Transcript
 
 
 def positive(text: str) -> float:

@@ -18,7 +18,7 @@ from typing import Sequence
 from moot.cli import EXIT_OK
 from moot.cli.options import Parser, add_out
 from moot.report import build_report
-from moot.safe_text import terminal_safe
+from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:

@@ -17,28 +17,28 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from moot.bundled import bundled_names, find_scenario
+from moot.scenario.bundled import bundled_names, find_scenario
 from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
 from moot.cli.options import (
     Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
 )
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
-from moot.datasets import dataset_fingerprint
+from moot.data.load import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
 from moot.models.engine import ModelEngine
 from moot.models.factory import load_backends
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
-from moot.protocol import Protocol
-from moot.protocols import REGISTRY
-from moot.runs.folder import RunFolder, iter_results
-from moot.runs.meta import check_identity, describe_run
-from moot.runs.plan import Plan, dataset_plan, item_plan, variant_plan
-from moot.runs.runner import RunSetup, run_units
-from moot.runs.setup import UsageError, resolve_models, role_models
-from moot.scenario import load_scenario, scenario_content_hash, scenario_hash
-from moot.suggest import nearest
+from moot.contract.protocol import Protocol
+from moot.protocols.registry import REGISTRY
+from moot.engine.folder import RunFolder, iter_results
+from moot.engine.meta import check_identity, describe_run
+from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
+from moot.engine.runner import RunSetup, run_units
+from moot.engine.setup import UsageError, resolve_models, role_models
+from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
+from moot.errors import nearest
 
 
 def parser() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@
 One schema for every registered protocol (a oneOf on `protocol`), generated from their pydantic
 models, so one `$schema` line serves every scenario file: editors use it for completion and
 checking as you type. docs/scenario.schema.json is this output, committed; `--docs` prints
-docs/scenarios.md instead (moot.scenario_docs). Tests keep both committed files equal to these.
+docs/scenarios.md instead (moot.scenario.docs). Tests keep both committed files equal to these.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from moot.cli.options import Parser
 
 from pydantic.json_schema import models_json_schema
 
-from moot.diskio import write_atomic
-from moot.protocols import REGISTRY
-from moot.scenario import DEFAULT_PROTOCOL
+from moot.safety.diskio import write_atomic
+from moot.protocols.registry import REGISTRY
+from moot.scenario.load import DEFAULT_PROTOCOL
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -43,7 +43,7 @@ def schema_text() -> str:
 
 
 def docs_text() -> str:
-    from moot.scenario_docs import scenarios_md
+    from moot.scenario.docs import scenarios_md
 
     return scenarios_md(REGISTRY.all())
 

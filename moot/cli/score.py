@@ -28,22 +28,22 @@ from typing import Any, Optional, Sequence
 
 from moot.cli import EXIT_FAILED, EXIT_OK
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, backend_options
-from moot.metrics import summarize
+from moot.metrics.classification import summarize
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
 from moot.models.engine import ModelEngine
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
-from moot.protocol import Protocol
-from moot.protocols import REGISTRY
-from moot.runs.folder import RunFolder, RunFolderError
-from moot.runs.meta import now
-from moot.runs.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
-from moot.runs.setup import UsageError
-from moot.suggest import nearest
-from moot.runs.source import RunSource, open_run
-from moot.safe_text import terminal_safe
-from moot.transcript import Transcript
+from moot.contract.protocol import Protocol
+from moot.protocols.registry import REGISTRY
+from moot.engine.folder import RunFolder, RunFolderError
+from moot.engine.meta import now
+from moot.engine.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
+from moot.engine.setup import UsageError
+from moot.errors import nearest
+from moot.engine.source import RunSource, open_run
+from moot.views.neutral import terminal_safe
+from moot.log.transcript import Transcript
 
 
 def parser() -> argparse.ArgumentParser:

@@ -7,17 +7,17 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
-from moot.console import ConsolePrinter
-from moot.events import EventBase
-from moot.metrics import UNPARSED, summarize
+from moot.views.console import ConsolePrinter
+from moot.log.events import EventBase
+from moot.metrics.classification import UNPARSED, summarize
 from moot.models.engine import EngineStats
-from moot.protocol import Protocol
-from moot.runs.folder import RunFolder
-from moot.runs.context import Speaking
-from moot.runs.runner import BatchOutcome, UnitResult
-from moot.safe_text import terminal_safe
-from moot.summary import summary_lines
-from moot.timeline import where_text
+from moot.contract.protocol import Protocol
+from moot.engine.folder import RunFolder
+from moot.engine.context import Speaking
+from moot.engine.runner import BatchOutcome, UnitResult
+from moot.views.neutral import terminal_safe
+from moot.views.summary import summary_lines
+from moot.views.timeline import where_text
 
 
 OUTPUT_CLOSED = "output closed"
@@ -26,7 +26,7 @@ OnClosed = Optional[Callable[[str], None]]
 
 def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
     """The reader of our output went away (`moot run ... | head`): write nothing more there, and
-    end the run as interrupted, resumable (`on_closed`: moot.runs.runner.Stop.request)."""
+    end the run as interrupted, resumable (`on_closed`: moot.engine.runner.Stop.request)."""
     from moot.cli import silence
 
     silence(stream)
@@ -37,7 +37,7 @@ def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
 class LivePrinter:
     """Prints one unit's events as they are recorded (a conference's turns, an item's stages). On a
     terminal, a conference turn shows who speaks as soon as it starts and its text as the model
-    writes it, replaced by the turn as recorded (moot.console); elsewhere only recorded turns."""
+    writes it, replaced by the turn as recorded (moot.views.console); elsewhere only recorded turns."""
 
     def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None,
                  on_closed: OnClosed = None):
@@ -164,7 +164,7 @@ def print_failures(outcome: BatchOutcome) -> None:
 def print_unit_end(protocol: Protocol, folder: RunFolder, unit_id: str, outcome: BatchOutcome,
                    stats: EngineStats) -> None:
     """One unit: a conference's summary, or an item's label and explanation; its transcript."""
-    from moot.transcript import load
+    from moot.log.transcript import load
 
     path = folder.transcript_path(unit_id)
     if path.exists():

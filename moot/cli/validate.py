@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Sequence
 from moot.cli.options import Parser
 
-from moot.dataset_spec import DatasetError, load_dataset_spec
-from moot.scenario import scenario_errors
-from moot.yamlsource import SourceError, read_yaml
+from moot.data.spec import DatasetError, load_dataset_spec
+from moot.scenario.load import scenario_errors
+from moot.scenario.yamlsource import SourceError, read_yaml
 
 DATASET_KEYS = {"path", "columns"}
 

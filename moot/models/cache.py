@@ -6,7 +6,7 @@ the settings, every message (type, source, content) and the JSON schema of the s
 output requested, and of a request beyond a chat reply (moot.models.requests: its kind and every
 parameter) when there is one. Storage is one SQLite file; a reply is written once it succeeded,
 with what was measured (a choice's probabilities, a continuation's cut) beside it. A disk that
-refuses a write surfaces as the OSError it is (moot.diskio), a damaged file as a CacheError.
+refuses a write surfaces as the OSError it is (moot.safety.diskio), a damaged file as a CacheError.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class CacheError(ValueError):
     """A cache file that is not a reply cache (corrupted, or another file); one line."""
 
 
-# SQLite's words for a disk that refuses, as the OSError the rest of moot knows (moot.diskio).
+# SQLite's words for a disk that refuses, as the OSError the rest of moot knows (moot.safety.diskio).
 SQLITE_REFUSALS = (("disk is full", errno.ENOSPC), ("readonly database", errno.EROFS),
                    ("unable to open database", errno.EACCES), ("disk i/o error", errno.EIO))
 

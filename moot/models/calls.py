@@ -5,7 +5,7 @@ timeout, an empty, malformed or oversized reply) is retried with exponential bac
 waits what the server's `Retry-After` asks (up to MAX_RETRY_AFTER_S, whatever the call timeout).
 A call that cannot succeed however often it is sent (HTTP 400, 401, 403, 404, 422: a bad key, an
 unknown model, a request the server refuses) fails at once with a FatalModelError, which stops
-a batch instead of failing every item the same way. Every cause is one line with secrets redacted (moot.secrets).
+a batch instead of failing every item the same way. Every cause is one line with secrets redacted (moot.safety.secrets).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from autogen_core.models import ChatCompletionClient, LLMMessage
 from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
-from moot.secrets import redact
+from moot.safety.secrets import redact
 
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})

@@ -13,7 +13,7 @@ from autogen_core.models import ChatCompletionClient
 
 from moot.models.base import GENERIC_INFO
 from moot.models.spec import ModelSpec, parse_spec
-from moot.secrets import register
+from moot.safety.secrets import register
 
 
 class MissingKey(ValueError):

@@ -1,7 +1,7 @@
 """A native Ollama server, through autogen-ext's OllamaChatCompletionClient.
 
 Structured replies send the output's JSON schema as Ollama's `format` and come back as raw text
-(moot.verdicts parses them); their `num_predict` is raised so a constrained reply can always finish
+(moot.protocols.conference.verdicts parses them); their `num_predict` is raised so a constrained reply can always finish
 (moot.models.structured). Replies are bounded whatever the server does (moot.models.bounded): the
 HTTP body by event hooks on the client's connection pool, the text by the call's token limit.
 Imported only when an `ollama:` model is used.

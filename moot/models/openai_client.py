@@ -5,7 +5,7 @@ per call, nothing else (the SDK's own retries are off: moot.models.calls retries
 through the SDK's aiohttp transport (`openai[aiohttp]`), which spends half the CPU per request of
 its default httpx one (0.7 vs 1.5 ms on the benchmarks' loopback server): at 32 calls in flight
 the client's CPU, not the server, is what a fast server waits on. Structured
-replies ask for the output's JSON schema and come back as raw text, which moot.verdicts parses (an
+replies ask for the output's JSON schema and come back as raw text, which moot.protocols.conference.verdicts parses (an
 invalid reply is recorded as UNPARSED with its text), with a token limit raised so a constrained
 reply can always finish (moot.models.structured).
 

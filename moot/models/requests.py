@@ -22,7 +22,7 @@ API cannot, so there a choice with a `reply_prefix` is not supported).
 - `Score`: the expectation of an integer score lo..hi under the model's probabilities (G-Eval).
 
 A client's reply to a request is a `MeasuredResult`: a CreateResult with `detail` (see
-moot.events.CallDetail) holding what was measured.
+moot.log.events.CallDetail) holding what was measured.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def without_request(extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MeasuredResult(CreateResult):
-    """A reply with what was measured to get it (moot.events.CallDetail's fields)."""
+    """A reply with what was measured to get it (moot.log.events.CallDetail's fields)."""
 
     detail: dict[str, Any] = {}
 

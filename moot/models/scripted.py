@@ -30,8 +30,8 @@ from pydantic import BaseModel
 from moot.models.base import MootClient
 from moot.models.requests import Request, request_of
 from moot.models.scripted_requests import answer as scripted_answer
-from moot.suggest import nearest
-from moot.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
+from moot.errors import nearest
+from moot.protocols.conference.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL", "BASE")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,

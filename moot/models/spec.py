@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from moot.suggest import closest
+from moot.errors import closest
 
 PROVIDERS = ("local", "openai", "ollama", "scripted")
 NEEDS_MODEL = ("openai", "ollama")

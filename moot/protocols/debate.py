@@ -22,13 +22,13 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import render
-from moot.agents.stage import StageAgent, cancel_calls, spoken_of
-from moot.metrics import RUMOR_CLASSES, UNPARSED, class_for
-from moot.protocol import InputField, Outcome, Protocol
-from moot.protocols.item_schema import ItemScenario, Labels, check_aliases, check_distinct
-from moot.protocols.labels import LabelSet
-from moot.runs.context import UnitContext
-from moot.scenario_blocks import Backends, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.engine.stage import StageAgent, cancel_calls, spoken_of
+from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
+from moot.contract.protocol import InputField, Outcome, Protocol
+from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
+from moot.protocols.items.labels import LabelSet
+from moot.engine.context import UnitContext
+from moot.scenario.blocks import Backends, Generation, Retry, Strict, check_models, check_prompts, fail
 from moot.speaker_selection.debate import DebatePlan, next_speaker
 
 TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions"})

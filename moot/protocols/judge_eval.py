@@ -21,12 +21,12 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
 from moot.agents.prompts import default_templates, render
-from moot.protocol import InputField, Outcome, Protocol, Rescore, Rescored
-from moot.protocols.conference_schema import Scenario
-from moot.protocols.labels import LabelSet
-from moot.runs.context import UnitContext
-from moot.runs.rescore import last_call, resend
-from moot.scenario_blocks import Backends, Generation, Retry, ScenarioBase
+from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.protocols.conference.schema import Scenario
+from moot.protocols.items.labels import LabelSet
+from moot.engine.context import UnitContext
+from moot.engine.rescore import last_call, resend
+from moot.scenario.blocks import Backends, Generation, Retry, ScenarioBase
 
 NAME = "judge_eval"
 JUDGE = "judge"

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from moot.report import conference, plots
-from moot.report.conference import ConferenceRun, load_conference_run
+from moot.protocols.conference import report as conference
+from moot.report import plots
+from moot.protocols.conference.report import ConferenceRun, load_conference_run
 from moot.report.runs import Run, is_conference_run, load_run, open_source
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
@@ -38,7 +39,7 @@ METRICS_NOTE = (
     "So a polarity run whose gold has no neutral item has a macro-F1 of at most 2/3. "
     "F_avg = (F1(favor) + F1(against)) / 2 over all items (SemEval-2016 Task 6 official score, "
     "Mohammad et al. 2016). Unparsed predictions are a false negative for their gold class and a "
-    "false positive for none. Definitions and sources: moot/metrics.py."
+    "false positive for none. Definitions and sources: moot/metrics/classification.py."
 )
 
 

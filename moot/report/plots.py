@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from moot.metrics import UNPARSED  # noqa: E402
+from moot.metrics.classification import UNPARSED  # noqa: E402
 from moot.report.runs import Run  # noqa: E402
 from moot.report.tables import Table  # noqa: E402
 

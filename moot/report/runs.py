@@ -8,7 +8,7 @@ units whose transcript ended without a result, is partial. Every transcript is l
 (a damaged one is an error naming its line); an item's target (for per-target columns) is its
 `run_started` input. Folders written by earlier moot versions (rows naming
 `runs/X/transcripts/ID.jsonl`, item transcripts of schema 1) load too.
-Conference runs are read from their transcripts (moot.report.conference).
+Conference runs are read from their transcripts (moot.protocols.conference.report).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from moot.metrics import UNPARSED, MetricReport, rumor_f1, summarize
-from moot.protocols import REGISTRY
-from moot.runs.folder import RunFolderError
-from moot.runs.source import RunSource, open_run
+from moot.metrics.classification import UNPARSED, MetricReport, rumor_f1, summarize
+from moot.protocols.registry import REGISTRY
+from moot.engine.folder import RunFolderError
+from moot.engine.source import RunSource, open_run
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
 

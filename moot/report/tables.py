@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from moot.metrics import UNPARSED, precision_recall_f1
+from moot.metrics.classification import UNPARSED, precision_recall_f1
 from moot.report.runs import Run
 
 PARTIAL = "†"

@@ -1,0 +1,1 @@
+"""The decision conference's agents: their context windows, transcript document, measures, reading."""

@@ -1,0 +1,218 @@
+"""What a protocol sees while it runs one unit: its input, its models, and the unit's event log.
+
+`await ctx.call(role, messages, output)` asks the role's model through the run's ModelEngine
+(cache, concurrency bound, retries) and records a `call` event (exactly what was sent and what
+came back) and the `message` it contributes, in one append. A conference records its own turn
+events around the call (`record=False`, then `ctx.record(...)`).
+
+A call may carry a request (moot.models.requests): a continuation of a document, a closed choice
+or a score read from the model's probabilities. Its `call` event says which (`kind`) and what was
+measured (`detail`). A backend that cannot measure a choice or score (no log-probabilities, or a
+server that refuses them) is asked for structured output instead (`{"answer": ...}`), and the
+call records that (`detail.method`: structured, with the reason); a continuation it cannot do is
+asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of answer.
+
+A unit that was cut short and runs again continues its log: its recorded calls are served back
+from the log (not sent, not recorded twice) as the protocol asks them again, so the log stays
+append-only with no event repeated, and no finished call is sent twice even without a cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from autogen_agentchat.messages import BaseChatMessage
+from autogen_core import CancellationToken
+from autogen_core.models import LLMMessage
+from pydantic import BaseModel
+
+from moot.engine.stage import GroupChats, Select, StageAgent
+from moot.log.events import MEASURED, Call, CallDetail, EventBase, Message, Usage
+from moot.models.cache import cache_key, message_data
+from moot.models.calls import ModelCallError
+from moot.models.engine import ModelEngine, RoleModel
+from moot.models.requests import NotSupported, Request, answer_model
+from moot.log.transcript import EventLog, Transcript
+from moot.models.replies import json_object
+
+Listener = Callable[[list[EventBase]], None]
+OnText = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Speaking:
+    """A turn about to be asked of a model: who speaks, where (for a live display)."""
+
+    unit: str
+    speaker: str
+    label: str  # what the speaker is called in the conversation
+    action: str
+    topic: Optional[int]
+    round: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a run does: a conference (with its variant), or one item of a protocol."""
+
+    id: str
+    scenario: Any
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    gold: Optional[str] = None
+    variant: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's reply as a protocol sees it; `call` is its event (recorded unless record=False)."""
+
+    text: str
+    cached: bool
+    call: Call
+    replayed: bool = False  # served from this unit's own log (a continued unit)
+
+    @property
+    def method(self) -> str:
+        """How a closed answer was read: likelihood, top_logprobs, scripted, structured, or text."""
+        return self.call.detail.method if self.call.detail and self.call.detail.method else "text"
+
+    @property
+    def measured(self) -> bool:
+        return self.method in MEASURED
+
+    @property
+    def probabilities(self) -> dict[str, float]:
+        return dict(self.call.detail.probabilities) if self.measured else {}
+
+    @property
+    def option(self) -> Optional[str]:
+        """A choice's option: the most likely one, or the structured answer (None if unreadable)."""
+        if self.measured:
+            return self.text
+        data = json_object(self.text)
+        answer = data.get("answer") if data else None
+        return str(answer) if answer is not None else None
+
+    @property
+    def score(self) -> Optional[float]:
+        """A score: its expectation under the model's probabilities, or the structured answer."""
+        if self.measured:
+            return self.call.detail.expected
+        option = self.option
+        return float(option) if option is not None and option.lstrip("-").isdigit() else None
+
+
+class UnitContext:
+    """One unit's access to its models and its log (see the module docstring)."""
+
+    def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
+                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
+                 chats: Optional[GroupChats] = None):
+        self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.chats = chats or GroupChats()
+        self.prior = prior
+        self.listener = listener
+        self.cancellation = CancellationToken()
+        self.events: list[EventBase] = list(prior.events) if prior else []
+        self._replay: dict[str, list[Call]] = defaultdict(list)
+        for call in (prior.calls if prior else []):
+            self._replay[call.key].append(call)
+        self._turn = max((m.turn for m in (prior.messages if prior else [])), default=0)
+
+    @property
+    def inputs(self) -> Mapping[str, Any]:
+        return self.unit.inputs
+
+    async def group_chat(self, agents: Sequence[StageAgent], select: Select, task: str,
+                         max_turns: int) -> list[BaseChatMessage]:
+        """A stage's AutoGen group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
+        return await self.chats.run(agents, select, task, max_turns, self.cancellation)
+
+    def model(self, role: str) -> RoleModel:
+        return self.models[role]
+
+    def speaking(self, speaker: str, label: str, action: str, topic: Optional[int], round: int) -> Optional[OnText]:
+        """Tell the run's display that a turn starts (a listener with a `speaking` method: the live
+        printer, a batch's status line). Returns where the turn's text goes as it is generated,
+        or None when nobody shows it."""
+        watch = getattr(self.listener, "speaking", None)
+        if watch is None:
+            return None
+        return watch(Speaking(self.unit.id, speaker, label, action, topic, round))
+
+    def record(self, *events: EventBase) -> None:
+        """Append events to the unit's log in one write, then show them."""
+        self.log.append(*events)
+        self.events.extend(events)
+        if self.listener is not None:
+            self.listener(list(events))
+
+    def record_replies(self, replies: Sequence[Reply], *events: EventBase) -> None:
+        """Record the calls of replies asked with `record=False` (but those served from this
+        unit's own log: they are in it already) together with the events they gave."""
+        self.record(*[r.call for r in replies if not r.replayed], *events)
+
+    async def call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]] = None, *,
+                   request: Optional[Request] = None, stage: str = "", round: int = 1,
+                   decide: Optional[Callable[[str], Optional[str]]] = None, record: bool = True,
+                   speaker: Optional[str] = None, on_text: Optional[OnText] = None) -> Reply:
+        """The reply of `role`'s model (to `request`, if given). Recorded as a `call` and a
+        `message` (speaker, stage, round, the reply, `decide(reply)` as its decision) unless
+        `record` is False. `on_text` gets the reply's text as it is generated (streaming models)."""
+        record_as = dict(stage=stage, round=round, decide=decide, record=record, speaker=speaker)
+        try:
+            return await self._call(role, messages, output, request, on_text=on_text, **record_as)
+        except NotSupported as exc:
+            if request is None:
+                raise
+            fallback = answer_model(request) if request.kind in ("choice", "score") else output
+            how = "structured" if fallback is not None else "text"
+            note = f"{request.kind} not available from this backend ({exc}); asked for {how} output"
+            return await self._call(role, messages, fallback, None, asked=(request.kind, how, note),
+                                    on_text=on_text, **record_as)
+
+    async def _call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]],
+                    request: Optional[Request], *, stage: str, round: int,
+                    decide: Optional[Callable[[str], Optional[str]]], record: bool, speaker: Optional[str],
+                    on_text: Optional[OnText] = None,
+                    asked: Optional[tuple[str, str, str]] = None) -> Reply:
+        """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
+        model = self.models[role]
+        key = cache_key(model.spec, model.settings, messages, output, request.as_dict() if request else None)
+        if self._replay.get(key):
+            call = self._replay[key].pop(0)
+            return Reply(call.reply, call.cached, call, replayed=True)
+        started = time.monotonic()
+        asking = asyncio.ensure_future(self.engine.ask(model, messages, output, request=request, role=role, key=key,
+                                                       cancellation_token=self.cancellation, on_text=on_text))
+        self.cancellation.link_future(asking)  # a stopped run does not wait for a reply
+        try:
+            result = await asking
+        except ModelCallError as exc:
+            exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
+            raise
+        kind, detail = (request.kind, result.detail) if request else ("chat", None)
+        if asked is not None:
+            kind, detail = asked[0], {"method": asked[1], "note": asked[2]}
+        call = Call(role=role, stage=stage, model=model.spec, messages=[message_data(m) for m in messages],
+                    output=output.__name__ if output is not None else None, reply=result.text,
+                    usage=Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens),
+                    latency_s=round_s(result.latency_s if not result.cached else time.monotonic() - started),
+                    attempts=result.attempts, cached=result.cached, finish_reason=result.finish_reason, key=key,
+                    kind=kind, detail=CallDetail(**detail) if detail else None)
+        if record:
+            self._turn += 1
+            message = Message(turn=self._turn, speaker=speaker or role, role=role, action=stage or role,
+                              round=round, content=result.text, model=model.spec, usage=call.usage,
+                              latency_s=call.latency_s, calls=max(call.attempts, 1),
+                              decision=decide(result.text) if decide else None)
+            self.record(call, message)
+        return Reply(result.text, result.cached, call)
+
+
+def round_s(seconds: float) -> float:
+    return round(seconds, 4)

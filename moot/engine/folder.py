@@ -1,0 +1,164 @@
+"""A run folder: what ran, its results, one transcript per unit, the reply cache, a lock.
+
+    RUN/run.json         what was run (identity: protocol, scenario and dataset hashes, models)
+    RUN/results.jsonl    one line per finished unit, appended as it finishes
+    RUN/UNIT.jsonl       one transcript per unit (a conference, or one item)
+    RUN/cache.sqlite     model replies: a rerun or a resume never sends a finished call twice
+    RUN/run.lock         held by the process running it (released when that process ends)
+
+Results are read as strictly as transcripts: a blank line is harmless, a torn last line (a killed
+writer) is left out and set aside before the next append, and a garbled or duplicated row is an
+error naming its line — never silently skipped.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from moot.safety.diskio import named, write_atomic
+from moot.log.transcript import read_lines, set_aside_torn_tail
+
+RESERVED = {"run", "results", "cache"}
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be used: another run's, locked, or unreadable; one line."""
+
+
+def unit_file(unit_id: str) -> str:
+    """A transcript file name for a unit id: safe characters, unique (a hash when changed)."""
+    safe = re.sub(r"[^A-Za-z0-9._+=-]", "_", unit_id)[:80].lstrip(".") or "unit"
+    if safe != unit_id or safe in RESERVED:
+        safe += "-" + hashlib.sha1(unit_id.encode("utf-8")).hexdigest()[:8]
+    return safe + ".jsonl"
+
+
+class RunFolder:
+    """Open with `with RunFolder(path) as folder:`; the lock is held until the block ends."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock: Optional[int] = None
+        self._results: Optional[Any] = None
+
+    # --- the lock -------------------------------------------------------------------------
+    def __enter__(self) -> "RunFolder":
+        if self.path.exists() and not self.path.is_dir():
+            raise RunFolderError(f"{self.path}: exists and is not a folder (--out names a run folder); "
+                                 "choose another --out")
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / "run.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            raise RunFolderError(f"{self.path}: in use by another moot process (pid {holder}); "
+                                 "wait for it to finish or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        self._lock = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._results is not None:
+            self._results.close()
+            self._results = None
+        if self._lock is not None:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            os.close(self._lock)
+            self._lock = None
+
+    # --- paths ----------------------------------------------------------------------------
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / "results.jsonl"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.path / "cache.sqlite"
+
+    def transcript_path(self, unit_id: str) -> Path:
+        return self.path / unit_file(unit_id)
+
+    # --- run.json -------------------------------------------------------------------------
+    def meta(self) -> Optional[dict]:
+        return read_meta(self.path)
+
+    def write_meta(self, meta: dict) -> None:
+        """Replace run.json atomically (write a temporary file, then rename)."""
+        write_atomic(self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+    # --- results.jsonl --------------------------------------------------------------------
+    def results(self) -> dict[str, dict]:
+        return read_results(self.path)
+
+    def append_result(self, row: dict) -> None:
+        try:
+            if self._results is None:
+                set_aside_torn_tail(self.results_path)
+                self._results = open(self.results_path, "a", encoding="utf-8")
+            self._results.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._results.flush()
+        except OSError as exc:
+            raise named(exc, self.results_path) from None
+
+
+def read_meta(path: Path) -> Optional[dict]:
+    meta = Path(path) / "run.json"
+    if not meta.exists():
+        return None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RunFolderError(f"{meta}: unreadable run.json ({exc})") from None
+    if not isinstance(data, dict):
+        raise RunFolderError(f"{meta}: run.json must be a JSON object")
+    return data
+
+
+def iter_results(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line, row) of a results.jsonl, strictly (see the module docstring)."""
+    results = Path(path) / "results.jsonl"
+    if not results.exists():
+        return
+    rows, _ = read_lines(results)
+    for number, line in rows:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise RunFolderError(f"{results}:{number}: garbled result row (not JSON)") from None
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            raise RunFolderError(f"{results}:{number}: a result row needs an \"id\"")
+        yield number, row
+
+
+def read_results(path: Path) -> dict[str, dict]:
+    """Finished units by id; a unit recorded twice is an error naming the second line."""
+    done: dict[str, dict] = {}
+    first: dict[str, int] = {}
+    for number, row in iter_results(path):
+        if row["id"] in done:
+            raise RunFolderError(f"{Path(path) / 'results.jsonl'}:{number}: unit {row['id']!r} "
+                                 f"recorded twice (also line {first[row['id']]})")
+        done[row["id"]], first[row["id"]] = row, number
+    return done
+
+
+def transcript_of(folder: Path, row: dict) -> Path:
+    """A result row's transcript: relative to the folder (or, in older runs, to where moot ran)."""
+    given = Path(row.get("transcript", ""))
+    for candidate in (Path(folder) / given, given, Path(folder) / "transcripts" / given.name):
+        if candidate.is_file():
+            return candidate
+    return Path(folder) / given

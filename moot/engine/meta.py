@@ -1,0 +1,82 @@
+"""run.json: what a run folder holds, so a rerun continues the same run and reports cite it.
+
+Identity (compared on every invocation): the protocol, the validated scenario's content hash (a
+comment or layout edit is the same run; folders older than content hashes compare the file's
+sha256), the dataset file's sha256, and the models. Anything else only describes the run: paths,
+labels, the headline metric, the rows the dataset loader skipped (by reason), the planned unit
+count, dates. A different scenario or dataset is refused; other models are refused unless
+`--allow-model-change` is given, which is recorded in `model_changes`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from moot.engine.folder import RunFolder, RunFolderError
+from moot.scenario.load import same_scenario
+
+FOLDER_VERSION = 2
+FILE_KEY, CONTENT_KEY = "scenario_sha256", "scenario_content_sha256"
+WHAT = {"scenario": "another scenario", "dataset_sha256": "another dataset", "models": "other models",
+        "protocol": "another protocol"}
+LATEST = ("planned_units", "limit", "last_invoked", "skipped_rows")  # follow each invocation
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def describe_run(protocol: str, scenario: Any, scenario_path: str, metric: Optional[str], plan,
+                 limit: Optional[int]) -> dict[str, Any]:
+    from moot import __version__
+
+    info: dict[str, Any] = {
+        "folder_version": FOLDER_VERSION, "protocol": protocol, "scenario_path": scenario_path,
+        "scenario": scenario.model_dump(mode="json", exclude={"input", "prompts"}),
+        "labels": list(getattr(scenario, "labels", []) or []), "headline_metric": metric,
+        "planned_units": plan.total, "limit": limit, "skipped_rows": plan.skipped,
+        "created": now(), "last_invoked": now(), "moot_version": __version__,
+    }
+    if plan.dataset is not None:
+        info.update(dataset_path=str(plan.dataset), data_file=str(plan.spec.data_path),
+                    dataset_spec_sha256=hashlib.sha256(Path(plan.dataset).read_bytes()).hexdigest())
+    return info
+
+
+def check_identity(folder: RunFolder, identity: Mapping[str, Any], info: Mapping[str, Any],
+                   allow_model_change: bool = False) -> None:
+    """Write run.json on first use; refuse a folder that holds a different run (module docstring)."""
+    before = folder.meta()
+    if before is None:
+        folder.write_meta({**identity, **info})
+        return
+    changed = _changed(before, identity)
+    models_changed = "models" in changed
+    if models_changed and allow_model_change:
+        changed.remove("models")
+    if changed:
+        hint = ("; pass --allow-model-change to continue it with these models (recorded)"
+                if changed == ["models"] else "; choose another --out, or delete the folder")
+        what = ", ".join(WHAT.get(k, f"another {k}") for k in changed)
+        raise RunFolderError(f"{folder.path} holds a run with {what}{hint}")
+    after = {**{k: v for k, v in info.items() if k != "created"}, **before,
+             **{k: info[k] for k in LATEST if k in info}}
+    if CONTENT_KEY in identity:
+        after[CONTENT_KEY] = identity[CONTENT_KEY]
+    if models_changed:
+        after["model_changes"] = [*before.get("model_changes", []),
+                                  {"at": now(), "from": before.get("models"), "to": identity["models"]}]
+        after["models"] = identity["models"]
+    if after != before:
+        folder.write_meta(after)
+
+
+def _changed(before: Mapping[str, Any], identity: Mapping[str, Any]) -> list[str]:
+    changed = [k for k in identity if k not in (FILE_KEY, CONTENT_KEY) and before.get(k) != identity[k]]
+    if FILE_KEY in identity and not same_scenario(before.get(FILE_KEY), before.get(CONTENT_KEY),
+                                                  identity[FILE_KEY], identity.get(CONTENT_KEY, "")):
+        changed.insert(0, "scenario")
+    return changed

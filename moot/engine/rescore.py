@@ -1,0 +1,190 @@
+"""Re-running a protocol's deciding roles with other models on a saved run (`moot score`).
+
+The original is never touched. A run folder is copied to a new run folder: run.json (saying what
+was rescored, from where), a copy of every transcript, a new results.jsonl and a new reply cache.
+Each completed unit's copy gets what its protocol's `rescore` records — the new calls and
+messages, a conference's new scores — and an item a new `outcome` whose `decided_by` names the
+rescoring. Sequence numbers continue the copy's, so it loads as strictly as any transcript.
+results.jsonl holds the new predictions (and the original ones), so `moot report RUN RESCORED`
+puts both side by side. A transcript file is copied to one new file the same way.
+
+Protocols use `last_call` and `resend` to send a role's recorded prompt to its new model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
+from pydantic import BaseModel, ValidationError
+
+from moot.log.events import Call, Error, Outcome as OutcomeEvent
+from moot.models.calls import ModelCallError, describe
+from moot.models.engine import ModelEngine, RoleModel
+from moot.contract.protocol import Protocol, Rescore, Rescored
+from moot.engine.context import Reply, Unit, UnitContext
+from moot.engine.folder import unit_file
+from moot.engine.setup import UsageError
+from moot.log.transcript import EventLog, Transcript, dump_events
+
+
+# --- what protocols call ---------------------------------------------------------------------
+
+def last_call(transcript: Transcript, role: str) -> Optional[Call]:
+    """The role's last call as the run recorded it (before any rescoring was appended)."""
+    found = [c for c in transcript.calls if c.role == role]
+    return found[-1] if found else None
+
+
+def recorded_messages(call: Call) -> list[LLMMessage]:
+    """The exact messages a call sent, as AutoGen messages again."""
+    out: list[LLMMessage] = []
+    for m in call.messages:
+        kind, content = m.get("type"), m.get("content", "")
+        if kind == "SystemMessage":
+            out.append(SystemMessage(content=content))
+        elif kind == "AssistantMessage":
+            out.append(AssistantMessage(content=content, source=m.get("source") or "assistant"))
+        else:
+            out.append(UserMessage(content=content, source=m.get("source") or "user"))
+    return out
+
+
+async def resend(ctx: UnitContext, call: Call, output: Optional[type[BaseModel]] = None,
+                 decide: Optional[Callable[[str], Optional[str]]] = None) -> Reply:
+    """Send a recorded call's messages to its role's model in `ctx` (the rescoring model)."""
+    return await ctx.call(call.role, recorded_messages(call), output, stage=call.stage, decide=decide,
+                          speaker=f"{call.role} (rescored)")
+
+
+def rescored_by(roles: Mapping[str, str]) -> str:
+    return "rescored: " + ", ".join(f"{role}={spec}" for role, spec in roles.items())
+
+
+# --- the driver ------------------------------------------------------------------------------
+
+@dataclass
+class UnitRescored:
+    """One unit after rescoring: its results row (None: no row, it failed or never finished)."""
+
+    unit: str
+    row: Optional[dict]
+    lines: tuple[str, ...] = ()
+    changed: bool = False
+    failed: str = ""
+    kept: bool = False  # an item the protocol decided without the rescored roles: its result stands
+
+
+@dataclass
+class Job:
+    """What to rescore and how: the protocol, roles -> new specs, and the run's run.json."""
+
+    protocol: Protocol
+    roles: Mapping[str, str]
+    every: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def copy_transcript(transcript: Transcript, out: Path) -> int:
+    """Copy a transcript's complete events to `out`; the next sequence number. A transcript of
+    an older schema is written as it loads today (renumbered), so appended events fit it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if transcript.migrated_from is None:
+        data = transcript.path.read_bytes()
+        if transcript.torn_tail:
+            data = data[: data.rfind(b"\n") + 1]
+        out.write_bytes(data)
+        return transcript.next_seq
+    events = dump_events(transcript.events)
+    for n, event in enumerate(events, 1):
+        event["seq"] = n
+    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    return len(events) + 1
+
+
+def recorded_scenario(protocol: Protocol, transcript: Transcript, meta: Mapping[str, Any]) -> Any:
+    """The unit's scenario as recorded (run_started; folders of earlier versions: run.json)."""
+    data = transcript.started.scenario or meta.get("scenario") or {}
+    try:
+        return protocol.scenario.model_validate({**data, "protocol": protocol.name})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise UsageError(f"{transcript.path}: its recorded scenario no longer reads as a {protocol.name} "
+                         f"scenario ({'.'.join(map(str, first['loc']))}: {first['msg']}); it cannot be rescored "
+                         "by this moot") from None
+
+
+def models_for(transcript: Transcript, scenario: Any, roles: Mapping[str, str]) -> dict[str, RoleModel]:
+    """The recorded model of every role, the new one of each rescored role (same settings)."""
+    started = transcript.started
+    default = scenario.generation.model_dump() if hasattr(scenario, "generation") else {}
+    models = {role: RoleModel(spec, started.settings.get(role, default)) for role, spec in started.models.items()}
+    models.update({role: RoleModel(spec, started.settings.get(role, default)) for role, spec in roles.items()})
+    return models
+
+
+async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], out: Path,
+                       engine: ModelEngine) -> UnitRescored:
+    """Copy one unit's transcript to `out` and, if it completed, rescore it there."""
+    s = transcript.started
+    unit_id = s.unit or transcript.path.stem
+    next_seq = copy_transcript(transcript, out)
+    kept = {**row, "transcript": out.name} if row else None
+    if not transcript.completed or (job.protocol.per_item and transcript.outcome is None):
+        return UnitRescored(unit_id, kept, failed="not rescored: the unit did not complete")
+    scenario = recorded_scenario(job.protocol, transcript, job.meta)
+    log = EventLog(out, next_seq, fsync=False)
+    ctx = UnitContext(Unit(unit_id, scenario, s.inputs, s.gold, s.variant), engine,
+                      models_for(transcript, scenario, job.roles), log, prior=transcript)
+    try:
+        done: Rescored = await job.protocol.rescore(scenario, Rescore(transcript, job.roles, job.every), ctx)
+        new = done.outcome if done.outcome is not None and done.outcome.prediction is not None else None
+        if new is not None:
+            new = replace(new, decided_by=f"{new.decided_by} ({rescored_by(job.roles)})")
+            ctx.record(OutcomeEvent(prediction=new.prediction, explanation=new.explanation, raw=new.raw,
+                                    gold=s.gold, decided_by=new.decided_by))
+    except ModelCallError as exc:
+        ctx.record(Error(speaker=getattr(exc, "role", None), stage="rescore", cause=exc.cause, attempts=exc.attempts))
+        return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
+    except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        ctx.record(Error(stage="rescore", cause=describe(exc)))
+        return UnitRescored(unit_id, None, failed=f"rescoring failed: {describe(exc)}")
+    finally:
+        log.close()
+    if new is None:
+        return UnitRescored(unit_id, kept, done.lines, kept=job.protocol.per_item)
+    before = transcript.outcome
+    row = {**(kept or {"id": unit_id, "status": "completed", "gold": s.gold, "transcript": out.name}),
+           "prediction": new.prediction, "explanation": new.explanation, "decided_by": new.decided_by,
+           "original_prediction": before.prediction if before else None, "rescored": dict(job.roles)}
+    return UnitRescored(unit_id, row, done.lines, changed=bool(before) and before.prediction != new.prediction)
+
+
+async def rescore_units(job: Job, units: Sequence[tuple[Transcript, Optional[dict], Path]], engine: ModelEngine,
+                        in_flight: int) -> list[UnitRescored]:
+    """Rescore units, at most `in_flight` at once; results in the units' order."""
+    slots = asyncio.Semaphore(max(1, in_flight))
+
+    async def one(transcript: Transcript, row: Optional[dict], out: Path) -> UnitRescored:
+        async with slots:
+            return await rescore_unit(job, transcript, row, out, engine)
+
+    return list(await asyncio.gather(*(one(*u) for u in units)))
+
+
+def unit_path(folder: Path, transcript: Transcript) -> Path:
+    return folder / unit_file(transcript.started.unit or transcript.path.stem)
+
+
+def clear(folder: Path) -> None:
+    """Remove what an earlier, unfinished rescoring into `folder` wrote (its cache is kept)."""
+    for path in folder.glob("*.jsonl"):
+        path.unlink()
+    for path in folder.glob("*.torn"):
+        path.unlink()
+    shutil.rmtree(folder / "transcripts", ignore_errors=True)

@@ -1,0 +1,259 @@
+"""Running units — conferences or items — in a run folder, concurrently, resumably.
+
+`run_unit` runs one unit to its end and writes its transcript: `run_started` (or `run_resumed` when
+its transcript already holds an unfinished run), what the protocol records, `outcome` (items),
+`run_finished`. A failed model call ends the unit as failed with its cause (an `error` event) and
+never raises; Ctrl-C (task cancellation) records it as interrupted. A unit whose transcript says
+it completed is not run again.
+
+`run_units` runs many with a bound on units in flight, appends each finished unit's row to
+results.jsonl as it finishes, skips units that already have one, and stops taking new units after
+an error no retry can mend (a bad API key, an unknown model). A disk that refuses a write (full,
+read-only, permission) stops the whole run at once, with an `error` event where the disk still
+takes one; the units left unfinished resume on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
+
+from moot.engine.stage import GroupChats
+from moot.safety.diskio import is_environment_error
+from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
+from moot.models.calls import FatalModelError, ModelCallError, describe
+from moot.models.engine import ModelEngine, RoleModel
+from moot.contract.protocol import Outcome, Protocol
+from moot.engine.context import Listener, Unit, UnitContext
+from moot.engine.folder import RunFolder, iter_results
+from moot.engine.setup import started_event
+from moot.scenario.load import scenario_content_hash
+from moot.views.summary import totals_of
+from moot.log.transcript import EventLog, Transcript, TranscriptError, load
+
+
+class ResumeError(ValueError):
+    """A unit's transcript that cannot be continued with this scenario or these models; one line."""
+
+
+class Stop:
+    """Ends a run early from outside (Ctrl-C, a closed output): the running units' model calls and
+    group chats are cancelled at once, and each records why it stopped. Cancelling the task alone
+    is not enough: AutoGen's run_stream waits for its team to go idle before it lets a
+    cancellation through, so each unit's CancellationToken is cancelled first."""
+
+    def __init__(self) -> None:
+        self.reason: Optional[str] = None
+        self.contexts: set[UnitContext] = set()
+        self.task: Optional[asyncio.Task] = None
+
+    def request(self, reason: str) -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        for ctx in list(self.contexts):
+            ctx.cancellation.cancel()
+        if self.task is not None:
+            self.task.cancel()
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What every unit of a run shares: the protocol, the scenario file, backends, resume policy."""
+
+    protocol: Protocol
+    scenario_path: str
+    scenario_sha256: str
+    backends: Mapping[str, Any] = field(default_factory=dict)
+    allow_model_change: bool = False
+    stop: Stop = field(default_factory=Stop)
+    chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    unit: Unit
+    status: str  # completed | failed | interrupted
+    outcome: Optional[Outcome]
+    transcript: Path
+    cause: str = ""
+    fatal: bool = False
+
+    def row(self, folder: Path) -> dict[str, Any]:
+        """Its results.jsonl line."""
+        o = self.outcome or Outcome()
+        row = {"id": self.unit.id, "status": self.status, "prediction": o.prediction, "gold": self.unit.gold,
+               "explanation": o.explanation, "transcript": os.path.relpath(self.transcript, folder)}
+        if self.unit.variant:
+            row["variant"] = dict(self.unit.variant)
+        return {**row, **o.summary}
+
+
+def _prior(path: Path, unit: Unit, models: Mapping[str, RoleModel], setup: RunSetup) -> Optional[Transcript]:
+    """The unit's transcript if it holds a run to continue (or a finished one), checked."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    try:
+        prior = load(path)
+    except TranscriptError as exc:
+        if "has no events" in str(exc):
+            return None
+        raise
+    if prior.migrated_from is not None:  # an older moot's unfinished transcript: keep it, start afresh
+        if prior.completed:
+            return prior
+        os.replace(path, path.with_name(f"{path.stem}.v{prior.migrated_from}.jsonl"))
+        return None
+    started = prior.started
+    if started.scenario_content_sha256 and started.scenario_content_sha256 != scenario_content_hash(unit.scenario):
+        raise ResumeError(f"{path}: the scenario changed since this run started (its content differs); "
+                          "run it with the scenario it started with, or choose another --out")
+    recorded = {r: s for r, s in started.models.items()}
+    wanted = {r: m.spec for r, m in models.items()}
+    if recorded and recorded != wanted and not setup.allow_model_change:
+        changed = ", ".join(f"{r}: {recorded.get(r)} -> {wanted.get(r)}" for r in sorted(set(recorded) | set(wanted))
+                            if recorded.get(r) != wanted.get(r))
+        raise ResumeError(f"{path}: this run started with other models ({changed}); continue it with the same "
+                          "models, or pass --allow-model-change to mix them (recorded in the transcript)")
+    return prior
+
+
+async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: ModelEngine,
+                   models: Mapping[str, RoleModel], listener: Optional[Listener] = None) -> UnitResult:
+    """Run (or continue) one unit in `folder`; see the module docstring."""
+    protocol = setup.protocol
+    path = folder.transcript_path(unit.id)
+    prior = _prior(path, unit, models, setup)
+    if prior is not None and prior.completed:
+        return _from_transcript(unit, prior, path)
+    log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
+    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats)
+    setup.stop.contexts.add(ctx)
+    started = time.monotonic()
+    try:
+        if prior is None:
+            seed = getattr(getattr(unit.scenario, "generation", None), "seed", None)
+            ctx.record(started_event(protocol, unit, setup.scenario_path, setup.scenario_sha256,
+                                     scenario_content_hash(unit.scenario), models, setup.backends, seed))
+        else:
+            wanted = {r: m.spec for r, m in models.items()}
+            ctx.record(RunResumed(turns_kept=len(prior.messages), models=wanted,
+                                  models_changed=wanted != prior.started.models))
+        return await _run(setup, unit, ctx, path, started)
+    finally:
+        setup.stop.contexts.discard(ctx)
+        log.close()
+
+
+async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, started: float) -> UnitResult:
+    fatal = False
+    try:
+        outcome = await setup.protocol.run(unit.scenario, ctx)
+    except asyncio.CancelledError:
+        ctx.cancellation.cancel()
+        _finish(ctx, "interrupted", setup.stop.reason or "interrupted by the user", started)
+        raise
+    except ModelCallError as exc:
+        fatal = isinstance(exc, FatalModelError)
+        ctx.record(Error(speaker=getattr(exc, "role", None), stage="model_call", cause=exc.cause,
+                         attempts=exc.attempts))
+        outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
+    except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if is_environment_error(exc):  # the run stops (exit 3); this unit resumes once the disk takes writes
+            _try_record(ctx, Error(stage="environment", cause=describe(exc)))
+            raise
+        if setup.stop.reason is not None:  # a cancelled group chat ends with its own error
+            _finish(ctx, "interrupted", setup.stop.reason, started)
+            raise asyncio.CancelledError() from None
+        ctx.record(Error(stage="run", cause=describe(exc)))
+        outcome = Outcome(status="failed", stop_reason=f"error: {describe(exc)}")
+    if outcome.prediction is not None and outcome.status == "completed":
+        ctx.record(OutcomeEvent(prediction=outcome.prediction, explanation=outcome.explanation,
+                                raw=outcome.raw, gold=unit.gold, decided_by=outcome.decided_by))
+    _finish(ctx, outcome.status, outcome.stop_reason or outcome.status, started)
+    cause = outcome.stop_reason if outcome.status != "completed" else ""
+    return UnitResult(unit, outcome.status, outcome, path, cause, fatal)
+
+
+def _try_record(ctx: UnitContext, event: Error) -> None:
+    """Record `event` if the disk still takes it (the failed write may have been another file's)."""
+    try:
+        ctx.record(event)
+    except OSError:
+        pass
+
+
+def _finish(ctx: UnitContext, status: str, reason: str, started: float) -> None:
+    ctx.record(RunFinished(status=status, stop_reason=reason, wall_s=round(time.monotonic() - started, 3),
+                           totals=totals_of(ctx.events)))
+
+
+def _from_transcript(unit: Unit, transcript: Transcript, path: Path) -> UnitResult:
+    """A completed unit, read back (nothing is run)."""
+    found = transcript.outcome
+    finished = transcript.finished
+    outcome = Outcome(prediction=found.prediction if found else None,
+                      explanation=found.explanation if found else "", raw=found.raw if found else None,
+                      stop_reason=finished.stop_reason if finished else "")
+    return UnitResult(unit, "completed", outcome, path)
+
+
+@dataclass
+class BatchOutcome:
+    """How a batch ended. Result rows stay on disk (results.jsonl), so memory does not grow with
+    the number of units; `rows()` reads them back."""
+
+    folder: Path
+    done: int
+    failed: list[UnitResult]
+    stopped: Optional[str] = None  # why the batch stopped early (a fatal error), if it did
+    interrupted: bool = False
+
+    def rows(self) -> Iterator[dict]:
+        return (row for _, row in iter_results(self.folder))
+
+
+Progress = Callable[[UnitResult], None]
+
+
+async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, engine: ModelEngine,
+                    models_of: Callable[[Unit], Mapping[str, RoleModel]], *, in_flight: int,
+                    listener: Optional[Listener] = None, progress: Optional[Progress] = None) -> BatchOutcome:
+    """Run every unit without a result row, at most `in_flight` at once (see the module docstring)."""
+    done = set(folder.results())
+    failed: list[UnitResult] = []
+    stopped: list[str] = []
+    todo = (u for u in units if u.id not in done)
+
+    async def worker() -> None:
+        for unit in todo:
+            if stopped:
+                return
+            result = await run_unit(setup, unit, folder, engine, models_of(unit), listener)
+            if result.status == "completed":
+                folder.append_result(result.row(folder.path))
+                done.add(unit.id)
+            else:
+                failed.append(result)
+                if result.fatal:
+                    stopped.append(result.cause)
+            if progress is not None:
+                progress(result)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, in_flight))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException as exc:  # Ctrl-C, or a disk that refuses writes: no unit goes on alone
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        if isinstance(exc, asyncio.CancelledError):
+            return BatchOutcome(folder.path, len(done), failed, interrupted=True)
+        raise
+    finally:
+        await setup.chats.close()
+    return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)

@@ -1,0 +1,102 @@
+"""Upgrading transcripts of earlier moot versions, so every run ever written keeps loading.
+
+- schema 0 (pre-release conferences): messages kept their text as `text` and had no `calls`.
+- schema 1 conferences: the same events as today (version 2 only added events and fields).
+- schema 1 item transcripts (COLA, S2MAD, negotiation before one event log): `item_started`,
+  `call`, `item_finished` / `item_failed`. They become `run_started`, `call` + the `message` it
+  contributed, `outcome` + `run_finished` / `error` + `run_finished`, renumbered in order.
+
+Migration works on decoded JSON rows `(line, dict)` before validation, so a problem in an old
+file is still reported at its own line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from moot.log.events import SCHEMA_VERSION, TranscriptError
+
+Row = tuple[int, Any]
+
+
+def upgrade(path: Path, rows: list[Row]) -> tuple[int, list[Row]]:
+    """(the version on disk, the rows as the current schema has them)."""
+    first = rows[0][1]
+    if first.get("type") == "item_started":
+        _check_v1_order(path, rows)
+        return 1, _items_v1(rows)
+    version = first.get("schema_version", 0) if first.get("type") == "run_started" else SCHEMA_VERSION
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise TranscriptError(f"{path}:{rows[0][0]}: schema_version {version} is newer than this moot "
+                              f"reads ({SCHEMA_VERSION}); upgrade moot")
+    for step in range(version, SCHEMA_VERSION):
+        rows = [(n, STEPS[step](data) if isinstance(data, dict) else data) for n, data in rows]
+    if version < SCHEMA_VERSION:
+        rows[0] = (rows[0][0], {**rows[0][1], "schema_version": SCHEMA_VERSION})
+    return version, rows
+
+
+def _v0_message_text(event: dict[str, Any]) -> dict[str, Any]:
+    if event.get("type") == "message" and "text" in event:
+        event = {k: v for k, v in event.items() if k != "text"} | {"content": event["text"]}
+        event.setdefault("calls", 1)
+    return event
+
+
+def _v1_unchanged(event: dict[str, Any]) -> dict[str, Any]:
+    return event
+
+
+# from_version -> step that rewrites one event of that version into the next version
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_text, 1: _v1_unchanged}
+
+
+def _check_v1_order(path: Path, rows: list[Row]) -> None:
+    """Item transcripts of schema 1 are renumbered on upgrade: check their own numbering first."""
+    seqs = [(n, d.get("seq")) for n, d in rows if isinstance(d, dict)]
+    for (_, before), (line, seq) in zip(seqs, seqs[1:]):
+        if isinstance(before, int) and isinstance(seq, int) and seq != before + 1:
+            raise TranscriptError(f"{path}:{line}: event out of order or duplicated (seq {seq} after {before})")
+
+
+def _items_v1(rows: list[Row]) -> list[Row]:
+    """An item transcript of schema 1 as a run of schema 2."""
+    out: list[Row] = []
+    turn = 0
+    gold = None
+    for line, data in rows:
+        kind = data.get("type") if isinstance(data, dict) else None
+        common = {"ts": data.get("ts", "")} if isinstance(data, dict) else {}
+        if kind == "item_started":
+            gold = data.get("gold")
+            out.append((line, {**common, "type": "run_started", "schema_version": SCHEMA_VERSION,
+                               "run_id": f"v1-{data.get('item_id', '')}", "protocol": data.get("protocol", "?"),
+                               "scenario_path": data.get("scenario_path", ""),
+                               "scenario_sha256": data.get("scenario_sha256", ""), "scenario": {},
+                               "models": data.get("models", {}), "unit": data.get("item_id", ""),
+                               "inputs": data.get("inputs", {}), "gold": data.get("gold")}))
+        elif kind == "call":
+            turn += 1
+            call = {k: v for k, v in data.items() if k != "seq"}
+            out.append((line, call))
+            out.append((line, {**common, "type": "message", "turn": turn, "speaker": data.get("role", ""),
+                               "role": data.get("role", ""), "action": data.get("stage", ""),
+                               "content": data.get("reply", ""), "model": data.get("model", ""),
+                               "usage": data.get("usage", {}), "latency_s": data.get("latency_s", 0.0),
+                               "calls": data.get("attempts", 1)}))
+        elif kind == "item_finished":
+            out.append((line, {**common, "type": "outcome", "prediction": data.get("prediction", ""),
+                               "explanation": data.get("explanation", ""), "raw": data.get("raw"),
+                               "gold": gold}))
+            out.append((line, {**common, "type": "run_finished", "status": "completed",
+                               "stop_reason": "item finished", "wall_s": data.get("wall_s", 0.0)}))
+        elif kind == "item_failed":
+            out.append((line, {**common, "type": "error", "speaker": data.get("role"),
+                               "stage": data.get("stage", ""), "cause": data.get("cause", ""),
+                               "attempts": data.get("attempts", 0)}))
+            out.append((line, {**common, "type": "run_finished", "status": "failed",
+                               "stop_reason": data.get("cause", "")}))
+        else:
+            out.append((line, data))
+    return [(line, {**data, "seq": n} if isinstance(data, dict) else data) for n, (line, data) in enumerate(out, 1)]

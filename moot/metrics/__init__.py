@@ -1,0 +1,1 @@
+"""Metrics computed from saved results: classification scores (and their definitions)."""

@@ -1,0 +1,1 @@
+"""COLA (Lan et al.): analysis stage, debating stage, stance conclusion — for one item."""

@@ -1,0 +1,113 @@
+"""The decision conference (Heller et al. 2025) as a protocol: an AutoGen SelectorGroupChat.
+
+The selector is the pure conference policy (moot.speaker_selection.conference, Algorithm 1);
+SelectorGroupChat's own LLM selection is disabled by an empty ReplayChatCompletionClient, so any
+fallback fails loudly. Each turn's call and events are appended to the transcript before the next
+turn starts. A conference cut short continues from its last complete turn (conference_turns).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from autogen_agentchat.base import TaskResult
+from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_agentchat.teams import SelectorGroupChat
+from autogen_ext.models.replay import ReplayChatCompletionClient
+
+from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
+from moot.engine.telemetry import quiet_runtime_telemetry
+from moot.log.events import TopicClosed
+from moot.contract.protocol import Outcome, Protocol
+from moot.protocols.conference.schema import Scenario
+from moot.protocols.conference.rescore import DECIDERS, rescore
+from moot.protocols.conference.setup import setup_of
+from moot.protocols.conference.turns import resume_point, turn_events
+from moot.engine.context import UnitContext
+from moot.speaker_selection.conference import ConferencePlan, next_step, walk
+
+quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
+
+
+def build_agents(scenario: Scenario, setup: ConferenceSetup, ctx: UnitContext) -> list[ConferenceAgent]:
+    """One AutoGen agent per declared role, asking its model through the unit's context."""
+    return [ConferenceAgent(spec.name, role, spec.persona, ctx, setup, spec.prompt)
+            for role, spec in scenario.agents()]
+
+
+def selector_for(plan: ConferencePlan) -> Callable[[Sequence[object]], str]:
+    """The AutoGen selector_func: the pure policy; it never returns None (no LLM fallback)."""
+
+    def select(thread: Sequence[object]) -> str:
+        step = next_step(plan, to_turns(thread))
+        if step.speaker is None:
+            raise RuntimeError("the conference is closed but the group chat asked for a speaker")
+        return step.speaker
+
+    return select
+
+
+def _closed(messages: Sequence[object]) -> bool:
+    return any(isinstance(m, BaseChatMessage) and m.metadata.get("action") == "close" for m in messages)
+
+
+async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
+    """Run (or continue) the conference; every turn is recorded as it happens."""
+    setup = setup_of(scenario)
+    plan = setup.plan
+    point = resume_point(ctx.prior, setup)
+    if point.missing:
+        ctx.record(*point.missing)
+    agents = build_agents(scenario, setup, ctx)
+    by_name = {a.name: a for a in agents}
+    turns, said = list(point.turns), list(point.said)
+    task = [TextMessage(content=scenario.task_message(), source=USER), *point.messages]
+    team = SelectorGroupChat(
+        agents, model_client=ReplayChatCompletionClient([]), selector_func=selector_for(plan),
+        allow_repeated_speaker=True,
+        termination_condition=FunctionalTermination(_closed) | MaxMessageTermination(scenario.limits.max_messages + 1))
+    reason, seen = "no stop reason", 0
+    try:
+        async for item in team.run_stream(task=task, cancellation_token=ctx.cancellation):
+            if isinstance(item, TaskResult):
+                reason = item.stop_reason or reason
+                continue
+            seen += 1
+            if seen > len(task) and isinstance(item, BaseChatMessage):
+                turns += to_turns([item])
+                steps = walk(plan, turns)
+                ctx.record_replies(by_name[item.source].last_calls,
+                                   *turn_events(item, steps[-2], steps[-1], len(turns), setup, said))
+                said.append(said_of(item, steps[-2], len(turns), setup.reading))
+    except Exception:
+        failed = next((a.failure for a in agents if a.failure), None)
+        if failed is not None:
+            raise failed from None
+        raise
+    return _ending(scenario, plan, turns, reason, ctx)
+
+
+def _ending(scenario: Scenario, plan: ConferencePlan, turns, reason: str, ctx: UnitContext) -> Outcome:
+    closed = {e.topic: e for e in ctx.events if isinstance(e, TopicClosed)}
+    summary = {"topics": [{"topic": t, "rounds": closed[t].rounds, "closed_by": closed[t].closed_by}
+                          for t in sorted(closed)]}
+    if next_step(plan, turns).speaker is None:
+        return Outcome(stop_reason="all topics closed", summary=summary)
+    if "Maximum number of messages" in reason:
+        return Outcome(stop_reason=f"max_messages ({scenario.limits.max_messages}) reached", summary=summary)
+    return Outcome(status="failed", stop_reason=f"stopped early: {reason}", summary=summary)
+
+
+PROTOCOL = Protocol(
+    name="conference",
+    title="Decision conference",
+    paper="Heller et al. 2025, Finding Common Ground: agreement detection in simulated decision conferences",
+    scenario=Scenario,
+    policy=next_step,
+    run=run,
+    example="drug_policy",
+    durable=True,
+    deciders=DECIDERS,
+    rescore=rescore,
+)

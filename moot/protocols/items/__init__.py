@@ -1,0 +1,1 @@
+"""What the labelled-item protocols share: label sets, closed choices, the item scenario base."""

@@ -1,0 +1,1 @@
+"""LLM negotiation for sentiment analysis (Sun et al.) — one text."""

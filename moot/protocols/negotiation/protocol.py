@@ -1,0 +1,312 @@
+"""LLM negotiation for sentiment analysis (Sun et al.) — one text.
+
+Demonstrations: the k nearest training items; each LLM writes the reasoning chain of a demo
+as generator and the explanation of a demo as discriminator (cached, so shared across items).
+A negotiation (AutoGen group chat, speaker_selection.negotiation): the generator reasons and
+decides ("Decision: X", mapped by the shared rule of moot.protocols.items.labels: no decisive label
+= no decision, never a default); the discriminator answers {attitude, explanation, decision}
+(structured output). "yes" with the generator's decision as its decision is a consensus
+(`agreed`); anything else returns its explanation to the generator, up to max_turns. The negotiation and the
+role-flipped one run concurrently and combine by the paper's rules (`combine`); conflicting
+decisions bring in the third LLM: four more negotiations and a six-way vote (`vote`).
+
+The discriminator's yes/no is read by the scenario's `choice` (moot.protocols.items.choices). The
+default is the paper's structured reply. With `likelihood` (`auto` on the embedded model) the
+discriminator prompt is closed where its JSON answer begins, `{"attitude": "` (a last line in
+document form; the reply's beginning, prefilled, on an instruction model), and " yes" / "no" are
+scored as what follows; a "yes" agrees with the generator's decision, and only a "no" asks for the
+structured reply, for its explanation (the attitude stays the measured "no"). With `text` the
+same prompt is answered without a schema and parsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, Optional, Sequence
+
+from autogen_agentchat.messages import BaseChatMessage
+from autogen_core.models import AssistantMessage, UserMessage
+from pydantic import BaseModel, create_model
+
+from moot.agents.prompts import render
+from moot.engine.stage import StageAgent
+from moot.data.load import iter_items, load_dataset_spec
+from moot.metrics.classification import UNPARSED
+from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.engine.context import UnitContext
+from moot.protocols.items.choices import ask_choice, chosen_option, method_for
+from moot.protocols.negotiation.knn import NearestNeighbours
+from moot.protocols.items.labels import LabelSet
+from moot.protocols.negotiation.schema import NegotiationScenario
+from moot.models.replies import json_object
+from moot.speaker_selection.conference import Turn
+from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
+
+GEN, DISC = "generator", "discriminator"
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """One negotiation: who generated / discriminated, consensus or not, the decision."""
+
+    generator: str
+    discriminator: str
+    consensus: bool
+    decision: Optional[str]
+
+
+def labels_of(s: NegotiationScenario) -> LabelSet:
+    return LabelSet(tuple(s.labels), tuple(s.labels), {lab: lab for lab in s.labels}, dict(s.aliases))
+
+
+def combine(a: Result, b: Result) -> tuple[Optional[str], bool]:
+    """(decision, needs the third LLM) from a negotiation and its role-flipped twin."""
+    if a.consensus and b.consensus:
+        return (a.decision, False) if a.decision == b.decision else (None, True)
+    if a.consensus or b.consensus:
+        return (a.decision if a.consensus else b.decision), False
+    return None, True
+
+
+def vote(results: Sequence[Result]) -> Optional[str]:
+    """Most frequent decision of the negotiations; a tie goes to the earliest of the tied."""
+    decisions = [r.decision for r in results if r.decision is not None]
+    if not decisions:
+        return None
+    counts = Counter(decisions)
+    best = max(counts.values())
+    return next(d for d in decisions if counts[d] == best)
+
+
+@lru_cache(maxsize=16)
+def verdict_model(labels: tuple[str, ...]) -> type[BaseModel]:
+    return create_model("DiscriminatorVerdict", attitude=(Literal["yes", "no"], ...), explanation=(str, ""),
+                        decision=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
+
+
+@lru_cache(maxsize=8)
+def _train(path: str) -> tuple[list[tuple[str, str]], NearestNeighbours]:
+    rows = [(i.text, i.label) for i in iter_items(load_dataset_spec(path)) if i.label]
+    return rows, NearestNeighbours([t for t, _ in rows])
+
+
+def neighbours(s: NegotiationScenario, text: str) -> list[tuple[str, str]]:
+    """The k nearest training items (text, label); `prepare` made the train path absolute."""
+    if not s.demonstrations.train or not s.demonstrations.k:
+        return []
+    rows, index = _train(s.demonstrations.train)
+    return [rows[i] for i in index.query(text, s.demonstrations.k)]
+
+
+class _Negotiator:
+    """Everything one item's negotiations share: prompts, demos per LLM, the context."""
+
+    def __init__(self, s: NegotiationScenario, ctx: UnitContext, item: ItemInput, demos):
+        self.s, self.ctx, self.item, self.demos = s, ctx, item, demos
+        self.templates, self.labels = s.templates(), labels_of(s)
+        self.options = ", ".join(s.labels)
+        self.verdict = verdict_model(tuple(s.labels))
+        self._chains: dict[tuple[str, str], str] = {}
+        self.measured = False  # a discriminator's yes/no was read from the model's probabilities
+
+    async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
+        return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
+                                    **record)).text
+
+    async def demo_blocks(self, gen: str, disc: str) -> tuple[str, str]:
+        """Demonstrations for this generator (input, chain, decision) and discriminator (+ explanation)."""
+        async def one(text: str, decision: str) -> tuple[str, str]:
+            fields = {"text": text, "decision": decision}
+            chain = await self._ask(gen, render(self.templates["demo_reasoning"], fields), "demo_reasoning")
+            fields["reasoning"] = chain.strip()
+            why = await self._ask(disc, render(self.templates["demo_explanation"], fields), "demo_explanation")
+            fields["explanation"] = why.strip().replace('"', "'")
+            return (render(self.templates["generator_demo"], fields),
+                    render(self.templates["discriminator_demo"], fields))
+
+        blocks = await asyncio.gather(*(one(t, d) for t, d in self.demos))
+        return "\n\n".join(g for g, _ in blocks), "\n\n".join(d for _, d in blocks)
+
+    async def negotiate(self, gen: str, disc: str) -> Result:
+        gen_demos, disc_demos = await self.demo_blocks(gen, disc)
+        stage = f"{gen}->{disc}"
+        history: list = [UserMessage(content=render(self.templates["generator"], {
+            "text": self.item.text, "options": self.options, "demonstrations": gen_demos}), source="user")]
+        verdicts: list[tuple[str, Optional[str], str]] = []  # (attitude, decision, explanation)
+
+        async def generate(thread: Sequence[BaseChatMessage]) -> str:
+            if verdicts:
+                history.append(UserMessage(content=render(self.templates["generator_revise"], {
+                    "explanation": verdicts[-1][2], "options": self.options}), source="user"))
+            reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
+                                         decide=self._decision)).text
+            history.append(AssistantMessage(content=reply, source=GEN))
+            return reply
+
+        async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
+            reasoning = thread[-1].content
+            decision = self._decision(reasoning)
+            prompt = render(self.templates["discriminator"], {
+                "text": self.item.text, "reasoning": reasoning, "decision": decision or "",
+                "options": self.options, "demonstrations": disc_demos})
+            reply, verdict = await self.discriminator_verdict(disc, prompt, stage, decision, len(verdicts) + 1)
+            verdicts.append(verdict)
+            return reply
+
+        def attitude(said: Sequence[BaseChatMessage], n: int) -> Optional[str]:
+            """A discriminator turn counts as "yes" only if it is a consensus (see `agreed`)."""
+            return AGREE if agreed(self._decision(said[n - 1].content), self._verdict(said[n].content)) else "no"
+
+        plan = NegotiationPlan(GEN, DISC, self.s.max_turns)
+        select = lambda said: next_speaker(plan, [  # noqa: E731
+            Turn(m.source, attitude(said, n) if m.source == DISC else None) for n, m in enumerate(said)])
+        thread = await self.ctx.group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
+                                      select, self.item.text, 2 * self.s.max_turns)
+        gen_decision = self._decision(thread[-2].content)
+        done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
+        return Result(gen, disc, done, gen_decision if done else None)
+
+    async def discriminator_verdict(self, disc: str, prompt: str, stage: str, decision: Optional[str],
+                                    round: int) -> tuple[str, tuple[str, Optional[str], str]]:
+        """(the turn's text in the negotiation, its (attitude, decision, explanation)), read by the
+        scenario's `choice` (see the module docstring)."""
+        method = method_for(self.ctx, disc, self.s.choice, "structured")
+        output = None if method == "text" else self.verdict
+        if method != "likelihood":
+            reply = await self._ask(disc, prompt, stage, output, round=round, decide=self._attitude)
+            return reply, self._verdict(reply)
+        opening = '{"attitude": "'
+        said = await ask_choice(self.ctx, disc, [UserMessage(content=prompt, source="user")], ("yes", "no"), method,
+                                prefix=opening, sep="", reply_prefix=opening, stage=stage, round=round,
+                                decide=chosen_option)
+        self.measured = self.measured or said.measured
+        attitude = "yes" if chosen_option(said.text) == "yes" else "no"
+        if attitude == "yes" and decision is not None:
+            verdict = (attitude, decision, "")
+        else:
+            _, found, why = self._verdict(await self._ask(disc, prompt, stage, self.verdict, round=round,
+                                                          decide=self._attitude))
+            verdict = (attitude, found, why)
+        return json.dumps(dict(zip(("attitude", "decision", "explanation"), verdict))), verdict
+
+    def read_how(self) -> str:
+        return ", yes/no by likelihood" if self.measured else ""
+
+    def _decision(self, text: str) -> Optional[str]:
+        """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""
+        found = self.labels.decide(text)
+        return None if found == UNPARSED else found
+
+    def _attitude(self, reply: str) -> str:
+        """How a discriminator turn reads in a transcript: `yes, positive` / `no`."""
+        attitude, decision, _ = self._verdict(reply)
+        return f"{attitude}, {decision}" if decision else attitude
+
+    def _verdict(self, reply: str) -> tuple[str, Optional[str], str]:
+        """(attitude, decision, explanation) of a discriminator reply; an unreadable reply is "no"."""
+        data = json_object(reply) or {}
+        attitude = str(data.get("attitude", "")).strip().lower()
+        decision = self.labels.exact(str(data["decision"])) if data.get("decision") is not None else None
+        return ("yes" if attitude == "yes" else "no"), decision, str(data.get("explanation", reply)).strip()
+
+
+def agreed(generated: Optional[str], verdict: tuple[str, Optional[str], str]) -> bool:
+    """A consensus (Sun et al.): the discriminator's attitude is "yes" and its structured
+    decision is the generator's decision. A generator reply without a decisive label (None)
+    cannot be agreed with, and a "yes" whose decision differs from the generator's contradicts
+    itself: neither is a consensus, and the negotiation goes on (the generator gets the
+    explanation) until max_turns. The agreed decision is the negotiation's result."""
+    attitude, decision, _ = verdict
+    return attitude == AGREE and generated is not None and decision == generated
+
+
+async def run(s: NegotiationScenario, ctx: UnitContext) -> Outcome:
+    """One text: a negotiation, its role-flipped twin, and the third LLM's vote on a conflict."""
+    return await run_item(s, ctx, ItemInput(ctx.unit.id, ctx.inputs["text"]))
+
+
+PAIRS = (("first", "second"), ("second", "first"))
+THIRD_PAIRS = (("third", "first"), ("first", "third"), ("third", "second"), ("second", "third"))
+NO_CONSENSUS = "no consensus"
+
+
+async def run_item(s: NegotiationScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
+    n = _Negotiator(s, ctx, item, neighbours(s, item.text))
+    pair = await asyncio.gather(*(n.negotiate(g, d) for g, d in PAIRS))
+    decision, conflict = combine(*pair)
+    if conflict and "third" in s.models:
+        return await third_vote(n, list(pair))
+    how = ("conflict between the negotiations and no third LLM" if conflict
+           else "negotiation and role-flipped negotiation")
+    return outcome_of(decision, how + n.read_how(), list(pair))
+
+
+async def third_vote(n: "_Negotiator", pair: list[Result]) -> Outcome:
+    """The third LLM's four negotiations, then the six-way vote."""
+    results = pair + list(await asyncio.gather(*(n.negotiate(g, d) for g, d in THIRD_PAIRS)))
+    return outcome_of(vote(results), "six-way vote with the third LLM" + n.read_how(), results)
+
+
+def outcome_of(decision: Optional[str], how: str, results: Sequence[Result]) -> Outcome:
+    summary = summary_of(results)
+    return Outcome(decision or UNPARSED, f"{how} ({summary})", summary, decided_by=how)
+
+
+def summary_of(results: Sequence[Result]) -> str:
+    """`first->second: positive; second->first: no consensus; ...` (an outcome's `raw`)."""
+    return "; ".join(f"{r.generator}->{r.discriminator}: {r.decision if r.consensus else NO_CONSENSUS}"
+                     for r in results)
+
+
+def results_of(summary: str) -> list[Result]:
+    """The negotiations a recorded summary names (the inverse of summary_of)."""
+    found = []
+    for part in filter(None, (p.strip() for p in (summary or "").split(";"))):
+        pair, _, decision = part.partition(": ")
+        gen, _, disc = pair.partition("->")
+        agreed = decision != NO_CONSENSUS
+        found.append(Result(gen, disc, agreed, decision if agreed else None))
+    return found
+
+
+async def rescore(s: NegotiationScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The third LLM's vote again, with another model as the third LLM: on an item whose
+    negotiation and role-flipped negotiation conflict (with `every`: on every item) its four
+    negotiations run anew and the six-way vote decides. The first two negotiations are read from
+    the recorded outcome, never re-run; calls the transcript already holds (demonstrations of the
+    first and second LLM) are served from it."""
+    recorded = job.transcript.outcome
+    pair = [r for r in results_of(recorded.raw if recorded else "") if (r.generator, r.discriminator) in PAIRS]
+    if len(pair) != 2:
+        raise ValueError("the recorded outcome does not name both negotiations (first->second, second->first)")
+    _, conflict = combine(*pair)
+    if not conflict and not job.every:
+        return Rescored()
+    text = job.transcript.started.inputs.get("text", "")
+    n = _Negotiator(s, ctx, ItemInput(ctx.unit.id, text), neighbours(s, text))
+    return Rescored(await third_vote(n, pair))
+
+
+PROTOCOL = Protocol(
+    name="negotiation",
+    title="LLM negotiation for sentiment analysis",
+    paper="Sun et al. 2023, Sentiment Analysis through LLM Negotiations",
+    scenario=NegotiationScenario,
+    policy=next_speaker,
+    run=run,
+    inputs=(InputField("text", "text", help="the text whose sentiment is judged"),),
+    result_name="sentiment",
+    deciders=("third",),
+    rescore=rescore,
+    example="negotiation",
+)

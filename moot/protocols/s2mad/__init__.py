@@ -1,0 +1,1 @@
+"""S2MAD (Zhang et al., Alg. 1): stance separation, initial opinions, debate, judge — one claim."""

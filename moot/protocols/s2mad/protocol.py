@@ -1,0 +1,364 @@
+"""S2MAD (Zhang et al., Alg. 1): stance separation, initial opinions, debate, judge — one claim.
+
+0. Early detection: the comments posted up to the checkpoint, in posting-time order.
+1. Stance separation: every comment is scored in [-1, 1] concurrently (0 = against common sense);
+   P = the k most supportive (s > 0), N = the k most opposing (s < 0). Ablation (w/o Stance): up
+   to forty comments sampled at random, split into two equal parts.
+2. Subjectivity: the claim is classified (Yes/No); the subjective or objective prompt then
+   produces the initial opinions h_p^0 (from P) and h_n^0 (from N), concurrently.
+3. Debate (AutoGen group chat, speaker_selection.s2mad): in round j each debater sees its own
+   initial prompt, its own last reply and the other's round j-1 reply only; both calls of a
+   round run concurrently. Same final label = consensus; otherwise the judge decides.
+One agent instead (w/o Debate): the initial-opinion prompt over P and N together decides. The
+vanilla baseline (Table 1): one agent, the claim and the random comments, the `vanilla` prompt.
+
+Closed answers are read by the scenario's `choice` (moot.protocols.items.choices). With `text` (the
+paper's way) a debater's, the judge's or the agent's label is parsed from its reply and the
+classifier's Yes/No from its first word. Otherwise the classifier's "Please answer Yes or No." is
+scored directly (closed by "Answer:" in document form), and a reasoning reply is followed by the
+question its prompt ended with, asked on its own (template `answer`: "Please choose the answer
+from the following options: Fake, Real.", closed by "Answer:"): the label comes from that call,
+by likelihood on the embedded model; the reasoning stays the paper's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from autogen_agentchat.messages import BaseChatMessage
+from autogen_core.models import AssistantMessage, UserMessage
+from pydantic import BaseModel
+
+from moot.agents.prompts import render
+from moot.engine.stage import StageAgent, cancel_calls
+from moot.data.load import Comment
+from moot.metrics.classification import UNPARSED
+from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.log.events import Call
+from moot.protocols.items.choices import ask_choice, chosen_option, how_read, method_for
+from moot.protocols.items.labels import LabelSet
+from moot.protocols.s2mad.schema import S2madScenario
+from moot.engine.context import Reply, UnitContext
+from moot.engine.rescore import recorded_messages, resend
+from moot.speaker_selection.conference import Turn
+from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
+from moot.models.replies import loads
+
+P, N, JUDGE, AGENT = "debater_p", "debater_n", "judge", "agent"
+
+
+class CommentScore(BaseModel):
+    """The scorer's answer, with the paper's key names."""
+
+    Reason: str = ""
+    Score: float
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    id: str
+    claim: str
+    comments: tuple[Comment, ...]
+
+
+def comments_of(given) -> tuple[Comment, ...]:
+    """Comments as given: Comment objects (a dataset), {text, time} mappings or plain strings."""
+    out = []
+    for c in given or ():
+        if isinstance(c, Comment):
+            out.append(c)
+        elif isinstance(c, dict):
+            out.append(Comment(str(c.get("text", "")), c.get("time")))
+        else:
+            out.append(Comment(str(c)))
+    return tuple(out)
+
+
+def labels_of(s: S2madScenario) -> LabelSet:
+    return LabelSet(tuple(s.labels), tuple(s.labels), {lab: lab.capitalize() for lab in s.labels},
+                    s.all_aliases())
+
+
+def early_comments(s: S2madScenario, comments: Sequence[Comment]) -> list[Comment]:
+    """The comments posted up to the checkpoint, oldest first (untimed ones last, in file order);
+    without `early`, all of them as given."""
+    if s.early.first_n is None and s.early.before_s is None:
+        return list(comments)
+    ordered = sorted(comments, key=lambda c: (c.time is None, c.time or 0.0))
+    kept = [c for c in ordered if s.early.before_s is None or (c.time is not None and c.time < s.early.before_s)]
+    return kept[:s.early.first_n] if s.early.first_n else kept
+
+
+def parse_score(text: str) -> Optional[float]:
+    """The Score of a scorer reply, clamped to [-1, 1]; None if there is none."""
+    match = re.search(r'"?score"?\s*:\s*"?\s*(-?\d+(?:\.\d+)?)', text, re.I)
+    if match is None:
+        try:
+            return max(-1.0, min(1.0, float(loads(text))))
+        except (ValueError, TypeError):
+            return None
+    return max(-1.0, min(1.0, float(match.group(1))))
+
+
+def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[str], list[str]]:
+    """(P, N) of Eq. 2: the k highest positive and the k lowest negative scores (stable order)."""
+    pos = sorted((x for x in scored if x[0] is not None and x[0] > 0), key=lambda x: -x[0])
+    neg = sorted((x for x in scored if x[0] is not None and x[0] < 0), key=lambda x: x[0])
+    return [t for _, t in pos[:k]], [t for _, t in neg[:k]]
+
+
+async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
+    texts = [c.text for c in early_comments(s, item.comments)]
+    if not s.stance_separation:  # up to `random_comments` at random, in two equal parts
+        sample = texts[:]
+        random.Random(f"{s.seed}:{item.id}").shuffle(sample)
+        sample = sample[:s.random_comments]
+        half = len(sample) // 2
+        return sample[:half], sample[half:]
+
+    async def score(text: str) -> Optional[float]:
+        prompt = render(templates["score"], {"claim": item.claim, "comment": text})
+        reply = await ctx.call("scorer", [UserMessage(content=prompt, source="user")], CommentScore,
+                               stage="stance_separation", decide=lambda text: str(parse_score(text)))
+        return parse_score(reply.text)
+
+    scores = await asyncio.gather(*(score(t) for t in texts))
+    return top_k(list(zip(scores, texts)), s.k)
+
+
+async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, templates) -> bool:
+    if s.subjectivity != "auto":
+        return s.subjectivity == "subjective"
+    prompt = render(templates["subjectivity"], {"claim": claim})
+    method = method_for(ctx, "classifier", s.choice, "text")
+    yes = said_yes if method == "text" else (lambda text: chosen_option(text) == "Yes")  # noqa: E731
+    reply = await ask_choice(ctx, "classifier", [UserMessage(content=prompt, source="user")], ("Yes", "No"),
+                             method, stage="subjectivity",
+                             decide=lambda text: "subjective" if yes(text) else "objective")
+    return yes(reply.text)
+
+
+def said_yes(reply: str) -> bool:
+    return re.match(r"\W*yes\b", reply.strip(), re.I) is not None
+
+
+async def run(s: S2madScenario, ctx: UnitContext) -> Outcome:
+    """One claim: stance separation, subjectivity, initial opinions, debate, judge."""
+    item = ItemInput(ctx.unit.id, ctx.inputs["claim"], comments_of(ctx.inputs.get("comments")))
+    return await run_item(s, ctx, item)
+
+
+async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
+    templates, options = s.templates(), options_of(s)
+    pos, neg = await separate(s, ctx, item, templates)
+    if s.baseline:
+        return await one_agent(s, ctx, item.claim, pos + neg, "vanilla")
+    subjective = await is_subjective(s, ctx, item.claim, templates)
+    key = "opinion_subjective" if subjective else "opinion_objective"
+    if not s.debate:
+        return await one_agent(s, ctx, item.claim, pos + neg, key)
+    opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
+               N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
+    openings = [[UserMessage(content=opening[d], source="user")] for d in (P, N)]
+    first = await asyncio.gather(*(reason(s, ctx, d, m, "initial_opinion", 0) for d, m in zip((P, N), openings)))
+    replies = {P: [first[0][0].text], N: [first[1][0].text]}
+    debate = _Debate(s, ctx, templates, opening, replies, options, {P: [first[0][1]], N: [first[1][1]]})
+    plan = S2madPlan(P, N, JUDGE, s.rounds)
+
+    def select(said: Sequence[BaseChatMessage]) -> Optional[str]:
+        return next_speaker(plan, debate.turns(said), (debate.said[P][0].label, debate.said[N][0].label))
+
+    agents = [StageAgent(P, debate.turn(P)), StageAgent(N, debate.turn(N)),
+              StageAgent(JUDGE, debate.judge(item.claim))]
+    try:
+        thread = await ctx.group_chat(agents, select, item.claim, 2 * s.rounds + 1)
+    finally:
+        debate.cancel()
+    last = {d: debate.said[d][-1] for d in (P, N)}
+    agreed = consensus(last[P].label, last[N].label)
+    if agreed and not any(m.source == JUDGE for m in thread):
+        return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)" + last[P].note,
+                       replies[P][-1], decided_by="consensus")
+    verdict = debate.verdict
+    return Outcome(verdict.label or UNPARSED, "judge's determination" + verdict.note, thread[-1].content,
+                   decided_by=verdict.by(JUDGE))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The label a role's reply came to (None: undecided), how it was read, and the deciding call."""
+
+    label: Optional[str]
+    note: str
+    reply: Reply
+
+    def by(self, role: str) -> str:
+        return f"{role} ({self.reply.method})" if self.reply.measured else role
+
+
+async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: list, stage: str, round: int,
+                 **record) -> tuple[Reply, Answer]:
+    """A reasoning call as the paper prompts it, and the label it came to (`answer`)."""
+    reply = await ctx.call(role, messages, stage=stage, round=round, decide=labels_of(s).decide, **record)
+    return reply, await answer(s, ctx, role, messages, reply, stage, round)
+
+
+async def answer(s: S2madScenario, ctx: UnitContext, role: str, messages: list, reply: Reply, stage: str,
+                 round: int) -> Answer:
+    """The label of a reasoning reply: parsed from it (`text`), or asked for after it as a closed
+    choice (see the module docstring)."""
+    labels = labels_of(s)
+    method = method_for(ctx, role, s.choice, "text")
+    if method == "text":
+        return Answer(_label(labels, reply.text), cut_note(reply), reply)
+    ask = render(s.templates()["answer"], {"options": options_of(s)})
+    follow = [*messages, AssistantMessage(content=reply.text, source=role), UserMessage(content=ask, source="user")]
+    words = [labels.option_words[lab] for lab in s.labels]
+    chosen = await ask_choice(ctx, role, follow, words, method, stage=f"{stage}_answer", round=round,
+                              decide=lambda text: labels.map(text)[0])
+    found = labels.map(chosen.text)[0]
+    return Answer(None if found == UNPARSED else found, how_read(chosen), chosen)
+
+
+async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Sequence[str], key: str) -> Outcome:
+    """One agent's answer is the label: w/o Debate (the initial-opinion prompt over P and N
+    together) or the vanilla baseline (the `vanilla` prompt over the random comments)."""
+    prompt = render(s.templates()[key], {"claim": claim, "comments": "\n".join(comments) or "(none)",
+                                         "options": options_of(s)})
+    reply, said = await reason(s, ctx, AGENT, [UserMessage(content=prompt, source="user")],
+                               "baseline" if s.baseline else "single_agent", 1)
+    what = "the vanilla baseline's answer" if s.baseline else "the single agent's answer (no debate)"
+    return Outcome(said.label or UNPARSED, what + said.note, reply.text, decided_by=said.by(AGENT))
+
+
+def cut_note(reply) -> str:
+    """Says so when a reply stopped at max_tokens (its answer "at the end" may be missing)."""
+    return " (the reply was cut off at max_tokens)" if reply.call.finish_reason == "length" else ""
+
+
+def options_of(s: S2madScenario) -> str:
+    labels = labels_of(s)
+    return ", ".join(labels.option_words[lab] for lab in s.labels)
+
+
+async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
+                    **record) -> tuple[Reply, Answer]:
+    """The judge's call: the claim and both debaters' last replies."""
+    prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
+                                             "options": options_of(s)})
+    return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1, **record)
+
+
+async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
+    """The deciding role again with another model, on its recorded prompt: the judge, or the one
+    agent of w/o Debate and the vanilla baseline. An item both debaters settled by consensus had
+    no judge (Alg. 1) and keeps its result; with `every` the judge decides it too, from the
+    debaters' last recorded replies, as it would have seen them."""
+    agent = last_reasoning(job.transcript, AGENT)
+    if agent is not None or JUDGE not in job.roles:
+        if agent is None or AGENT not in job.roles:
+            return Rescored()
+        said = await resent(s, ctx, agent)
+        return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.reply.text,
+                                decided_by=said.by(AGENT)))
+    call = last_reasoning(job.transcript, JUDGE)
+    if call is not None:
+        said = await resent(s, ctx, call)
+    elif job.every:
+        last = {m.role: m.content for m in job.transcript.messages
+                if m.role in (P, N) and not m.action.endswith("_answer")}
+        _, said = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
+                                  last.get(N, ""), speaker=f"{JUDGE} (rescored)")
+    else:
+        return Rescored()
+    return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.reply.text,
+                            decided_by=said.by(JUDGE)))
+
+
+def last_reasoning(transcript, role: str) -> Optional[Call]:
+    """The role's last reasoning call (not the follow-up asking for its answer)."""
+    found = [c for c in transcript.calls if c.role == role and not c.stage.endswith("_answer")]
+    return found[-1] if found else None
+
+
+async def resent(s: S2madScenario, ctx: UnitContext, call: Call) -> Answer:
+    messages = recorded_messages(call)
+    reply = await resend(ctx, call, decide=labels_of(s).decide)
+    return await answer(s, ctx, call.role, messages, reply, call.stage, 1)
+
+
+def _label(labels: LabelSet, text: str) -> Optional[str]:
+    """A debater's label by the shared rule (moot.protocols.items.labels); None if undecided."""
+    found = labels.decide(text)
+    return None if found == UNPARSED else found
+
+
+class _Debate:
+    """Debate state of one item: replies and their answers so far; a round's two calls start together."""
+
+    def __init__(self, s, ctx, templates, opening, replies, options, said):
+        self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
+        self.replies, self.options, self.said = replies, options, said
+        self.rounds: dict[int, dict[str, asyncio.Task]] = {}
+        self.verdict: Optional[Answer] = None  # the judge's, once it spoke
+
+    def _messages(self, who: str, j: int) -> list:
+        other = N if who == P else P
+        ask = render(self.templates["debate"], {"other": self.replies[other][j - 1], "options": self.options})
+        return [UserMessage(content=self.opening[who], source="user"),
+                AssistantMessage(content=self.replies[who][j - 1], source=who),
+                UserMessage(content=ask, source="user")]
+
+    def turns(self, said: Sequence[BaseChatMessage]) -> list[Turn]:
+        """The debate so far as the speaker policy reads it: each turn with its answer's label."""
+        seen: Counter = Counter()
+        out = []
+        for m in said:
+            seen[m.source] += 1
+            label = self.said[m.source][seen[m.source]].label if m.source in (P, N) else None
+            out.append(Turn(m.source, label))
+        return out
+
+    def turn(self, who: str):
+        async def respond(thread: Sequence[BaseChatMessage]) -> str:
+            j = len(self.replies[who])  # this debater's round
+            if j not in self.rounds:
+                self.rounds[j] = {d: asyncio.ensure_future(reason(self.s, self.ctx, d, self._messages(d, j),
+                                                                  "debate", j)) for d in (P, N)}
+            reply, said = await self.rounds[j][who]
+            self.replies[who].append(reply.text)
+            self.said[who].append(said)
+            return reply.text
+
+        return respond
+
+    def judge(self, claim: str):
+        async def respond(thread: Sequence[BaseChatMessage]) -> str:
+            reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])
+            return reply.text
+
+        return respond
+
+    def cancel(self) -> None:
+        cancel_calls(task for tasks in self.rounds.values() for task in tasks.values())
+
+
+PROTOCOL = Protocol(
+    name="s2mad",
+    title="S2MAD rumor detection",
+    paper="Zhang et al. 2025, Stance-aware and Subjectivity-aware Multi-Agent Debate for rumor detection",
+    scenario=S2madScenario,
+    policy=next_speaker,
+    run=run,
+    inputs=(InputField("claim", "text", help="the post whose veracity is judged"),
+            InputField("comments", "comments", required=False, many=True, help="replies to the post")),
+    result_name="veracity",
+    deciders=(JUDGE, AGENT),
+    rescore=rescore,
+    example="s2mad",
+)

@@ -1,1 +1,0 @@
-"""Run folders and the runner: every protocol's units (a conference, or one item each) run here."""

@@ -1,0 +1,214 @@
+"""Building blocks every protocol's scenario shares: strict models, generation, retries, backends.
+
+They live apart from the conference schema so the per-item protocols (COLA, S2MAD, negotiation)
+reuse them without reaching into its private helpers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from string import Template
+from typing import Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from moot.agents.prompts import default_templates
+from moot.models.spec import parse_spec
+from moot.errors import closest
+
+
+class Strict(BaseModel):
+    """A strict block of a scenario: unknown keys are errors; each key's docstring (below it) is
+    its meaning in the JSON Schema and docs/scenarios.md (moot.scenario.docs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class Generation(Strict):
+    """Sampling settings sent with every model call (max_tokens is always bounded)."""
+
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
+    """Sampling temperature."""
+    max_tokens: Annotated[int, Field(ge=1, le=8192)] = 256
+    """Most tokens a reply may have; every call is bounded."""
+    seed: Optional[int] = 0
+    """Sampling seed, for backends that honour one (local, Ollama, OpenAI best-effort)."""
+    top_p: Optional[Annotated[float, Field(gt=0, le=1)]] = None
+    """Nucleus sampling; null leaves the backend's default."""
+    repeat_penalty: Optional[Annotated[float, Field(ge=1, le=2)]] = 1.25
+    """Penalty on repeated tokens (local and Ollama; OpenAI has none). Small models loop without it."""
+
+
+ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
+CHOICE_METHODS = ("likelihood", "structured", "text")
+
+
+def choice_method(setting: str, spec: str, default: str) -> str:
+    """How a role's closed answer is read: the scenario's `choice`, or for `auto` likelihood on the
+    embedded model and the protocol's own way (`default`, the paper's) on the others."""
+    if setting in CHOICE_METHODS:
+        return setting
+    return "likelihood" if parse_spec(spec).provider == "local" else default
+
+
+class Retry(Strict):
+    """Bounded retries for failed model calls (errors, timeouts, empty replies)."""
+
+    attempts: Annotated[int, Field(ge=1, le=10)] = 3
+    """Attempts per model call; after the last, the run stops as failed and can be resumed."""
+    backoff_s: Annotated[float, Field(ge=0, le=60)] = 1.0
+    """Wait before the second attempt; it doubles for each further one."""
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
+    """Longest wait for one reply."""
+
+
+Endpoints = Optional[Union[str, Annotated[list[str], Field(min_length=1)]]]
+
+
+def endpoint_list(value: Endpoints) -> tuple[str, ...]:
+    """One endpoint or several (a pool serving the same model) as a tuple."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+class OpenAIBackend(Strict):
+    """The OpenAI-compatible backend (`openai:MODEL`)."""
+
+    base_url: Endpoints = None
+    """Server URL of a compatible server, or a list of URLs serving the same model (each call goes
+    to the least busy); null means `$OPENAI_BASE_URL`, else OpenAI. `--base-url` beats it."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the API key (keys are never written in scenarios or
+    transcripts)."""
+
+
+class OllamaBackend(Strict):
+    """The Ollama backend (`ollama:MODEL`)."""
+
+    host: Endpoints = None
+    """Ollama server, or a list of servers serving the same model (each call goes to the least
+    busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it."""
+
+
+class LocalBackend(Strict):
+    """The in-process llama.cpp backend (`local`, `local:PATH.gguf`)."""
+
+    n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
+    """Context window in tokens."""
+    n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
+    """CPU threads for generation and prompt evaluation; null lets llama.cpp choose (half the cores
+    for generation). On a 2-core machine shared with other work, 1 was 2-4x faster than 2."""
+    n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
+    """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only
+    build ignores it."""
+    kind: Literal["auto", "base", "instruct"] = "auto"
+    """`auto`: a GGUF with a chat template is an instruction model, one without a base model;
+    `base` / `instruct` say so (some base models ship a template)."""
+
+
+class Backends(Strict):
+    """Where the model servers are."""
+
+    openai: OpenAIBackend = OpenAIBackend()
+    ollama: OllamaBackend = OllamaBackend()
+    local: LocalBackend = LocalBackend()
+
+
+def fail(message: str, *key) -> ValueError:
+    """A cross-field problem marked with its key path, so the error names the right line."""
+    return ValueError(f"@{'.'.join(map(str, key))}@ {message}")
+
+
+def unknown(what: str, given: object, allowed: Sequence[str], sigil: str = "") -> str:
+    """`unknown role (did you mean 'judge'?)` when an allowed name is close, else the allowed list
+    (`sigil`: what the names are written with, e.g. `$` for placeholders, left out when comparing)."""
+    match = closest(str(given), allowed)
+    if match:
+        return f"unknown {what} (did you mean {sigil + match!r}?)"
+    return f"unknown {what} (allowed: {', '.join(sigil + name for name in allowed)})"
+
+
+def check_spec(spec: str, *key) -> None:
+    try:
+        parse_spec(spec)
+    except ValueError as exc:
+        raise fail(str(exc), *key) from None
+
+
+def check_template(template: str, fields: frozenset[str], *key) -> None:
+    """A prompt template may use only the placeholders its role is given."""
+    extra = sorted(set(Template(template).get_identifiers()) - fields)
+    if extra:
+        raise fail(unknown(f"placeholder ${extra[0]}", extra[0], sorted(fields), sigil="$"), *key)
+    if not Template(template).is_valid():
+        raise fail("malformed $placeholder", *key)
+
+
+class ScenarioBase(Strict):
+    """What the engine asks of every protocol's scenario (moot.contract.protocol checks these exist).
+
+    Roles are the names that take a model (a conference's agents; COLA's analysts, debaters and
+    judger; ...). A role's model is named, most specific first, by the keys `model_keys(role)`
+    gives, then `default`; `--model KEY=SPEC` may use any of those keys."""
+
+    PROTOCOL: ClassVar[str]
+    PLACEHOLDERS: ClassVar[frozenset[str]] = frozenset()  # the $fields its prompt templates may use
+
+    @model_validator(mode="before")
+    @classmethod
+    def _partial_generation(cls, data: Any) -> Any:
+        """`generation: {seed: 7}` changes the seed and keeps the protocol's own defaults for the
+        rest (COLA's temperature 0, S2MAD's 0.2, ...), not the generic ones."""
+        declared = cls.model_fields.get("generation")
+        given = data.get("generation") if isinstance(data, dict) else None
+        if declared is not None and isinstance(declared.default, BaseModel) and isinstance(given, dict):
+            data = {**data, "generation": {**declared.default.model_dump(), **given}}
+        return data
+
+    def roles(self) -> list[str]:
+        raise NotImplementedError
+
+    def model_keys(self, role: str) -> tuple[str, ...]:
+        return (role,)
+
+    def model_for(self, role: str) -> str:
+        models: Mapping[str, str] = getattr(self, "models", {})
+        return next((models[k] for k in self.model_keys(role) if k in models), models.get("default", "local"))
+
+    def generation_for(self, role: str) -> "Generation":
+        return self.generation  # type: ignore[attr-defined]
+
+    def templates(self) -> dict[str, str]:
+        return {**default_templates(self.PROTOCOL), **getattr(self, "prompts", {})}
+
+    def resolve_paths(self, base: Path) -> "ScenarioBase":
+        """The scenario with file paths it names taken relative to `base` (its file's folder)."""
+        return self
+
+    def check_models(self, resolved: Mapping[str, str]) -> None:
+        """A protocol's rule on the models finally chosen (e.g. negotiation: two different LLMs)."""
+
+    def headline_metric(self) -> Optional[str]:
+        return getattr(self, "metric", None)
+
+    def input_fields(self) -> dict[str, Any]:
+        """The one item given in the file (`input:`), for a run without a dataset."""
+        given = getattr(self, "input", None)
+        return given.model_dump(exclude_none=True) if given is not None else {}
+
+
+def check_models(models: Mapping[str, str], allowed: Iterable[str], what: str = "role") -> None:
+    allowed = tuple(allowed)
+    for key, spec in models.items():
+        if key not in allowed:
+            raise fail(unknown(what, key, allowed), "models", key)
+        check_spec(spec, "models", key)
+
+
+def check_prompts(prompts: Mapping[str, str], protocol: str, fields: frozenset[str]) -> None:
+    templates = default_templates(protocol)
+    for key, text in prompts.items():
+        if key not in templates:
+            raise fail(unknown("prompt", key, sorted(templates)), "prompts", key)
+        check_template(text, fields, "prompts", key)

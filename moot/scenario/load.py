@@ -1,0 +1,105 @@
+"""Reading any protocol's scenario file: strict YAML, the protocol's schema, one-line errors.
+
+`protocol:` picks the schema from the registry (moot.protocols); a file without it is a decision
+conference, as before protocols had names. Anything unknown or inconsistent is rejected with one
+line naming the file, line and key path (and the nearest valid name), before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ValidationError
+
+from moot.scenario.errors import ScenarioError, error_of, to_scenario_error, without_echoes
+from moot.errors import nearest
+from moot.scenario.yamlsource import SourceError, YamlSource, read_yaml
+
+DEFAULT_PROTOCOL = "conference"  # files written before `protocol:` existed
+
+
+def load_scenario(path: str | Path) -> Any:
+    """Read and validate a scenario file; raise ScenarioError (one line) on any problem."""
+    try:
+        source = read_yaml(path)
+    except SourceError as exc:
+        raise ScenarioError(exc.file, exc.detail, exc.key, exc.line) from None
+    return scenario_from_source(source).resolve_paths(Path(path).resolve().parent)
+
+
+def scenario_from_source(source: YamlSource) -> Any:
+    data = _mapping(source)
+    model = schema_of(data, source)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise to_scenario_error(exc, source, model) from None
+
+
+def _mapping(source: YamlSource) -> dict:
+    if not isinstance(source.data, dict):
+        raise ScenarioError(source.file, "a scenario must be a mapping of keys", (), source.line_of(()))
+    return source.data
+
+
+def schema_of(data: dict, source: Optional[YamlSource] = None) -> type[BaseModel]:
+    """The scenario model of the file's `protocol:`; an unknown name is one error, not many."""
+    from moot.protocols.registry import REGISTRY
+
+    name = data.get("protocol", DEFAULT_PROTOCOL)
+    if not isinstance(name, str) or name not in REGISTRY.names():
+        names = REGISTRY.names()
+        hint = nearest(name, names) if isinstance(name, str) else ""
+        file = source.file if source else "scenario"
+        line = source.line_of(("protocol",)) if source else None
+        raise ScenarioError(file, f"unknown protocol {name!r}{hint} (allowed: {', '.join(names)})",
+                            ("protocol",), line)
+    return REGISTRY.get(name).scenario
+
+
+def scenario_errors(path: str | Path) -> list[ScenarioError]:
+    """Every problem of a scenario file, one ScenarioError each (empty: the file is valid).
+
+    Field problems are all reported; cross-field checks run only once the fields are valid, as
+    pydantic runs them on a complete model."""
+    try:
+        source = read_yaml(path)
+        data = _mapping(source)
+        model = schema_of(data, source)
+    except SourceError as exc:
+        return [exc if isinstance(exc, ScenarioError) else ScenarioError(exc.file, exc.detail, exc.key, exc.line)]
+    problems: list[str] = []
+    try:
+        model.model_validate(data, context={"problems": problems})
+    except ValidationError as exc:
+        errors = [error_of(err, source, model) for err in without_echoes(exc.errors(include_url=False), model)]
+    else:
+        errors = [error_of({"loc": (), "msg": text, "type": "value_error"}, source) for text in problems]
+    return sorted(errors, key=lambda e: e.line or 0)  # in file order
+
+
+def scenario_hash(path: str | Path) -> str:
+    """sha256 of the scenario file's bytes: transcripts and reports cite it."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def scenario_content_hash(scenario: BaseModel) -> str:
+    """sha256 of the validated scenario as JSON with sorted keys: what actually drives a run.
+
+    Comments, key order, quoting and layout of the file leave it unchanged (the file's own
+    sha256, scenario_hash, changes with any byte); resume and run folders compare this."""
+    blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,
+                  content_sha: str) -> bool:
+    """Whether a recorded run used this scenario: by content hash when it was recorded, else
+    (runs made before content hashes existed) by the file's sha256."""
+    if recorded_content:
+        return recorded_content == content_sha
+    return recorded_file == file_sha

@@ -1,0 +1,183 @@
+"""A run as a document: the blocks an export shows, in order, built once for Markdown and HTML.
+
+One unit (a conference, or one item) is: its facts, its input, its agents, a table of contents
+(conferences), its sections (moot.views.timeline) with round headers, its outcomes, the usage table and
+how it stopped. A run folder of several units is a contents list and then each unit, one heading
+level down. The renderers (moot.views.markdown, moot.views.html) only map these blocks to markup and
+escape every string they are given: nothing here is trusted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+from moot.log.events import Error, EventBase, Message, Outcome, RunResumed
+from moot.views.timeline import (
+    Section, agent_table, closed_text, grouped, input_texts, is_conference, message_meta, outcome_text,
+    pairs_text, run_facts, section_title, speaker_index, usage_table,
+)
+from moot.log.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    anchor: str = ""
+    note: str = ""  # a line under it (how a topic closed)
+    unit: bool = False  # the heading of one unit in a document of several
+
+
+@dataclass(frozen=True)
+class Facts:
+    rows: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Table:
+    head: list[str]
+    rows: list[list[str]]
+    text_columns: int = 1  # the first columns are words, the rest numbers
+    kind: str = ""  # agents | usage
+
+
+@dataclass(frozen=True)
+class Contents:
+    entries: list[tuple[str, str, str]]  # (anchor, title, note)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Text from a dataset (an item's input), shown as text."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    level: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A message and its companions (verdict, score, topic closed); `rank` picks its colour."""
+
+    message: Message
+    companions: tuple[EventBase, ...]
+    rank: int
+    meta: str
+    name: str = ""  # what the speaker is called in the conversation (its label), default its name
+
+    @property
+    def speaker(self) -> str:
+        return self.name or self.message.speaker
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    kind: str = "info"  # info | error | outcome | stop
+    resumed: bool = False  # says that the run was resumed here
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A model's explanation of an outcome (model text)."""
+
+    text: str
+
+
+Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation]
+
+
+def run_document(transcripts: Sequence[Transcript], title: str, result_name: str = "prediction",
+                 facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
+    """One unit as a document, or several (a run folder) one heading level down each."""
+    if len(transcripts) == 1:
+        return unit_blocks(transcripts[0], 1, result_name, title)
+    blocks: list[Block] = [Heading(1, title), Facts(list(facts))]
+    anchors = [f"unit-{n}" for n in range(1, len(transcripts) + 1)]
+    blocks.append(Contents([(a, unit_title(t), unit_status(t, result_name)) for a, t in zip(anchors, transcripts)]))
+    for anchor, transcript in zip(anchors, transcripts):
+        blocks += unit_blocks(transcript, 2, result_name, unit_title(transcript), anchor)
+    return blocks
+
+
+def unit_title(transcript: Transcript) -> str:
+    return f"Unit {transcript.started.unit or transcript.path.stem}"
+
+
+def unit_status(transcript: Transcript, result_name: str) -> str:
+    outcome = transcript.outcome
+    if outcome is not None:
+        return outcome_text(outcome, result_name)
+    done = transcript.finished
+    return f"{done.status} — {done.stop_reason}" if done else "did not finish"
+
+
+def unit_blocks(transcript: Transcript, level: int, result_name: str, title: str, anchor: str = "") -> list[Block]:
+    s = transcript.started
+    heading = (s.scenario.get("title") or title) if level == 1 else title
+    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), Facts(run_facts(transcript))]
+    inputs = input_texts(transcript)
+    if inputs:
+        blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
+    head, rows = agent_table(transcript)
+    blocks += [Heading(level + 1, "Agents"), Table(head, rows, text_columns=head.index("Model") + 1, kind="agents")]
+    sections = grouped(transcript)
+    prefix = anchor or "section"
+    if is_conference(transcript):
+        blocks.append(Contents([(f"{prefix}-{n}", section_title(sec.key, transcript.topics),
+                                 closed_text(sec.closed) if sec.closed else "")
+                                for n, sec in enumerate(sections, 1)]))
+    for n, section in enumerate(sections, 1):
+        blocks += section_blocks(section, transcript, level + 1, f"{prefix}-{n}", result_name)
+    blocks += [Heading(level + 1, "Tokens and latency per role"), Table(*usage_table(transcript), kind="usage"),
+               Note(stop_text(transcript), "stop")]
+    return blocks
+
+
+def section_blocks(section: Section, transcript: Transcript, level: int, anchor: str,
+                   result_name: str) -> list[Block]:
+    closed = section.closed
+    blocks: list[Block] = [Heading(level, section_title(section.key, transcript.topics), anchor,
+                                   closed_text(closed) if closed else "")]
+    ranks, labels = speaker_index(transcript), transcript.labels
+    conference, rounds_shown = is_conference(transcript), section.rounds_shown
+    round_: Optional[int] = None
+    for turn in section.turns:
+        m = turn.message
+        if m is None:
+            blocks += note_blocks(turn.events[0], result_name)
+            continue
+        if rounds_shown and m.round != round_:
+            round_ = m.round
+            blocks.append(Round(m.round, level + 1))
+        label = labels.get(m.speaker, "")
+        meta = message_meta(m, conference)
+        blocks.append(Entry(m, tuple(turn.events[1:]), ranks.get(m.speaker, 0),
+                            f"{m.speaker} · {meta}" if label else meta, label))
+    return blocks
+
+
+def note_blocks(event: EventBase, result_name: str) -> list[Block]:
+    if isinstance(event, Outcome):
+        return [Note(outcome_text(event, result_name), "outcome")] + (
+            [Explanation(event.explanation)] if event.explanation else [])
+    if isinstance(event, Error):
+        return [Note(f"error ({event.speaker or 'run'}, {event.stage}, {event.attempts} attempt(s)): {event.cause}",
+                     "error")]
+    if isinstance(event, RunResumed):
+        return [Note(f"run resumed; {event.turns_kept} earlier turn(s) kept"
+                     + (f"; models now {pairs_text(event.models)}"
+                        if event.models_changed else ""), resumed=True)]
+    return [Note(getattr(event, "type", "event"))]
+
+
+def stop_text(transcript: Transcript) -> str:
+    done = transcript.finished
+    return f"Stop: {done.status} — {done.stop_reason}" if done else \
+        "Stop: the run did not finish (no run_finished event)"
