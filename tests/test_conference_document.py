@@ -196,6 +196,8 @@ def test_transcripts_written_with_integer_scores_load_and_read_as_integers(make_
     old = []  # as moot wrote scores before they were floats: integers, no method or distributions
     for line in path.read_text().splitlines():
         event = json.loads(line)
+        if event["type"] == "run_started":
+            event["versions"] = {}  # the page lists them: a version such as 3.57.0 must not read as a score
         if event["type"] == "score":
             event = {k: v for k, v in event.items() if k not in ("method", "distributions")}
             event["scores"] = {k: int(v) for k, v in event["scores"].items()}

@@ -5,6 +5,7 @@ base/instruct detection. Short prompts: each test is a few seconds."""
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 
@@ -64,8 +65,11 @@ def test_option_logprobs_equal_llama_cpp_s_own_on_a_logits_all_model(client):
     listed = top["top_logprobs"][0]
     compared = [o for o in ("Yes", "No", "Maybe") if " " + o in listed]
     assert len(compared) >= 2
+    # In probability, not log-probability: batched and single-token evaluation round differently
+    # between llama.cpp builds and CPUs, by up to a few tenths of a nat on unlikely options.
     for option in compared:
-        assert ours[option] == pytest.approx(listed[" " + option], abs=0.05), option
+        assert math.exp(ours[option]) == pytest.approx(math.exp(listed[" " + option]), abs=0.02), option
+    assert max(compared, key=ours.get) == max(compared, key=lambda o: listed[" " + o])
     del reference
 
 
@@ -79,7 +83,8 @@ def test_a_choice_is_the_most_likely_option_and_branches_reuse_the_prompt(client
     started = time.monotonic()
     again = ask(client, asked, Choose(options=("Yes", "No", "Perhaps")))  # same prompt: only the options
     assert evaluated(client.llm) - before <= 4 and time.monotonic() - started < 2
-    assert again.detail["logprobs"]["Yes"] == pytest.approx(result.detail["logprobs"]["Yes"], abs=0.2)
+    assert math.exp(again.detail["logprobs"]["Yes"]) == pytest.approx(math.exp(result.detail["logprobs"]["Yes"]),
+                                                                       abs=0.02)
 
 
 def test_a_score_is_an_expectation_that_tells_ten_from_one(client):
@@ -170,7 +175,8 @@ def test_an_instruction_model_is_scored_after_its_chat_template(client):
     prompt = client.llm.tokenize(rendered.encode(), special=True)
     options = [prompt + client.llm.tokenize(o.encode(), add_bos=False) for o in ("Yes", "No")]
     expected = dict(zip(("Yes", "No"), sequence_logprobs(client.llm, options)))
-    assert result.detail["logprobs"] == pytest.approx(expected, abs=0.2)
+    probability = {k: math.exp(v) for k, v in expected.items()}
+    assert {k: math.exp(v) for k, v in result.detail["logprobs"].items()} == pytest.approx(probability, abs=0.02)
     base = ask(client, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
     assert base.detail["logprobs"] != pytest.approx(expected, abs=0.2)  # a base model: document form
 

@@ -118,11 +118,24 @@ def parse_yaml(text: str, file: str) -> YamlSource:
 
 def check_bounds(text: str, file: str) -> None:
     """Refuse a document nested deeper than MAX_DEPTH, or standing for more than MAX_VALUES values
-    with its aliases expanded, or with an alias inside its own anchor (see the module docstring)."""
+    with its aliases expanded, or with an alias inside its own anchor (see the module docstring).
+
+    The C scanner reads ahead and may refuse a deep document in its own words before the events
+    reach MAX_DEPTH; the pure-Python scanner reads lazily, so on such an error it checks again and
+    the refusal is ours whatever the library's version says."""
+    try:
+        _check_bounds(text, file, _LOADER)
+    except yaml.YAMLError:
+        if _LOADER is not yaml.SafeLoader:
+            _check_bounds(text, file, yaml.SafeLoader)
+        raise
+
+
+def _check_bounds(text: str, file: str, loader: type) -> None:
     values = 0  # so far, aliases expanded
     sizes: dict[str, int] = {}  # anchor -> the values it stands for (once its node has ended)
     open_: list[tuple[int, Optional[str]]] = []  # each open collection: (values before it, its anchor)
-    for event in yaml.parse(text, Loader=_LOADER):
+    for event in yaml.parse(text, Loader=loader):
         line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
             if any(anchor == event.anchor for _, anchor in open_):
