@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from moot.cli import heap
+from moot.errors import EXIT_USAGE
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
+EXIT_OK, EXIT_FAILED, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 3, 130, 141
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -35,24 +36,6 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "schema": "the JSON Schema of the scenario format (for editors)",
     "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
-
-
-def input_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean bad input: one line, exit 2."""
-    from moot.data.spec import DatasetError
-    from moot.models.cache import CacheError
-    from moot.models.factory import MissingKey
-    from moot.models.preflight import Unreachable
-    from moot.protocols.conference.turns import ResumeError as ConferenceResumeError
-    from moot.report.runs import RunError
-    from moot.engine.folder import RunFolderError
-    from moot.engine.runner import ResumeError
-    from moot.engine.setup import UsageError
-    from moot.log.transcript import TranscriptError
-    from moot.scenario.yamlsource import SourceError
-
-    return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
 
 
 def usage() -> str:
@@ -76,8 +59,7 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 def dispatch(argv: list[str]) -> int:
     from moot.scenario.bundled import bundled_names
-    from moot.engine.setup import UsageError
-    from moot.errors import nearest
+    from moot.errors import UsageError, nearest
 
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
@@ -108,6 +90,7 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from moot.errors import MootError
     from moot.safety.diskio import environment_message, is_environment_error
     from moot.safety.secrets import redact
 
@@ -115,9 +98,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     quiet_autogen_logs()
     try:
         return dispatch(argv)
-    except input_errors() as exc:
+    except MootError as exc:  # one line; its class says the exit code
         print(redact(f"error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

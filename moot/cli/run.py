@@ -36,9 +36,9 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import RunSetup, run_units
-from moot.engine.setup import UsageError, resolve_models, role_models
+from moot.engine.setup import resolve_models, role_models
 from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
 
 
 def parser() -> argparse.ArgumentParser:

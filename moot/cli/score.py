@@ -39,8 +39,7 @@ from moot.protocols.registry import REGISTRY
 from moot.engine.folder import RunFolder, RunFolderError
 from moot.engine.meta import now
 from moot.engine.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
-from moot.engine.setup import UsageError
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
 from moot.engine.source import RunSource, open_run
 from moot.views.neutral import terminal_safe
 from moot.log.transcript import Transcript

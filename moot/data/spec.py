@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 
 from moot.scenario.errors import choice_hint, first_cause, key_and_message, without_echoes
 from moot.scenario.yamlsource import SourceError, format_key, read_yaml
+from moot.errors import MootError
 
 
-class DatasetError(ValueError):
+class DatasetError(MootError, ValueError):
     """A bad dataset spec or data file; the message is one line naming file, line and key."""
 
 

@@ -24,8 +24,7 @@ from moot.data.load import Item, iter_items, load_dataset_spec
 from moot.data.spec import DatasetSpec
 from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
-from moot.engine.setup import UsageError
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
 from moot.scenario.yamlsource import read_yaml
 
 VARY_KEYS = ("seed", "model", "personas")

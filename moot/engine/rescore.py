@@ -29,7 +29,7 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored
 from moot.engine.context import Reply, Unit, UnitContext
 from moot.engine.folder import unit_file
-from moot.engine.setup import UsageError
+from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
 
 

@@ -34,9 +34,10 @@ from moot.engine.setup import started_event
 from moot.scenario.load import scenario_content_hash
 from moot.views.summary import totals_of
 from moot.log.transcript import EventLog, Transcript, TranscriptError, load
+from moot.errors import MootError
 
 
-class ResumeError(ValueError):
+class ResumeError(MootError, ValueError):
     """A unit's transcript that cannot be continued with this scenario or these models; one line."""
 
 

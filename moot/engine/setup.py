@@ -17,11 +17,7 @@ from moot.models.engine import RoleModel
 from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
-from moot.errors import nearest
-
-
-class UsageError(ValueError):
-    """Bad command-line input; one line."""
+from moot.errors import UsageError, nearest
 
 
 def model_keys(scenario: Any) -> list[str]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from moot.errors import MootError
 
 SCHEMA_VERSION = 2
 MEASURED = ("likelihood", "top_logprobs", "scripted")  # methods that read an answer from probabilities
 
 
-class TranscriptError(ValueError):
+class TranscriptError(MootError, ValueError):
     """A transcript that cannot be read; the message is one line naming the file and line."""
 
 

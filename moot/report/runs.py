@@ -24,11 +24,12 @@ from moot.metrics.classification import UNPARSED, MetricReport, rumor_f1, summar
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import RunFolderError
 from moot.engine.source import RunSource, open_run
+from moot.errors import MootError
 
 RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
 
 
-class RunError(ValueError):
+class RunError(MootError, ValueError):
     """Not a run (no run folder or transcript), or a labelled run with no scored result."""
 
 
