@@ -1,7 +1,8 @@
 """The one command line: `moot COMMAND ...`, and `python run_conference.py` as the same program.
 
 `moot SCENARIO ...` (a file or a bundled scenario's name) is short for `moot run SCENARIO ...`.
-Each subcommand is a module of this package exposing `run(argv) -> exit code`; `main(argv)`
+Each subcommand is a module of this package exposing `run(argv) -> exit code`; a protocol may add
+commands of its own (moot.contract.commands), run by moot.cli.dataset_command. `main(argv)`
 returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
@@ -34,20 +35,30 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",
-    "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
 
 
+def protocol_commands() -> dict[str, str]:
+    """The protocols' own commands (name -> one line); reading them imports the protocols."""
+    from moot.protocols.registry import REGISTRY
+
+    return {name: command.help for name, command in REGISTRY.commands().items()}
+
+
 def usage() -> str:
-    width = max(map(len, COMMANDS))
+    own = protocol_commands()
+    width = max(map(len, [*COMMANDS, *own]))
     lines = [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+    extra = [f"  {name:<{width}}  {text}" for name, text in own.items()]
     return ("usage: moot COMMAND [options]   (moot COMMAND --help for each)\n"
             "       moot SCENARIO [options]  (short for `moot run SCENARIO`)\n\ncommands:\n" + "\n".join(lines)
+            + ("\n\ncommands of the protocols:\n" + "\n".join(extra) if extra else "")
             + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset datasets/vast.yaml --limit 50"
               "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
 
 
-SETTLE_WHEN_RUNNING = {"run", "judge-eval"}  # their start-up goes on to the dataset and backends (moot.cli.run)
+SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run); protocol
+# commands run like it
 
 
 def command(name: str) -> Callable[[Sequence[str]], int]:
@@ -72,11 +83,16 @@ def dispatch(argv: list[str]) -> int:
     if argv[0] in COMMANDS:
         return command(argv[0])(argv[1:])
     first = argv[0]
+    if first in protocol_commands():
+        from moot.cli import dataset_command
+
+        return dataset_command.run(first, argv[1:])
     if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
             or Path(first).stem in bundled_names():
         return command("run")(argv)
-    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, list(COMMANDS) + bundled_names())} "
-                     f"(commands: {', '.join(COMMANDS)}; bundled scenarios: moot run --list)")
+    names = [*COMMANDS, *protocol_commands()]
+    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, names + bundled_names())} "
+                     f"(commands: {', '.join(names)}; bundled scenarios: moot run --list)")
 
 
 def quiet_autogen_logs() -> None:

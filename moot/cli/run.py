@@ -54,7 +54,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run every item of a dataset")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
-                   help="a batch of conferences: seed=1,2,3 | model=SPEC,SPEC | personas=SETS.yaml (repeatable)")
+                   help="a batch of runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of "
+                        "the protocol's own (a conference: personas=SETS.yaml); repeatable, they multiply")
     add_out(p, "run folder (default transcripts/SCENARIO[-DATASET])")
     add_model(p)
     add_engine(p)
@@ -72,9 +73,10 @@ def default_out(scenario_path: Path, dataset: Optional[Path]) -> Path:
 
 
 def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan:
-    if protocol.per_item:
+    if protocol.units.items:
         if args.vary:
-            raise UsageError(f"--vary makes a batch of conferences; {protocol.name} runs items (use --dataset)")
+            raise UsageError(f"--vary makes a batch of runs of the scenario; {protocol.name} runs items "
+                             "(use --dataset)")
         if args.dataset:
             if args.input:
                 raise UsageError("--input gives one item; with --dataset the items come from the dataset")
@@ -83,7 +85,7 @@ def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan
     for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--limit", args.limit)):
         if value:
             raise UsageError(f"{flag}: a {protocol.name} has no items; its scenario is its input")
-    return variant_plan(scenario, args.vary)
+    return variant_plan(protocol, scenario, args.vary)
 
 
 def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
@@ -137,10 +139,11 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
 
 
 def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of) -> int:
-    """How many units run at once. Conferences on the embedded model run one at a time: the model
-    answers one request at a time anyway, and each conference keeps its transcript in the model's
-    cache, so two interleaved would each evaluate their whole transcript again at every turn."""
-    if protocol.per_item:
+    """How many units run at once. Runs of the scenario (long conversations, such as conferences)
+    on the embedded model run one at a time: the model answers one request at a time anyway, and
+    each keeps its conversation in the model's cache, so two interleaved would each evaluate their
+    whole conversation again at every turn."""
+    if protocol.units.items:
         return 2 * args.concurrency
     first = next(plan.units(), None)
     embedded = first is not None and any(parse_spec(m.spec).provider == "local" for m in models_of(first).values())

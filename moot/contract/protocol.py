@@ -30,18 +30,13 @@ from typing import Any, Awaitable, Callable, Literal, Mapping, Optional, Sequenc
 
 from pydantic import BaseModel
 
-InputSource = Literal["text", "target", "comments", "role"]
+from moot.contract.commands import DatasetCommand
+from moot.contract.metrics import LABELLED, Metrics
+from moot.contract.report import Reporting
+from moot.contract.units import ITEMS, InputField, Units
+from moot.contract.vary import GENERIC, VaryKey
 
-
-@dataclass(frozen=True)
-class InputField:
-    """One field of a protocol's input; `source` is the dataset column that fills it."""
-
-    name: str
-    source: Optional[InputSource] = None
-    required: bool = True
-    many: bool = False  # a list (S2MAD's comments); `--input NAME=...` may repeat
-    help: str = ""
+__all__ = ["InputField", "Outcome", "Protocol", "ProtocolError", "Registry", "Rescore", "Rescored", "check"]
 
 
 @dataclass(frozen=True)
@@ -96,11 +91,16 @@ class Protocol:
     rescore: Optional[RescoreUnit] = None
     example: Optional[str] = None  # bundled scenario name (`moot new`, docs); None: not from YAML
     durable: bool = False  # fsync every append: the log is the run's only copy (conferences)
+    units: Units = ITEMS  # items of a dataset, or runs of the scenario (moot.contract.units)
+    vary: tuple[VaryKey, ...] = GENERIC  # what `--vary` and experiments may change (moot.contract.vary)
+    metrics: Metrics = LABELLED  # per-unit measures, the headline, metric sets (moot.contract.metrics)
+    report: Reporting = Reporting()  # its tables, sections and plots in `moot report` (moot.contract.report)
+    commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
 
     @property
     def per_item(self) -> bool:
         """Whether units are items of a dataset (else each unit is a whole run of the scenario)."""
-        return bool(self.inputs)
+        return self.units.items
 
     @property
     def from_yaml(self) -> bool:
@@ -126,6 +126,9 @@ class Registry:
         check(protocol)
         if protocol.name in self._protocols:
             raise ProtocolError(f"protocol {protocol.name!r} is registered twice")
+        taken = {command.name for p in self._protocols.values() for command in p.commands}
+        if any(command.name in taken for command in protocol.commands):
+            raise ProtocolError(f"{protocol.name}: a command of its is another protocol's")
         self._protocols[protocol.name] = protocol
         return protocol
 
@@ -140,6 +143,10 @@ class Registry:
 
     def all(self, from_yaml: bool = True) -> list[Protocol]:
         return [self._protocols[n] for n in self.names(from_yaml)]
+
+    def commands(self) -> dict[str, DatasetCommand]:
+        """The protocols' own command-line entries by name."""
+        return {c.name: c for p in self._protocols.values() for c in p.commands}
 
 
 def check(protocol: Protocol) -> None:
@@ -159,6 +166,13 @@ def check(protocol: Protocol) -> None:
     names = protocol.input_names()
     if len(set(names)) != len(names):
         raise ProtocolError(f"{name}: input fields must be distinct")
+    if protocol.units.items != bool(protocol.inputs):
+        raise ProtocolError(f"{name}: units that are items need input fields; runs of the scenario take none")
+    vary = [key.name for key in protocol.vary]
+    if len(set(vary)) != len(vary):
+        raise ProtocolError(f"{name}: vary keys must be distinct")
+    if protocol.metrics.headline not in {m.name for m in protocol.metrics.measures}:
+        raise ProtocolError(f"{name}: the headline {protocol.metrics.headline!r} is not one of its measures")
     if protocol.deciders and protocol.rescore is None:
         raise ProtocolError(f"{name}: deciders {protocol.deciders} need a rescore function")
     if protocol.rescore is not None and not inspect.iscoroutinefunction(protocol.rescore):
