@@ -51,14 +51,18 @@ class MetricSet:
     name: str  # the table's key (file names, table.csv)
     title: str
     columns: tuple[tuple[str, str], ...]
+    classes: Optional[int] = None  # the number of labels the set is for (2: a binary task), if fixed
 
     @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(metric for metric, _ in self.columns)
 
     def applies(self, labels: Sequence[str]) -> bool:
-        """Whether every metric of the set is defined on a run with these labels."""
-        return bool(labels) and all(defined(metric, labels) for metric in self.metrics)
+        """Whether a run with these labels is the set's task: as many labels as it is for, and
+        every metric of the set defined on them."""
+        if not labels or (self.classes is not None and len(labels) != self.classes):
+            return False
+        return all(defined(metric, labels) for metric in self.metrics)
 
 
 @dataclass(frozen=True)
