@@ -19,7 +19,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
 from moot.errors import EXIT_USAGE
@@ -62,7 +62,7 @@ SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backend
 
 
 def command(name: str) -> Callable[[Sequence[str]], int]:
-    run = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+    run: Callable[[Sequence[str]], int] = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
     if name not in SETTLE_WHEN_RUNNING:
         heap.settle()
     return run
@@ -147,7 +147,7 @@ def internal_error(exc: BaseException) -> int:
     return EXIT_FAILED
 
 
-def silence(stream) -> None:
+def silence(stream: TextIO) -> None:
     """After the reader of our output went away: point `stream` at /dev/null so later writes and
     the interpreter's final flush do not fail again."""
     try:

@@ -15,7 +15,9 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from autogen_core.models import ChatCompletionClient
 
 from moot.scenario.bundled import bundled_names, find_scenario
 from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
@@ -26,19 +28,23 @@ from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_e
 from moot.data.load import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
-from moot.models.engine import ModelEngine
-from moot.models.factory import load_backends
+from moot.models.engine import ModelEngine, RoleModel
+from moot.models.factory import BackendOptions, load_backends
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import RunFolder, iter_results
+from moot.engine.context import Unit
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
-from moot.engine.runner import RunSetup, run_units
+from moot.engine.runner import BatchOutcome, RunSetup, Stop, run_units
 from moot.engine.setup import resolve_models, role_models
 from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
 from moot.errors import UsageError, nearest
+
+Clients = Mapping[str, ChatCompletionClient]  # ready clients by role or spec (tests' doubles)
+ModelsOf = Callable[[Unit], Mapping[str, RoleModel]]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -88,7 +94,7 @@ def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan
     return variant_plan(protocol, scenario, args.vary)
 
 
-def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
+def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
     """`clients`: ready model clients by role or spec, for tests (the scripted model's doubles)."""
     args = parser().parse_args(argv)
     if args.list:
@@ -108,7 +114,7 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
 
 
 def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
-             clients: Optional[dict] = None, identity_extra: Optional[dict] = None) -> int:
+             clients: Optional[Clients] = None, identity_extra: Optional[Mapping[str, object]] = None) -> int:
     """Check everything that can be wrong before anything is written, then run `plan` in `out`.
     `identity_extra`: more of run.json's identity (e.g. judge-eval's task and prompts)."""
     models = resolve_models(scenario, args.model)
@@ -119,11 +125,12 @@ def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Pat
     metric = headline_metric(scenario, plan)
     if args.resume and not out.exists():
         raise UsageError(f"--resume: {out} does not exist (nothing to continue)")
-    identity = {"protocol": protocol.name, "scenario_sha256": scenario_hash(path),
+    file_sha256 = scenario_hash(path)
+    identity = {"protocol": protocol.name, "scenario_sha256": file_sha256,
                 "scenario_content_sha256": scenario_content_hash(scenario),
                 **({"dataset_sha256": dataset_fingerprint(plan.spec)} if plan.spec else {}),
                 "models": dict(sorted(models.items())), **(identity_extra or {})}
-    setup = RunSetup(protocol, str(path), identity["scenario_sha256"], options.public(), args.allow_model_change)
+    setup = RunSetup(protocol, str(path), file_sha256, options.public(), args.allow_model_change)
     with RunFolder(out) as folder:
         check_identity(folder, identity, describe_run(protocol.name, scenario, str(path), metric, plan, args.limit),
                        args.allow_model_change)
@@ -138,19 +145,19 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
-def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of) -> int:
+def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of: ModelsOf) -> int:
     """How many units run at once. Runs of the scenario (long conversations, such as conferences)
     on the embedded model run one at a time: the model answers one request at a time anyway, and
     each keeps its conversation in the model's cache, so two interleaved would each evaluate their
     whole conversation again at every turn."""
     if protocol.units.items:
-        return 2 * args.concurrency
+        return 2 * int(args.concurrency)
     first = next(plan.units(), None)
     embedded = first is not None and any(parse_spec(m.spec).provider == "local" for m in models_of(first).values())
-    return 1 if embedded else args.concurrency
+    return 1 if embedded else int(args.concurrency)
 
 
-def on_signal(stop) -> None:
+def on_signal(stop: Stop) -> None:
     """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
     loop = asyncio.get_running_loop()
 
@@ -165,8 +172,8 @@ def on_signal(stop) -> None:
         pass
 
 
-def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options,
-            metric: Optional[str], scenario: Any, clients: Optional[dict] = None) -> int:
+def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options: BackendOptions,
+            metric: Optional[str], scenario: Any, clients: Optional[Clients] = None) -> int:
     """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
     retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
     cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
@@ -177,13 +184,13 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)),
                                                            engine.stats, on_closed=closed)
 
-    def models_of(unit):
+    def models_of(unit: Unit) -> dict[str, RoleModel]:
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
 
-    async def go():
-        setup.stop.task = asyncio.current_task()
-        if setup.stop.reason is not None:  # stopped before it started (the output closed at once)
-            setup.stop.task.cancel()
+    async def go() -> BatchOutcome:
+        task = setup.stop.task = asyncio.current_task()
+        if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
+            task.cancel()
         on_signal(setup.stop)
         try:
             return await run_units(setup, plan.units(), folder, engine, models_of,

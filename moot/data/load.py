@@ -71,7 +71,7 @@ def dataset_fingerprint(spec: DatasetSpec) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter | None = None) -> Iterator[Item]:
+def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter[str] | None = None) -> Iterator[Item]:
     """Items read lazily: filter, then label mapping/skipping, then `limit` (None: all).
 
     Rows left out are counted by reason in `skipped` ("filtered out", "label not in the mapping",
@@ -81,7 +81,7 @@ def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter | N
     return _items(spec, data_file(spec), limit, Counter() if skipped is None else skipped)
 
 
-def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -> Iterator[Item]:
+def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter[str]) -> Iterator[Item]:
     cols = spec.columns
     labels = None if spec.labels is None else {k.strip(): v.strip() for k, v in spec.labels.items()}
     allowed = {c: {v.strip() for v in vals} for c, vals in spec.filter.items()}

@@ -152,7 +152,7 @@ def spec_model(inputs: tuple[str, ...] = ()) -> type[DatasetSpec]:
         return DatasetSpec
     columns = create_model("Columns", __base__=_OwnInputs,
                            **{key: (Optional[str], None) for key in own})  # type: ignore[call-overload]
-    return create_model("DatasetSpec", __base__=DatasetSpec, columns=(columns, ...))  # type: ignore[call-overload]
+    return create_model("DatasetSpec", __base__=DatasetSpec, columns=(columns, ...))
 
 
 def load_dataset_spec(path: str | Path, inputs: Sequence[str] = ()) -> DatasetSpec:
@@ -169,7 +169,7 @@ def load_dataset_spec(path: str | Path, inputs: Sequence[str] = ()) -> DatasetSp
     try:
         spec = model.model_validate(source.data)
     except ValidationError as exc:
-        errors = without_echoes(exc.errors(), model)
+        errors = without_echoes([dict(e) for e in exc.errors()], model)
         err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):

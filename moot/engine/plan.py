@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from pydantic import BaseModel
+
 from moot.data.load import Item, iter_items, load_dataset_spec
 from moot.data.spec import DatasetSpec
 from moot.contract.protocol import Protocol
@@ -61,7 +63,7 @@ def dataset_plan(protocol: Protocol, scenario: Any, dataset: Path, limit: Option
     """One unit per dataset row; labels must be the scenario's, ids unique."""
     spec = load_dataset_spec(dataset, input_columns(protocol))
     labels = set(getattr(scenario, "labels", ()) or ())
-    skipped: Counter = Counter()
+    skipped: Counter[str] = Counter()
     seen: set[str] = set()
     total = 0
     for item in iter_items(spec, limit, skipped):

@@ -88,9 +88,9 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
     items = [r for r in runs if r.contract is None or r.contract.units.items]
     out.mkdir(parents=True, exist_ok=True)
     (out / "plots").mkdir(exist_ok=True)
-    main, body, written = "", ["# Evaluation report", "",
-                               "Computed only from each run's results.jsonl and transcripts; no model was called "
-                               "to make this report.", ""], []
+    main, written = "", list[Path]()
+    body = ["# Evaluation report", "", "Computed only from each run's results.jsonl and transcripts; no model was "
+            "called to make this report.", ""]
     if items:
         main, items_body, written = item_sections(items, out)
         body += items_body

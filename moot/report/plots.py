@@ -18,6 +18,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
 from moot.metrics.classification import UNPARSED  # noqa: E402
 from moot.report.runs import Run  # noqa: E402
 from moot.report.tables import Table  # noqa: E402
@@ -27,9 +30,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
 
 
-def title(ax, text: str, fontsize: float = 9) -> None:
+def title(ax: Axes, text: str, fontsize: float = 9) -> None:
     """A title wrapped to the axes' width, so it is never clipped at the figure's edges."""
-    inches = ax.figure.get_figwidth() * ax.get_position().width
+    figure = ax.figure if isinstance(ax.figure, Figure) else ax.figure.figure  # a subfigure's: its root's
+    inches = figure.get_figwidth() * ax.get_position().width
     chars = max(20, int(inches * 72 / (0.6 * fontsize)))  # average glyph ~0.6 em
     ax.set_title("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
 
@@ -43,7 +47,7 @@ def _tick(column: str, dataset: str, columns: list[str]) -> str:
     return "\n".join(textwrap.wrap(rest.lstrip(": ") or dataset, 28))
 
 
-def save(fig, path: Path) -> Path:
+def save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

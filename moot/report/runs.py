@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from moot.contract.metrics import MetricSet
 from moot.contract.protocol import Protocol
 from moot.metrics.classification import UNPARSED, MetricReport, summarize, value_of
 from moot.engine.folder import RunFolderError
-from moot.engine.source import RunSource, open_run
+from moot.engine.source import RunSource, UnitRef, open_run
+from moot.log.transcript import Transcript
 from moot.errors import MootError
 
 
@@ -36,7 +37,7 @@ class RunError(MootError, ValueError):
 @dataclass
 class Run:
     source: RunSource
-    results: list[dict]
+    results: list[dict[str, Any]]
     ref: str = ""
     targets: dict[str, str] = field(default_factory=dict)
     contract: Optional[Protocol] = None  # its registered protocol (None: not one moot knows)
@@ -46,17 +47,18 @@ class Run:
         return self.source.path
 
     @property
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, Any]:
         return self.source.meta
 
     # --- what was run -------------------------------------------------------------------
     @property
     def protocol(self) -> str:
-        return self.meta.get("protocol") or self.scenario_fields.get("protocol") or "?"
+        return str(self.meta.get("protocol") or self.scenario_fields.get("protocol") or "?")
 
     @property
-    def scenario_fields(self) -> dict:
-        return self.meta.get("scenario") or {}
+    def scenario_fields(self) -> dict[str, Any]:
+        found = self.meta.get("scenario")
+        return found if isinstance(found, dict) else {}
 
     @property
     def variant(self) -> str:
@@ -119,7 +121,7 @@ class Run:
 
     # --- what came out ------------------------------------------------------------------
     @cached_property
-    def scored(self) -> list[dict]:
+    def scored(self) -> list[dict[str, Any]]:
         return [r for r in self.results if r.get("gold") is not None]
 
     @property
@@ -169,14 +171,14 @@ class Run:
         return sorted({self.targets[str(r["id"])] for r in self.scored if str(r["id"]) in self.targets})
 
 
-def models_text(models: dict) -> str:
+def models_text(models: Mapping[str, str]) -> str:
     """`scripted`, or the spec most roles use and the others: `scripted (judger=openai:gpt-4o)`."""
     specs = Counter(models.values())
     if not specs:
         return "?"
     common, _ = specs.most_common(1)[0]
     others = ", ".join(f"{k}={v}" for k, v in sorted(models.items()) if v != common)
-    return common + (f" ({others})" if others else "")
+    return str(common) + (f" ({others})" if others else "")
 
 
 def run_dates(source: RunSource) -> str:
@@ -197,7 +199,7 @@ def run_dates(source: RunSource) -> str:
 def protocol_of(source: RunSource) -> str:
     found = source.meta.get("protocol") or (source.meta.get("scenario") or {}).get("protocol")
     if found:
-        return found
+        return str(found)
     return source.units[0].load().protocol if source.units else "?"
 
 
@@ -222,7 +224,7 @@ def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol] = No
     return run
 
 
-def _row_of(unit, transcript) -> Optional[dict]:
+def _row_of(unit: UnitRef, transcript: Transcript) -> Optional[dict[str, Any]]:
     found = transcript.outcome
     if found is None:
         return None

@@ -128,7 +128,7 @@ def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
                               *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
 
 
-def per_class(run: Run) -> tuple[str, list[list]]:
+def per_class(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown and CSV rows of one run's per-class precision / recall / F1 / support."""
     gold = [r["gold"] for r in run.scored]
     pred = [r["prediction"] for r in run.scored]
@@ -146,7 +146,7 @@ def per_class(run: Run) -> tuple[str, list[list]]:
     return "\n".join(lines) + f"\n\n{extra}; unparsed {rep.n_unparsed} of {rep.n}", rows
 
 
-def confusion(run: Run) -> tuple[str, list[list]]:
+def confusion(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown (rows = gold, columns = predicted + unparsed) and CSV rows of one run."""
     matrix = run.report().confusion
     cols = [*run.labels, UNPARSED]

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Sequence
 
 from moot.contract.report import ReportPart
-from moot.report.plots import plt, save, title
+from moot.report.plots import save, title
 from moot.report.runs import Run
+
+import matplotlib.pyplot as plt  # noqa: E402 - after moot.report.plots, which picks the Agg backend
 
 
 def part(runs: Sequence[Run], folder: Path) -> ReportPart:
@@ -35,14 +37,18 @@ def _groups(runs: list[Run], without: str) -> dict[str, list[Run]]:
     return groups
 
 
+def _rounds(run: Run) -> int:
+    return int(run.scenario_fields.get("rounds") or 0)
+
+
 def rounds_plots(runs: list[Run], folder: Path) -> list[Path]:
-    written = []
+    written: list[Path] = []
     plain = [r for r in runs if not any((r.scenario_fields.get("early") or {}).values())]
     for n, group in enumerate(_groups(plain, "rounds").values()):
-        by_rounds = sorted(group, key=lambda r: r.scenario_fields.get("rounds", 0))
-        if len({r.scenario_fields.get("rounds") for r in by_rounds}) < 2:
+        by_rounds = sorted(group, key=_rounds)
+        if len({_rounds(r) for r in by_rounds}) < 2:
             continue
-        xs = [r.scenario_fields.get("rounds") for r in by_rounds]
+        xs = [_rounds(r) for r in by_rounds]
         fig, ax = plt.subplots(figsize=(5, 3.5))
         ax.plot(xs, [r.report().accuracy for r in by_rounds], marker="o", label="accuracy")
         ax.plot(xs, [r.report().macro_f1 for r in by_rounds], marker="s", label="macro-F1")
@@ -67,7 +73,7 @@ def _checkpoint(run: Run) -> tuple[str, float] | None:
 
 
 def early_plots(runs: list[Run], folder: Path) -> list[Path]:
-    written = []
+    written: list[Path] = []
     for n, group in enumerate(_groups(runs, "early").values()):
         points = sorted(((c, r) for r in group if (c := _checkpoint(r)) is not None), key=lambda p: p[0])
         full = [r for r in group if _checkpoint(r) is None]
