@@ -326,3 +326,28 @@ def test_the_shared_layers_name_no_protocol(where):
             names = [t.string for t in tokenize.generate_tokens(f.readline) if t.type == tokenize.NAME]
         found = [n for n in names if any(word in n.lower() for word in NAMES)]
         assert not found, f"{path.relative_to(ROOT)}: {sorted(set(found))}"
+
+
+SHARED = ["moot/engine", "moot/report", "moot/metrics", "moot/data", "moot/contract"]
+
+
+def _imports(path: Path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return found
+
+
+@pytest.mark.parametrize("where", SHARED)
+def test_the_shared_layers_import_no_protocols_module(where):
+    """Only the registry (the protocols' one entry point) may be imported, never a protocol itself."""
+    for path in _files(where):
+        bad = [name for name in _imports(path) if name.startswith(("moot.protocols.", "moot.agents.",
+                                                                  "moot.speaker_selection."))
+               and not name.startswith("moot.protocols.registry")]
+        assert not bad, f"{path.relative_to(ROOT)}: {bad}"
