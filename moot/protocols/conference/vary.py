@@ -70,6 +70,7 @@ def apply_personas(data: Data, value: object) -> Data:
     return {**data, "participants": value}
 
 
-MODEL = VaryKey("model", "every agent on this model spec (agents' own models dropped)", apply_agents_model)
-PERSONAS = VaryKey("personas", "persona sets from a YAML file (a list of sets)", apply_personas, persona_choices)
+MODEL = VaryKey("model", "every agent on this model spec, the agents' own models dropped", apply_agents_model)
+PERSONAS = VaryKey("personas", "the participants' personas, one set after another from a YAML file listing them",
+                   apply_personas, persona_choices)
 VARY = (SEED, MODEL, PERSONAS)
