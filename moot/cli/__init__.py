@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
@@ -57,11 +58,15 @@ def usage() -> str:
               "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
 
 
-SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run); protocol
-# commands run like it
+SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run)
 
 
 def command(name: str) -> Callable[[Sequence[str]], int]:
+    """The command's `run`; a protocol's own command runs like `run` (moot.cli.dataset_command)."""
+    if name not in COMMANDS:
+        from moot.cli import dataset_command
+
+        return partial(dataset_command.run, name)
     run: Callable[[Sequence[str]], int] = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
     if name not in SETTLE_WHEN_RUNNING:
         heap.settle()
@@ -84,9 +89,7 @@ def dispatch(argv: list[str]) -> int:
         return command(argv[0])(argv[1:])
     first = argv[0]
     if first in protocol_commands():
-        from moot.cli import dataset_command
-
-        return dataset_command.run(first, argv[1:])
+        return command(first)(argv[1:])
     if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
             or Path(first).stem in bundled_names():
         return command("run")(argv)

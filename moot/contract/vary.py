@@ -15,14 +15,13 @@ arm overrides.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, TypeVar
+from typing import Callable, Optional, Sequence
 
 from pydantic import BaseModel
 
 from moot.models.spec import parse_spec
 
 Data = dict[str, object]  # a scenario's data, as `model_dump(exclude_unset=True)` gives it
-S = TypeVar("S", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -85,12 +84,3 @@ def set_path(data: Data, path: str, value: object) -> Data:
 
 def find_key(keys: Sequence[VaryKey], name: str) -> Optional[VaryKey]:
     return next((k for k in keys if k.name == name), None)
-
-
-def varied(scenario: S, changes: Sequence[tuple[VaryKey, object]]) -> S:
-    """The scenario with each (key, value) applied in turn, validated again (a ValueError says why
-    the result is not a valid scenario)."""
-    data: Data = scenario.model_dump(exclude_unset=True)
-    for key, value in changes:
-        data = key.apply(data, value)
-    return type(scenario).model_validate(data)

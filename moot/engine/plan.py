@@ -1,12 +1,14 @@
-"""What a run does, as units: the items of a dataset, one item given by hand, or conferences.
+"""What a run does, as units (moot.contract.units): the items of a dataset, one item given by
+hand, or runs of the scenario.
 
-- A protocol with inputs (COLA, S2MAD, ...) runs on a dataset (one unit per row, read lazily,
-  skipped rows counted by reason) or on one item: the scenario's `input:` with `--input KEY=VALUE`
-  on top. A single item's unit id is a hash of its input, so a run folder can hold many and two
-  different items never share a transcript.
-- A protocol without inputs (a conference) runs its scenario once (unit `conference`), or as a
-  batch of variants: `--vary seed=1,2,3`, `--vary model=local,openai:gpt-4o-mini`,
-  `--vary personas=SETS.yaml`; several `--vary` multiply.
+- A protocol whose units are items (COLA, S2MAD, ...) runs on a dataset (one unit per row, read
+  lazily, skipped rows counted by reason; each input field from the column its `source` names) or
+  on one item: the scenario's `input:` with `--input KEY=VALUE` on top. A single item's unit id is
+  a hash of its input, so a run folder can hold many and two different items never share a
+  transcript.
+- A protocol whose units are runs of the scenario (a conference) runs it once (the unit the
+  protocol names, e.g. `conference`), or as a batch of variants: `--vary KEY=V1,V2,...` with the
+  protocol's vary keys (moot.contract.vary: `seed`, `model`, its own); several `--vary` multiply.
 """
 
 from __future__ import annotations
