@@ -18,7 +18,8 @@ from pydantic import BaseModel, create_model
 from moot.cli import main
 from moot.contract.commands import DatasetCommand
 from moot.contract.metrics import LABELLED, CORRECT, Metrics, UnitRecord
-from moot.contract.protocol import InputField, Outcome, Protocol, ProtocolError, Registry
+from moot.contract.protocol import InputField, Outcome, Protocol, ProtocolError
+from moot.contract.registry import Registry
 from moot.contract.units import ITEMS, UnitKey, by_seed, scenario_runs, unit_key
 from moot.contract.vary import MODEL, SEED, Choice, VaryKey, set_path
 from moot.data.spec import DatasetError, load_dataset_spec

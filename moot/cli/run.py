@@ -78,7 +78,7 @@ def default_out(scenario_path: Path, dataset: Optional[Path]) -> Path:
     return Path("transcripts") / name
 
 
-def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan:
+def plan_of(protocol: Protocol[Any], scenario: Any, args: argparse.Namespace) -> Plan:
     if protocol.units.items:
         if args.vary:
             raise UsageError(f"--vary makes a batch of runs of the scenario; {protocol.name} runs items "
@@ -113,7 +113,7 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
     return run_plan(protocol, scenario, path, plan, out, args, clients)
 
 
-def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
+def run_plan(protocol: Protocol[Any], scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
              clients: Optional[Clients] = None, identity_extra: Optional[Mapping[str, object]] = None) -> int:
     """Check everything that can be wrong before anything is written, then run `plan` in `out`.
     `identity_extra`: more of run.json's identity (e.g. judge-eval's task and prompts)."""
@@ -145,7 +145,7 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
-def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of: ModelsOf) -> int:
+def units_in_flight(protocol: Protocol[Any], plan: Plan, args: argparse.Namespace, models_of: ModelsOf) -> int:
     """How many units run at once. Runs of the scenario (long conversations, such as conferences)
     on the embedded model run one at a time: the model answers one request at a time anyway, and
     each keeps its conversation in the model's cache, so two interleaved would each evaluate their

@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def roles_of(protocol: Protocol, items: Sequence[str]) -> dict[str, str]:
+def roles_of(protocol: Protocol[Any], items: Sequence[str]) -> dict[str, str]:
     """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
     if not protocol.deciders:
         raise UsageError(f"{protocol.name} has no deciding role that `score` can re-run")

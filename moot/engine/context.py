@@ -23,7 +23,7 @@ import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core import CancellationToken
@@ -39,20 +39,30 @@ from moot.models.requests import NotSupported, Request, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
 
-Listener = Callable[[list[EventBase]], None]
 OnText = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Speaking:
-    """A turn about to be asked of a model: who speaks, where (for a live display)."""
+    """A turn about to be asked of a model (for a live display): who speaks, what for, and where:
+    `where` as its protocol tags a turn (`T1 R2`), `part` and `round` as its message will say."""
 
     unit: str
     speaker: str
     label: str  # what the speaker is called in the conversation
     action: str
-    topic: Optional[int]
+    where: str
+    part: Optional[int]
     round: int
+
+
+class Listener(Protocol):
+    """What shows a unit as it runs (moot.cli.show): events as they are recorded, and a turn as it
+    starts (returning where the turn's text goes as it is generated, or None)."""
+
+    def __call__(self, events: list[EventBase]) -> None: ...
+
+    def speaking(self, turn: Speaking) -> Optional[OnText]: ...
 
 
 @dataclass(frozen=True)
@@ -135,14 +145,13 @@ class UnitContext:
     def model(self, role: str) -> RoleModel:
         return self.models[role]
 
-    def speaking(self, speaker: str, label: str, action: str, topic: Optional[int], round: int) -> Optional[OnText]:
-        """Tell the run's display that a turn starts (a listener with a `speaking` method: the live
-        printer, a batch's status line). Returns where the turn's text goes as it is generated,
-        or None when nobody shows it."""
-        watch = getattr(self.listener, "speaking", None)
-        if watch is None:
+    def speaking(self, speaker: str, label: str, action: str, where: str, part: Optional[int],
+                 round: int) -> Optional[OnText]:
+        """Tell the run's display that a turn starts (see Speaking). Returns where the turn's text
+        goes as it is generated, or None when nobody shows it."""
+        if self.listener is None:
             return None
-        return watch(Speaking(self.unit.id, speaker, label, action, topic, round))
+        return self.listener.speaking(Speaking(self.unit.id, speaker, label, action, where, part, round))
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""

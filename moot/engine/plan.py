@@ -43,25 +43,25 @@ class Plan:
     spec: Optional[DatasetSpec] = None
 
 
-def inputs_of_item(protocol: Protocol, item: Item) -> dict[str, Any]:
+def inputs_of_item(protocol: Protocol[Any], item: Item) -> dict[str, Any]:
     """A dataset row as the protocol's input (each field from the column its `source` names)."""
     values = {f.name: item.value(f.source) for f in protocol.inputs if f.source}
     return {name: value for name, value in values.items() if value not in (None, [], "")}
 
 
-def input_columns(protocol: Protocol) -> list[str]:
+def input_columns(protocol: Protocol[Any]) -> list[str]:
     """The dataset column keys the protocol's inputs are filled from."""
     return [f.source for f in protocol.inputs if f.source]
 
 
-def check_inputs(protocol: Protocol, inputs: dict[str, Any], where: str) -> None:
+def check_inputs(protocol: Protocol[Any], inputs: dict[str, Any], where: str) -> None:
     missing = [f.name for f in protocol.inputs if f.required and not inputs.get(f.name)]
     if missing:
         raise UsageError(f"{where}: {protocol.name} needs {', '.join(missing)}: give input.{missing[0]} in the "
                          f"scenario, --input {missing[0]}=..., or a dataset with that column")
 
 
-def dataset_plan(protocol: Protocol, scenario: Any, dataset: Path, limit: Optional[int]) -> Plan:
+def dataset_plan(protocol: Protocol[Any], scenario: Any, dataset: Path, limit: Optional[int]) -> Plan:
     """One unit per dataset row; labels must be the scenario's, ids unique."""
     spec = load_dataset_spec(dataset, input_columns(protocol))
     labels = set(getattr(scenario, "labels", ()) or ())
@@ -88,7 +88,7 @@ def dataset_plan(protocol: Protocol, scenario: Any, dataset: Path, limit: Option
     return Plan(units, total, dict(skipped), dataset, spec)
 
 
-def parse_inputs(protocol: Protocol, pairs: Sequence[str]) -> dict[str, Any]:
+def parse_inputs(protocol: Protocol[Any], pairs: Sequence[str]) -> dict[str, Any]:
     """`KEY=VALUE` pairs; a `many` field may repeat (`--input comment=...` adds to `comments`)."""
     fields = {f.name: f for f in protocol.inputs}
     singular = {f.name.rstrip("s"): f for f in protocol.inputs if f.many}
@@ -107,7 +107,7 @@ def parse_inputs(protocol: Protocol, pairs: Sequence[str]) -> dict[str, Any]:
     return given
 
 
-def item_plan(protocol: Protocol, scenario: Any, pairs: Sequence[str]) -> Plan:
+def item_plan(protocol: Protocol[Any], scenario: Any, pairs: Sequence[str]) -> Plan:
     """The one item of the scenario's `input:` with `--input` on top."""
     inputs = {**scenario.input_fields(), **parse_inputs(protocol, pairs)}
     inputs = {k: v for k, v in inputs.items() if v not in (None, [], "")}
@@ -117,7 +117,7 @@ def item_plan(protocol: Protocol, scenario: Any, pairs: Sequence[str]) -> Plan:
     return Plan(lambda: iter([unit]), 1)
 
 
-def parse_vary(protocol: Protocol, items: Sequence[str]) -> list[tuple[VaryKey, list[str]]]:
+def parse_vary(protocol: Protocol[Any], items: Sequence[str]) -> list[tuple[VaryKey, list[str]]]:
     """`KEY=V1,V2,...` items, KEY one of the protocol's vary keys."""
     names = [k.name for k in protocol.vary]
     axes = []
@@ -144,7 +144,7 @@ def choices_of(key: VaryKey, values: Sequence[str], scenario: BaseModel) -> list
         raise UsageError(f"--vary {key.name}: {exc}") from None
 
 
-def variant_plan(protocol: Protocol, scenario: BaseModel, vary: Sequence[str]) -> Plan:
+def variant_plan(protocol: Protocol[Any], scenario: BaseModel, vary: Sequence[str]) -> Plan:
     """The scenario once (the protocol's single unit), or one unit per combination of --vary values."""
     axes = parse_vary(protocol, vary)
     if not axes:

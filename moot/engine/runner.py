@@ -70,7 +70,7 @@ class Stop:
 class RunSetup:
     """What every unit of a run shares: the protocol, the scenario file, backends, resume policy."""
 
-    protocol: Protocol
+    protocol: Protocol[Any]
     scenario_path: str
     scenario_sha256: str
     backends: Mapping[str, Any] = field(default_factory=dict)

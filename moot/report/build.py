@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from moot.contract.protocol import Protocol
 from moot.contract.report import ReportPart
@@ -56,7 +56,7 @@ class Built:
     lines: list[str] = field(default_factory=list)  # the protocols' lines about their other runs
 
 
-def contract_of(name: str) -> Optional[Protocol]:
+def contract_of(name: str) -> Optional[Protocol[Any]]:
     return REGISTRY.get(name) if name in REGISTRY else None
 
 
@@ -76,7 +76,8 @@ def open_runs(paths: Sequence[Path]) -> list[Run]:
 def parts(runs: Sequence[Run], folder: Path) -> list[ReportPart]:
     """Each protocol's part over its runs, in the order the protocols first appear."""
     found: list[ReportPart] = []
-    for protocol in dict.fromkeys(r.contract for r in runs if r.contract is not None):
+    present = {r.contract.name: r.contract for r in runs if r.contract is not None}
+    for protocol in present.values():
         if protocol.report.part is not None:
             found.append(protocol.report.part([r for r in runs if r.contract is protocol], folder))
     return found

@@ -40,7 +40,7 @@ class Run:
     results: list[dict[str, Any]]
     ref: str = ""
     targets: dict[str, str] = field(default_factory=dict)
-    contract: Optional[Protocol] = None  # its registered protocol (None: not one moot knows)
+    contract: Optional[Protocol[Any]] = None  # its registered protocol (None: not one moot knows)
 
     @property
     def path(self) -> Path:
@@ -210,7 +210,7 @@ def open_source(path: Path) -> RunSource:
         raise RunError(str(exc)) from None
 
 
-def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol] = None) -> Run:
+def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol[Any]] = None) -> Run:
     """A per-item run: its results (a transcript file: its outcome) and the items' targets. Every
     transcript is read strictly: a damaged one is an error naming its line, so a run is never
     reported complete over a transcript that does not load."""

@@ -8,7 +8,7 @@ import statistics
 from typing import Optional, Sequence
 
 from moot.contract.metrics import Measure, Metrics, UnitRecord
-from moot.log.events import Coverage, Score
+from moot.protocols.conference.events import Coverage, Score
 
 AGREED = ("agreement", "moderator")  # the judge's AGREEMENT, or the deciding moderator's NEXT_TOPIC
 

@@ -19,7 +19,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
 from moot.engine.telemetry import quiet_runtime_telemetry
-from moot.log.events import TopicClosed
+from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
 from moot.contract.report import ReportPart, Reporting
 from moot.contract.units import scenario_runs
@@ -29,6 +29,7 @@ from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import resume_point, turn_events
 from moot.protocols.conference.metrics import METRICS
 from moot.protocols.conference.vary import VARY
+from moot.protocols.conference.views import ConferenceView
 from moot.engine.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
 
@@ -125,6 +126,8 @@ PROTOCOL = Protocol(
     durable=True,
     deciders=DECIDERS,
     rescore=rescore,
+    events=EVENT_TYPES,
+    view=ConferenceView,
     units=scenario_runs("conferences", "conference"),
     vary=VARY,
     metrics=METRICS,
