@@ -18,8 +18,9 @@ is its `columns.role` value, else `target_roles` of its target (case-insensitive
 A protocol with inputs of its own (e.g. `question`, `response_a`) names their columns under the
 same keys (`columns: {question: q, response_a: a1, ...}`; moot.data.spec.spec_model); `text` is
 then optional, and a row is skipped for an empty text only when `text` is named. Label keys are
-compared as strings after strip; without `labels` the stripped raw value passes through. Format `lines` (SST-2, `<label> <sentence>`): fields "0" (before
-the first separator) and "1" (the rest), so `columns: {label: "0", text: "1"}`.
+compared as strings after strip; without `labels` the stripped raw value passes through. Format
+`lines` (SST-2, `<label> <sentence>`): fields "0" (before the first separator) and "1" (the rest),
+so `columns: {label: "0", text: "1"}`.
 Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`. Reading is
 bounded: a jsonl / lines row longer than MAX_LINE characters (a csv field longer than the csv
 module's limit) is an error, never read whole into memory.
