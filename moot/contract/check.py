@@ -51,7 +51,7 @@ def mismatch(value: object, hint: Any) -> Optional[str]:
     if origin is Literal:
         return None if value in args else f"must be one of {', '.join(map(repr, args))}"
     if origin is type:
-        bound = args[0].__bound__ if isinstance(args[0], TypeVar) else args[0]
+        bound = (args[0].__bound__ or object) if isinstance(args[0], TypeVar) else args[0]
         ok = isinstance(value, type) and issubclass(value, bound)
         return None if ok else f"must be a subclass of {bound.__name__}, not {value!r}"
     if origin is tuple:
