@@ -4,7 +4,6 @@ registered in the log with their versions, and an older event is migrated on loa
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -83,6 +82,11 @@ def test_a_protocol_missing_a_hook_or_with_a_wrong_type_is_refused(change, messa
     with pytest.raises(ProtocolError) as refused:
         registered(toy(**change))
     assert str(refused.value).startswith(message)
+
+
+def test_only_a_protocol_registers():
+    with pytest.raises(ProtocolError, match="is not a Protocol"):
+        Registry([object()])  # type: ignore[list-item]
 
 
 def test_an_async_run_that_takes_too_few_arguments_is_refused():

@@ -20,7 +20,9 @@ from moot.contract.protocol import Protocol, ProtocolError
 
 def check(protocol: Protocol[Any]) -> None:
     """Refuse a protocol that does not keep the contract (ProtocolError naming it and the field)."""
-    name = getattr(protocol, "name", "?")
+    if not isinstance(protocol, Protocol):
+        raise ProtocolError(f"{protocol!r} is not a Protocol")
+    name = protocol.name
     hints = get_type_hints(Protocol)
     for spec in dataclasses.fields(Protocol):
         problem = mismatch(getattr(protocol, spec.name), hints[spec.name])
