@@ -44,12 +44,15 @@ class ConferenceView(UnitView):
 
     contents = True
 
+    def __init__(self, scenario: Mapping[str, Json], result_name: str = "prediction"):
+        super().__init__(scenario, result_name)
+        self.topics = topics_of(scenario)
+
     def section(self, action: str, part: Optional[int]) -> Place:
         if part is None:
             return Place("closing", "Closing")
-        topics = self.parts()
-        title = topics[part] if part < len(topics) else "?"
-        return Place(f"topic:{part}", f"Topic {part + 1}/{len(topics)}: {title}", rounds=True)
+        title = self.topics[part] if part < len(self.topics) else "?"
+        return Place(f"topic:{part}", f"Topic {part + 1}/{len(self.topics)}: {title}", rounds=True)
 
     def turn(self, message: Message) -> TurnText:
         return TurnText(where_text(message.part, message.round), message.action, said(message),
@@ -80,7 +83,7 @@ class ConferenceView(UnitView):
         return {str(a["name"]): str(a["label"]) for _, a in agents_of(self.scenario) if a.get("label")}
 
     def parts(self) -> list[str]:
-        return topics_of(self.scenario)
+        return list(self.topics)
 
     def summary(self, events: Sequence[EventBase]) -> list[str]:
         return topic_lines(events, self.parts())
