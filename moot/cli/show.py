@@ -12,6 +12,7 @@ from moot.log.events import EventBase
 from moot.metrics.classification import UNPARSED, summarize
 from moot.models.engine import EngineStats
 from moot.contract.protocol import Protocol, S
+from moot.contract.registry import AnyProtocol
 from moot.engine.folder import RunFolder
 from moot.engine.context import Speaking
 from moot.engine.runner import BatchOutcome, UnitResult
@@ -136,7 +137,7 @@ class BatchStatus:
             output_closed(self.stream, self.on_closed)
 
 
-def stats_line(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
+def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
     """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
     unparsed = sum(1 for r in outcome.rows() if r.get("prediction") == UNPARSED)
     units = "items" if protocol.per_item else "conferences"
@@ -174,7 +175,7 @@ def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outco
     print(stats_line(protocol, folder, outcome, stats))
 
 
-def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
+def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
                     metric: Optional[str]) -> None:
     """Many units: the metrics of the labelled items (or each conference's topics); the run line."""
     scored = [(r["gold"], r["prediction"]) for r in outcome.rows() if r.get("gold") is not None]

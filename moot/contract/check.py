@@ -20,7 +20,9 @@ from moot.contract.protocol import Protocol, ProtocolError
 
 def check(protocol: Protocol[Any]) -> None:
     """Refuse a protocol that does not keep the contract (ProtocolError naming it and the field)."""
-    name = getattr(protocol, "name", "?")
+    if not isinstance(protocol, Protocol):
+        raise ProtocolError(f"{protocol!r} is not a Protocol")
+    name = protocol.name
     hints = get_type_hints(Protocol)
     for spec in dataclasses.fields(Protocol):
         problem = mismatch(getattr(protocol, spec.name), hints[spec.name])
@@ -58,7 +60,7 @@ def mismatch(value: object, hint: Any) -> Optional[str]:
     if origin is Literal:
         return None if value in args else f"must be one of {', '.join(map(repr, args))}"
     if origin is type:
-        bound = args[0].__bound__ if isinstance(args[0], TypeVar) else args[0]
+        bound = (args[0].__bound__ or object) if isinstance(args[0], TypeVar) else args[0]
         ok = isinstance(value, type) and issubclass(value, bound)
         return None if ok else f"must be a subclass of {bound.__name__}, not {value!r}"
     if origin is tuple:

@@ -81,8 +81,8 @@ class EventRegistry:
         if isinstance(data, dict):
             self.knows(data.get("type"))
         if self._adapter is None:
-            union = Union[tuple(self._models.values())]  # type: ignore[valid-type]
-            self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])
+            union = Union[tuple(self._models.values())]  # type: ignore[valid-type]  # built at run time
+            self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]
         return self._adapter.validate_python(data)
 
     def upgrade(self, path: Path, rows: list[Row], written: Mapping[str, int]) -> list[Row]:

@@ -18,9 +18,11 @@ moot.models.scripted_requests; `create_stream` yields a reply word by word.
 from __future__ import annotations
 
 import re
-from typing import Any, AsyncGenerator, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Iterable, Literal, Mapping, Optional, Sequence, Union
 
+from autogen_core import CancellationToken
 from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from moot.errors import nearest
@@ -65,8 +67,10 @@ class ScriptedChatCompletionClient(MootClient):
         self.requests: list[dict[str, Any]] = []
         self.calls = 0
 
-    async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
-                     extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
+                     tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+                     json_output: Optional[bool | type[BaseModel]] = None, extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         self.calls += 1
         request = request_of(extra_create_args)
         if self.record:
@@ -81,9 +85,12 @@ class ScriptedChatCompletionClient(MootClient):
         self.add_usage(usage)
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
 
-    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
+                            tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+                            json_output: Optional[bool | type[BaseModel]] = None,
                             extra_create_args: Mapping[str, Any] = {},
-                            cancellation_token=None) -> AsyncGenerator[Union[str, CreateResult], None]:
+                            cancellation_token: Optional[CancellationToken] = None,
+                            ) -> AsyncGenerator[Union[str, CreateResult], None]:
         result = await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
         if isinstance(result.content, str) and json_output is None:
             generated = (getattr(result, "detail", None) or {}).get("uncut") or result.content
@@ -136,6 +143,6 @@ def option_letter(prompt: str, label: Optional[str]) -> Optional[str]:
     found = _OPTIONS.search(prompt)
     if not found or "only the option" not in prompt:
         return None
-    options = _OPTION.findall(found.group(1).strip())
+    options: list[tuple[str, str]] = _OPTION.findall(found.group(1).strip())
     wanted = (label or "").lower()
     return next((letter for letter, word in options if word.strip(" .").lower() == wanted), options[0][0])

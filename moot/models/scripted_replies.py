@@ -8,8 +8,9 @@ from the schema alone, following its script and the marks a test put in the prom
   the answer is the option the token names (in the script's words or these synonyms: ALIASES),
   else a `SCRIPTED_LABEL=<label>` mark's, else the first option. Its text fields say
   `scripted <label>` when the script chose it, `(scripted) <field>` otherwise.
-- A number on a scale (allowed values, or bounds) is the `SCRIPTED_SCORE=x` mark of the last user
-  message, else the client's score; a number without bounds is the mark, else 0.
+- A number is the `SCRIPTED_SCORE=x` mark of the last user message; else, on a scale (allowed
+  values, or bounds), the client's score (the first allowed value if its score is not one, held
+  within the bounds); else 0.
 - A nested object per named thing (a checklist: one key per item) quotes the first sentence of
   the prompt's material (its last user message but the closing instruction) that names the
   thing as a word, and says true when there is one.

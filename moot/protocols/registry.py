@@ -3,8 +3,8 @@
 Adding a protocol: its module (or sub-package) here (scenario schema + `run`), its role code or
 prompt templates in agents/, its speaker-selection policy in speaker_selection/, its example in
 scenarios/, and one line below. The JSON Schema, docs/scenarios.md and `moot new` are derived
-from this registry. It is the `moot.protocols` entry point (moot.plugins): a process that reads
-a transcript without having imported it finds it there.
+from this registry. A process that reads a transcript without having imported it finds it
+through moot.plugins.
 """
 
 from moot.contract.registry import PROTOCOLS

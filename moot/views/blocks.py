@@ -39,15 +39,27 @@ class Bar:
 
 @dataclass(frozen=True)
 class Chart:
-    """Scores on a scale of 1 to `scale` as bars, with their overall score."""
+    """Scores on a scale of 1 to `scale` as bars, with their overall score; `method`: how scores
+    with a distribution were read from the model's probabilities (their expectations)."""
 
     caption: str
     by: str
     overall: str
     bars: tuple[Bar, ...]
     scale: int = 10
-    note: str = ""  # how to read it (HTML, under the chart)
+    method: str = ""
     rationale: str = ""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A figure whose answer could not be read: `Scores by X: UNPARSED — why`, the reply folded away."""
+
+    caption: str
+    by: str
+    error: str
+    kind: str = ""  # what it is (HTML: class `badge KIND v-UNPARSED`)
+    raw: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -68,13 +80,13 @@ class Checklist:
     """A line, then a table: `reference coverage of topic 1: 6/7 items`, one row per item."""
 
     title: str
-    head: tuple[str, ...]
+    head: tuple[str, ...]  # lower case; a Markdown table capitalises them
     rows: tuple[tuple[str, ...], ...]
     kind: str = ""  # what it is (HTML: class `companion KIND`)
     raw: Optional[str] = None
 
 
-Figure = Union[Badge, Remark, Chart, Grade, Checklist]
+Figure = Union[Badge, Remark, Chart, Grade, Checklist, Unreadable]
 
 
 @dataclass(frozen=True)

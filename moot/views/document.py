@@ -167,8 +167,8 @@ def section_blocks(section: Section, transcript: Transcript, view: UnitView, lev
 
 def note_blocks(event: EventBase, result_name: str) -> list[Block]:
     if isinstance(event, Outcome):
-        return [Note(outcome_text(event, result_name), "outcome")] + (
-            [Explanation(event.explanation)] if event.explanation else [])
+        explained: list[Block] = [Explanation(event.explanation)] if event.explanation else []
+        return [Note(outcome_text(event, result_name), "outcome"), *explained]
     if isinstance(event, Error):
         return [Note(f"error ({event.speaker or 'run'}, {event.stage}, {event.attempts} attempt(s)): {event.cause}",
                      "error")]

@@ -11,7 +11,7 @@ import html
 from typing import Mapping, Sequence
 
 from moot.log.transcript import Transcript
-from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark
+from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
@@ -166,6 +166,9 @@ def companion(shown: Figure) -> str:
         raw = raw_reply(shown.raw) if shown.raw else ""
         return (f"<div class=\"companion {esc(shown.kind)}\"><strong>{esc(shown.title)}</strong>"
                 f"<table><tr>{head}</tr>{rows}</table>{raw}</div>")
+    if isinstance(shown, Unreadable):
+        return (f"<div class=\"companion\">{badge('UNPARSED', shown.kind)}{esc(shown.caption.lower())} by "
+                f"{esc(shown.by)} could not be parsed: {esc(shown.error)}{raw_reply(shown.raw or '')}</div>")
     return f"<div class=\"companion\">{chart(shown)}</div>"
 
 
@@ -187,7 +190,9 @@ def chart(shown: Chart) -> str:
                    f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{value}</text>")
         svg += distribution_bars(bar.distribution, label_w + unit * shown.scale + 40, y, bar.name, shown.scale)
     svg.append("</svg>")
-    note = f"<div class=\"meta\">{esc(shown.note)}</div>" if shown.note else ""
+    note = (f"<div class=\"meta\">Each score is the expectation of the 1-{shown.scale} score under the model's "
+            f"probabilities ({esc(shown.method)}); beside it, the model's distribution over 1-{shown.scale}.</div>"
+            if dist_w else "")
     rationale = f"<div class=\"meta\">{esc(shown.rationale)}</div>" if shown.rationale else ""
     return (f"<figure class=\"scores\" style=\"margin:0\"><figcaption><strong>{esc(shown.caption)}</strong> by "
             f"{esc(shown.by)} · overall <strong>{esc(shown.overall)}</strong>/{shown.scale}</figcaption>"

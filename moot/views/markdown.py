@@ -15,7 +15,7 @@ import re
 from typing import Sequence
 
 from moot.log.transcript import Transcript
-from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark
+from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
@@ -112,7 +112,9 @@ def figure(shown: Figure) -> list[str]:
         return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{number(shown.value)}**/{shown.scale}{spread} "
                 f"— {inline(shown.rationale)}"]
     if isinstance(shown, Checklist):
-        return [f"**{inline(shown.title)}**", "", *table(shown.head, shown.rows)]
+        return [f"**{inline(shown.title)}**", "", *table([h[:1].upper() + h[1:] for h in shown.head], shown.rows)]
+    if isinstance(shown, Unreadable):
+        return [f"**{inline(shown.caption)} by {inline(shown.by)}: `UNPARSED`** — {inline(shown.error)}"]
     return chart(shown)
 
 

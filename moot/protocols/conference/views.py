@@ -15,7 +15,7 @@ from moot.protocols.conference.texts import (
     closed_text, coverage_rows, coverage_text, grade_spread, measured_text, score_caption, score_line, shown_score,
     topic_lines, verdict_detail, where_text,
 )
-from moot.views.blocks import Badge, Bar, Chart, Checklist, Companion, Figure, Grade, Remark
+from moot.views.blocks import Badge, Bar, Chart, Checklist, Companion, Figure, Grade, Remark, Unreadable
 from moot.views.summary import summary_lines
 from moot.views.unit import Place, TurnText, UnitView
 
@@ -44,12 +44,15 @@ class ConferenceView(UnitView):
 
     contents = True
 
+    def __init__(self, scenario: Mapping[str, Json], result_name: str = "prediction"):
+        super().__init__(scenario, result_name)
+        self.topics = topics_of(scenario)
+
     def section(self, action: str, part: Optional[int]) -> Place:
         if part is None:
             return Place("closing", "Closing")
-        topics = self.parts()
-        title = topics[part] if part < len(topics) else "?"
-        return Place(f"topic:{part}", f"Topic {part + 1}/{len(topics)}: {title}", rounds=True)
+        title = self.topics[part] if part < len(self.topics) else "?"
+        return Place(f"topic:{part}", f"Topic {part + 1}/{len(self.topics)}: {title}", rounds=True)
 
     def turn(self, message: Message) -> TurnText:
         return TurnText(where_text(message.part, message.round), message.action, said(message),
@@ -70,7 +73,7 @@ class ConferenceView(UnitView):
         if isinstance(event, Coverage):
             rows = tuple(tuple(row) for row in coverage_rows(event))
             return Companion(event.turn, coverage_text(event), Checklist(
-                coverage_text(event), ("Reference item", "Status", "Evidence"), rows, "coverage", event.raw))
+                coverage_text(event), ("reference item", "status", "evidence"), rows, "coverage", event.raw))
         return None
 
     def speakers(self, roles: Sequence[str]) -> list[tuple[str, str]]:
@@ -80,7 +83,7 @@ class ConferenceView(UnitView):
         return {str(a["name"]): str(a["label"]) for _, a in agents_of(self.scenario) if a.get("label")}
 
     def parts(self) -> list[str]:
-        return topics_of(self.scenario)
+        return list(self.topics)
 
     def summary(self, events: Sequence[EventBase]) -> list[str]:
         return topic_lines(events, self.parts())
@@ -102,16 +105,14 @@ def said(message: Message) -> str:
 
 
 def score_figure(score: Score) -> Figure:
-    """The evaluator's scores as a chart; a grade of a judge decision as one line; unparsed as a badge."""
+    """The evaluator's scores as a chart; a grade of a judge decision as one line."""
     caption = score_caption(score)
     if not score.parsed:
-        return Badge(f"{caption} by {score.speaker}", "UNPARSED", score.error or "", "score", raw=score.raw or "")
+        return Unreadable(caption, score.speaker, score.error or "", "score", score.raw or "")
     overall = shown_score(score, score.overall)
     if score.kind == "judge_decision":
         return Grade("Grade of this judge decision", score.speaker, overall, spread=grade_spread(score),
                      how=caption.lower(), rationale=score.rationale)
     bars = tuple(Bar(name, float(value), shown_score(score, value), score.distributions.get(name, {}))
                  for name, value in score.scores.items())
-    note = (f"Each score is the expectation of the 1-10 score under the model's probabilities ({score.method}); "
-            "beside it, the model's distribution over 1-10." if score.distributions else "")
-    return Chart(caption, score.speaker, overall, bars, note=note, rationale=score.rationale)
+    return Chart(caption, score.speaker, overall, bars, method=score.method, rationale=score.rationale)
