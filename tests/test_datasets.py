@@ -305,6 +305,12 @@ def test_error_data_file_not_found(folder: Path) -> None:
     assert message == f"{folder / 'data.yaml'}: path: file not found: {(folder / 'missing.csv').resolve()}"
 
 
+def test_a_missing_data_file_names_where_the_spec_says_it_is_published(folder: Path) -> None:
+    message = error_of(folder, "path: missing.csv\ncolumns: {text: a}\nsource: >-\n  example.org/data\n  (v2)\n")
+    assert message == (f"{folder / 'data.yaml'}: path: file not found: {(folder / 'missing.csv').resolve()} "
+                       "(published at example.org/data (v2))")
+
+
 # --- data errors: one line naming the data file and line ------------------------------------
 
 

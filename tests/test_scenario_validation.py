@@ -228,6 +228,13 @@ def data_of(spec: Path) -> Path:
     return (spec.parent / yaml.safe_load(spec.read_text())["path"]).resolve()
 
 
+def missing_line(spec: Path) -> str:
+    """What `validate` says of a spec whose data file is absent: its path, and where the data is
+    published when the spec says (`source:`)."""
+    source = yaml.safe_load(spec.read_text()).get("source")
+    return f"{spec}: path: file not found: {data_of(spec)}" + (f" (published at {source})" if source else "")
+
+
 def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
     """Dataset specs name the shared samples beside the checkout; without them (a bare clone) a spec
     is valid but for its file, one line each."""
@@ -236,7 +243,7 @@ def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
     absent = [p for p in DATASETS if not data_of(p).is_file()]
     assert code == (2 if absent else 0)
     assert capsys.readouterr().out.splitlines() == [
-        f"ok: {p}" if p not in absent else f"{p}: path: file not found: {data_of(p)}" for p in SCENARIOS + DATASETS]
+        f"ok: {p}" if p not in absent else missing_line(p) for p in SCENARIOS + DATASETS]
 
 
 @pytest.mark.parametrize("name", sorted(USER_SUPPLIED))
