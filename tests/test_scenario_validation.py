@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from moot.cli import EXIT_USAGE, main
+from moot.protocols.registry import REGISTRY
 from moot.scenario.load import ScenarioError, load_scenario
 
 BASE = """\
@@ -262,7 +263,8 @@ def test_unknown_protocol_is_one_line_with_the_nearest(tmp_path, capsys):
     code, lines, [path] = validate(tmp_path, capsys, "protocol: colla\ntitle: t\nlabels: [x]\ncolour: red\n")
     assert code == 2
     assert lines == [f"{path}:1: protocol: unknown protocol 'colla' (did you mean 'cola'?) "
-                     "(allowed: conference, cola, s2mad, negotiation, debate)"]
+                     f"(allowed: {', '.join(REGISTRY.names())})"]
+    assert REGISTRY.names()[:5] == ["conference", "cola", "s2mad", "negotiation", "debate"]
 
 
 @pytest.mark.parametrize("text, expected", [
