@@ -241,10 +241,13 @@ def decide(order: str):
     return reading
 
 
+def summed(judgements: Sequence[Judgement]) -> dict[str, float]:
+    return {answer: sum(j.scores[answer] for j in judgements) for answer in ("a", "b")}
+
+
 def aggregate(judgements: Sequence[Judgement], task: str) -> Outcome:
     """The item's result from every referee's judgement in every order (the module docstring)."""
     unread = [j for j in judgements if not j.parsed]
-    orders = {j.order: j.preference for j in judgements}
     if unread:
         who = ", ".join(f"{j.speaker} ({j.order})" for j in unread)
         return Outcome(UNPARSED if task == "pairwise" else None,
@@ -254,8 +257,10 @@ def aggregate(judgements: Sequence[Judgement], task: str) -> Outcome:
         mean = sum(j.scores["a"] for j in judgements) / len(judgements)
         return Outcome(None, f"mean of {len(judgements)} referees' scores: {mean:.2f}", decided_by="mean",
                        summary={"score": round(mean, 4), "unread": 0})
-    sums = {answer: sum(j.scores[answer] for j in judgements) for answer in ("a", "b")}
+    sums = summed(judgements)
     label = preference(sums)
+    orders = {order: preference(summed([j for j in judgements if j.order == order]))
+              for order in dict.fromkeys(j.order for j in judgements)}
     referees = len({j.role for j in judgements})
     explanation = (f"sums over {referees} referee(s) x {len(orders)} order(s): a {sums['a']:g}, b {sums['b']:g}"
                    + (" (equal: tie)" if label == "tie" else ""))
@@ -319,6 +324,9 @@ class _Panel:
         return reply.text
 
     def method(self, role: str) -> str:
+        """How its scores are read; `auto` on a base model: likelihood (it writes no score lines)."""
+        if self.s.choice == "auto" and self.in_document(role):
+            return "likelihood"
         return choice_method(self.s.choice, self.ctx.model(role).spec, "text")
 
     # --- chat form (the paper's prompts) ---
@@ -393,7 +401,8 @@ class _Panel:
                      assistants(self.order)]
             scores = {answer: r.score for (answer, _), r in zip(assistants(self.order), asked) if r.score is not None}
             error = None if len(scores) == len(asked) else "a score could not be read from the answer"
-            judgement = self.judgement(base, scores, error, asked[0].method, reply.text)
+            how = asked[0].method if asked[0].call.detail else method  # a fallback says so in its detail
+            judgement = self.judgement(base, scores, error, how, reply.text)
             judgement = judgement.model_copy(update={"distributions": {
                 answer: r.probabilities for (answer, _), r in zip(assistants(self.order), asked) if r.measured}})
             self.ctx.record_replies(asked, *([] if recorded(self.ctx, judgement.turn) else [judgement]))
