@@ -7,7 +7,7 @@ returns the exit code so tests call it in-process.
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
 continue) or moot hit a bug (one line; MOOT_DEBUG=1 for the traceback), 2 bad input (nothing was
 written), 3 the environment refused (disk full, read-only, permission), 130 interrupted
-(resumable), 141 the output was closed (e.g. `| head`; resumable).
+(Ctrl-C; 143 SIGTERM, 129 SIGHUP; resumable), 141 the output was closed (e.g. `| head`; resumable).
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ def quiet_autogen_logs() -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from moot.safety.diskio import environment_message, is_environment_error
     from moot.safety.secrets import redact
+    from moot.safety.signals import exit_code, headline
 
     argv = list(sys.argv[1:] if argv is None else argv)
     quiet_autogen_logs()
@@ -118,9 +119,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except input_errors() as exc:
         print(redact(f"error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (moot.safety.signals)
+        print(headline(exc), file=sys.stderr)
+        return exit_code(exc)
     except BrokenPipeError:
         silence(sys.stdout)
         return EXIT_PIPE
@@ -159,5 +160,8 @@ def silence(stream) -> None:
 
 def main_exit() -> None:
     """The process's entry point (the `moot` script, `python -m moot`, `python run_conference.py`)."""
+    from moot.safety.signals import install
+
+    install()
     heap.hold()
     sys.exit(main())
