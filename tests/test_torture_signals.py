@@ -86,7 +86,7 @@ def test_a_stop_signal_stops_at_once_with_one_line_and_resumes(kind, name, files
     terminal closed) are one clean stop: one line, the running units recorded as interrupted."""
     argv = batch_argv if kind == "batch" else conference_argv
     code, words, reason = STOPS[name]
-    with case("fault modes"):
+    with case("fault modes", "signals"):
         with FaultServer("ok", delay=DELAY) as server:
             proc = moot_process(*argv(files, server.url))
             wait_for_requests(server, proc, 3)
@@ -114,7 +114,7 @@ def test_a_stop_signal_outside_a_run_is_one_line_too(name, tmp_path):
     scenario = write(tmp_path / "c.yaml", CONFERENCE.replace("'openai:fault'", "scripted").replace(
         "[first question, second question, third question]", "[one, two, three, four, five, six]"))
     assert moot(scenario, "--out", tmp_path / "run", "--quiet").code == 0
-    with case("fault modes"):
+    with case("fault modes", "signals"):
         read, write_end = os.pipe()
         fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # the replay (about 5 kB) fills it and waits
         proc = moot_process("replay", tmp_path / "run", stdout=write_end)

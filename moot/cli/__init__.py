@@ -50,9 +50,10 @@ def input_errors() -> tuple[type[BaseException], ...]:
     from moot.engine.setup import UsageError
     from moot.log.transcript import TranscriptError
     from moot.scenario.yamlsource import SourceError
+    from moot.safety.places import OutError
 
     return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
+            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError, OutError)
 
 
 def usage() -> str:

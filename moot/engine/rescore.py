@@ -31,6 +31,7 @@ from moot.engine.context import Reply, Unit, UnitContext
 from moot.engine.folder import unit_file
 from moot.engine.setup import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
+from moot.safety.diskio import write_atomic
 
 
 # --- what protocols call ---------------------------------------------------------------------
@@ -98,12 +99,12 @@ def copy_transcript(transcript: Transcript, out: Path) -> int:
         data = transcript.path.read_bytes()
         if transcript.torn_tail:
             data = data[: data.rfind(b"\n") + 1]
-        out.write_bytes(data)
+        write_atomic(out, data)
         return transcript.next_seq
     events = dump_events(transcript.events)
     for n, event in enumerate(events, 1):
         event["seq"] = n
-    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    write_atomic(out, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events))
     return len(events) + 1
 
 

@@ -8,6 +8,8 @@
     conference.csv  per conference run, variant and topic: closings, rounds, verdicts, scores, coverage
     coverage.csv    per conference run, variant, topic and reference item: conferences that covered it
     plots/*.png     confusion matrix per run, per-dataset bars, S2MAD rounds / early detection
+
+The folder is written whole into a fresh folder that then takes its place (moot.safety.fileset).
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from moot.protocols.conference import report as conference
 from moot.report import plots
 from moot.protocols.conference.report import ConferenceRun, load_conference_run
 from moot.report.runs import Run, is_conference_run, load_run, open_source
+from moot.safety.fileset import file_set
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
 )
 
 
+REPORT_FILES = {"report.md", "table.csv", "per_class.csv", "confusion.csv", "conference.csv", "coverage.csv",
+                "plots"}  # what a report folder holds: an existing one is replaced whole
 SKLEARN_PRFS = ("https://scikit-learn.org/stable/modules/generated/"
                 "sklearn.metrics.precision_recall_fscore_support.html")
 METRICS_NOTE = (
@@ -62,7 +67,13 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
             conferences.append(load_conference_run(src, ref))
         else:
             runs.append(load_run(src, ref))
-    out.mkdir(parents=True, exist_ok=True)
+    with file_set(out, REPORT_FILES.__contains__) as folder:  # never a mix of two reports
+        main, written = write_report(folder, runs, conferences)
+    return Built(out, main, runs, [out / p.relative_to(folder) for p in written], conferences)
+
+
+def write_report(out: Path, runs: list[Run], conferences: list[ConferenceRun]) -> tuple[str, list[Path]]:
+    """Write the report's files into the fresh folder `out`; the main tables and the plots."""
     (out / "plots").mkdir(exist_ok=True)
     main, body, written = "", ["# Evaluation report", "",
                                "Computed only from each run's results.jsonl and transcripts; no model was called "
@@ -82,7 +93,7 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
                  "## Conference runs (provenance)", "", conference.provenance(conferences), ""]
     body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
     (out / "report.md").write_text("\n".join(body), encoding="utf-8")
-    return Built(out, main, runs, written, conferences)
+    return main, written
 
 
 CONFERENCE_NOTE = (
