@@ -4,7 +4,7 @@
 depends only on the request: structured requests get an object valid for their JSON schema, plain
 ones a short text) unless its `mode` says to misbehave. `mode` may be changed between runs (a run
 saved as failed is then resumed against a healthy server). Every request is recorded with its
-messages, its Authorization header and when it arrived. `delay` slows every reply (kill loops).
+messages, its path, its Authorization header and when it arrived. `delay` slows every reply (kill loops).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class Request:
     messages: list[dict]
     authorization: str
     response_format: Optional[dict] = None
+    path: str = ""
 
     @property
     def signature(self) -> tuple[str, ...]:
@@ -71,7 +72,7 @@ class FaultServer:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
                 request = Request(time.monotonic(), body.get("model", ""), body.get("messages", []),
-                                  self.headers.get("Authorization", ""), body.get("response_format"))
+                                  self.headers.get("Authorization", ""), body.get("response_format"), self.path)
                 with server._lock:
                     server.requests.append(request)
                     number = len(server.requests)

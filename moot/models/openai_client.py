@@ -90,10 +90,14 @@ class OpenAIClient(MootClient):
 
     dialect = JSON_SCHEMA
 
-    def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any]):
+    def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
+                 headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None):
+        """`headers`, `query`: sent with every request (moot.models.factory.Endpoint: the base URL's
+        credentials as the server expects them)."""
         super().__init__()
         self.model = model
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
+                                      default_headers=headers or None, default_query=query or None,
                                       http_client=openai.DefaultAioHttpClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
