@@ -31,7 +31,7 @@ from moot.engine.context import Reply, Unit, UnitContext
 from moot.engine.folder import unit_file
 from moot.engine.setup import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
-from moot.safety.diskio import write_atomic
+from moot.safety.diskio import is_environment_error, write_atomic
 
 
 # --- what protocols call ---------------------------------------------------------------------
@@ -153,6 +153,8 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
         ctx.record(Error(speaker=getattr(exc, "role", None), stage="rescore", cause=exc.cause, attempts=exc.attempts))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if is_environment_error(exc):  # the disk refused (exit 3): nothing to record it in
+            raise
         ctx.record(Error(stage="rescore", cause=describe(exc)))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {describe(exc)}")
     finally:

@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 from moot.safety.diskio import fresh_folder, named
 from moot.safety.places import OutError, usable_out
 
+MAX_STEM = 64
 STAGING = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{16}\.(?:new|old)$")
 
 
@@ -39,12 +40,17 @@ def file_set(out: str | Path, owned: Callable[[str], bool]) -> Iterator[Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_abandoned(out)
     try:
-        staging = fresh_folder(out.parent, f".{out.name}.{os.getpid()}-", ".new")
+        staging = fresh_folder(out.parent, f"{stem(out)}.{os.getpid()}-", ".new")
     except OSError as exc:
         raise named(exc, out.parent) from None
     try:
         yield staging
         swap_in(staging, out)
+    except OSError as exc:  # named where it was to be: its file in `out`, or `out` (a writer that does not say)
+        if exc.errno is not None and (not exc.filename or str(exc.filename).startswith(str(staging))):
+            where = out / os.path.relpath(exc.filename, staging) if exc.filename else out
+            raise OSError(exc.errno, os.strerror(exc.errno), str(where)) from None
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # the new set if it failed, the old one if it went in
 
@@ -59,6 +65,11 @@ def check_replaceable(out: Path, owned: Callable[[str], bool]) -> None:
                        "(an existing report folder is replaced whole)")
 
 
+def stem(out: Path) -> str:
+    """How the names of `out`'s fresh folders begin (short: a long name must still fit)."""
+    return f".{out.name[:MAX_STEM]}"
+
+
 def remove_abandoned(out: Path) -> None:
     """Fresh folders beside `out` that a killed process left (its pid no longer runs)."""
     try:
@@ -67,7 +78,7 @@ def remove_abandoned(out: Path) -> None:
         return
     for name in siblings:
         found = STAGING.match(name)
-        if found and found["name"] == out.name and not alive(int(found["pid"])):
+        if found and f".{found['name']}" == stem(out) and not alive(int(found["pid"])):
             shutil.rmtree(out.parent / name, ignore_errors=True)
 
 
@@ -87,7 +98,7 @@ def swap_in(staging: Path, out: Path) -> None:
         if not os.path.lexists(out):
             os.rename(staging, out)
         elif not exchange(staging, out):
-            old = fresh_folder(out.parent, f".{out.name}.{os.getpid()}-", ".old")
+            old = fresh_folder(out.parent, f"{stem(out)}.{os.getpid()}-", ".old")
             os.rmdir(old)
             os.rename(out, old)
             os.rename(staging, out)

@@ -2,8 +2,8 @@
 
 A dangling symlink, a symlink loop, a file where a folder is meant (or a folder where a file is),
 a path through a file or a dangling symlink are the user's to fix: `OutError`, one line, exit 2.
-A folder without write permission or a read-only mount is the environment refusing: the OSError
-the first write raises, named (moot.safety.diskio), exit 3.
+A folder without write permission, a read-only mount or a name too long for the file system is
+the environment refusing: the OSError the first write raises, named (moot.safety.diskio), exit 3.
 """
 
 from __future__ import annotations
@@ -39,8 +39,6 @@ def odd(path: Path, kind: str) -> str:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "a symlink loop"
-        if exc.errno == errno.ENAMETOOLONG:
-            return "the name is too long for the file system"
         if exc.errno == errno.ENOTDIR:
             return f"{nearest_existing(path)} is a file, not a folder"
         if exc.errno != errno.ENOENT:
