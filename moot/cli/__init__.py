@@ -23,8 +23,9 @@ from typing import Callable, Optional, Sequence
 
 from moot.cli import heap
 from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory
-from moot.safety.secrets import redact
+from moot.safety.secrets import describe, redact
 from moot.safety.signals import exit_code, headline, install
+from moot.safety.startup import startup_failure
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
 
@@ -42,7 +43,15 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
 
 
 def input_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean bad input: one line, exit 2."""
+    """Errors that mean bad input: one line, exit 2; none when they cannot be imported (the error
+    in hand is then a dependency that cannot load, moot.safety.startup: never bad input)."""
+    try:
+        return _input_errors()
+    except Exception:  # noqa: BLE001 - importing them again would raise again, without a handler
+        return ()
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
     from moot.data.spec import DatasetError
     from moot.models.cache import CacheError
     from moot.models.factory import MissingKey
@@ -136,10 +145,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def internal_error(exc: BaseException) -> int:
-    """An error moot has no message for (a bug): one line, secrets redacted; MOOT_DEBUG=1 adds the
-    (redacted) traceback. The run folder stays as it was: run the same command again to continue."""
-    from moot.models.calls import describe
-
+    """An error moot has no message for: a dependency that cannot load (one line naming it), else
+    a bug (one line); secrets redacted; MOOT_DEBUG=1 adds the (redacted) traceback. The run folder
+    stays as it was: run the same command again to continue. Imports nothing that could fail again."""
     if os.environ.get("MOOT_DEBUG"):
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
     if out_of_memory(exc):  # e.g. a library that could not be loaded for want of memory
@@ -147,7 +155,7 @@ def internal_error(exc: BaseException) -> int:
         return keep(exc, EXIT_ENVIRONMENT)
     whose = "the Python interpreter or a library failed, e.g. for want of memory" if isinstance(exc, SystemError) \
         else "a bug in moot"
-    line = f"internal error: {describe(exc)} ({whose}; MOOT_DEBUG=1 shows the traceback)"
+    line = startup_failure(exc) or f"internal error: {describe(exc)} ({whose}; MOOT_DEBUG=1 shows the traceback)"
     print(redact(f"error: {line}"), file=sys.stderr)
     return keep(exc, EXIT_FAILED)
 

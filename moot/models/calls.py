@@ -22,7 +22,7 @@ from autogen_core.models import ChatCompletionClient, LLMMessage
 from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
-from moot.safety.secrets import redact
+from moot.safety.secrets import describe
 
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
@@ -69,18 +69,6 @@ class MalformedReply(RuntimeError):
 
 # What a client raises on a reply it cannot read (a body that is not JSON or lacks its fields).
 UNREADABLE = (AttributeError, IndexError, KeyError, TypeError, json.JSONDecodeError, ValidationError)
-
-
-def describe(exc: BaseException) -> str:
-    """One line naming the exception type and message (and its cause's, when the message alone is
-    vague, e.g. "Connection error."), secrets redacted."""
-    text = " ".join(str(exc).split()).split(" Traceback:")[0] or "no message"  # AutoGen appends one
-    cause = exc.__cause__
-    if cause is not None:
-        said = " ".join(str(cause).split())
-        if said not in text or not said:
-            text = f"{text} ({type(cause).__name__}: {said})" if said else f"{text} ({type(cause).__name__})"
-    return redact(f"{type(exc).__name__}: {text[:300]}")
 
 
 def status_of(exc: BaseException) -> Optional[int]:

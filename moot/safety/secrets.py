@@ -33,6 +33,18 @@ def redact(text: str) -> str:
     return _KEY_PARAM.sub(rf"\g<1>{MASK}", _USERINFO.sub(rf"\g<1>{MASK}@", text))
 
 
+def describe(exc: BaseException) -> str:
+    """One line naming the exception type and message (and its cause's, when the message alone is
+    vague, e.g. "Connection error."), secrets redacted."""
+    text = " ".join(str(exc).split()).split(" Traceback:")[0] or "no message"  # AutoGen appends one
+    cause = exc.__cause__
+    if cause is not None:
+        said = " ".join(str(cause).split())
+        if said not in text or not said:
+            text = f"{text} ({type(cause).__name__}: {said})" if said else f"{text} ({type(cause).__name__})"
+    return redact(f"{type(exc).__name__}: {text[:300]}")
+
+
 def redact_url(url: str) -> str:
     """`url` with its user info and the values of its key-like query parameters masked; the rest
     (scheme, host, port, path, other parameters) kept, so a record still says where it went."""
