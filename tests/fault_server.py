@@ -3,8 +3,9 @@
 `FaultServer(mode)` answers `POST /v1/chat/completions` like a small deterministic model (the reply
 depends only on the request: structured requests get an object valid for their JSON schema, plain
 ones a short text) unless its `mode` says to misbehave. `mode` may be changed between runs (a run
-saved as failed is then resumed against a healthy server). Every request is recorded with its
-messages, its path, its Authorization header and when it arrived. `delay` slows every reply (kill loops).
+saved as failed is then resumed against a healthy server; `retry_after`: what a 429 asks). Every
+request is recorded with its messages, its path, its Authorization header and when it arrived.
+`delay` slows every reply (kill loops).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any, Optional
 # mode -> what the server does (the torture tests name their expectations per mode)
 MODES = ("ok", "status-400", "status-401", "status-403", "status-404", "status-429", "status-500",
          "status-503", "reset", "hang", "empty", "non-json", "no-choices", "bad-usage", "null-content",
-         "huge", "huge-chunked", "gzip-bomb", "long-text", "flaky", "echo-key-401", "echo-key-500", "escapes")
+         "huge", "huge-chunked", "gzip-bomb", "long-text", "flaky", "echo-key-401", "echo-key-500", "escapes",
+         "once-503")
 HUGE_BYTES = 3 * 1024 * 1024
 LONG_TEXT_CHARS = 200_000
 
@@ -57,6 +59,7 @@ class QuietServer(ThreadingHTTPServer):
 class FaultServer:
     mode: str = "ok"
     delay: float = 0.0
+    retry_after: str = "1"  # what a 429 asks
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -102,9 +105,11 @@ class FaultServer:
         mode = self.mode
         if mode == "flaky":  # every call fails once, then succeeds
             mode = "ok" if self.signatures().count(request.signature) > 1 else "status-503"
+        if mode == "once-503":  # the first request fails, every other succeeds
+            mode = "ok" if number > 1 else "status-503"
         if mode.startswith("status-"):
             status = int(mode.split("-")[1])
-            headers = {"Retry-After": "1"} if status == 429 else {}  # only the first request gets a 429
+            headers = {"Retry-After": self.retry_after} if status == 429 else {}  # only the first request gets a 429
             if status == 429 and number > 1:
                 return send(h, 200, completion(reply_to(request)))
             return send(h, status, {"error": {"message": f"fault {status}", "type": "fault"}}, headers)
