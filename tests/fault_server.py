@@ -5,7 +5,8 @@ depends only on the request: structured requests get an object valid for their J
 ones a short text) unless its `mode` says to misbehave. `mode` may be changed between runs (a run
 saved as failed is then resumed against a healthy server; `retry_after`: what a 429 asks). Every
 request is recorded with its messages, its path, its Authorization header and when it arrived.
-`delay` slows every reply (kill loops).
+`delay` slows every reply (kill loops). `logprobs`: what a request for log-probabilities gets as its
+choice's `logprobs` (raw JSON, so NaN can be sent); None: they are ignored, as many servers do.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Request:
     authorization: str
     response_format: Optional[dict] = None
     path: str = ""
+    logprobs: bool = False  # it asked for log-probabilities
 
     @property
     def signature(self) -> tuple[str, ...]:
@@ -60,6 +62,7 @@ class FaultServer:
     mode: str = "ok"
     delay: float = 0.0
     retry_after: str = "1"  # what a 429 asks
+    logprobs: Optional[str] = None  # the JSON text of a choice's "logprobs" when a request asks for them
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -75,7 +78,8 @@ class FaultServer:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
                 request = Request(time.monotonic(), body.get("model", ""), body.get("messages", []),
-                                  self.headers.get("Authorization", ""), body.get("response_format"), self.path)
+                                  self.headers.get("Authorization", ""), body.get("response_format"), self.path,
+                                  bool(body.get("logprobs")))
                 with server._lock:
                     server.requests.append(request)
                     number = len(server.requests)
@@ -146,6 +150,9 @@ class FaultServer:
             return send_raw(h, 200, gzip_body(), headers={"Content-Encoding": "gzip"})
         if mode == "long-text":
             return send(h, 200, completion(reply_to(request) + " and" * (LONG_TEXT_CHARS // 4)))
+        if request.logprobs and self.logprobs is not None:
+            data = json.dumps(completion("A")).replace('"finish_reason"', f'"logprobs": {self.logprobs}, "finish_reason"')
+            return send_raw(h, 200, data.encode("utf-8"))
         if mode == "escapes":
             text = reply_to(request)
             if request.response_format is None:
