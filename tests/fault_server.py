@@ -151,7 +151,8 @@ class FaultServer:
         if mode == "long-text":
             return send(h, 200, completion(reply_to(request) + " and" * (LONG_TEXT_CHARS // 4)))
         if request.logprobs and self.logprobs is not None:
-            data = json.dumps(completion("A")).replace('"finish_reason"', f'"logprobs": {self.logprobs}, "finish_reason"')
+            data = json.dumps(completion("A")).replace('"finish_reason"',
+                                                       f'"logprobs": {self.logprobs}, "finish_reason"')
             return send_raw(h, 200, data.encode("utf-8"))
         if mode == "escapes":
             text = reply_to(request)

@@ -1,9 +1,9 @@
 """Torture: odd output places (`--out`).
 
 A dangling or looping symlink, a file where a folder is meant (or the reverse), a path through a
-file or a dangling symlink: one line naming the path, exit 2, nothing written — for every command with an --out. A folder without permission, a read-only
-mount and a name too long for the file system are the environment refusing: one line naming the
-place, exit 3, nothing written.
+file or a dangling symlink: one line naming the path, exit 2, nothing written — for every command
+with an --out. A folder without permission, a read-only mount and a name too long for the file
+system are the environment refusing: one line naming the place, exit 3, nothing written.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def oddity(tmp_path: Path, kind: str, odd: str) -> tuple[Path, str]:
         return tmp_path / "a-file" / "sub" / "out", f"{tmp_path / 'a-file'} is a file, not a folder"
     if odd == "through a dangling symlink":
         os.symlink(tmp_path / "gone", tmp_path / "link")
-        return tmp_path / "link" / "out", f"{tmp_path / 'link'} is a symlink to {tmp_path / 'gone'}, which does not exist"
+        return tmp_path / "link" / "out", (f"{tmp_path / 'link'} is a symlink to {tmp_path / 'gone'}, "
+                                           "which does not exist")
     raise AssertionError(odd)
 
 

@@ -148,7 +148,7 @@ def test_a_closed_pipe_ends_the_run_quietly_and_it_resumes(files, undisturbed):
 
 def test_a_second_process_on_the_same_folder_is_refused_and_nothing_doubles(files, undisturbed):
     with case("bad inputs"):
-        with FaultServer("ok", delay=0.05) as server:
+        with FaultServer("ok", delay=DELAY) as server:  # the first run outlasts the second's start (a busy machine)
             first = moot_process(*batch_argv(files, server.url, "--quiet"))
             wait_for_requests(server, first, 1)
             second = moot_process(*batch_argv(files, server.url, "--quiet"))

@@ -50,7 +50,8 @@ class Lines:
 @pytest.mark.parametrize("why", ["Retry-After", "backoff"])
 def test_a_long_wait_is_one_line_while_it_waits_even_when_quiet(why, tmp_path):
     seconds = int(SHOWN_WAIT_S) + 1
-    mode, backoff, retry_after = ("status-429", 0.05, str(seconds)) if why == "Retry-After" else ("once-503", seconds, "1")
+    mode, backoff, retry_after = (("status-429", 0.05, str(seconds)) if why == "Retry-After"
+                                  else ("once-503", seconds, "1"))
     with FaultServer(mode, retry_after=retry_after) as server, case("fault modes", "waits"):
         proc = moot_process(cola(tmp_path, backoff), *ITEM, "--out", tmp_path / "run", "--quiet",
                             *remote(server.url))

@@ -193,8 +193,8 @@ def main_exit() -> None:
     except (MemoryError, SystemError):  # an error's own handler failed, as when memory ran out:
         os.write(2, LAST_RESORT)  # the line as built at start-up, unbuffered, and leave
         os._exit(EXIT_ENVIRONMENT)
-    if code != EXIT_OK:  # leave without the interpreter's clean-up (what moot writes is closed), which
-        for stream in (sys.stdout, sys.stderr):  # may fail the same way (out of memory: a screen of "Exception ignored")
+    if code != EXIT_OK:  # leave without the interpreter's clean-up (what moot writes is closed), which may
+        for stream in (sys.stdout, sys.stderr):  # fail the same way (out of memory: a screen of "Exception ignored")
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001 - leaving anyway
