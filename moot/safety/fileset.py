@@ -31,12 +31,13 @@ STAGING = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{16}\.(?:new|old)$"
 
 
 @contextmanager
-def file_set(out: str | Path, owned: Callable[[str], bool]) -> Iterator[Path]:
-    """Write the set into the yielded folder; it becomes `out` when the block ends (see above)."""
-    out = usable_out(Path(out), "folder", "a report folder")
+def file_set(out: str | Path, owned: Callable[[str], bool], kind: str = "report") -> Iterator[Path]:
+    """Write the set into the yielded folder; it becomes `out` when the block ends (see above).
+    `kind`: what the set is, as its lines say ("report": "a report folder", "a report's")."""
+    out = usable_out(Path(out), "folder", f"a {kind} folder")
     if out.is_symlink():  # a link to a folder: the set goes where it points
         out = Path(os.path.realpath(out))
-    check_replaceable(out, owned)
+    check_replaceable(out, owned, kind)
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_abandoned(out)
     try:
@@ -55,14 +56,14 @@ def file_set(out: str | Path, owned: Callable[[str], bool]) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)  # the new set if it failed, the old one if it went in
 
 
-def check_replaceable(out: Path, owned: Callable[[str], bool]) -> None:
+def check_replaceable(out: Path, owned: Callable[[str], bool], kind: str) -> None:
     if not out.exists():
         return
     foreign = sorted(name for name in os.listdir(out) if not owned(name))
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise OutError(f"{out}: holds files that are not a report's ({shown}); choose another --out "
-                       "(an existing report folder is replaced whole)")
+        raise OutError(f"{out}: holds files that are not a {kind}'s ({shown}); choose another --out "
+                       f"(an existing {kind} folder is replaced whole)")
 
 
 def stem(out: Path) -> str:

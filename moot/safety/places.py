@@ -12,10 +12,12 @@ import errno
 import os
 from pathlib import Path
 
+from moot.errors import MootError
+
 KINDS = ("folder", "file")
 
 
-class OutError(ValueError):
+class OutError(MootError, ValueError):
     """An output path that cannot be used as one (see the module docstring); one line."""
 
 
