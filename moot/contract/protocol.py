@@ -109,11 +109,6 @@ class Protocol(Generic[S]):
     commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
 
     @property
-    def per_item(self) -> bool:
-        """Whether units are items of a dataset (else each unit is a whole run of the scenario)."""
-        return self.units.items
-
-    @property
     def from_yaml(self) -> bool:
         return self.example is not None
 
