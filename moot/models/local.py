@@ -40,7 +40,8 @@ from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 import numpy as np
 from pydantic import BaseModel
 
-from moot.models.local_requests import LocalAnswers, to_chat
+from moot.models.local_kv import open_sequences, sequences_of
+from moot.models.local_requests import LocalAnswers, chat_prompt, to_chat
 from moot.models.requests import request_of, without_request
 from moot.models.streaming import final_of, stream_in_thread
 from moot.models.structured import structured_max_tokens
@@ -79,6 +80,7 @@ def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: in
     with native_stderr_silenced():
         llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                     n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
+        open_sequences(llm)
     if not has_chat_template(llm.metadata) and llm.metadata.get("general.architecture", "").startswith("gemma"):
         llm.chat_format = "gemma"  # llama-cpp-python's fallback would be Llama 2's [INST] markup
     return llm, threading.Lock()
@@ -184,6 +186,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                 raise asyncio.CancelledError()
             if "response_format" not in kwargs:  # a grammar may not admit the end token yet
                 kwargs = {**kwargs, "logits_processor": self._end_when(stop)}
+            sequences_of(self.llm).prepare(chat_prompt(self.llm, chat)[0])
             return self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
 
     def _end_when(self, stop: threading.Event):

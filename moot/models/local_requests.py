@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from dataclasses import replace
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -19,7 +20,8 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
-from moot.models.likelihood import common_prefix, sequence_logprobs, token_classes
+from moot.models.likelihood import Question, question_logprobs, token_classes
+from moot.models.local_kv import common_prefix, sequences_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
@@ -136,6 +138,8 @@ class LocalAnswers:
 
     def _chat(self, messages: Sequence[LLMMessage], sampling: dict) -> Iterator[Chunk]:
         chat = to_chat(messages)
+        prompt = chat_prompt(self.llm, chat)[0]
+        sequences_of(self.llm).prepare(prompt)
         text, finish = "", "stop"
         for chunk in self.llm.create_chat_completion(messages=chat, stream=True, **sampling):
             choice = chunk["choices"][0]
@@ -144,8 +148,7 @@ class LocalAnswers:
             if piece:
                 text += piece
                 yield piece
-        prompt_tokens = len(chat_prompt(self.llm, chat)[0])
-        yield CreateResult(content=text, usage=self._usage(prompt_tokens, text), cached=False,
+        yield CreateResult(content=text, usage=self._usage(len(prompt), text), cached=False,
                            finish_reason="length" if finish == "length" else "stop")
 
     def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: dict,
@@ -153,6 +156,7 @@ class LocalAnswers:
         from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         tokens, template_stops = self._prompt(messages, request)
+        sequences_of(self.llm).prepare(tokens)
         evaluated = self._to_evaluate(tokens)
         if sampling.get("seed") is not None:
             sampling = {**sampling, "seed": prompt_seed(int(sampling["seed"]), tokens)}
@@ -190,6 +194,33 @@ class LocalAnswers:
         return found
 
     def _closed(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> MeasuredResult:
+        question = self._question(messages, request)
+        decoded: list[int] = []
+        found = self._answered(messages, request, question, decoded)
+        logprobs = dict(zip(request.texts(), found))
+        read = score_detail if isinstance(request, Score) else choice_detail
+        text, detail = read("likelihood", logprobs)
+        detail["evaluated"] = sum(decoded)
+        usage = RequestUsage(prompt_tokens=min(len(s) for s in question.sequences), completion_tokens=0)
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+
+    def _answered(self, messages: Sequence[LLMMessage], request: Union[Choose, Score], question: Question,
+                  decoded: list[int]) -> list[float]:
+        """The question's log-probabilities: kept from its batch's reading, or read now with the
+        rest of its batch (whose answers are kept for their own calls)."""
+        kept = sequences_of(self.llm).answers
+        found = kept.pop(question.key(), None)
+        if found is not None:
+            return found
+        others = [self._question(messages, replace(request, prefix=p))
+                  for p in dict.fromkeys(request.batch) if p != request.prefix] if self.document_form(request) else []
+        answers = question_logprobs(self.llm, [question, *others], decoded)
+        kept.clear()
+        kept.update((q.key(), a) for q, a in zip(others, answers[1:]))
+        return answers[0]
+
+    def _question(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> Question:
+        """The request's continuations as whole token sequences (its prompt, then each text)."""
         texts = request.texts()
         if self.document_form(request):
             prompt = document_text(messages, request.prefix) + request.sep
@@ -199,13 +230,7 @@ class LocalAnswers:
             sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
                          for t in texts]
         continuing = token_classes(self.llm).digit if isinstance(request, Score) else None
-        decoded: list[int] = []
-        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing, decoded)))
-        read = score_detail if isinstance(request, Score) else choice_detail
-        text, detail = read("likelihood", logprobs)
-        detail["evaluated"] = sum(decoded)
-        usage = RequestUsage(prompt_tokens=min(len(s) for s in sequences), completion_tokens=0)
-        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+        return Question(sequences, continuing)
 
     def _usage(self, prompt_tokens: int, text: str) -> RequestUsage:
         generated = len(self.llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
