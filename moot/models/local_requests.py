@@ -22,6 +22,7 @@ from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, contin
                                      first_tokens, ngram_index)
 from moot.models.likelihood import Question, question_logprobs, token_classes
 from moot.models.local_kv import common_prefix, sequences_of
+from moot.models.local_tokens import tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
@@ -130,7 +131,7 @@ class LocalAnswers:
     def _prompt(self, messages: Sequence[LLMMessage], request: Request) -> tuple[list[int], list[str]]:
         """The prompt's tokens, and the chat template's stop strings in chat form."""
         if self.document_form(request):
-            return self.llm.tokenize(document_text(messages, request.prefix).encode("utf-8")), []
+            return tokenizer_of(self.llm)(document_text(messages, request.prefix)), []
         tokens, stops = chat_prompt(self.llm, to_chat(messages))
         if request.reply_prefix:
             tokens = tokens + self.llm.tokenize(request.reply_prefix.encode("utf-8"), add_bos=False)
@@ -188,7 +189,7 @@ class LocalAnswers:
             ends = SentenceEnds(self.llm) if request.sentence else None
             found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()], ends))
         if request.no_repeat_ngram and request.reference:
-            reference = self.llm.tokenize(request.reference.encode("utf-8"), add_bos=False)
+            reference = tokenizer_of(self.llm)(request.reference, add_bos=False)
             index = ngram_index(reference, request.no_repeat_ngram, classes.word)
             found.append(NoRepeatNGram(request.no_repeat_ngram, index, prompt_len, classes.word))
         return found
@@ -224,7 +225,8 @@ class LocalAnswers:
         texts = request.texts()
         if self.document_form(request):
             prompt = document_text(messages, request.prefix) + request.sep
-            sequences = [self.llm.tokenize((prompt + t).encode("utf-8")) for t in texts]
+            tokenize = tokenizer_of(self.llm)
+            sequences = [tokenize(prompt + t) for t in texts]
         else:
             tokens, _ = chat_prompt(self.llm, to_chat(messages))
             sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
