@@ -16,11 +16,15 @@ Beyond chat replies it answers moot.models.requests: continuations (streamed), c
 scores read from the model's log-probabilities (moot.models.likelihood), in document form on a
 base model (or when asked) and in chat form on an instruction model.
 
-Threads: `backends.local.n_threads` (null: llama.cpp's default, half the cores for generation)
+Threads: `backends.local.n_threads` (null: half the cores, llama.cpp's default for generation)
 also sets the prompt-evaluation threads. On this project's shared 2-core machine, with other
 processes busy, 1 thread generated 16-30 tok/s and 2 threads 4-9 tok/s (prompt: 189-208 against
-79-93 tok/s): the two llama.cpp threads wait on each other when a core is taken. On an idle
-machine more threads should win; measure before raising it. `n_gpu_layers` offloads layers to a
+79-93 tok/s): the two llama.cpp threads wait on each other at every step of a decode when a core
+is taken, and a conference's decodes are small (a turn's new tokens, a branch). With 1 thread for
+both, the default conference took 74-81 s at a load average of 6.5 where llama-cpp-python's
+default (all cores for prompts) took 147-163 s, with the same transcript (the thread count does
+not change llama.cpp's results). On an idle machine more threads may win; measure before
+raising it. `n_gpu_layers` offloads layers to a
 GPU when llama.cpp was built with one (-1: all); a CPU-only build ignores it.
 """
 
@@ -77,8 +81,9 @@ def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: in
     """Load a GGUF once per process; the lock serialises generation (llama.cpp is not reentrant)."""
     from llama_cpp import Llama
 
+    threads = n_threads or max((os.cpu_count() or 2) // 2, 1)
     with native_stderr_silenced():
-        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
         open_sequences(llm)
     if not has_chat_template(llm.metadata) and llm.metadata.get("general.architecture", "").startswith("gemma"):
