@@ -17,10 +17,10 @@ from moot.models.cache import ReplyCache
 from moot.models.engine import ModelEngine, RoleModel
 from llama_cpp.llama_chat_format import format_gemma
 
-from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs, token_classes
+from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
 from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
 from moot.models.local_requests import chat_prompt
-from moot.models.local_tokens import tokenizer_of
+from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
 
 pytestmark = pytest.mark.slow

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -150,20 +149,3 @@ def option_logprobs(llm: Any, prompt: str, options: Sequence[str], sep: str = ""
     """Total log-probability of each option's text (`sep` + option) right after `prompt`."""
     sequences = [llm.tokenize((prompt + sep + o).encode("utf-8")) for o in options]
     return dict(zip(options, sequence_logprobs(llm, sequences)))
-
-
-class TokenClasses:
-    """Vocabulary masks read once per model (one pass over the vocabulary, ~1 s for 262k tokens):
-    `word` (a letter or digit in the text), `newline` (text starts with a newline after spaces),
-    `digit` (text starts with a digit: it would continue a number)."""
-
-    def __init__(self, llm: Any):
-        texts = [llm.detokenize([i]).decode("utf-8", "ignore") for i in range(llm.n_vocab())]
-        self.word = np.array([any(c.isalnum() for c in t) for t in texts])
-        self.newline = np.flatnonzero([t.lstrip(" ").startswith("\n") for t in texts])
-        self.digit = np.array([t[:1].isdigit() for t in texts])
-
-
-@lru_cache(maxsize=4)
-def token_classes(llm: Any) -> TokenClasses:
-    return TokenClasses(llm)

@@ -20,9 +20,9 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
-from moot.models.likelihood import Question, question_logprobs, token_classes
+from moot.models.likelihood import Question, question_logprobs
 from moot.models.local_kv import common_prefix, sequences_of
-from moot.models.local_tokens import tokenizer_of
+from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
