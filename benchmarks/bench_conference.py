@@ -55,7 +55,8 @@ sys.path.insert(0, str(ROOT))
 
 from moot.agents.conference.document import SPOKEN, TranscriptDocument  # noqa: E402
 from moot.agents.prompts import render  # noqa: E402
-from moot.log.events import Call, Message, Score  # noqa: E402
+from moot.log.events import Call, Message  # noqa: E402
+from moot.protocols.conference.events import Score  # noqa: E402
 from moot.models.continuation import ends_sentence  # noqa: E402
 from moot.protocols.conference.setup import setup_of  # noqa: E402
 from moot.protocols.conference.schema import Scenario  # noqa: E402
@@ -358,7 +359,8 @@ CONTROLS = {  # issue 11 FINDINGS §5 (geval.py): a good excerpt, a recitation, 
 
 def control_transcript(template: Transcript, turns_: Sequence[tuple[str, str]], path: Path) -> Path:
     """A finished one-topic conference holding `turns_` (the run_started of a real one)."""
-    from moot.log.events import RunFinished, TopicClosed
+    from moot.log.events import RunFinished
+    from moot.protocols.conference.events import TopicClosed
     from moot.log.transcript import EventLog
 
     roles = {"Moderator": "moderator"}
@@ -366,7 +368,7 @@ def control_transcript(template: Transcript, turns_: Sequence[tuple[str, str]], 
     log.append(template.started)
     for n, (speaker, text) in enumerate(turns_, 1):
         log.append(Message(turn=n, speaker=speaker, role=roles.get(speaker, "participant"),
-                           action="open" if n == 1 else "speak", topic=0, round=1, content=text))
+                           action="open" if n == 1 else "speak", part=0, round=1, content=text))
     log.append(TopicClosed(topic=0, rounds=1, closed_by="agreement"),
                RunFinished(status="completed", stop_reason="a control debate"))
     log.close()

@@ -392,7 +392,9 @@ def test_shipped_specs_load_samples(name: str) -> None:
 METRICS = {"vast.yaml": "macro_f1", "vast_all.yaml": "macro_f1", "semeval2016.yaml": "f_avg",
            "ibm_claim_stance.yaml": "accuracy", "ibm_claim_polarity.yaml": "accuracy",
            "rumoureval2019.yaml": "macro_f1", "rumoureval2019_veracity.yaml": "macro_f1",
-           "sst2.yaml": "accuracy", "sst2_train.yaml": "accuracy"}
+           "sst2.yaml": "accuracy", "sst2_train.yaml": "accuracy",
+           "demo-stance.yaml": "macro_f1", "demo-rumour.yaml": "macro_f1", "demo-rumour-veracity.yaml": "macro_f1",
+           "demo-sentiment.yaml": "accuracy", "demo-sentiment-train.yaml": "accuracy"}
 
 
 def test_every_shipped_spec_declares_its_headline_metric() -> None:

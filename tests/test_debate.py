@@ -13,7 +13,7 @@ from moot.cli import main
 from moot.metrics.classification import UNPARSED
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.contract.protocol import check
+from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote
 from moot.engine.context import Unit

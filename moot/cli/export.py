@@ -16,7 +16,6 @@ from typing import Optional, Sequence
 
 from moot.cli import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, add_out
-from moot.cli.replay import result_name
 from moot.safety.diskio import is_environment_error, write_atomic
 from moot.views.html import render_html
 from moot.views.markdown import render_markdown
@@ -50,7 +49,7 @@ def document(source: RunSource, unit: Optional[str], fmt: str) -> str:
     facts += [(k, str(source.meta[k])) for k in ("scenario_path", "dataset_path", "created", "last_invoked")
               if source.meta.get(k)]
     render, _ = RENDERERS[fmt]
-    return render(transcripts, title, result_name(protocol), facts)
+    return render(transcripts, title, facts)
 
 
 def run(argv: Sequence[str]) -> int:

@@ -94,4 +94,5 @@ def started_event(protocol: Protocol, unit: Unit, scenario_path: str, scenario_s
         scenario=unit.scenario.model_dump(mode="json"), models={r: m.spec for r, m in models.items()},
         settings={**settings, "backends": dict(backends)}, seed=seed, versions=dict(versions()), unit=unit.id,
         inputs=dict(unit.inputs), gold=unit.gold, variant=dict(unit.variant),
+        event_versions={t.name: t.version for t in protocol.events},
     )

@@ -42,6 +42,7 @@ from autogen_core.models import CreateResult, LLMMessage
 from pydantic import BaseModel, create_model
 
 REQUEST_ARG = "moot_request"
+RequestKind = Literal["continue", "choice", "score"]
 
 
 class NotSupported(RuntimeError):
@@ -65,7 +66,7 @@ class _Request:
 
 @dataclass(frozen=True)
 class Continue(_Request):
-    kind: ClassVar[str] = "continue"
+    kind: ClassVar[RequestKind] = "continue"
     stop: tuple[str, ...] = ()
     """Generation ends before any of these strings."""
     min_tokens: int = 0
@@ -97,7 +98,7 @@ class _Closed(_Request):
 
 @dataclass(frozen=True)
 class Choose(_Closed):
-    kind: ClassVar[str] = "choice"
+    kind: ClassVar[RequestKind] = "choice"
     options: tuple[str, ...] = ()
     """The answers, as written after the prompt (without the separating space)."""
     prefix: str = "Answer:"
@@ -114,7 +115,7 @@ class Choose(_Closed):
 
 @dataclass(frozen=True)
 class Score(_Closed):
-    kind: ClassVar[str] = "score"
+    kind: ClassVar[RequestKind] = "score"
     lo: int = 1
     hi: int = 10
     prefix: str = "Score:"

@@ -18,12 +18,13 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
 from moot.engine.telemetry import quiet_runtime_telemetry
-from moot.log.events import TopicClosed
+from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.conference.rescore import DECIDERS, rescore
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import resume_point, turn_events
+from moot.protocols.conference.views import ConferenceView
 from moot.engine.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
 
@@ -110,4 +111,6 @@ PROTOCOL = Protocol(
     durable=True,
     deciders=DECIDERS,
     rescore=rescore,
+    events=EVENT_TYPES,
+    view=ConferenceView,
 )

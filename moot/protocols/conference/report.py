@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.log.events import Coverage, Score, TopicClosed, Verdict
+from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
+from moot.protocols.conference.views import topics_of
 from moot.report.runs import models_text, run_dates
 from moot.engine.source import RunSource
 from moot.log.transcript import Transcript
@@ -84,7 +85,7 @@ def mean_sd(values: Sequence[float]) -> str:
 
 
 def topic_stats(transcripts: Sequence[Transcript]) -> list[TopicStats]:
-    topics = transcripts[0].topics
+    topics = topics_of(transcripts[0].started.scenario)
     stats = [TopicStats(n, name) for n, name in enumerate(topics)]
     for t in transcripts:
         closed = {e.topic: e for e in t.of_type(TopicClosed)}
