@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from moot.models.local_kv import Row, common_prefix, sequences_of
+from moot.models.local_kv import Row, Sequences, common_prefix, sequences_of
 
 
 @dataclass(frozen=True)
@@ -47,39 +47,58 @@ class Question:
 
 
 class Tails:
-    """A question's continuations after the prefix all share, and the prefixes (nodes) after
-    which the model's next-token probabilities are read."""
+    """A question's continuations after the prefix all share, the prefixes (nodes) after which
+    the model's next-token log-probabilities are read, and those read so far."""
 
     def __init__(self, question: Question):
         sequences = question.sequences
         k = min(common_prefix(sequences[0], s) for s in sequences)
         k = min(k, min(len(s) for s in sequences) - 1)  # every continuation keeps a token of its own
+        if k < 1:
+            raise ValueError("continuations to score need a prompt token they share")
         self.question, self.shared = question, list(sequences[0][:k])
         self.tails = [tuple(s[k:]) for s in sequences]
         self.following: dict[tuple, set[int]] = {}
         for tail in self.tails:
             for i in range(len(tail)):
                 self.following.setdefault(tail[:i], set()).add(tail[i])
+        self.read: dict[tuple, np.ndarray] = {}
+        self.planned: set[tuple] = set()
 
     def paths(self) -> list[tuple]:
         """The nodes no other node extends: decoding each one's tokens reads every node."""
-        nodes = sorted(self.following, key=len, reverse=True)
         found: list[tuple] = []
-        for node in nodes:
+        for node in sorted(self.following, key=len, reverse=True):
             if not any(p[: len(node)] == node for p in found):
                 found.append(node)
         return found
 
-    def logprobs(self, read: dict[tuple, np.ndarray]) -> list[float]:
-        """Each continuation's log-probability from the next-token log-probabilities after each
-        node, charged for ending where another goes on (see the module docstring)."""
+    def rows(self, path: tuple, at: int, seq: int) -> tuple[list[Row], list[tuple]]:
+        """The branch to `path` from position `at` in sequence `seq`: the question's own prompt
+        tokens, then the path, with logits after each node not planned yet. Returns the rows and
+        the nodes they read, in order."""
+        own = self.shared[at:] + list(path)
+        first = len(self.shared) - at - 1  # the row after which the empty node (the prompt) is read
+        rows, nodes = [], []
+        for i, token in enumerate(own):
+            node = path[: i - first] if i >= first else None
+            ask = node is not None and node not in self.planned
+            if ask:
+                self.planned.add(node)
+                nodes.append(node)
+            rows.append(Row(token, at + i, (seq,), ask))
+        return rows, nodes
+
+    def logprobs(self) -> list[float]:
+        """Each continuation's log-probability from what was read after each node, charged for
+        ending where another goes on (see the module docstring)."""
         ending: dict[tuple, float] = {}
         for node in self.following:
             if node in self.tails:  # a complete continuation that others extend: it must end here
                 mask = self.question.continuing
-                mass = read[node][mask] if mask is not None else read[node][list(self.following[node])]
+                mass = self.read[node][mask] if mask is not None else self.read[node][list(self.following[node])]
                 ending[node] = math.log(max(1e-300, 1.0 - float(np.exp(mass).sum())))
-        return [sum(float(read[t[:i]][t[i]]) for i in range(len(t))) + ending.get(t, 0.0) for t in self.tails]
+        return [sum(float(self.read[t[:i]][t[i]]) for i in range(len(t))) + ending.get(t, 0.0) for t in self.tails]
 
 
 def question_logprobs(llm: Any, questions: Sequence[Question], decoded: Optional[list[int]] = None) -> list[list[float]]:
@@ -89,53 +108,40 @@ def question_logprobs(llm: Any, questions: Sequence[Question], decoded: Optional
     branch of it in a sequence of its own. `decoded` (a list) gets the tokens decoded."""
     trees = [Tails(q) for q in questions]
     shared = trees[0].shared[: min(common_prefix(trees[0].shared, t.shared) for t in trees)]
-    base = shared[: max(len(shared) - 1, 0)]  # each branch starts with a token: its first read
+    base = shared[:-1]  # each branch starts with a token: its first read
     kv = sequences_of(llm)
     kv.prepare(base)
     keep = kv.hold(base)
-    planned: list[set[tuple]] = [set() for _ in trees]
-    branches = [(n, path) for n, tree in enumerate(trees) for path in tree.paths()]
-    slots = kv.free() or [0]
-    read: list[dict[tuple, np.ndarray]] = [{} for _ in trees]
+    branches = [(tree, path) for tree in trees for path in tree.paths()]
+    slots = kv.free() or [0]  # no spare sequence: one branch after another in sequence 0
     count = 0
     for start in range(0, len(branches), len(slots)):
-        group = list(zip(branches[start:start + len(slots)], slots))
-        used = [seq for _, seq in group]
-        rows = [Row(t, keep + i, tuple(dict.fromkeys([0, *used]))) for i, t in enumerate(base[keep:])]
-        kv.branch(used, keep)
+        count += decode_branches(kv, base, keep, list(zip(branches[start:start + len(slots)], slots)))
         keep = len(base)
-        wanted: list[tuple[int, tuple]] = []
-        for (n, path), seq in group:
-            branch, nodes = branch_rows(trees[n], path, len(base), seq, planned[n])
-            rows += branch
-            wanted += [(n, node) for node in nodes]
-        try:
-            for (n, node), lp in zip(wanted, kv.decode(rows)):
-                read[n][node] = lp
-        finally:
-            kv.unbranch(used, len(base))
-        count += len(rows)
     kv.set_held(base)
     if decoded is not None:
         decoded.append(count)
-    return [tree.logprobs(found) for tree, found in zip(trees, read)]
+    return [tree.logprobs() for tree in trees]
 
 
-def branch_rows(tree: Tails, path: tuple, at: int, seq: int, planned: set[tuple]) -> tuple[list[Row], list[tuple]]:
-    """The rows of the branch of a question (`tree`) to `path`, from position `at` in sequence
-    `seq`: the question's own prompt tokens, then the path; logits read after each node not
-    `planned` yet (added to it). Returns the rows and the nodes read, in order."""
-    own = tree.shared[at:] + list(path)
-    first = len(tree.shared) - at - 1  # the row after which the empty node (the prompt) is read
-    rows, nodes = [], []
-    for i, token in enumerate(own):
-        node = path[: i - first] if i >= first else None
-        ask = node is not None and node not in planned
-        if ask:
-            planned.add(node)
-            nodes.append(node)
-        rows.append(Row(token, at + i, (seq,), ask))
-    return rows, nodes
+def decode_branches(kv: Sequences, base: list[int], keep: int, group: list[tuple[tuple[Tails, tuple], int]]) -> int:
+    """Decode the branches of `group` ((question, path), sequence) off `base`, of which sequence 0
+    holds the first `keep` tokens (the rest is decoded with them), and keep what each reads.
+    Returns the tokens decoded."""
+    used = [seq for _, seq in group]
+    rows = [Row(t, keep + i, tuple(dict.fromkeys([0, *used]))) for i, t in enumerate(base[keep:])]
+    kv.branch(used, keep)
+    wanted: list[tuple[Tails, tuple]] = []
+    for (tree, path), seq in group:
+        branch, nodes = tree.rows(path, len(base), seq)
+        rows += branch
+        wanted += [(tree, node) for node in nodes]
+    try:
+        for (tree, node), lp in zip(wanted, kv.decode(rows)):
+            tree.read[node] = lp
+    finally:
+        kv.unbranch(used, len(base))
+    return len(rows)
 
 
 def sequence_logprobs(llm: Any, sequences: Sequence[Sequence[int]],

@@ -3,7 +3,10 @@
 Everything runs under the model's lock, one request at a time, against the one llama.cpp
 context the process shares: a continuation, choice or score that extends the previous prompt
 (the transcript so far, a judge's branch off it) evaluates only the new tokens (FINDINGS §3:
-98 % of prompt tokens reused over a conference's turns).
+98 % of prompt tokens reused over a conference's turns), and a prompt that goes back to a
+document left for another one takes its parked state back (moot.models.local_kv). A choice or
+score asked with a batch reads the whole batch in one decode when the first of it comes, and
+answers the others from what it kept.
 """
 
 from __future__ import annotations
