@@ -167,7 +167,9 @@ class LocalAnswers:
         text, finish = "", "stop"
         for chunk in self.llm.create_completion(
                 tokens, stream=True, stop=list(request.stop) + template_stops,
-                logits_processor=LogitsProcessorList(self._processors(request, len(tokens))),
+                # one processor applying all: llama-cpp-python copies the whole vocabulary's
+                # logits back after each processor of the list, every token
+                logits_processor=LogitsProcessorList([LogitsProcessorList(self._processors(request, len(tokens)))]),
                 stopping_criteria=StoppingCriteriaList([lambda ids, logits: stop.is_set()]), **sampling):
             choice = chunk["choices"][0]
             finish = choice.get("finish_reason") or finish
