@@ -14,6 +14,7 @@ import pytest
 
 from moot.contract.protocol import Outcome, Protocol, ProtocolError
 from moot.contract.registry import Registry
+from moot.contract.units import scenario_runs
 from moot.log.events import CORE_TYPES, EventBase, Message, TranscriptError
 from moot.log.registry import EventRegistry, EventType
 from moot.log.transcript import load
@@ -47,7 +48,7 @@ async def run(scenario: ToyScenario, ctx: object) -> Outcome:
 
 def toy(**changes: object) -> Protocol[ToyScenario]:
     hooks = dict(name="toy", title="Toy", paper="-", scenario=ToyScenario, policy=lambda turns: None, run=run,
-                 events=(EventType(Said, 2, {1: lambda e: {k if k != "text" else "words": v for k, v in e.items()}}),))
+                 units=scenario_runs(), events=(EventType(Said, 2, {1: lambda e: {k if k != "text" else "words": v for k, v in e.items()}}),))
     return Protocol(**{**hooks, **changes})  # type: ignore[arg-type]
 
 

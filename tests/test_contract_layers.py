@@ -18,8 +18,6 @@ NAMES = re.compile(r"(?i)(conference|cola|s2mad|negotiation|debate|chateval|judg
                    r"assessor|coverage)")
 # Files of the report, metrics and run helper's part of issue 18, not moved yet: each must still
 # name a protocol (strict), so a file that no longer does is taken off this list.
-PENDING = {"moot/report/build.py", "moot/report/runs.py", "moot/cli/judge_eval.py", "moot/cli/__init__.py",
-           "moot/cli/report.py", "moot/cli/show.py"}
 LAYERS = ("engine", "log", "views")
 CONFERENCE = ("moot.protocols.conference", "moot.agents.conference", "moot.speaker_selection.conference")
 PACKAGES = {"moot.agents": ROOT / "agents", "moot.speaker_selection": ROOT / "speaker_selection", "moot": MOOT}
@@ -34,8 +32,7 @@ def protocol_names(path: Path) -> list[str]:
     return [f"{t.start[0]}:{t.string}" for t in tokens if t.type == tokenize.NAME and NAMES.search(t.string)]
 
 
-@pytest.mark.parametrize("rel", [pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="not moved yet"))
-                                 if r in PENDING else r for r in outside_protocols()])
+@pytest.mark.parametrize("rel", outside_protocols())
 def test_no_identifier_outside_the_protocols_names_one(rel):
     assert protocol_names(ROOT / rel) == []
 

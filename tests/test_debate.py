@@ -19,7 +19,8 @@ from moot.protocols.debate import PROTOCOL, DebateScenario, vote
 from moot.engine.context import Unit
 from moot.engine.folder import RunFolder
 from moot.engine.runner import RunSetup, run_unit
-from moot.engine.setup import UsageError, resolve_models, role_models
+from moot.engine.setup import resolve_models, role_models
+from moot.errors import UsageError
 from moot.scenario.load import load_scenario
 from moot.speaker_selection.conference import PolicyError
 from moot.speaker_selection.debate import DebatePlan, next_speaker

@@ -115,8 +115,10 @@ def test_a_second_process_on_the_same_folder_is_refused_and_nothing_doubles(file
         with FaultServer("ok", delay=0.05) as server:
             first = moot_process(*batch_argv(files, server.url, "--quiet"))
             wait_for_requests(server, first, 1)
+            server.delay = 0.3  # the first run is still busy when the second starts on a loaded machine (< timeout_s)
             second = moot_process(*batch_argv(files, server.url, "--quiet"))
             out, err = second.communicate(timeout=60)
+            server.delay = 0.05
             first_out, first_err = first.communicate(timeout=120)
         assert first.returncode == 0, first_err
         assert second.returncode == 2, err

@@ -1,7 +1,8 @@
 """The one command line: `moot COMMAND ...`, and `python run_conference.py` as the same program.
 
 `moot SCENARIO ...` (a file or a bundled scenario's name) is short for `moot run SCENARIO ...`.
-Each subcommand is a module of this package exposing `run(argv) -> exit code`; `main(argv)`
+Each subcommand is a module of this package exposing `run(argv) -> exit code`; a protocol may add
+commands of its own (moot.contract.commands), run by moot.cli.dataset_command. `main(argv)`
 returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
@@ -17,12 +18,14 @@ import logging
 import os
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
+from moot.errors import EXIT_USAGE
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
+EXIT_OK, EXIT_FAILED, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 3, 130, 141
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -33,42 +36,38 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",
-    "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
 
 
-def input_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean bad input: one line, exit 2."""
-    from moot.data.spec import DatasetError
-    from moot.models.cache import CacheError
-    from moot.models.factory import MissingKey
-    from moot.models.preflight import Unreachable
-    from moot.protocols.conference.turns import ResumeError as ConferenceResumeError
-    from moot.report.runs import RunError
-    from moot.engine.folder import RunFolderError
-    from moot.engine.runner import ResumeError
-    from moot.engine.setup import UsageError
-    from moot.log.transcript import TranscriptError
-    from moot.scenario.yamlsource import SourceError
+def protocol_commands() -> dict[str, str]:
+    """The protocols' own commands (name -> one line); reading them imports the protocols."""
+    from moot.protocols.registry import REGISTRY
 
-    return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
+    return {name: command.help for name, command in REGISTRY.commands().items()}
 
 
 def usage() -> str:
-    width = max(map(len, COMMANDS))
+    own = protocol_commands()
+    width = max(map(len, [*COMMANDS, *own]))
     lines = [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+    extra = [f"  {name:<{width}}  {text}" for name, text in own.items()]
     return ("usage: moot COMMAND [options]   (moot COMMAND --help for each)\n"
             "       moot SCENARIO [options]  (short for `moot run SCENARIO`)\n\ncommands:\n" + "\n".join(lines)
+            + ("\n\ncommands of the protocols:\n" + "\n".join(extra) if extra else "")
             + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset datasets/vast.yaml --limit 50"
               "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
 
 
-SETTLE_WHEN_RUNNING = {"run", "judge-eval"}  # their start-up goes on to the dataset and backends (moot.cli.run)
+SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run)
 
 
 def command(name: str) -> Callable[[Sequence[str]], int]:
-    run = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+    """The command's `run`; a protocol's own command runs like `run` (moot.cli.dataset_command)."""
+    if name not in COMMANDS:
+        from moot.cli import dataset_command
+
+        return partial(dataset_command.run, name)
+    run: Callable[[Sequence[str]], int] = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
     if name not in SETTLE_WHEN_RUNNING:
         heap.settle()
     return run
@@ -76,8 +75,7 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 def dispatch(argv: list[str]) -> int:
     from moot.scenario.bundled import bundled_names
-    from moot.engine.setup import UsageError
-    from moot.errors import nearest
+    from moot.errors import UsageError, nearest
 
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
@@ -90,11 +88,14 @@ def dispatch(argv: list[str]) -> int:
     if argv[0] in COMMANDS:
         return command(argv[0])(argv[1:])
     first = argv[0]
+    if first in protocol_commands():
+        return command(first)(argv[1:])
     if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
             or Path(first).stem in bundled_names():
         return command("run")(argv)
-    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, list(COMMANDS) + bundled_names())} "
-                     f"(commands: {', '.join(COMMANDS)}; bundled scenarios: moot run --list)")
+    names = [*COMMANDS, *protocol_commands()]
+    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, names + bundled_names())} "
+                     f"(commands: {', '.join(names)}; bundled scenarios: moot run --list)")
 
 
 def quiet_autogen_logs() -> None:
@@ -108,6 +109,7 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from moot.errors import MootError
     from moot.safety.diskio import environment_message, is_environment_error
     from moot.safety.secrets import redact
 
@@ -115,9 +117,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     quiet_autogen_logs()
     try:
         return dispatch(argv)
-    except input_errors() as exc:
+    except MootError as exc:  # one line; its class says the exit code
         print(redact(f"error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -148,7 +150,7 @@ def internal_error(exc: BaseException) -> int:
     return EXIT_FAILED
 
 
-def silence(stream) -> None:
+def silence(stream: TextIO) -> None:
     """After the reader of our output went away: point `stream` at /dev/null so later writes and
     the interpreter's final flush do not fail again."""
     try:

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import yaml
 
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def scenario_text(protocol: Protocol, stem: str, path: Path) -> str:
+def scenario_text(protocol: Protocol[Any], stem: str, path: Path) -> str:
     """The protocol's example under the title made from `stem`, pointing editors at the schema."""
     example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
     body = "".join(line for line in example.splitlines(keepends=True) if not line.startswith(SCHEMA_LINE))

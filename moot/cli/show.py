@@ -140,7 +140,7 @@ class BatchStatus:
 def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
     """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
     unparsed = sum(1 for r in outcome.rows() if r.get("prediction") == UNPARSED)
-    units = "items" if protocol.per_item else "conferences"
+    units = protocol.units.noun
     failed = f" failed={len(outcome.failed)}" if outcome.failed else ""
     return (f"run: {folder.path} {units}={outcome.done} backend_calls={stats.backend_calls} "
             f"cache_hits={stats.cache_hits} unparsed={unparsed}{failed}")
@@ -177,16 +177,17 @@ def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outco
 
 def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
                     metric: Optional[str]) -> None:
-    """Many units: the metrics of the labelled items (or each conference's topics); the run line."""
+    """Many units: the metrics of the labelled items (else each unit's line, as its view gives it);
+    the run line."""
     scored = [(r["gold"], r["prediction"]) for r in outcome.rows() if r.get("gold") is not None]
     labels = (folder.meta() or {}).get("labels") or []
     if scored and labels and metric:
         report = summarize([g for g, _ in scored], [p for _, p in scored], labels, metric=metric)
         print(report.format())
-    elif not protocol.per_item:
+    elif not protocol.units.items:
+        view = protocol.view_of((folder.meta() or {}).get("scenario") or {})
         for row in outcome.rows():
-            topics = ", ".join(f"T{t['topic'] + 1}: {t['closed_by']} after {t['rounds']}" for t in row.get("topics", []))
-            print(f"{row['id']}: {row.get('status')} ({topics})")
+            print(terminal_safe(view.row(row)))
     skipped = (folder.meta() or {}).get("skipped_rows") or {}
     if skipped:
         print("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))

@@ -34,6 +34,13 @@ def check(protocol: Protocol[Any]) -> None:
     names = protocol.input_names()
     if len(set(names)) != len(names):
         raise ProtocolError(f"{name}: input fields must be distinct")
+    if protocol.units.items != bool(protocol.inputs):
+        raise ProtocolError(f"{name}: units that are items need input fields; runs of the scenario take none")
+    vary = [key.name for key in protocol.vary]
+    if len(set(vary)) != len(vary):
+        raise ProtocolError(f"{name}: vary keys must be distinct")
+    if protocol.metrics.headline not in {m.name for m in protocol.metrics.measures}:
+        raise ProtocolError(f"{name}: the headline {protocol.metrics.headline!r} is not one of its measures")
     if protocol.deciders and protocol.rescore is None:
         raise ProtocolError(f"{name}: deciders {protocol.deciders} need a rescore function")
 

@@ -18,7 +18,15 @@ and the command line name no protocol:
   whose models are the recorded ones but the rescored roles', whose log appends to a copy of the
   unit's transcript, and whose `prior` is that transcript);
 - `events`: its own event types, registered in the log with their versions and migrations;
-- `view`: how its units read on a terminal and in documents (moot.views.unit).
+- `view`: how its units read on a terminal and in documents (moot.views.unit);
+- `units`: whether a unit is an item of a dataset or a run of the scenario, what units are
+  called when counted, and what pairs them across runs (moot.contract.units);
+- `vary`: the scenario keys `--vary` and experiments may change, and how (moot.contract.vary);
+- `metrics`: its per-unit measures, the headline one, and the metric sets its labelled runs
+  report side by side (moot.contract.metrics);
+- `report`: its runs' row names, table cells, and own sections, CSV files and plots in
+  `moot report` (moot.contract.report);
+- `commands`: command-line entries of its own (moot.contract.commands).
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -35,20 +43,15 @@ from moot.log.registry import EventType
 from moot.log.transcript import Transcript
 from moot.scenario.blocks import ScenarioBase
 from moot.views.unit import UnitView
+from moot.contract.commands import DatasetCommand
+from moot.contract.metrics import LABELLED, Metrics
+from moot.contract.report import Reporting
+from moot.contract.units import ITEMS, InputField, Units
+from moot.contract.vary import GENERIC, VaryKey
 
 S = TypeVar("S", bound=ScenarioBase)
-InputSource = Literal["text", "target", "comments", "role"]
 
-
-@dataclass(frozen=True)
-class InputField:
-    """One field of a protocol's input; `source` is the dataset column that fills it."""
-
-    name: str
-    source: Optional[InputSource] = None
-    required: bool = True
-    many: bool = False  # a list (S2MAD's comments); `--input NAME=...` may repeat
-    help: str = ""
+__all__ = ["InputField", "Outcome", "Protocol", "ProtocolError", "Rescore", "Rescored"]
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,11 @@ class Protocol(Generic[S]):
     durable: bool = False  # fsync every append: the log is the run's only copy (conferences)
     events: tuple[EventType, ...] = ()
     view: type[UnitView] = UnitView
-
-    @property
-    def per_item(self) -> bool:
-        """Whether units are items of a dataset (else each unit is a whole run of the scenario)."""
-        return bool(self.inputs)
+    units: Units = ITEMS  # items of a dataset, or runs of the scenario (moot.contract.units)
+    vary: tuple[VaryKey, ...] = GENERIC  # what `--vary` and experiments may change (moot.contract.vary)
+    metrics: Metrics = LABELLED  # per-unit measures, the headline, metric sets (moot.contract.metrics)
+    report: Reporting = Reporting()  # its tables, sections and plots in `moot report` (moot.contract.report)
+    commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
 
     @property
     def from_yaml(self) -> bool:

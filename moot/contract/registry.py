@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from moot.contract.check import check
+from moot.contract.commands import DatasetCommand
 from moot.contract.protocol import Protocol, ProtocolError
 from moot.log.events import Json, RunStarted
 from moot.log.registry import EVENTS, EventRegistry
@@ -33,6 +34,8 @@ class Registry:
         check(protocol)
         if protocol.name in self._protocols:
             raise ProtocolError(f"protocol {protocol.name!r} is registered twice")
+        if set(self.commands()) & {command.name for command in protocol.commands}:
+            raise ProtocolError(f"{protocol.name}: a command of its is another protocol's")
         try:
             self._events.register(*protocol.events)
         except ValueError as exc:
@@ -55,6 +58,10 @@ class Registry:
 
     def all(self, from_yaml: bool = True) -> list[AnyProtocol]:
         return [self._protocols[n] for n in self.names(from_yaml)]
+
+    def commands(self) -> dict[str, DatasetCommand]:
+        """The protocols' own command-line entries by name (moot.contract.commands)."""
+        return {c.name: c for p in self._protocols.values() for c in p.commands}
 
 
 PROTOCOLS = Registry(installed=True)

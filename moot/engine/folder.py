@@ -23,11 +23,12 @@ from typing import Any, Iterator, Optional
 
 from moot.safety.diskio import named, write_atomic
 from moot.log.transcript import read_lines, set_aside_torn_tail
+from moot.errors import MootError
 
 RESERVED = {"run", "results", "cache"}
 
 
-class RunFolderError(ValueError):
+class RunFolderError(MootError, ValueError):
     """A run folder that cannot be used: another run's, locked, or unreadable; one line."""
 
 

@@ -29,7 +29,7 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored
 from moot.engine.context import Reply, Unit, UnitContext
 from moot.engine.folder import unit_file
-from moot.engine.setup import UsageError
+from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
 
 
@@ -135,7 +135,7 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
     unit_id = s.unit or transcript.path.stem
     next_seq = copy_transcript(transcript, out)
     kept = {**row, "transcript": out.name} if row else None
-    if not transcript.completed or (job.protocol.per_item and transcript.outcome is None):
+    if not transcript.completed or (job.protocol.units.items and transcript.outcome is None):
         return UnitRescored(unit_id, kept, failed="not rescored: the unit did not complete")
     scenario = recorded_scenario(job.protocol, transcript, job.meta)
     log = EventLog(out, next_seq, fsync=False)
@@ -157,7 +157,7 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
     finally:
         log.close()
     if new is None:
-        return UnitRescored(unit_id, kept, done.lines, kept=job.protocol.per_item)
+        return UnitRescored(unit_id, kept, done.lines, kept=job.protocol.units.items)
     before = transcript.outcome
     row = {**(kept or {"id": unit_id, "status": "completed", "gold": s.gold, "transcript": out.name}),
            "prediction": new.prediction, "explanation": new.explanation, "decided_by": new.decided_by,

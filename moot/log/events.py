@@ -13,13 +13,15 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 
+from moot.errors import MootError
+
 SCHEMA_VERSION = 3
 Json = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]  # a decoded JSON value
 JsonObject = dict[str, Json]
 MEASURED = ("likelihood", "top_logprobs", "scripted")  # methods that read an answer from probabilities
 
 
-class TranscriptError(ValueError):
+class TranscriptError(MootError, ValueError):
     """A transcript that cannot be read; the message is one line naming the file and line."""
 
 

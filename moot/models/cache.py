@@ -25,6 +25,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
+from moot.errors import MootError
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMess
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class CacheError(ValueError):
+class CacheError(MootError, ValueError):
     """A cache file that is not a reply cache (corrupted, or another file); one line."""
 
 

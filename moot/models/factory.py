@@ -14,9 +14,10 @@ from autogen_core.models import ChatCompletionClient
 from moot.models.base import GENERIC_INFO
 from moot.models.spec import ModelSpec, parse_spec
 from moot.safety.secrets import register
+from moot.errors import MootError
 
 
-class MissingKey(ValueError):
+class MissingKey(MootError, ValueError):
     """An OpenAI model without an API key or a base URL: found before anything runs."""
 
 

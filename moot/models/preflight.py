@@ -14,11 +14,12 @@ from urllib.parse import urlsplit
 
 from moot.models.factory import BackendOptions, MissingKey
 from moot.models.spec import parse_spec
+from moot.errors import MootError
 
 TIMEOUT_S = 3.0
 
 
-class Unreachable(ValueError):
+class Unreachable(MootError, ValueError):
     """A configured endpoint that refuses connections; one line naming it."""
 
 

@@ -27,6 +27,7 @@ from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
 from moot.protocols.items.labels import LabelSet
+from moot.protocols.items.metrics import RUMOUR_METRICS
 from moot.engine.context import UnitContext
 from moot.scenario.blocks import Backends, Generation, Retry, Strict, check_models, check_prompts, fail
 from moot.speaker_selection.debate import DebatePlan, next_speaker
@@ -236,4 +237,5 @@ PROTOCOL = Protocol(
             InputField("target", "target", required=False, help="what the stance is towards, if any")),
     result_name="answer",
     example="debate",
+    metrics=RUMOUR_METRICS,
 )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
+from moot.errors import MootError
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
@@ -27,7 +28,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KeyPath = tuple[Any, ...]
 
 
-class SourceError(ValueError):
+class SourceError(MootError, ValueError):
     """A problem in a user's file, rendered as one line: `file:line: key.path: message`."""
 
     def __init__(self, file: str | Path, message: str, key: KeyPath = (), line: int | None = None):

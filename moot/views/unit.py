@@ -84,6 +84,11 @@ class UnitView:
         return [f"{self.result_name}: {found.prediction}", *explained]
 
 
+    def row(self, row: Mapping[str, Json]) -> str:
+        """A finished unit's line at the end of a batch that has no labels to score: its status."""
+        return f"{row.get('id')}: {row.get('status')}"
+
+
 def stage_title(stage: str) -> str:
     text = stage.replace("_", " ").strip() or "stage"
     return text[0].upper() + text[1:]

@@ -24,6 +24,7 @@ from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdi
 from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
 from moot.log.transcript import Transcript
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict, read_scores
+from moot.errors import MootError
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -121,7 +122,7 @@ def score_from_reply(content: str, measured: Optional[Measured] = None, **fields
                  rationale=value.rationale)
 
 
-class ResumeError(ValueError):
+class ResumeError(MootError, ValueError):
     """A conference transcript that does not follow this scenario's routing; one line."""
 
 
