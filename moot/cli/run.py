@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from autogen_core.models import ChatCompletionClient
 
 from moot.scenario.bundled import bundled_names, find_scenario
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
+from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_PIPE, heap
 from moot.cli.options import (
     Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
 )
@@ -38,10 +37,11 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.context import Unit
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
-from moot.engine.runner import BatchOutcome, RunSetup, Stop, run_units
+from moot.engine.runner import BatchOutcome, RunSetup, run_units
 from moot.engine.setup import resolve_models, role_models
 from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
 from moot.errors import UsageError, nearest
+from moot.safety.signals import exit_code, headline, routed_to, signal_of
 
 Clients = Mapping[str, ChatCompletionClient]  # ready clients by role or spec (tests' doubles)
 ModelsOf = Callable[[Unit], Mapping[str, RoleModel]]
@@ -157,21 +157,6 @@ def units_in_flight(protocol: Protocol[Any], plan: Plan, args: argparse.Namespac
     return 1 if embedded else int(args.concurrency)
 
 
-def on_signal(stop: Stop) -> None:
-    """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
-    loop = asyncio.get_running_loop()
-
-    def handler() -> None:
-        if stop.reason is not None:
-            os._exit(EXIT_INTERRUPTED)
-        stop.request("interrupted by the user")
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        pass
-
-
 def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options: BackendOptions,
             metric: Optional[str], scenario: Any, clients: Optional[Clients] = None) -> int:
     """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
@@ -191,11 +176,11 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
         task = setup.stop.task = asyncio.current_task()
         if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
             task.cancel()
-        on_signal(setup.stop)
         try:
-            return await run_units(setup, plan.units(), folder, engine, models_of,
-                                   in_flight=units_in_flight(setup.protocol, plan, args, models_of),
-                                   listener=live or status, progress=status.update if status else None)
+            with routed_to(setup.stop.request, lambda: setup.stop.reason is not None):
+                return await run_units(setup, plan.units(), folder, engine, models_of,
+                                       in_flight=units_in_flight(setup.protocol, plan, args, models_of),
+                                       listener=live or status, progress=status.update if status else None)
         finally:
             await engine.close()
 
@@ -212,6 +197,7 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     if setup.stop.reason == OUTPUT_CLOSED:
         return EXIT_PIPE
     if outcome.interrupted:
-        print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        sig = signal_of(setup.stop.reason) or signal.SIGINT
+        print(f"{headline(sig)}: run the same command again to continue ({folder.path})", file=sys.stderr)
+        return exit_code(sig)
     return EXIT_FAILED if outcome.failed else EXIT_OK
