@@ -275,7 +275,8 @@ class _Panel:
 
     def __init__(self, s: ChatEvalScenario, ctx: UnitContext, order: Order):
         self.s, self.ctx, self.order = s, ctx, order
-        self.plan, self.schedule, self.names = s.plan(), s.plan().schedule(), s.names()
+        self.plan, self.names = s.plan(), s.names()
+        self.schedule = self.plan.schedule()
         self.templates = s.templates()
         question, a, b = (str(ctx.inputs.get(k) or "") for k in ("question", "response_a", "response_b"))
         first, second = (a, b) if order != "ba" else (b, a)
@@ -394,7 +395,7 @@ class _Panel:
         if method == "text":
             scores, error = read_scores(reply.text, self.order)
             judgement = self.judgement(base, scores, error, "text", reply.text)
-            if judgement.turn and not recorded(self.ctx, judgement.turn):
+            if not recorded(self.ctx, judgement.turn):
                 self.ctx.record(judgement)
         else:
             asked = [await self.score(role, messages, reply, document, name, method) for _, name in
@@ -441,11 +442,14 @@ class _Panel:
 
 
 def message_turn(ctx: UnitContext, reply: Reply) -> int:
-    """The turn of the message a recorded reply gave (recorded with its call), 0 if none."""
+    """The turn of the message a recorded reply gave: ctx.call appends a call and its message
+    together (a continued unit's are in its log already)."""
     events = ctx.events
-    at = next((i for i, e in enumerate(events) if e is reply.call), None)
-    following = events[at + 1] if at is not None and at + 1 < len(events) else None
-    return following.turn if isinstance(following, Message) else 0
+    at = next(i for i, e in enumerate(events) if e is reply.call)
+    message = events[at + 1] if at + 1 < len(events) else None
+    if not isinstance(message, Message):
+        raise RuntimeError("a referee's call was recorded without its message")
+    return message.turn
 
 
 def recorded(ctx: UnitContext, turn: int) -> bool:
