@@ -28,7 +28,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize, stats  # type: ignore[import-untyped]  # (no stubs shipped)
 
 Floats = NDArray[np.float64]
 Statistic = Callable[..., Floats]  # vectorized: sample arrays (..., n) -> values (...)
@@ -234,7 +234,7 @@ def sd_difference(a: ArrayLike, b: ArrayLike) -> float:
 
 def mean(values: ArrayLike, axis: int = -1) -> Floats:
     """The vectorized mean (the statistic of accuracy over 0/1 correctness)."""
-    return np.asarray(np.mean(values, axis=axis), dtype=np.float64)
+    return np.asarray(np.mean(_floats(values), axis=axis), dtype=np.float64)
 
 
 def significant(pvalue: Optional[float], alpha: float = 0.05) -> bool:
