@@ -17,7 +17,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from moot.metrics import stats
 from moot.metrics.classification import summarize, value_of
-from moot.metrics.coded import correct, encode, statistic
+from moot.metrics.coded import features, resampled, value, weights
 
 TOL = 1e-9
 RNG = np.random.default_rng(7)
@@ -124,37 +124,48 @@ def test_spread_separates_seed_and_item_variation() -> None:
     assert stats.sd_difference([1, 2, 4], [0, 0, 0]) == pytest.approx(sp.tstd([1, 2, 4]), abs=TOL)
 
 
-@pytest.mark.parametrize("metric", ["accuracy", "macro_f1", "f_avg"])
-def test_coded_statistics_equal_the_metrics(metric: str) -> None:
+@pytest.mark.parametrize("metric", ["accuracy", "macro_f1", "f_avg", "macro_precision", "macro_recall",
+                                    "f1:none"])
+def test_coded_metrics_equal_the_classification_metrics(metric: str) -> None:
     labels = ["favor", "against", "none"]
     rng = np.random.default_rng(5)
     gold = [labels[i] for i in rng.integers(0, 3, 200)]
     pred = [None if i == 3 else labels[i] for i in rng.integers(0, 4, 200)]
-    codes = encode(gold, pred, labels)
-    expected = value_of(summarize(gold, pred, labels, metric=metric), metric, labels)
-    assert float(statistic(metric, labels)(codes)) == pytest.approx(expected, abs=1e-12)
-    stacked = statistic(metric, labels)(np.stack([codes, codes[::-1]]))  # vectorized: one value per row
-    assert stacked.shape == (2,) and stacked[0] == pytest.approx(stacked[1], abs=1e-12)
-    assert correct(codes, 3).mean() == pytest.approx(value_of(summarize(gold, pred, labels), "accuracy", labels))
+    report = summarize(gold, pred, labels, metric="f_avg")
+    expected = {"macro_precision": report.macro_precision, "macro_recall": report.macro_recall,
+                "f1:none": report.per_class_f1["none"]}.get(metric) or value_of(report, metric, labels)
+    assert value(features(gold, pred, labels), metric, labels) == pytest.approx(expected, abs=1e-12)
 
 
 def test_coded_rumour_class_f1() -> None:
     labels = ["rumor", "non-rumor"]
     gold = ["rumor", "rumor", "non-rumor", "non-rumor", "rumor"]
     pred = ["rumor", "non-rumor", "non-rumor", "unparsed", "rumor"]
-    codes = encode(gold, pred, labels)
     report = summarize(gold, pred, labels)
     for metric in ("rf1", "nf1"):
-        assert float(statistic(metric, labels)(codes)) == pytest.approx(value_of(report, metric, labels), abs=1e-12)
+        assert value(features(gold, pred, labels), metric, labels) == pytest.approx(value_of(report, metric, labels))
     with pytest.raises(ValueError, match="not defined"):
-        statistic("rf1", ["favor", "against"])
+        value(features(["favor"], ["favor"], ["favor", "against"]), "rf1", ["favor", "against"])
 
 
-def test_bootstrap_of_macro_f1_brackets_its_estimate() -> None:
+def test_the_resampled_statistic_is_scipys_bootstrap_of_the_metric() -> None:
+    """Drawing item indices and weighting feature rows gives, draw for draw, the metric of the
+    resampled items: the same interval as scipy's bootstrap of the metric computed item by item."""
     labels = ["pro", "con", "neutral"]
     rng = np.random.default_rng(9)
-    gold = [labels[i] for i in rng.integers(0, 3, 150)]
+    gold = [labels[i] for i in rng.integers(0, 3, 60)]
     pred = [g if rng.random() < 0.6 else labels[rng.integers(0, 3)] for g in gold]
-    got = stats.bootstrap_interval(encode(gold, pred, labels), statistic("macro_f1", labels), resamples=400)
-    assert got.low < got.estimate < got.high
+    runs = [features(gold, pred, labels)]
+    got = stats.bootstrap_interval(np.arange(60), resampled(runs, "macro_f1", labels), resamples=300, seed=4)
+
+    def slow(idx: np.ndarray, axis: int = -1) -> float:
+        picked = np.asarray(idx, dtype=int)
+        return summarize([gold[i] for i in picked], [pred[i] for i in picked], labels).macro_f1
+
+    ref = sp.bootstrap((np.arange(60),), slow, n_resamples=300, method="percentile", vectorized=False,
+                       rng=np.random.default_rng(4)).confidence_interval
+    assert (got.low, got.high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
     assert got.estimate == pytest.approx(summarize(gold, pred, labels).macro_f1, abs=1e-12)
+    twice = resampled([runs[0], runs[0][::-1]], "accuracy", labels)  # two repeats: their mean
+    assert float(twice(np.arange(60))) == pytest.approx(value(runs[0], "accuracy", labels))
+    assert weights(np.array([[0, 0, 2], [1, 2, 2]]), 3).tolist() == [[2, 0, 1], [0, 1, 2]]

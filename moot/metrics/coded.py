@@ -1,9 +1,13 @@
-"""Classification metrics as vectorized statistics of coded items, for bootstrap resampling.
+"""Classification metrics as sums of per-item features, so a bootstrap resamples them fast.
 
-One item is one integer: gold index * (K + 1) + predicted index, where K is the number of labels
-and index K is "unparsed" (any prediction outside the labels). A metric is then a function of the
-codes along the last axis, so scipy's bootstrap resamples thousands of runs at once. Each metric
-equals its definition in moot.metrics.classification (tests check it to 1e-12).
+Every metric moot reports (accuracy, macro precision / recall / F1, F_avg, RF1, NF1, one class's
+F1) is a function of per-class counts: true positives, predictions and gold support. Each item
+contributes a row of 0/1 features (`features`); a run's counts are the column sums, and a
+bootstrap resample's counts are the resample's weights (how often each item was drawn) times the
+feature matrix: one matrix product for thousands of resamples. `resampled` builds that statistic
+over item indices, so scipy's bootstrap (moot.metrics.stats) draws the indices and every draw is
+scipy's own. An unparsed prediction (None, "unparsed", any string outside the labels) matches no
+class. Each metric equals moot.metrics.classification to 1e-12 (tests/test_stats.py).
 """
 
 from __future__ import annotations
@@ -15,52 +19,87 @@ from numpy.typing import NDArray
 
 from moot.metrics.classification import class_for
 
-Codes = NDArray[np.int64]
 Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
+
+# metric names beyond moot.metrics.classification.METRICS that tables of the papers print
+EXTRA = ("macro_precision", "macro_recall")
 
 
-def encode(gold: Sequence[str], pred: Sequence[Optional[str]], labels: Sequence[str]) -> Codes:
-    """Each item's code (module docstring); gold must be one of `labels`."""
+def features(gold: Sequence[str], pred: Sequence[Optional[str]], labels: Sequence[str]) -> Floats:
+    """Items x (1 + 3K): [correct, then per class: true positive, predicted, gold]."""
+    k = len(labels)
     index = {label: i for i, label in enumerate(labels)}
-    k = len(labels)
-    return np.fromiter((index[g] * (k + 1) + index.get(p or "", k) for g, p in zip(gold, pred)),
-                       dtype=np.int64, count=len(gold))
+    g = np.fromiter((index[x] for x in gold), dtype=np.int64, count=len(gold))
+    p = np.fromiter((index.get(x or "", k) for x in pred), dtype=np.int64, count=len(pred))
+    rows = np.arange(len(gold))
+    out = np.zeros((len(gold), 1 + 3 * k))
+    out[:, 0] = g == p
+    hit = g == p
+    out[rows[hit], 1 + 3 * g[hit]] = 1.0
+    known = p < k
+    out[rows[known], 2 + 3 * p[known]] = 1.0
+    out[rows, 3 + 3 * g] = 1.0
+    return out
 
 
-def _f1(codes: NDArray[np.float64] | Codes, k: int, label: int) -> Floats:
-    """F1 of one class along the last axis: 2 TP / (predicted + support), 0 when both are 0."""
-    gold = codes // (k + 1)
-    pred = codes % (k + 1)
-    tp = np.sum((gold == label) & (pred == label), axis=-1)
-    both = np.sum(pred == label, axis=-1) + np.sum(gold == label, axis=-1)
-    return np.asarray(np.divide(2.0 * tp, both, out=np.zeros(np.shape(both)), where=both > 0), dtype=np.float64)
+def classes_of(metric: str, labels: Sequence[str], favor: str = "favor", against: str = "against") -> list[int]:
+    """The classes whose F1 (or precision, recall) a metric averages."""
+    names = list(labels)
+    if metric in ("macro_f1", "macro_precision", "macro_recall"):
+        return list(range(len(names)))
+    if metric == "f_avg":
+        return [names.index(favor), names.index(against)]
+    if metric.startswith("f1:") and metric[3:] in names:
+        return [names.index(metric[3:])]
+    found = class_for(metric, names)
+    if found is None:
+        raise ValueError(f"metric {metric!r} is not defined on labels {names}")
+    return [names.index(found)]
 
 
-def statistic(metric: str, labels: Sequence[str], favor: str = "favor",
-              against: str = "against") -> Callable[..., Floats]:
-    """The vectorized statistic of `metric` (accuracy, macro_f1, f_avg, rf1, nf1) over codes."""
-    k = len(labels)
+def _ratio(num: Floats, den: Floats) -> Floats:
+    return np.asarray(np.divide(num, den, out=np.zeros(np.shape(den)), where=den > 0), dtype=np.float64)
+
+
+def score(counts: Floats, metric: str, labels: Sequence[str]) -> Floats:
+    """The metric from counts (..., 1 + 3K): weighted sums of `features` rows."""
+    c = np.asarray(counts, dtype=np.float64)
     if metric == "accuracy":
-        def accuracy(codes: Codes, axis: int = -1) -> Floats:
-            c = np.asarray(codes).astype(np.int64)
-            return np.asarray(np.mean(c // (k + 1) == c % (k + 1), axis=-1), dtype=np.float64)
-        return accuracy
-    if metric == "macro_f1":
-        classes = list(range(k))
-    elif metric == "f_avg":
-        classes = [list(labels).index(favor), list(labels).index(against)]
-    else:
-        found = class_for(metric, labels)
-        if found is None:
-            raise ValueError(f"metric {metric!r} is not defined on labels {list(labels)}")
-        classes = [list(labels).index(found)]
-
-    def mean_f1(codes: Codes, axis: int = -1) -> Floats:
-        c = np.asarray(codes).astype(np.int64)
-        return np.asarray(sum(_f1(c, k, i) for i in classes) / len(classes), dtype=np.float64)
-    return mean_f1
+        total = c[..., 3::3].sum(axis=-1)
+        return _ratio(c[..., 0], total)
+    parts = []
+    for i in classes_of(metric, labels):
+        tp, predicted, gold = c[..., 1 + 3 * i], c[..., 2 + 3 * i], c[..., 3 + 3 * i]
+        if metric == "macro_precision":
+            parts.append(_ratio(tp, predicted))
+        elif metric == "macro_recall":
+            parts.append(_ratio(tp, gold))
+        else:
+            parts.append(_ratio(2 * tp, predicted + gold))
+    return np.asarray(sum(parts) / len(parts), dtype=np.float64)
 
 
-def correct(codes: Codes, k: int) -> Floats:
-    """1.0 for an item predicted right, 0.0 otherwise (unparsed is wrong)."""
-    return np.asarray(codes // (k + 1) == codes % (k + 1), dtype=np.float64)
+def weights(indices: Ints, n: int) -> Floats:
+    """How often each of n items occurs in each resample: indices (..., m) -> counts (..., n)."""
+    idx = np.asarray(indices, dtype=np.int64)
+    flat = idx.reshape(-1, idx.shape[-1])
+    offsets = (np.arange(flat.shape[0]) * n)[:, None]
+    counted = np.bincount((flat + offsets).ravel(), minlength=flat.shape[0] * n)
+    return np.asarray(counted.reshape(*idx.shape[:-1], n), dtype=np.float64)
+
+
+def resampled(runs: Sequence[Floats], metric: str, labels: Sequence[str]) -> Callable[..., Floats]:
+    """A vectorized statistic of item indices: the metric averaged over `runs` (one feature matrix
+    per repeat, rows = the same items in the same order), on the items the indices draw."""
+    n = runs[0].shape[0]
+
+    def statistic(indices: Ints, axis: int = -1) -> Floats:
+        w = weights(indices, n)
+        return np.asarray(sum(score(w @ f, metric, labels) for f in runs) / len(runs), dtype=np.float64)
+    return statistic
+
+
+def value(run: Floats, metric: str, labels: Sequence[str]) -> float:
+    """The metric of one run's feature matrix."""
+    return float(score(run.sum(axis=0), metric, labels))
