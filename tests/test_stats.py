@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sp
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.power import TTestPower
+from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.stats.weightstats import DescrStatsW
 
 from moot.metrics import stats
@@ -115,6 +115,8 @@ def test_mde_paired_reaches_the_power_statsmodels_computes() -> None:
         solved = TTestPower().solve_power(nobs=n, alpha=0.05, power=0.8)
         assert effect == pytest.approx(solved, rel=1e-4)  # statsmodels stops its solver earlier (7e-6 at n = 676)
     assert math.isnan(stats.mde_paired(0.0, 10).estimate)
+    normal = stats.mde_normal(0.05, 100).estimate / 0.05  # standardized: NormalIndPower with one group
+    assert NormalIndPower().power(effect_size=normal, nobs1=1, alpha=0.05, ratio=0) == pytest.approx(0.8, abs=TOL)
 
 
 def test_spread_separates_seed_and_item_variation() -> None:

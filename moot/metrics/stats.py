@@ -192,7 +192,8 @@ def t_power(effect: float, n: int, alpha: float = 0.05) -> float:
     df = n - 1
     critical = stats.t.isf(alpha / 2, df)
     shift = effect * math.sqrt(n)
-    return float(stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift))
+    far = float(stats.nct.cdf(-critical, df, shift))  # the other tail; scipy gives NaN where it is ~0
+    return float(stats.nct.sf(critical, df, shift)) + (0.0 if math.isnan(far) else far)
 
 
 def mde_paired(sd_difference: float, n: int, alpha: float = 0.05, power: float = 0.8) -> Interval:
@@ -206,6 +207,23 @@ def mde_paired(sd_difference: float, n: int, alpha: float = 0.05, power: float =
         high *= 2
     effect = optimize.brentq(lambda d: t_power(d, n, alpha) - power, 0.0, high, xtol=1e-14, rtol=1e-15)
     value = float(effect) * sd_difference
+    return Interval(value, value, value, n, method)
+
+
+def mde_normal(standard_error: float, n: int, alpha: float = 0.05, power: float = 0.8) -> Interval:
+    """The smallest difference a two-sided z-test detects with `power` at `alpha`, given the standard
+    error of the difference: the shift (in standard errors) whose power, both tails counted, is
+    `power` (statsmodels NormalIndPower's equation), times the standard error."""
+    method = f"minimum detectable effect, normal approximation from the standard error, power {power:.0%}, alpha {alpha}"
+    if not standard_error > 0:
+        return Interval(math.nan, math.nan, math.nan, n, method, "no variation")
+    critical = float(stats.norm.isf(alpha / 2))
+
+    def reached(shift: float) -> float:
+        return float(stats.norm.sf(critical - shift) + stats.norm.cdf(-critical - shift)) - power
+
+    shift = optimize.brentq(reached, 0.0, critical + 10.0, xtol=1e-14, rtol=1e-15)
+    value = float(shift) * standard_error
     return Interval(value, value, value, n, method)
 
 
