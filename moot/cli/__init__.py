@@ -23,9 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
-from moot.errors import EXIT_USAGE
-
-EXIT_OK, EXIT_FAILED, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 3, 130, 141
+from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",

@@ -1,0 +1,377 @@
+"""Running a scenario from Python: one unit, one item, every item of a dataset, a batch of variants.
+
+`prepare` checks everything that can be wrong before anything is written (the scenario, the
+dataset, the models and their servers, the run folder's identity comes next) and returns a
+`PreparedRun`; its `run()` (or `await run_async()`) runs the units in the run folder; `run(...)`
+does both. Running the same again continues the run: finished units are never redone and no
+finished model call is sent again. A run that fails or is interrupted is not an exception: its
+`RunResult.status` says so and running it again resumes it. Bad input raises a MootError (one
+line; its `exit_code` is the command line's).
+
+An experiment runs one `prepare(...).run()` per cell: the scenario may be an object (an arm's,
+with overrides applied) with the file it came from as `source`, the options (`RunOptions`, e.g.
+one reply cache for every cell) are shared, and `identity` adds what else makes a cell itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import signal
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
+)
+
+from moot.api.options import Models, PathLike, RunOptions, backend_options, model_items, reply_cache
+from moot.errors import EXIT_INTERRUPTED, UsageError, nearest
+
+if TYPE_CHECKING:
+    from moot.api.saved import SavedRun
+    from moot.contract.registry import AnyProtocol
+    from moot.engine.context import Listener, Unit
+    from moot.engine.folder import RunFolder
+    from moot.engine.plan import Plan
+    from moot.engine.runner import BatchOutcome, Progress, RunSetup, Stop
+    from moot.models.calls import RetryPolicy
+    from moot.models.engine import EngineStats, ModelEngine, RoleModel
+    from moot.models.factory import BackendOptions
+    from moot.scenario.blocks import ScenarioBase
+
+T = TypeVar("T")
+ScenarioLike = Union[PathLike, "ScenarioBase"]  # a file, a bundled scenario's name, or a loaded scenario
+Inputs = Union[Mapping[str, Union[str, Sequence[str]]], Sequence[str]]  # {KEY: VALUE} or ["KEY=VALUE", ...]
+Vary = Union[Mapping[str, Union[str, int, Sequence[Union[str, int]]]], Sequence[str]]  # {KEY: [V, ...]} or ["KEY=V1,V2"]
+Status = Literal["completed", "failed", "interrupted"]
+
+
+def find_scenario_file(scenario: PathLike) -> Path:
+    """A scenario file, or the bundled scenario of that name; an unknown name is an error naming
+    the nearest bundled one."""
+    from moot.scenario.bundled import bundled_names, find_scenario
+
+    path = find_scenario(scenario)
+    if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
+        raise UsageError(f"{scenario}: no such scenario file or bundled scenario"
+                         f"{nearest(Path(scenario).stem, bundled_names())} (moot run --list)")
+    return path
+
+
+def load_scenario(scenario: PathLike) -> "ScenarioBase":
+    """Read and validate a scenario file or a bundled scenario (`"drug_policy"`); a ScenarioError
+    names the file, line and key of any problem."""
+    from moot.scenario.load import load_scenario as load
+
+    found: ScenarioBase = load(find_scenario_file(scenario))
+    return found
+
+
+def default_out(source: Path, dataset: Optional[Path]) -> Path:
+    """transcripts/SCENARIO[-DATASET], relative to the working directory."""
+    return Path("transcripts") / (source.stem + (f"-{dataset.stem}" if dataset else ""))
+
+
+def input_items(inputs: Optional[Inputs]) -> list[str]:
+    """`inputs` as `--input KEY=VALUE` items (a list value repeats its key)."""
+    if inputs is None:
+        return []
+    if isinstance(inputs, str):
+        return [inputs]
+    if isinstance(inputs, Mapping):
+        return [f"{key}={item}" for key, value in inputs.items()
+                for item in ([value] if isinstance(value, str) else value)]
+    return list(inputs)
+
+
+def vary_items(vary: Optional[Vary]) -> list[str]:
+    """`vary` as `--vary KEY=V1,V2` items."""
+    if vary is None:
+        return []
+    if isinstance(vary, str):
+        return [vary]
+    if isinstance(vary, Mapping):
+        return [f"{key}={value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
+                for key, value in vary.items()]
+    return list(vary)
+
+
+def plan_of(protocol: "AnyProtocol", scenario: "ScenarioBase", dataset: Optional[Path], limit: Optional[int],
+            inputs: Sequence[str], vary: Sequence[str]) -> "Plan":
+    """The units: a dataset's items, one item, or the scenario once or as a batch of variants."""
+    from moot.engine.plan import dataset_plan, item_plan, variant_plan
+
+    if protocol.units.items:
+        if vary:
+            raise UsageError(f"--vary makes a batch of runs of the scenario; {protocol.name} runs items "
+                             "(use --dataset)")
+        if dataset:
+            if inputs:
+                raise UsageError("--input gives one item; with --dataset the items come from the dataset")
+            return dataset_plan(protocol, scenario, dataset, limit)
+        return item_plan(protocol, scenario, inputs)
+    for flag, value in (("--dataset", dataset), ("--input", inputs), ("--limit", limit)):
+        if value:
+            raise UsageError(f"{flag}: a {protocol.name} has no items; its scenario is its input")
+    return variant_plan(protocol, scenario, vary)
+
+
+def headline_metric(scenario: "ScenarioBase", plan: "Plan") -> Optional[str]:
+    """Declared, never guessed: the scenario's `metric:`, else the dataset's, else the protocol's default."""
+    if not getattr(scenario, "labels", None):
+        return None
+    declared = getattr(scenario, "metric", None) or (plan.spec.metric if plan.spec else None)
+    return declared or scenario.headline_metric()
+
+
+def retry_policy(scenario: object) -> "RetryPolicy":
+    """The scenario's `retry:` as the engine's policy (the default one for a scenario without it)."""
+    from moot.models.calls import RetryPolicy
+    from moot.scenario.blocks import Retry
+
+    retry = getattr(scenario, "retry", None)
+    return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s) if isinstance(retry, Retry) else RetryPolicy()
+
+
+def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple["ScenarioBase", Path]:
+    from moot.scenario.blocks import ScenarioBase
+
+    if isinstance(scenario, ScenarioBase):
+        if source is None:
+            raise UsageError("a scenario given as an object needs source=FILE: the file it came from "
+                             "(runs record its path and hash)")
+        return scenario, Path(source)
+    path = find_scenario_file(scenario)
+    return load_scenario(path), path
+
+
+def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,
+            limit: Optional[int] = None, inputs: Optional[Inputs] = None, vary: Optional[Vary] = None,
+            models: Optional[Models] = None, out: Optional[PathLike] = None, options: Optional[RunOptions] = None,
+            identity: Optional[Mapping[str, object]] = None) -> "PreparedRun":
+    """Check a run before anything is written; `.run()` runs it.
+
+    `scenario`: a file, a bundled scenario's name, or a loaded scenario (then `source` is its file).
+    What runs: a protocol of items runs every item of `dataset` (the first `limit`), else the one
+    item of the scenario's `input:` with `inputs` on top; a protocol whose units are runs of the
+    scenario runs it once, or once per combination of `vary` values (`{"seed": [1, 2, 3]}`).
+    `models`: SPEC for every role or {KEY: SPEC}; `out`: the run folder (default
+    transcripts/SCENARIO[-DATASET]); `identity`: more of run.json's identity (a protocol command's
+    task, an experiment cell's own keys)."""
+    from moot.data.load import dataset_fingerprint
+    from moot.engine.setup import resolve_models
+    from moot.models.factory import load_backends
+    from moot.models.preflight import preflight
+    from moot.protocols.registry import REGISTRY
+    from moot.scenario.load import scenario_content_hash, scenario_hash
+
+    options = options or RunOptions()
+    if limit is not None and limit < 1:
+        raise UsageError(f"limit must be at least 1, got {limit}")
+    loaded, path = _scenario_and_source(scenario, source)
+    protocol = REGISTRY.get(loaded.PROTOCOL)
+    data = Path(dataset) if dataset is not None else None
+    plan = plan_of(protocol, loaded, data, limit, input_items(inputs), vary_items(vary))
+    folder = Path(out) if out is not None else default_out(path, data)
+    overrides = tuple(model_items(models))
+    resolved = resolve_models(loaded, overrides)
+    backends = backend_options(options, getattr(loaded, "backends", None))
+    if options.clients is None:
+        preflight(resolved.values(), backends)
+    load_backends(resolved.values())
+    metric = headline_metric(loaded, plan)
+    if options.resume and not folder.exists():
+        raise UsageError(f"--resume: {folder} does not exist (nothing to continue)")
+    file_sha256 = scenario_hash(path)
+    keys = {"protocol": protocol.name, "scenario_sha256": file_sha256,
+            "scenario_content_sha256": scenario_content_hash(loaded),
+            **({"dataset_sha256": dataset_fingerprint(plan.spec)} if plan.spec else {}),
+            "models": dict(sorted(resolved.items())), **(identity or {})}
+    return PreparedRun(protocol, loaded, path, plan, folder, limit, resolved, overrides, backends, options,
+                       metric, keys, file_sha256)
+
+
+@dataclass(frozen=True)
+class Running:
+    """A run about to start its units, as whatever shows it live sees it (the command line's
+    live transcript of one unit, or its status line over many)."""
+
+    protocol: "AnyProtocol"
+    scenario: "ScenarioBase"
+    folder: Path
+    planned: int
+    done: int  # units finished by earlier invocations
+    stats: "EngineStats"  # live counters: calls, cache hits, tokens
+    stop: Callable[[str], None]  # ends the run early (resumable), giving the reason
+
+
+@dataclass(frozen=True)
+class Watcher:
+    """What follows a run: `listener` gets each unit's events as they are recorded (and turns as
+    they start), `progress` each finished unit; `close` runs when the units are done."""
+
+    listener: Optional["Listener"] = None
+    progress: Optional["Progress"] = None
+    close: Optional[Callable[[], None]] = None
+
+
+Watch = Callable[[Running], Watcher]  # called once the run folder is open, before the first unit
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended. Its units' results and transcripts are in `folder` (`open()` reads them)."""
+
+    folder: Path
+    protocol: str
+    planned: int
+    metric: Optional[str]  # the headline metric run.json declares (labelled runs)
+    outcome: "BatchOutcome"
+    stats: "EngineStats"
+    stop_reason: Optional[str] = None  # why the run was stopped from outside (Ctrl-C, a closed output)
+
+    @property
+    def status(self) -> Status:
+        """`interrupted` (resumable), `failed` (some units failed: run again to retry them), or `completed`."""
+        if self.outcome.interrupted:
+            return "interrupted"
+        return "failed" if self.outcome.failed else "completed"
+
+    @property
+    def done(self) -> int:
+        """Units finished, in this invocation or before."""
+        return self.outcome.done
+
+    def open(self) -> "SavedRun":
+        from moot.api.saved import open_run
+
+        return open_run(self.folder)
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A checked run, nothing written yet (see `prepare`). `plan.units()` lists its units."""
+
+    protocol: "AnyProtocol"
+    scenario: "ScenarioBase"
+    source: Path  # the scenario's file
+    plan: "Plan"
+    out: Path  # the run folder
+    limit: Optional[int]
+    models: Mapping[str, str]  # role -> model spec
+    model_overrides: tuple[str, ...]  # `KEY=SPEC` items over each unit's scenario (a variant's too)
+    backends: "BackendOptions" = field(repr=False)
+    options: RunOptions = field(repr=False)
+    metric: Optional[str] = None
+    identity: Mapping[str, object] = field(default_factory=dict, repr=False)
+    scenario_sha256: str = ""
+
+    @property
+    def planned(self) -> int:
+        return self.plan.total
+
+    def run(self, watch: Optional[Watch] = None) -> RunResult:
+        """Run (or continue) the units in the run folder; see the module docstring. In a thread
+        whose event loop is running (a notebook) it runs on a thread of its own."""
+        return blocking(lambda: self.run_async(watch))
+
+    async def run_async(self, watch: Optional[Watch] = None) -> RunResult:
+        """`run`, awaited in the caller's event loop."""
+        from moot.engine.folder import RunFolder, iter_results
+        from moot.engine.meta import check_identity, describe_run
+        from moot.engine.runner import RunSetup
+        from moot.models.engine import ModelEngine
+
+        setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, self.backends.public(),
+                         self.options.allow_model_change)
+        info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit)
+        with RunFolder(self.out) as folder:
+            check_identity(folder, self.identity, info, self.options.allow_model_change)
+            engine = ModelEngine(self.backends, cache=reply_cache(self.options, folder.cache_path),
+                                 retry=retry_policy(self.scenario), concurrency=self.options.concurrency,
+                                 clients=self.options.clients)
+            done = sum(1 for _ in iter_results(folder.path))
+            watcher = watch(Running(self.protocol, self.scenario, folder.path, self.planned, done, engine.stats,
+                                    setup.stop.request)) if watch else Watcher()
+            outcome = await self._units(setup, folder, engine, watcher)
+        return RunResult(folder.path, self.protocol.name, self.planned, self.metric, outcome, engine.stats,
+                         setup.stop.reason)
+
+    async def _units(self, setup: "RunSetup", folder: "RunFolder", engine: "ModelEngine", watcher: Watcher) -> "BatchOutcome":
+        from moot.engine.runner import run_units
+
+        task = setup.stop.task = asyncio.current_task()
+        if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
+            task.cancel()
+        try:
+            with interruptible(setup.stop):
+                return await run_units(setup, self.plan.units(), folder, engine, self.models_of,
+                                       in_flight=self.in_flight(), listener=watcher.listener,
+                                       progress=watcher.progress)
+        finally:
+            await engine.close()
+            if watcher.close is not None:
+                watcher.close()
+
+    def models_of(self, unit: "Unit") -> dict[str, "RoleModel"]:
+        """The models of a unit's roles (a variant may change its scenario's models)."""
+        from moot.engine.setup import resolve_models, role_models
+
+        return role_models(unit.scenario, resolve_models(unit.scenario, self.model_overrides))
+
+    def in_flight(self) -> int:
+        """How many units run at once. Runs of the scenario (long conversations, such as
+        conferences) on the embedded model run one at a time: the model answers one request at a
+        time anyway, and each keeps its conversation in the model's cache, so two interleaved
+        would each evaluate their whole conversation again at every turn."""
+        from moot.models.spec import parse_spec
+
+        if self.protocol.units.items:
+            return 2 * self.options.concurrency
+        first = next(self.plan.units(), None)
+        embedded = first is not None and any(parse_spec(m.spec).provider == "local"
+                                             for m in self.models_of(first).values())
+        return 1 if embedded else self.options.concurrency
+
+
+def run(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,
+        limit: Optional[int] = None, inputs: Optional[Inputs] = None, vary: Optional[Vary] = None,
+        models: Optional[Models] = None, out: Optional[PathLike] = None, options: Optional[RunOptions] = None,
+        identity: Optional[Mapping[str, object]] = None, watch: Optional[Watch] = None) -> RunResult:
+    """Run (or continue) a scenario: `prepare(...)` with the same arguments, then `.run(watch)`."""
+    return prepare(scenario, source=source, dataset=dataset, limit=limit, inputs=inputs, vary=vary, models=models,
+                   out=out, options=options, identity=identity).run(watch)
+
+
+@contextmanager
+def interruptible(stop: "Stop") -> Iterator[None]:
+    """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
+    loop = asyncio.get_running_loop()
+
+    def handler() -> None:
+        if stop.reason is not None:
+            os._exit(EXIT_INTERRUPTED)
+        stop.request("interrupted by the user")
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """The coroutine's result, from synchronous code: on this thread, or on a thread of its own
+    when this thread's event loop is running already (a notebook cell)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(work())).result()
