@@ -1,0 +1,209 @@
+"""`moot report EXPERIMENT_FOLDER [SHARD_FOLDER ...]`: an experiment's findings from its saved cells.
+
+Reads each folder's experiment.json and, per cell, run.json and results.jsonl only (no transcript,
+no model call). Shard folders of one experiment (moot.experiment.grid) are read as one: a cell's
+units are the union of its shards'. Item targets come from the dataset file, read once per dataset.
+Writes, in the report folder:
+
+    experiment.md           every table in Markdown with the methods under it
+    arms-*.csv / .tex       per dataset, model, metric and column: each arm with its intervals and
+                            its paired comparison with the reference
+    published.md/.csv/.tex  the paper's table beside the measured one (when the file names one)
+    plots/*.png, *.svg      bars with 95% intervals, n and values (moot.experiment.plots)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from moot.engine.folder import iter_results, read_meta
+from moot.errors import UsageError
+from moot.experiment.analysis import Analysis, Cell, Column, analyse
+from moot.experiment.grid import MANIFEST, read_manifest
+from moot.experiment.tables import arms_grid, published_columns, published_grid
+from moot.report.formats import Grid, latex, markdown, to_csv
+from moot.report.published import Published, tables as published_tables
+from moot.safety.diskio import write_atomic
+
+MAX_TARGETS = 12
+
+
+@dataclass
+class Loaded:
+    """An experiment's cells read from its folders, and what the report needs to know of it."""
+
+    name: str
+    arms: list[str]
+    labels: dict[str, str]  # arm -> its label in tables
+    cells: list[Cell]
+    metrics: dict[str, list[str]]  # dataset -> metrics to report
+    targets: dict[str, dict[str, str]]  # dataset -> item id -> target
+    reference: Optional[str] = None
+    test: Optional[str] = None
+    published: Optional[dict[str, Any]] = None
+    dropped: list[str] = field(default_factory=list)  # cells without a labelled result
+
+
+def is_experiment(path: Path) -> bool:
+    return (Path(path) / MANIFEST).is_file()
+
+
+def _rows(folder: Path) -> tuple[dict[str, str], dict[str, Optional[str]]]:
+    gold: dict[str, str] = {}
+    pred: dict[str, Optional[str]] = {}
+    for _, row in iter_results(folder):
+        if row.get("gold") is not None:
+            gold[row["id"]] = str(row["gold"])
+            prediction = row.get("prediction")
+            pred[row["id"]] = None if prediction is None else str(prediction)
+    return gold, pred
+
+
+def _targets(spec_path: str) -> dict[str, str]:
+    from moot.data.load import iter_items, load_dataset_spec
+
+    try:
+        spec = load_dataset_spec(spec_path, ("target",))
+        return {item.id: str(item.value("target")) for item in iter_items(spec) if item.value("target")}
+    except (ValueError, OSError):  # the data is gone: the report has no per-target columns
+        return {}
+
+
+def load(folders: Sequence[Path]) -> Loaded:
+    """The cells of one experiment from its folder, or from the folders of its shards."""
+    manifests = [(Path(f), read_manifest(Path(f))) for f in folders]
+    names = {m["experiment"] for _, m in manifests if m}
+    if len(names) != 1 or any(m is None for _, m in manifests):
+        raise UsageError("moot report: give one experiment's folder, or the folders of its shards "
+                         f"(found experiments: {', '.join(sorted(names)) or 'none'})")
+    first = manifests[0][1] or {}
+    merged: dict[tuple[str, str, str, int], tuple[dict[str, str], dict[str, Optional[str]], tuple[str, ...], bool]] = {}
+    specs: dict[str, str] = {}
+    metrics: dict[str, list[str]] = defaultdict(list)
+    for root, manifest in manifests:
+        for entry in (manifest or {}).get("cells", []):
+            folder = root / entry["folder"]
+            meta = read_meta(folder)
+            if meta is None:
+                continue
+            key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
+            gold, pred = _rows(folder)
+            old = merged.get(key, ({}, {}, (), False))
+            partial = old[3] or entry.get("status") != "completed"
+            merged[key] = ({**old[0], **gold}, {**old[1], **pred}, tuple(meta.get("labels") or ()), partial)
+            if meta.get("dataset_path"):
+                specs[entry["dataset"]] = str(meta["dataset_path"])
+            metric = meta.get("headline_metric")
+            if metric and metric not in metrics[entry["dataset"]]:
+                metrics[entry["dataset"]].append(str(metric))
+    compare = first.get("compare") or {}
+    chosen = list(compare.get("metrics") or ())
+    cells = [Cell(a, d, m, s, labels, gold, pred, partial) for (a, d, m, s), (gold, pred, labels, partial)
+             in sorted(merged.items()) if gold and labels]
+    dropped = [f"{a}/{d}/{m}/seed-{s}" for (a, d, m, s), (gold, _, labels, _) in sorted(merged.items())
+               if not gold or not labels]
+    arms = list(first.get("arms", {}))
+    return Loaded(first["experiment"], arms, {a: a for a in arms}, cells,
+                  {d: chosen or found for d, found in metrics.items()},
+                  {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
+                  first.get("published"), dropped)
+
+
+def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
+    """The dataset's columns: each metric over all items and, with 2-12 targets, per target."""
+    targets = sorted(set(loaded.targets.get(dataset, {}).values()))
+    per_target = targets if 2 <= len(targets) <= MAX_TARGETS else []
+    return [Column(dataset, metric, target) for metric in loaded.metrics.get(dataset, [])
+            for target in [None, *per_target]]
+
+
+def analyses(loaded: Loaded, resamples: int) -> list[Analysis]:
+    found = []
+    pairs = sorted({(c.dataset, c.model) for c in loaded.cells})
+    for dataset, model in pairs:
+        for column in columns_of(loaded, dataset):
+            found.append(analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
+                                 loaded.targets.get(dataset), loaded.test, resamples))
+    return found
+
+
+def published_analyses(loaded: Loaded, published: Published, resamples: int) -> dict[str, Analysis]:
+    """The analysis of each published column the experiment measured (first model with cells)."""
+    found: dict[str, Analysis] = {}
+    for name, column in published_columns(published).items():
+        for model in sorted({c.model for c in loaded.cells if c.dataset == column.dataset}):
+            done = analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
+                           loaded.targets.get(column.dataset), loaded.test, resamples)
+            if done.arms:
+                found[name] = done
+                break
+    return found
+
+
+@dataclass(frozen=True)
+class ExperimentReport:
+    out: Path
+    main: str  # what the command line prints
+    grids: tuple[Grid, ...]
+    plots: tuple[Path, ...]
+
+
+def _write(out: Path, stem: str, grid: Grid) -> None:
+    write_atomic(out / f"{stem}.csv", to_csv(grid))
+    write_atomic(out / f"{stem}.tex", latex(grid))
+
+
+def _stem(analysis: Analysis) -> str:
+    from moot.experiment.schema import safe
+
+    return safe(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
+                f"{analysis.model}")
+
+
+def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> ExperimentReport:
+    """The experiment's report folder (module docstring)."""
+    from moot.experiment import plots
+
+    loaded = load(folders)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plots").mkdir(exist_ok=True)
+    found = analyses(loaded, resamples)
+    grids: list[Grid] = []
+    written: list[Path] = []
+    for analysis in found:
+        grid = arms_grid(analysis, loaded.labels)
+        grids.append(grid)
+        _write(out, _stem(analysis), grid)
+        if analysis.column.target is None:
+            written += plots.arm_bars(analysis, out / "plots", _stem(analysis))
+    published = loaded.published
+    main_parts: list[str] = []
+    if published:
+        table = published_tables()[published["table"]]
+        grid = published_grid(published_analyses(loaded, table, resamples), table, published["rows"], loaded.arms)
+        grids.insert(0, grid)
+        _write(out, "published", grid)
+        write_atomic(out / "published.md", markdown(grid) + "\n")
+        main_parts.append(markdown(grid))
+    main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
+    body = [f"# Experiment {loaded.name}", "", "Computed from the cells' results.jsonl only; no model was called.",
+            "", *(markdown(g) + "\n" for g in grids)]
+    if loaded.dropped:
+        body += ["Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped), ""]
+    body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
+    write_atomic(out / "experiment.md", "\n".join(body))
+    return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
+
+
+def experiment_folders(paths: Iterable[Path]) -> list[Path]:
+    """The experiment folders among `paths` (an experiment folder whose shards are inside it counts
+    as its shard folders)."""
+    found = []
+    for path in paths:
+        shards = sorted(p for p in Path(path).glob("shard-*-of-*") if is_experiment(p))
+        found += shards if shards and not is_experiment(Path(path)) else [Path(path)]
+    return found
+
