@@ -11,7 +11,9 @@ conference.csv, plots/) and prints the main tables.
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Optional, Sequence
 
 from moot.api.outputs import write_report
 from moot.cli import EXIT_OK
@@ -31,6 +33,11 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
+    from moot.experiment.report import experiment_folders, is_experiment
+
+    folders = experiment_folders([Path(r) for r in args.runs])
+    if any(is_experiment(f) for f in folders):
+        return experiment_report(folders, args.out)
     built = write_report(args.runs, args.out)
     print(terminal_safe(built.main))
     for r in built.runs:
@@ -39,4 +46,15 @@ def run(argv: Sequence[str]) -> int:
     for line in built.lines:
         print(terminal_safe(line))
     print(f"report: {built.out / 'report.md'} ({len(built.plots)} plots)")
+    return EXIT_OK
+
+
+def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
+    """An experiment's report (moot.experiment.report): its tables printed, its folder written."""
+    from moot.experiment.report import build
+
+    folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    built = build(folders, folder)
+    print(terminal_safe(built.main))
+    print(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)")
     return EXIT_OK

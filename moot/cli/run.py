@@ -52,6 +52,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-model-change", action="store_true",
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
+    experiments = p.add_argument_group("experiments (SCENARIO is an experiment file: top-level `experiment:`)")
+    experiments.add_argument("--plan", action="store_true",
+                             help="print each cell's units, calls and tokens left, and exit without calling a model")
+    experiments.add_argument("--shard", metavar="I/N", help="run only share I of N of the units (into OUT/shard-I-of-N)")
+    experiments.add_argument("--allow-changed", action="store_true",
+                             help="run cells again whose arm or dataset changed since they ran")
+    experiments.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
+                             help="prices per million prompt and completion tokens, for --plan's cost")
+    experiments.add_argument("--repeat", type=positive_int, help=argparse.SUPPRESS)
     return p
 
 
@@ -63,6 +72,14 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
         return EXIT_OK
     if not args.scenario:
         raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")
+    from moot.cli import experiment
+
+    if experiment.is_experiment_file(args.scenario):
+        return experiment.run(args, clients)
+    for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed),
+                        ("--price", args.price), ("--repeat", args.repeat)):
+        if value:
+            raise UsageError(f"{flag}: for an experiment file (a YAML file with `experiment:` at its top)")
     prepared = prepare(args.scenario, dataset=args.dataset, limit=args.limit, inputs=args.input, vary=args.vary,
                        models=args.model, out=args.out, options=run_options(args, clients))
     return execute(prepared, args.quiet)

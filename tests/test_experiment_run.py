@@ -1,0 +1,103 @@
+"""Running experiments from the command line on the scripted model: one folder per cell and a
+manifest; a rerun continues; added repeats run only the new cells; a changed arm is refused with
+nothing written; --plan calls no model and writes nothing; shards reported together equal one run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from moot.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = f"""experiment: grid
+title: direct vs debate (scripted)
+arms:
+  - {{name: direct, scenario: cola_direct}}
+  - {{name: debate, scenario: debate, set: {{agents: 2, rounds: 1}}}}
+datasets: [{ROOT / 'datasets' / 'demo-stance.yaml'}]
+models: [scripted]
+repeats: 2
+limit: 8
+compare: {{reference: direct, metrics: [accuracy]}}
+published: {{table: COLA/Table 2, rows: {{direct: GPT-3.5}}}}
+"""
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Iterator[Path]:
+    before = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        (tmp_path / "exp.yaml").write_text(EXPERIMENT, encoding="utf-8")
+        yield tmp_path
+    finally:
+        os.chdir(before)
+
+
+def results(folder: Path) -> int:
+    return sum(len((p / "results.jsonl").read_text().splitlines()) for p in folder.rglob("seed-*"))
+
+
+def test_an_experiment_runs_every_cell_and_continues(here: Path) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    out = here / "transcripts" / "grid"
+    manifest = json.loads((out / "experiment.json").read_text())
+    assert [(c["arm"], c["seed"], c["status"]) for c in manifest["cells"]] == [
+        ("direct", 0, "completed"), ("direct", 1, "completed"), ("debate", 0, "completed"), ("debate", 1, "completed")]
+    assert (out / "debate" / "demo-stance" / "scripted" / "seed-1" / "run.json").is_file()
+    assert results(out) == 32
+    assert main(["run", "exp.yaml", "--quiet"]) == 0 and results(out) == 32  # continued: nothing redone
+    (here / "exp.yaml").write_text(EXPERIMENT.replace("repeats: 2", "repeats: 3"), encoding="utf-8")
+    assert main(["run", "exp.yaml", "--quiet"]) == 0 and results(out) == 48  # only the new repeat ran
+
+
+def test_a_changed_arm_is_refused_with_nothing_written(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    manifest = (here / "transcripts" / "grid" / "experiment.json").read_text()
+    (here / "exp.yaml").write_text(EXPERIMENT.replace("rounds: 1", "rounds: 2"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "arm 'debate' changed since its cells ran" in err and len(err.strip().splitlines()) == 1
+    assert (here / "transcripts" / "grid" / "experiment.json").read_text() == manifest
+
+
+def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--plan"]) == 0
+    shown = capsys.readouterr().out
+    assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
+    assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
+    assert "4 cells, 32 units (0 done), 80 model calls left" in shown
+    assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
+
+
+def test_shards_reported_together_equal_one_run(here: Path) -> None:
+    assert main(["run", "exp.yaml", "--quiet", "--out", "one"]) == 0
+    for shard in ("1/2", "2/2"):
+        assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", shard]) == 0
+    first, second = results(here / "many" / "shard-1-of-2"), results(here / "many" / "shard-2-of-2")
+    assert first > 0 and second > 0 and first + second == results(here / "one")
+    assert main(["report", "one", "--out", "r1"]) == 0
+    assert main(["report", "many/shard-1-of-2", "many/shard-2-of-2", "--out", "r2"]) == 0
+    written = sorted(p.name for p in (here / "r1").glob("*.csv"))
+    assert written and written == sorted(p.name for p in (here / "r2").glob("*.csv"))
+    for name in written:
+        assert (here / "r1" / name).read_text() == (here / "r2" / name).read_text()
+    assert main(["report", "many", "--out", "r3"]) == 0  # the shards' parent folder reads as its shards
+    assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
+
+
+def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "transcripts/grid", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    assert "COLA/Table 2" in shown and "| GPT-3.5 | direct | HC | – |" in shown and "| 68.7 |" in shown
+    assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
+    plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
+    assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
