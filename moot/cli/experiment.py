@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional
 
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
 from moot.errors import UsageError
 from moot.views.neutral import terminal_safe
