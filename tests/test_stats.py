@@ -17,7 +17,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from moot.metrics import stats
 from moot.metrics.classification import summarize, value_of
-from moot.metrics.coded import features, resampled, value, weights
+from moot.metrics.coded import Resampling, features, resampled, score, value, weights
 
 TOL = 1e-9
 RNG = np.random.default_rng(7)
@@ -171,3 +171,22 @@ def test_the_resampled_statistic_is_scipys_bootstrap_of_the_metric() -> None:
     twice = resampled([runs[0], runs[0][::-1]], "accuracy", labels)  # two repeats: their mean
     assert float(twice(np.arange(60))) == pytest.approx(value(runs[0], "accuracy", labels))
     assert weights(np.array([[0, 0, 2], [1, 2, 2]]), 3).tolist() == [[2, 0, 1], [0, 1, 2]]
+
+
+def test_the_shared_resampling_gives_scipys_interval_and_standard_error() -> None:
+    """Resampling draws scipy's indices; the percentile interval and standard error of the
+    distribution it gives equal scipy.stats.bootstrap's own, for a macro-F1 over 90 items."""
+    labels = ["pro", "con", "neutral"]
+    rng = np.random.default_rng(12)
+    gold = [labels[i] for i in rng.integers(0, 3, 90)]
+    pred = [g if rng.random() < 0.5 else labels[rng.integers(0, 3)] for g in gold]
+    run = features(gold, pred, labels)
+    boot = Resampling(700, 21, batch=128)
+    dist = score(boot.counts("run", run), "macro_f1", labels)
+    got = stats.percentile_interval(value(run, "macro_f1", labels), dist, 90, 700, 21)
+    ref = sp.bootstrap((np.arange(90),), resampled([run], "macro_f1", labels), n_resamples=700, method="percentile",
+                       vectorized=True, axis=-1, rng=np.random.default_rng(21))
+    assert (got.low, got.high) == (pytest.approx(ref.confidence_interval.low, abs=1e-12),
+                                   pytest.approx(ref.confidence_interval.high, abs=1e-12))
+    assert stats.standard_error(dist) == pytest.approx(ref.standard_error, abs=1e-12)
+    assert boot.counts("run", run) is boot.counts("run", run)  # kept: a second metric costs no product

@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from moot.metrics import stats
-from moot.metrics.coded import Floats, features, resampled, value
+from moot.metrics.coded import Floats, Resampling, features, score, value
 
 Test = str  # "paired_t" | "mcnemar" | "wilcoxon"
 
@@ -124,9 +124,20 @@ def common_ids(cells: Sequence[Cell], targets: Optional[Mapping[str, str]], targ
     return sorted(found)
 
 
+def _counts(boot: Resampling, cells: Sequence[Cell], ids: Sequence[str], runs: Sequence[Floats]) -> list[Floats]:
+    """Each run's counts under the shared resampling (kept by cell and item set)."""
+    key = hash(tuple(ids))
+    return [boot.counts((c.arm, c.dataset, c.model, c.seed, len(ids), key), run) for c, run in zip(cells, runs)]
+
+
+def _mean_score(counts: Sequence[Floats], metric: str, labels: Sequence[str]) -> Floats:
+    return np.asarray(sum(score(c, metric, labels) for c in counts) / len(counts), dtype=np.float64)
+
+
 def arm_stat(cells: Sequence[Cell], column: Column, targets: Optional[Mapping[str, str]] = None,
-             resamples: int = stats.RESAMPLES) -> Optional[ArmStat]:
+             resamples: int = stats.RESAMPLES, boot: Optional[Resampling] = None) -> Optional[ArmStat]:
     """One arm's metric on one column over its repeats (cells of one arm, dataset and model)."""
+    boot = boot or Resampling(resamples, stats.SEED)
     cells = sorted(cells, key=lambda c: c.seed)
     ids = common_ids(cells, targets, column.target)
     if not ids:
@@ -134,9 +145,11 @@ def arm_stat(cells: Sequence[Cell], column: Column, targets: Optional[Mapping[st
     labels = cells[0].labels
     runs = _matrices(cells, ids)
     values = tuple(value(run, column.metric, labels) for run in runs)
-    over_items = stats.bootstrap_interval(np.arange(len(ids)), resampled(runs, column.metric, labels), resamples)
-    errors = [stats.bootstrap_error(np.arange(len(ids)), resampled([run], column.metric, labels), resamples)
-              for run in runs] if len(runs) > 1 else [over_items.half_width / 1.959963984540054]
+    counts = _counts(boot, cells, ids, runs)
+    mean = float(np.mean(values))
+    over_items = stats.percentile_interval(mean, _mean_score(counts, column.metric, labels), len(ids),
+                                           boot.resamples, boot.seed)
+    errors = [stats.standard_error(score(c, column.metric, labels)) for c in counts]
     return ArmStat(cells[0].arm, values, tuple(c.seed for c in cells), stats.t_interval(values),
                    over_items, stats.spread(values, errors), len(ids), any(c.partial for c in cells))
 
@@ -153,27 +166,27 @@ def _paired_units(a: Sequence[Cell], b: Sequence[Cell], targets: Optional[Mappin
 
 
 def compare(arm: Sequence[Cell], reference: Sequence[Cell], column: Column,
-            targets: Optional[Mapping[str, str]] = None, resamples: int = stats.RESAMPLES) -> Optional[Comparison]:
+            targets: Optional[Mapping[str, str]] = None, resamples: int = stats.RESAMPLES,
+            boot: Optional[Resampling] = None) -> Optional[Comparison]:
     """`arm` against `reference` on one column (module docstring); None: no unit in common."""
+    boot = boot or Resampling(resamples, stats.SEED)
     left, right, ids, paired, dropped = _paired_units(arm, reference, targets, column.target)
     if not ids:
         return None
     labels = left[0].labels
     a_runs, b_runs = _matrices(left, ids), _matrices(right, ids)
-    a_stat, b_stat = resampled(a_runs, column.metric, labels), resampled(b_runs, column.metric, labels)
-
-    def delta(indices: np.ndarray, axis: int = -1) -> Floats:
-        return np.asarray(a_stat(indices) - b_stat(indices), dtype=np.float64)
-
-    interval = stats.bootstrap_interval(np.arange(len(ids)), delta, resamples)
     a_values = [value(r, column.metric, labels) for r in a_runs]
     b_values = [value(r, column.metric, labels) for r in b_runs]
+    deltas = _mean_score(_counts(boot, left, ids, a_runs), column.metric, labels) - \
+        _mean_score(_counts(boot, right, ids, b_runs), column.metric, labels)
+    estimate = float(np.mean(a_values) - np.mean(b_values))
+    interval = stats.percentile_interval(estimate, deltas, len(ids), boot.resamples, boot.seed, paired=True)
     a_right = np.concatenate([r[:, 0] for r in a_runs])
     b_right = np.concatenate([r[:, 0] for r in b_runs])
     if len(left) > 1:
         mde = stats.mde_paired(stats.sd_difference(a_values, b_values), len(left))
     else:  # one repeat: from the paired bootstrap's standard error (normal approximation)
-        mde = stats.mde_normal(stats.bootstrap_error(np.arange(len(ids)), delta, resamples), len(ids))
+        mde = stats.mde_normal(stats.standard_error(deltas), len(ids))
     return Comparison(left[0].arm, right[0].arm, interval, stats.paired_t(a_values, b_values),
                       stats.mcnemar_exact(a_right, b_right), mde, paired, dropped,
                       "paired_t" if len(left) > 1 else "mcnemar")
@@ -204,17 +217,19 @@ def group(cells: Sequence[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
 
 def analyse(cells: Sequence[Cell], column: Column, model: str, arms: Sequence[str], reference: Optional[str] = None,
             targets: Optional[Mapping[str, str]] = None, test: Optional[Test] = None,
-            resamples: int = stats.RESAMPLES) -> Analysis:
-    """Every arm on one column (and model), and each against the reference when one is named."""
+            resamples: int = stats.RESAMPLES, boot: Optional[Resampling] = None) -> Analysis:
+    """Every arm on one column (and model), and each against the reference when one is named; `boot`:
+    the resampling every analysis of a report shares (moot.metrics.coded.Resampling)."""
+    boot = boot or Resampling(resamples, stats.SEED)
     grouped = group(cells)
     of = {arm: grouped.get((arm, column.dataset, model), []) for arm in arms}
-    found = [arm_stat(of[a], column, targets, resamples) for a in arms if of[a]]
+    found = [arm_stat(of[a], column, targets, resamples, boot) for a in arms if of[a]]
     stats_ = tuple(s for s in found if s is not None)
     comparisons: list[Comparison] = []
     if reference is not None and of.get(reference):
         for arm in arms:
             if arm != reference and of[arm]:
-                done = compare(of[arm], of[reference], column, targets, resamples)
+                done = compare(of[arm], of[reference], column, targets, resamples, boot)
                 if done is not None:
                     comparisons.append(done)
     return Analysis(column, model, stats_, with_holm(comparisons, test))

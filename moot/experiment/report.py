@@ -23,6 +23,8 @@ from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.grid import MANIFEST, read_manifest
+from moot.metrics.coded import Resampling
+from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid
 from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Published, tables as published_tables
@@ -120,23 +122,23 @@ def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
             for target in [None, *per_target]]
 
 
-def analyses(loaded: Loaded, resamples: int) -> list[Analysis]:
+def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
     found = []
     pairs = sorted({(c.dataset, c.model) for c in loaded.cells})
     for dataset, model in pairs:
         for column in columns_of(loaded, dataset):
             found.append(analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
-                                 loaded.targets.get(dataset), loaded.test, resamples))
+                                 loaded.targets.get(dataset), loaded.test, boot.resamples, boot))
     return found
 
 
-def published_analyses(loaded: Loaded, published: Published, resamples: int) -> dict[str, Analysis]:
+def published_analyses(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, Analysis]:
     """The analysis of each published column the experiment measured (first model with cells)."""
     found: dict[str, Analysis] = {}
     for name, column in published_columns(published).items():
         for model in sorted({c.model for c in loaded.cells if c.dataset == column.dataset}):
             done = analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
-                           loaded.targets.get(column.dataset), loaded.test, resamples)
+                           loaded.targets.get(column.dataset), loaded.test, boot.resamples, boot)
             if done.arms:
                 found[name] = done
                 break
@@ -170,7 +172,8 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     loaded = load(folders)
     out.mkdir(parents=True, exist_ok=True)
     (out / "plots").mkdir(exist_ok=True)
-    found = analyses(loaded, resamples)
+    boot = Resampling(resamples, SEED)
+    found = analyses(loaded, boot)
     grids: list[Grid] = []
     written: list[Path] = []
     for analysis in found:
@@ -183,7 +186,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     main_parts: list[str] = []
     if published:
         table = published_tables()[published["table"]]
-        grid = published_grid(published_analyses(loaded, table, resamples), table, published["rows"], loaded.arms)
+        grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms)
         grids.insert(0, grid)
         _write(out, "published", grid)
         write_atomic(out / "published.md", markdown(grid) + "\n")

@@ -12,7 +12,7 @@ class. Each metric equals moot.metrics.classification to 1e-12 (tests/test_stats
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Hashable, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -103,3 +103,35 @@ def resampled(runs: Sequence[Floats], metric: str, labels: Sequence[str]) -> Cal
 def value(run: Floats, metric: str, labels: Sequence[str]) -> float:
     """The metric of one run's feature matrix."""
     return float(score(run.sum(axis=0), metric, labels))
+
+
+class Resampling:
+    """One percentile bootstrap shared by every statistic of a report: for n items, the weights of
+    `resamples` draws of n item indices, drawn exactly as scipy's `bootstrap` draws them (a
+    Generator seeded with `seed`, `integers(0, n, (resamples, n))`), so every interval equals
+    scipy's (tests/test_stats.py); the counts of a feature matrix under them are kept by key,
+    so two metrics of one run cost one product."""
+
+    def __init__(self, resamples: int, seed: int, batch: int = 250):
+        self.resamples, self.seed, self.batch = resamples, seed, batch
+        self._weights: dict[int, NDArray[np.float32]] = {}
+        self._counts: dict[Hashable, Floats] = {}
+
+    def weights(self, n: int) -> NDArray[np.float32]:
+        """Resamples x n: how often each item was drawn (float32: integer counts, exact)."""
+        if n not in self._weights:
+            rng = np.random.default_rng(self.seed)
+            out = np.empty((self.resamples, n), dtype=np.float32)
+            for start in range(0, self.resamples, self.batch):
+                rows = min(self.batch, self.resamples - start)
+                out[start:start + rows] = weights(rng.integers(0, n, (rows, n)), n)
+            if len(self._weights) > 8:
+                self._weights.clear()
+            self._weights[n] = out
+        return self._weights[n]
+
+    def counts(self, key: Hashable, run: Floats) -> Floats:
+        """Resamples x features: the run's counts in each resample (kept under `key`)."""
+        if key not in self._counts:
+            self._counts[key] = np.asarray(self.weights(run.shape[0]) @ run.astype(np.float32), dtype=np.float64)
+        return self._counts[key]

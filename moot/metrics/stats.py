@@ -107,6 +107,26 @@ def bootstrap_interval(sample: ArrayLike, statistic: Statistic, resamples: int =
     return Interval(estimate, low, high, int(x.size), method)
 
 
+def percentile_interval(estimate: float, distribution: ArrayLike, n: int, resamples: int = RESAMPLES,
+                        seed: int = SEED, confidence: float = CONFIDENCE, paired: bool = False) -> Interval:
+    """The percentile interval of a bootstrap distribution computed elsewhere (with scipy's draws:
+    moot.metrics.coded.Resampling), as scipy's `bootstrap(method='percentile')` computes it."""
+    dist = _floats(distribution)
+    kind = "paired percentile bootstrap" if paired else "percentile bootstrap"
+    method = f"{confidence:.0%} {kind} over items (B = {resamples}, seed {seed})"
+    if n < 2 or np.all(dist == dist[0]):
+        return Interval(estimate, estimate, estimate, n, method, "no variation across items")
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(dist, [alpha, 1 - alpha])
+    return Interval(estimate, float(low), float(high), n, method)
+
+
+def standard_error(distribution: ArrayLike) -> float:
+    """A bootstrap distribution's standard error (ddof 1, as scipy's)."""
+    dist = _floats(distribution)
+    return float(np.std(dist, ddof=1)) if dist.size > 1 else 0.0
+
+
 def bootstrap_error(sample: ArrayLike, statistic: Statistic, resamples: int = RESAMPLES,
                     seed: int = SEED) -> float:
     """The bootstrap standard error of `statistic` over one run's items (0: no variation)."""
