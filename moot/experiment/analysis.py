@@ -44,6 +44,23 @@ class Cell:
     gold: Mapping[str, str]
     pred: Mapping[str, Optional[str]]
     partial: bool = False
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)  # ids, features
+
+    def ids(self, targets: Optional[Mapping[str, str]], target: Optional[str]) -> frozenset[str]:
+        """The labelled units (of one target), kept: a report asks for them per metric and arm pair."""
+        key = ("ids", target)
+        if key not in self.memo:
+            self.memo[key] = frozenset(i for i in self.gold if target is None or (targets or {}).get(i) == target)
+        found: frozenset[str] = self.memo[key]  # type: ignore[assignment]
+        return found
+
+    def features(self, ids: Sequence[str], key: int) -> Floats:
+        """The feature matrix of these units (moot.metrics.coded.features), kept under `key`."""
+        memo = ("features", key)
+        if memo not in self.memo:
+            self.memo[memo] = features([self.gold[i] for i in ids], [self.pred.get(i) for i in ids], self.labels)
+        found: Floats = self.memo[memo]  # type: ignore[assignment]
+        return found
 
 
 @dataclass(frozen=True)
@@ -108,19 +125,16 @@ class Analysis:
         return next((c for c in self.comparisons if c.arm == name), None)
 
 
-def _ids(cell: Cell, targets: Optional[Mapping[str, str]], target: Optional[str]) -> list[str]:
-    return sorted(i for i in cell.gold if target is None or (targets or {}).get(i) == target)
-
-
 def _matrices(cells: Sequence[Cell], ids: Sequence[str]) -> list[Floats]:
-    return [features([c.gold[i] for i in ids], [c.pred.get(i) for i in ids], c.labels) for c in cells]
+    key = hash(tuple(ids))
+    return [c.features(ids, key) for c in cells]
 
 
 def common_ids(cells: Sequence[Cell], targets: Optional[Mapping[str, str]], target: Optional[str]) -> list[str]:
     """The items every cell has (so repeats are resampled jointly)."""
-    found = set(_ids(cells[0], targets, target))
+    found = cells[0].ids(targets, target)
     for cell in cells[1:]:
-        found &= set(_ids(cell, targets, target))
+        found = found & cell.ids(targets, target)
     return sorted(found)
 
 
@@ -161,7 +175,7 @@ def _paired_units(a: Sequence[Cell], b: Sequence[Cell], targets: Optional[Mappin
     left = [next(c for c in a if c.seed == s) for s in seeds]
     right = [next(c for c in b if c.seed == s) for s in seeds]
     ids = common_ids([*left, *right], targets, target) if seeds else []
-    total = sum(len(_ids(c, targets, target)) for c in [*a, *b])
+    total = sum(len(c.ids(targets, target)) for c in [*a, *b])
     return left, right, ids, len(ids) * len(seeds), total - 2 * len(ids) * len(seeds)
 
 
