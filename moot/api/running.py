@@ -53,7 +53,7 @@ def find_scenario_file(scenario: PathLike) -> Path:
     the nearest bundled one."""
     from moot.scenario.bundled import bundled_names, find_scenario
 
-    path = find_scenario(scenario)
+    path = find_scenario(Path(scenario))
     if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
         raise UsageError(f"{scenario}: no such scenario file or bundled scenario"
                          f"{nearest(Path(scenario).stem, bundled_names())} (moot run --list)")
@@ -150,7 +150,7 @@ def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> 
 def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,
             limit: Optional[int] = None, inputs: Optional[Inputs] = None, vary: Optional[Vary] = None,
             models: Optional[Models] = None, out: Optional[PathLike] = None, options: Optional[RunOptions] = None,
-            identity: Optional[Mapping[str, object]] = None) -> "PreparedRun":
+            identity: Optional[Mapping[str, object]] = None, check_models: bool = True) -> "PreparedRun":
     """Check a run before anything is written; `.run()` runs it.
 
     `scenario`: a file, a bundled scenario's name, or a loaded scenario (then `source` is its file).
@@ -159,7 +159,8 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     scenario runs it once, or once per combination of `vary` values (`{"seed": [1, 2, 3]}`).
     `models`: SPEC for every role or {KEY: SPEC}; `out`: the run folder (default
     transcripts/SCENARIO[-DATASET]); `identity`: more of run.json's identity (a protocol command's
-    task, an experiment cell's own keys)."""
+    task, an experiment cell's own keys). `check_models`: check each model's key, file and server
+    now and load its client code (False: a plan that will not run, e.g. to count its units)."""
     from moot.data.load import dataset_fingerprint
     from moot.engine.setup import resolve_models
     from moot.models.factory import load_backends
@@ -178,9 +179,10 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     overrides = tuple(model_items(models))
     resolved = resolve_models(loaded, overrides)
     backends = backend_options(options, getattr(loaded, "backends", None))
-    if options.clients is None:
+    if check_models and options.clients is None:
         preflight(resolved.values(), backends)
-    load_backends(resolved.values())
+    if check_models:
+        load_backends(resolved.values())
     metric = headline_metric(loaded, plan)
     if options.resume and not folder.exists():
         raise UsageError(f"--resume: {folder} does not exist (nothing to continue)")
