@@ -26,7 +26,7 @@ from typing import (
     TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
-from moot.api.options import Models, PathLike, RunOptions, backend_options, model_items, reply_cache
+from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
 from moot.errors import EXIT_INTERRUPTED, UsageError, nearest
 
 if TYPE_CHECKING:
@@ -74,28 +74,14 @@ def default_out(source: Path, dataset: Optional[Path]) -> Path:
     return Path("transcripts") / (source.stem + (f"-{dataset.stem}" if dataset else ""))
 
 
-def input_items(inputs: Optional[Inputs]) -> list[str]:
-    """`inputs` as `--input KEY=VALUE` items (a list value repeats its key)."""
-    if inputs is None:
-        return []
-    if isinstance(inputs, str):
-        return [inputs]
-    if isinstance(inputs, Mapping):
-        return [f"{key}={item}" for key, value in inputs.items()
-                for item in ([value] if isinstance(value, str) else value)]
-    return list(inputs)
+def each_value(value: Union[str, Sequence[str]]) -> list[str]:
+    """An input's values: a list repeats its key (`--input comment=... --input comment=...`)."""
+    return [value] if isinstance(value, str) else list(value)
 
 
-def vary_items(vary: Optional[Vary]) -> list[str]:
-    """`vary` as `--vary KEY=V1,V2` items."""
-    if vary is None:
-        return []
-    if isinstance(vary, str):
-        return [vary]
-    if isinstance(vary, Mapping):
-        return [f"{key}={value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
-                for key, value in vary.items()]
-    return list(vary)
+def values_text(value: Union[str, int, Sequence[Union[str, int]]]) -> list[str]:
+    """A vary key's values as one `V1,V2,...` text."""
+    return [str(value) if isinstance(value, (str, int)) else ",".join(map(str, value))]
 
 
 def plan_of(protocol: "AnyProtocol", scenario: "ScenarioBase", dataset: Optional[Path], limit: Optional[int],
@@ -174,9 +160,9 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     loaded, path = _scenario_and_source(scenario, source)
     protocol = REGISTRY.get(loaded.PROTOCOL)
     data = Path(dataset) if dataset is not None else None
-    plan = plan_of(protocol, loaded, data, limit, input_items(inputs), vary_items(vary))
+    plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), key_items(vary, values_text))
     folder = Path(out) if out is not None else default_out(path, data)
-    overrides = tuple(model_items(models))
+    overrides = tuple(key_items(models))
     resolved = resolve_models(loaded, overrides)
     backends = backend_options(options, getattr(loaded, "backends", None))
     if check_models and options.clients is None:
