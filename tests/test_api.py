@@ -79,6 +79,18 @@ def test_a_batch_of_variants_runs_and_reads_back(batch):
     assert run.status == "complete" and run.protocol == "conference"
 
 
+def test_one_item_given_by_hand_and_its_transcript_file_read_as_a_run(tmp_path):
+    inputs = {"text": "Online classes are a drag. SCRIPTED_LABEL=favor", "target": "online classes"}
+    result = moot.run("cola", inputs=inputs, models="scripted", out=tmp_path / "one")
+    assert result.planned == 1 and result.status == "completed"
+    (row,) = rows(tmp_path / "one")
+    assert row["id"].startswith("item-") and row["prediction"] == "favor"
+    alone = moot.open_run(tmp_path / "one" / row["transcript"])  # a transcript file is a run of one unit
+    (unit,) = alone.units()
+    assert not alone.is_folder and unit.id == row["id"] and unit.prediction == "favor" and unit.status == "completed"
+    assert moot.units_df(alone)["prediction"].tolist() == ["favor"]
+
+
 def test_running_again_continues_without_calling_a_model(items):
     again = moot.run("cola", dataset=STANCE, limit=8, models="scripted", out=items)
     assert again.status == "completed" and again.done == 8

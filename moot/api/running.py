@@ -63,10 +63,7 @@ def find_scenario_file(scenario: PathLike) -> Path:
 def load_scenario(scenario: PathLike) -> "ScenarioBase":
     """Read and validate a scenario file or a bundled scenario (`"drug_policy"`); a ScenarioError
     names the file, line and key of any problem."""
-    from moot.scenario.load import load_scenario as load
-
-    found: ScenarioBase = load(find_scenario_file(scenario))
-    return found
+    return _scenario_and_source(scenario, None)[0]
 
 
 def default_out(source: Path, dataset: Optional[Path]) -> Path:
@@ -123,6 +120,7 @@ def retry_policy(scenario: object) -> "RetryPolicy":
 
 def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple["ScenarioBase", Path]:
     from moot.scenario.blocks import ScenarioBase
+    from moot.scenario.load import load_scenario as load
 
     if isinstance(scenario, ScenarioBase):
         if source is None:
@@ -130,7 +128,8 @@ def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> 
                              "(runs record its path and hash)")
         return scenario, Path(source)
     path = find_scenario_file(scenario)
-    return load_scenario(path), path
+    loaded: ScenarioBase = load(path)
+    return loaded, path
 
 
 def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,
@@ -233,6 +232,7 @@ class RunResult:
         return self.outcome.done
 
     def open(self) -> "SavedRun":
+        """The run folder, opened to read its units, events and metrics."""
         from moot.api.saved import open_run
 
         return open_run(self.folder)
