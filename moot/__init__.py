@@ -19,8 +19,8 @@ Each name is imported when first used, so `import moot` loads nothing else.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
 __version__ = "0.1.0"
 
 _WHERE = {
@@ -36,7 +36,12 @@ _WHERE = {
     "export": "moot.api.outputs", "write_report": "moot.api.outputs",
     "MootError": "moot.errors",
 }
-__all__ = ["__version__", *_WHERE]
+__all__ = [
+    "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
+    "open_run", "open_runs", "SavedRun", "SavedUnit", "RunMetrics", "MeasureSummary",
+    "runs_df", "units_df", "events_df", "calls_df",
+    "rescore", "Rescoring", "document", "export", "write_report", "MootError",
+]
 
 if TYPE_CHECKING:
     from moot.api.frames import calls_df, events_df, runs_df, units_df

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from moot.errors import UsageError
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from moot.models.factory import BackendOptions
     from moot.scenario.blocks import Backends
 
+V = TypeVar("V")
 PathLike = Union[str, "os.PathLike[str]"]
 Models = Union[str, Sequence[str], Mapping[str, str]]  # SPEC | ["KEY=SPEC", ...] | {KEY: SPEC}
 
@@ -77,12 +78,18 @@ def reply_cache(options: RunOptions, folder_cache: Path) -> "ReplyCache | NoCach
     return ReplyCache(folder_cache if options.cache is True else Path(options.cache))
 
 
-def model_items(models: Optional[Models]) -> list[str]:
-    """`models` as the command line's `--model` items: `SPEC` or `KEY=SPEC`."""
-    if models is None:
+def one(value: object) -> list[str]:
+    return [str(value)]
+
+
+def key_items(given: Union[None, str, Sequence[str], Mapping[str, V]],
+              texts: Callable[[V], list[str]] = one) -> list[str]:
+    """`{KEY: VALUE}` as the command line's `KEY=TEXT` items, one per text of the value
+    (`texts`); items given as such (or one item) stay as they are."""
+    if given is None:
         return []
-    if isinstance(models, str):
-        return [models]
-    if isinstance(models, Mapping):
-        return [f"{key}={spec}" for key, spec in models.items()]
-    return list(models)
+    if isinstance(given, str):
+        return [given]
+    if isinstance(given, Mapping):
+        return [f"{key}={text}" for key, value in given.items() for text in texts(value)]
+    return list(given)

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
 
-from moot.api.options import PathLike, RunOptions, backend_options, reply_cache
+from moot.api.options import PathLike, RunOptions, backend_options, key_items, reply_cache
 from moot.api.running import blocking, retry_policy
 from moot.api.saved import RunLike, RunsLike, SavedRun, each_run, open_run
 from moot.errors import UsageError, nearest
@@ -136,14 +136,6 @@ class Rescoring:
         return any(bool(r.failed) and r.row is None for r in self.units)
 
 
-def role_items(roles: Roles) -> list[str]:
-    if isinstance(roles, str):
-        return [roles]
-    if isinstance(roles, Mapping):
-        return [f"{role}={spec}" for role, spec in roles.items()]
-    return list(roles)
-
-
 def roles_of(protocol: "AnyProtocol", items: Sequence[str]) -> dict[str, str]:
     """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
     if not protocol.deciders:
@@ -196,7 +188,7 @@ def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every
     protocol = REGISTRY.get(first.protocol) if first.protocol in REGISTRY else None
     if protocol is None:
         raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
-    chosen = roles_of(protocol, role_items(roles))
+    chosen = roles_of(protocol, key_items(roles))
     scenario = recorded_scenario(protocol, first, source.meta)
     backends = backend_options(options, getattr(scenario, "backends", None))
     if options.clients is None:

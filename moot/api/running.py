@@ -26,7 +26,7 @@ from typing import (
     TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
-from moot.api.options import Models, PathLike, RunOptions, backend_options, model_items, reply_cache
+from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
 from moot.errors import EXIT_INTERRUPTED, UsageError, nearest
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def find_scenario_file(scenario: PathLike) -> Path:
     the nearest bundled one."""
     from moot.scenario.bundled import bundled_names, find_scenario
 
-    path = find_scenario(scenario)
+    path = find_scenario(Path(scenario))
     if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
         raise UsageError(f"{scenario}: no such scenario file or bundled scenario"
                          f"{nearest(Path(scenario).stem, bundled_names())} (moot run --list)")
@@ -63,10 +63,7 @@ def find_scenario_file(scenario: PathLike) -> Path:
 def load_scenario(scenario: PathLike) -> "ScenarioBase":
     """Read and validate a scenario file or a bundled scenario (`"drug_policy"`); a ScenarioError
     names the file, line and key of any problem."""
-    from moot.scenario.load import load_scenario as load
-
-    found: ScenarioBase = load(find_scenario_file(scenario))
-    return found
+    return _scenario_and_source(scenario, None)[0]
 
 
 def default_out(source: Path, dataset: Optional[Path]) -> Path:
@@ -74,28 +71,14 @@ def default_out(source: Path, dataset: Optional[Path]) -> Path:
     return Path("transcripts") / (source.stem + (f"-{dataset.stem}" if dataset else ""))
 
 
-def input_items(inputs: Optional[Inputs]) -> list[str]:
-    """`inputs` as `--input KEY=VALUE` items (a list value repeats its key)."""
-    if inputs is None:
-        return []
-    if isinstance(inputs, str):
-        return [inputs]
-    if isinstance(inputs, Mapping):
-        return [f"{key}={item}" for key, value in inputs.items()
-                for item in ([value] if isinstance(value, str) else value)]
-    return list(inputs)
+def each_value(value: Union[str, Sequence[str]]) -> list[str]:
+    """An input's values: a list repeats its key (`--input comment=... --input comment=...`)."""
+    return [value] if isinstance(value, str) else list(value)
 
 
-def vary_items(vary: Optional[Vary]) -> list[str]:
-    """`vary` as `--vary KEY=V1,V2` items."""
-    if vary is None:
-        return []
-    if isinstance(vary, str):
-        return [vary]
-    if isinstance(vary, Mapping):
-        return [f"{key}={value if isinstance(value, (str, int)) else ','.join(map(str, value))}"
-                for key, value in vary.items()]
-    return list(vary)
+def values_text(value: Union[str, int, Sequence[Union[str, int]]]) -> list[str]:
+    """A vary key's values as one `V1,V2,...` text."""
+    return [str(value) if isinstance(value, (str, int)) else ",".join(map(str, value))]
 
 
 def plan_of(protocol: "AnyProtocol", scenario: "ScenarioBase", dataset: Optional[Path], limit: Optional[int],
@@ -137,6 +120,7 @@ def retry_policy(scenario: object) -> "RetryPolicy":
 
 def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple["ScenarioBase", Path]:
     from moot.scenario.blocks import ScenarioBase
+    from moot.scenario.load import load_scenario as load
 
     if isinstance(scenario, ScenarioBase):
         if source is None:
@@ -144,13 +128,14 @@ def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> 
                              "(runs record its path and hash)")
         return scenario, Path(source)
     path = find_scenario_file(scenario)
-    return load_scenario(path), path
+    loaded: ScenarioBase = load(path)
+    return loaded, path
 
 
 def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,
             limit: Optional[int] = None, inputs: Optional[Inputs] = None, vary: Optional[Vary] = None,
             models: Optional[Models] = None, out: Optional[PathLike] = None, options: Optional[RunOptions] = None,
-            identity: Optional[Mapping[str, object]] = None) -> "PreparedRun":
+            identity: Optional[Mapping[str, object]] = None, check_models: bool = True) -> "PreparedRun":
     """Check a run before anything is written; `.run()` runs it.
 
     `scenario`: a file, a bundled scenario's name, or a loaded scenario (then `source` is its file).
@@ -159,7 +144,8 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     scenario runs it once, or once per combination of `vary` values (`{"seed": [1, 2, 3]}`).
     `models`: SPEC for every role or {KEY: SPEC}; `out`: the run folder (default
     transcripts/SCENARIO[-DATASET]); `identity`: more of run.json's identity (a protocol command's
-    task, an experiment cell's own keys)."""
+    task, an experiment cell's own keys). `check_models`: check each model's key, file and server
+    now and load its client code (False: a plan that will not run, e.g. to count its units)."""
     from moot.data.load import dataset_fingerprint
     from moot.engine.setup import resolve_models
     from moot.models.factory import load_backends
@@ -173,14 +159,15 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     loaded, path = _scenario_and_source(scenario, source)
     protocol = REGISTRY.get(loaded.PROTOCOL)
     data = Path(dataset) if dataset is not None else None
-    plan = plan_of(protocol, loaded, data, limit, input_items(inputs), vary_items(vary))
+    plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), key_items(vary, values_text))
     folder = Path(out) if out is not None else default_out(path, data)
-    overrides = tuple(model_items(models))
+    overrides = tuple(key_items(models))
     resolved = resolve_models(loaded, overrides)
     backends = backend_options(options, getattr(loaded, "backends", None))
-    if options.clients is None:
+    if check_models and options.clients is None:
         preflight(resolved.values(), backends)
-    load_backends(resolved.values())
+    if check_models:
+        load_backends(resolved.values())
     metric = headline_metric(loaded, plan)
     if options.resume and not folder.exists():
         raise UsageError(f"--resume: {folder} does not exist (nothing to continue)")
@@ -245,6 +232,7 @@ class RunResult:
         return self.outcome.done
 
     def open(self) -> "SavedRun":
+        """The run folder, opened to read its units, events and metrics."""
         from moot.api.saved import open_run
 
         return open_run(self.folder)

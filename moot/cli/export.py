@@ -14,7 +14,7 @@ import sys
 from typing import Sequence
 
 from moot.api.outputs import SUFFIXES, choose_format, document, export
-from moot.cli import EXIT_OK
+from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out
 
 

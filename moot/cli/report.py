@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.api.outputs import write_report
-from moot.cli import EXIT_OK
+from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out
 from moot.views.neutral import terminal_safe
 

@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
-from moot.api.options import RunOptions
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
+from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.errors import UsageError
+from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, UsageError
 from moot.scenario.bundled import bundled_names
 
 if TYPE_CHECKING:

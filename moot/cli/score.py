@@ -23,7 +23,7 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from moot.api.outputs import rescore
-from moot.cli import EXIT_FAILED, EXIT_OK
+from moot.errors import EXIT_FAILED, EXIT_OK
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options
 from moot.engine.rescore import UnitRescored
 from moot.metrics.classification import summarize
