@@ -19,6 +19,7 @@ title: direct vs debate (scripted)
 arms:
   - {{name: direct, scenario: cola_direct}}
   - {{name: debate, scenario: debate, set: {{agents: 2, rounds: 1}}}}
+  - {{name: first-round, first_round_of: debate}}
 datasets: [{ROOT / 'datasets' / 'demo-stance.yaml'}]
 models: [scripted]
 repeats: 2
@@ -90,6 +91,23 @@ def test_shards_reported_together_equal_one_run(here: Path) -> None:
         assert (here / "r1" / name).read_text() == (here / "r2" / name).read_text()
     assert main(["report", "many", "--out", "r3"]) == 0  # the shards' parent folder reads as its shards
     assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
+
+
+def test_a_first_round_majority_arm_is_read_from_saved_runs(here: Path) -> None:
+    from moot.experiment.report import first_round_majority, load
+
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    out = here / "transcripts" / "grid"
+    assert not (out / "first-round").exists()  # it runs nothing
+    loaded = load([out])
+    assert loaded.arms == ["direct", "debate", "first-round"]
+    debate = {c.seed: c for c in loaded.cells if c.arm == "debate"}
+    derived = {c.seed: c for c in loaded.cells if c.arm == "first-round"}
+    assert sorted(derived) == [0, 1] and derived[0].gold == debate[0].gold
+    rows = [json.loads(line) for line in (out / "debate/demo-stance/scripted/seed-0/results.jsonl").read_text().splitlines()]
+    parsed = {r["id"]: [[None if a == "unparsed" else a for a in rnd] for rnd in r["answers"]] for r in rows}
+    assert {i: first_round_majority(a) for i, a in parsed.items()} == dict(derived[0].pred)
+    assert first_round_majority([["favor", "against"]]) is None and first_round_majority([["favor", None, "favor"]]) == "favor"
 
 
 def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

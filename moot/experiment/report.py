@@ -14,7 +14,7 @@ Writes, in the report folder:
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -53,15 +53,34 @@ def is_experiment(path: Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
-def _rows(folder: Path) -> tuple[dict[str, str], dict[str, Optional[str]]]:
+Rows = tuple[dict[str, str], dict[str, Optional[str]], dict[str, Optional[str]]]  # gold, prediction, first round
+
+
+def first_round_majority(answers: Optional[Sequence[Sequence[Optional[str]]]]) -> Optional[str]:
+    """The most common parsed answer of the first round; a tie (or none parsed) is unparsed (None)."""
+    if not answers:
+        return None
+    counts = Counter(a for a in answers[0] if a is not None).most_common(2)
+    if not counts or (len(counts) == 2 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def _rows(folder: Path, protocol: Optional[str]) -> Rows:
+    from moot.contract.registry import PROTOCOLS
+
+    rounds = PROTOCOLS.get(protocol).rounds if protocol and protocol in PROTOCOLS else None
     gold: dict[str, str] = {}
     pred: dict[str, Optional[str]] = {}
+    first: dict[str, Optional[str]] = {}
     for _, row in iter_results(folder):
         if row.get("gold") is not None:
             gold[row["id"]] = str(row["gold"])
             prediction = row.get("prediction")
             pred[row["id"]] = None if prediction is None else str(prediction)
-    return gold, pred
+            if rounds is not None:
+                first[row["id"]] = first_round_majority(rounds(row))
+    return gold, pred, first
 
 
 def _targets(spec_path: str) -> dict[str, str]:
@@ -74,6 +93,16 @@ def _targets(spec_path: str) -> dict[str, str]:
         return {}
 
 
+Merged = dict[tuple[str, str, str, int], tuple[dict[str, str], dict[str, Optional[str]], tuple[str, ...], bool]]
+
+
+def _merge(merged: Merged, key: tuple[str, str, str, int], gold: dict[str, str], pred: dict[str, Optional[str]],
+           labels: tuple[str, ...], partial: bool) -> None:
+    """A cell's units joined with those its other shards hold."""
+    old = merged.get(key, ({}, {}, (), False))
+    merged[key] = ({**old[0], **gold}, {**old[1], **pred}, labels, old[3] or partial)
+
+
 def load(folders: Sequence[Path]) -> Loaded:
     """The cells of one experiment from its folder, or from the folders of its shards."""
     manifests = [(Path(f), read_manifest(Path(f))) for f in folders]
@@ -82,7 +111,10 @@ def load(folders: Sequence[Path]) -> Loaded:
         raise UsageError("moot report: give one experiment's folder, or the folders of its shards "
                          f"(found experiments: {', '.join(sorted(names)) or 'none'})")
     first = manifests[0][1] or {}
-    merged: dict[tuple[str, str, str, int], tuple[dict[str, str], dict[str, Optional[str]], tuple[str, ...], bool]] = {}
+    merged: Merged = {}
+    derived: dict[str, list[str]] = defaultdict(list)  # the arm -> arms read from its first round
+    for name, src in (first.get("derived") or {}).items():
+        derived[src].append(name)
     specs: dict[str, str] = {}
     metrics: dict[str, list[str]] = defaultdict(list)
     for root, manifest in manifests:
@@ -92,10 +124,12 @@ def load(folders: Sequence[Path]) -> Loaded:
             if meta is None:
                 continue
             key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
-            gold, pred = _rows(folder)
-            old = merged.get(key, ({}, {}, (), False))
-            partial = old[3] or entry.get("status") != "completed"
-            merged[key] = ({**old[0], **gold}, {**old[1], **pred}, tuple(meta.get("labels") or ()), partial)
+            gold, pred, firsts = _rows(folder, meta.get("protocol"))
+            partial = entry.get("status") != "completed"
+            labels = tuple(meta.get("labels") or ())
+            _merge(merged, key, gold, pred, labels, partial)
+            for name in derived.get(entry["arm"], []):
+                _merge(merged, (name, *key[1:]), gold, firsts, labels, partial)
             if meta.get("dataset_path"):
                 specs[entry["dataset"]] = str(meta["dataset_path"])
             metric = meta.get("headline_metric")
@@ -107,7 +141,7 @@ def load(folders: Sequence[Path]) -> Loaded:
              in sorted(merged.items()) if gold and labels]
     dropped = [f"{a}/{d}/{m}/seed-{s}" for (a, d, m, s), (gold, _, labels, _) in sorted(merged.items())
                if not gold or not labels]
-    arms = list(first.get("arms", {}))
+    arms = list(first.get("order") or first.get("arms", {}))
     return Loaded(first["experiment"], arms, {a: a for a in arms}, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),

@@ -6,6 +6,8 @@
       - {name: cola, scenario: cola}
       - {name: direct, scenario: cola_direct}
       - {name: cola-text, scenario: cola, set: {judger.output: text}}
+      - {name: debate, scenario: debate}
+      - {name: first-round, first_round_of: debate}   # read from the debate arm's saved runs
     datasets: [demo-stance]              # dataset files or names under datasets/; none for conferences
     models: [local]                      # optional axis: every role of an arm on each model
     repeats: 3                           # seeds: the scenario's generation.seed + 0 .. repeats-1
@@ -13,7 +15,9 @@
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
     published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}
 
-A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
+An arm with `first_round_of: ARM` runs nothing: its prediction per unit is the majority of the
+first-round answers of ARM's units (a debate-style protocol's `rounds` hook reads them from the
+results rows; a tie is unparsed), a baseline at no extra cost. A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
 an override path the arm's scenario does not have (the override is applied and the scenario
 validated again), a dataset without labels for a compared metric, two arms with one name, a
 reference or published row naming no arm. Each problem is one line naming the file, line and key
@@ -58,9 +62,10 @@ class Strict(BaseModel):
 
 class ArmSpec(Strict):
     name: Name
-    scenario: str
+    scenario: Optional[str] = None
     set: dict[str, Any] = {}
     label: Optional[str] = None  # how the arm reads in tables (default: its name)
+    first_round_of: Optional[str] = None  # a derived arm: the majority of that arm's first-round answers
 
 
 class CompareSpec(Strict):
@@ -111,8 +116,14 @@ class Experiment:
 
     spec: ExperimentSpec
     path: Path
-    arms: tuple[Arm, ...]
+    arms: tuple[Arm, ...]  # the arms that run
     datasets: tuple[Dataset, ...]
+    derived: tuple[tuple[str, str], ...] = ()  # (arm, the arm whose first-round answers it reads)
+
+    @property
+    def order(self) -> list[str]:
+        """Every arm's name, as the file lists them (derived ones included)."""
+        return [a.name for a in self.spec.arms]
 
     @property
     def name(self) -> str:
@@ -137,13 +148,30 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ExperimentError(found.file, found.detail, found.key, found.line) from None
     base = Path(path).resolve().parent
     _unique([a.name for a in spec.arms], source)
-    arms = tuple(_arm(source, i, arm, base) for i, arm in enumerate(spec.arms))
+    arms = tuple(_arm(source, i, arm, base) for i, arm in enumerate(spec.arms) if arm.first_round_of is None)
+    derived = tuple(_derived(source, i, arm, arms) for i, arm in enumerate(spec.arms) if arm.first_round_of is not None)
     for i, model in enumerate(spec.models):
         _checked(source, ("models", i), lambda: parse_spec(model))
     datasets = _datasets(source, spec, arms, base)
     _compare(source, spec, arms, datasets)
     _published(source, spec)
-    return Experiment(spec, Path(path), arms, datasets)
+    return Experiment(spec, Path(path), arms, datasets, derived)
+
+
+def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
+    """A first-round-majority arm: its source arm runs, and its protocol reads rounds of answers."""
+    if arm.scenario is not None or arm.set:
+        raise fail(source, ("arms", index, "first_round_of"), "an arm read from another's first round runs "
+                                                              "nothing: give it no scenario and no set")
+    found = next((a for a in arms if a.name == arm.first_round_of), None)
+    if found is None:
+        names = [a.name for a in arms]
+        raise fail(source, ("arms", index, "first_round_of"),
+                   f"{arm.first_round_of!r} is not an arm that runs{nearest(str(arm.first_round_of), names)}")
+    if found.protocol.rounds is None:
+        raise fail(source, ("arms", index, "first_round_of"),
+                   f"arm {found.name!r} ({found.protocol.name}) records no rounds of answers")
+    return arm.name, found.name
 
 
 def fail(source: YamlSource, key: KeyPath, message: str) -> ExperimentError:
@@ -167,6 +195,8 @@ def _unique(names: Sequence[str], source: YamlSource) -> None:
 
 def _arm(source: YamlSource, index: int, arm: ArmSpec, base: Path) -> Arm:
     key: KeyPath = ("arms", index, "scenario")
+    if arm.scenario is None:
+        raise fail(source, ("arms", index), "an arm needs a scenario (or first_round_of: ARM)")
     given = base / arm.scenario if (base / arm.scenario).is_file() else find_scenario(arm.scenario)
     if not given.is_file():
         raise fail(source, key, f"no scenario file or bundled scenario {arm.scenario!r}"
@@ -228,7 +258,7 @@ def _labels(dataset: Dataset) -> list[str]:
 def _compare(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], datasets: Sequence[Dataset]) -> None:
     if spec.compare is None:
         return
-    names = [a.name for a in arms]
+    names = [a.name for a in spec.arms]
     if spec.compare.reference not in names:
         raise fail(source, ("compare", "reference"),
                    f"{spec.compare.reference!r} is not an arm{nearest(spec.compare.reference, names)}")
