@@ -9,6 +9,7 @@ folder (moot.experiment.grid); `--plan` prints what the grid would spend and cal
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional
@@ -22,9 +23,21 @@ if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
 
-def is_experiment_file(given: str) -> bool:
-    """Whether `given` names a YAML file with `experiment:` at its top level (its first 64 KB read)."""
+def bundled(given: str) -> Path:
+    """An experiment file: the path as given, else a bundled experiment of that name (experiments/)."""
+    from importlib import resources
+
     path = Path(given)
+    if path.exists() or path.parent != Path(".") or path.suffix not in ("", ".yaml"):
+        return path
+    shipped = Path(str(resources.files("moot.experiments"))) / f"{path.stem}.yaml"
+    return shipped if shipped.is_file() else path
+
+
+def is_experiment_file(given: str) -> bool:
+    """Whether `given` names a YAML file with `experiment:` at its top level (its first 64 KB read),
+    or a bundled experiment."""
+    path = bundled(given)
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
@@ -39,11 +52,13 @@ def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletion
     from moot.experiment.grid import default_out, parse_shard, run_experiment
     from moot.experiment.schema import load_experiment
 
-    for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--vary", args.vary),
-                        ("--limit", args.limit), ("--repeat", args.repeat)):
+    for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--vary", args.vary)):
         if value:
-            raise UsageError(f"{flag}: an experiment file names its own datasets, arms, limit and repeats")
-    experiment = load_experiment(args.scenario)
+            raise UsageError(f"{flag}: an experiment file names its own datasets and arms")
+    experiment = load_experiment(bundled(args.scenario))
+    given = {key: value for key, value in (("limit", args.limit), ("repeats", args.repeat)) if value}
+    if given:  # a quick check: fewer items or repeats than the file asks for
+        experiment = dataclasses.replace(experiment, spec=experiment.spec.model_copy(update=given))
     shard = parse_shard(args.shard) if args.shard else None
     out = Path(args.out) if args.out else default_out(experiment)
     if args.plan:

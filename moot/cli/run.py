@@ -59,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
                              help="run cells again whose arm or dataset changed since they ran")
     experiments.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
                              help="prices per million prompt and completion tokens, for --plan's cost")
-    experiments.add_argument("--repeat", type=positive_int, help=argparse.SUPPRESS)
+    experiments.add_argument("--repeat", type=positive_int, metavar="N",
+                             help="repeats (seeds) of an experiment, over its file's `repeats:`")
     return p
 
 
