@@ -119,3 +119,15 @@ def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest
     assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
     plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
     assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
+
+
+def test_a_batch_of_variants_gets_its_own_default_folder() -> None:
+    """`moot run drug_policy --vary seed=1,2` after `moot run drug_policy` runs in a folder of its own
+    instead of meeting the single run's folder (and refusing it as another run)."""
+    from moot.api.running import default_out
+
+    single = default_out(Path("drug_policy.yaml"), None)
+    batch = default_out(Path("drug_policy.yaml"), None, ["seed=1,2"])
+    assert single == Path("transcripts/drug_policy") and batch == Path("transcripts/drug_policy-seed-1-2")
+    assert default_out(Path("cola.yaml"), Path("datasets/vast.yaml")) == Path("transcripts/cola-vast")
+    assert default_out(Path("d.yaml"), None, ["model=openai:gpt-4o", "seed=3"]) == Path("transcripts/d-model-openai-gpt-4o-seed-3")

@@ -66,9 +66,13 @@ def load_scenario(scenario: PathLike) -> "ScenarioBase":
     return _scenario_and_source(scenario, None)[0]
 
 
-def default_out(source: Path, dataset: Optional[Path]) -> Path:
-    """transcripts/SCENARIO[-DATASET], relative to the working directory."""
-    return Path("transcripts") / (source.stem + (f"-{dataset.stem}" if dataset else ""))
+def default_out(source: Path, dataset: Optional[Path], vary: Sequence[str] = ()) -> Path:
+    """transcripts/SCENARIO[-DATASET][-VARIED], relative to the working directory: a batch of variants
+    gets a folder of its own (`drug_policy-seed-1-2`), so it never meets a single run's folder."""
+    import re
+
+    varied = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "-", item).strip("-") for item in vary)[:80]
+    return Path("transcripts") / (source.stem + (f"-{dataset.stem}" if dataset else "") + (f"-{varied}" if varied else ""))
 
 
 def each_value(value: Union[str, Sequence[str]]) -> list[str]:
@@ -160,7 +164,7 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     protocol = REGISTRY.get(loaded.PROTOCOL)
     data = Path(dataset) if dataset is not None else None
     plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), key_items(vary, values_text))
-    folder = Path(out) if out is not None else default_out(path, data)
+    folder = Path(out) if out is not None else default_out(path, data, vary_items(vary))
     overrides = tuple(key_items(models))
     resolved = resolve_models(loaded, overrides)
     backends = backend_options(options, getattr(loaded, "backends", None))
