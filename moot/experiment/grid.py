@@ -216,8 +216,9 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
                         limit=experiment.spec.limit, models=cell.model, out=cell.folder(folder), options=shared,
                         identity={"experiment": experiment.name, "arm": cell.arm.name, "seed": cell.seed})
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
-    status = {c["arm"] + "/" + c["dataset"] + "/" + c["model"] + f"/seed-{c['seed']}": c["status"]
-              for c in (before or {}).get("cells", [])}
+    prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
+             for c in (before or {}).get("cells", [])}
+    status = {cell.key: prior.get(cell.key, "planned") for cell, _ in prepared}
     write_manifest(experiment, folder, status, shard)
     for cell, run in prepared:
         if run.planned == 0:
