@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
+from moot.engine.folder import read_object
 from moot.engine.plan import Plan
 from moot.errors import MootError, UsageError
 from moot.experiment.schema import Arm, Dataset, Experiment, safe
@@ -142,16 +143,7 @@ def fingerprints(experiment: Experiment) -> dict[str, Any]:
 
 
 def read_manifest(out: Path) -> Optional[dict[str, Any]]:
-    path = out / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: unreadable experiment manifest ({exc})") from None
-    if not isinstance(found, dict):
-        raise UsageError(f"{path}: an experiment manifest is a JSON object")
-    return found
+    return read_object(out / MANIFEST, "experiment manifest")
 
 
 def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], out: Path) -> None:
