@@ -90,3 +90,17 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
         assert "81.7" in text
     assert r"\toprule" in latex(grid) and "Δ" not in latex(grid)
     assert "vs direct" not in markdown(arms_grid(analyses["HC"]))
+
+
+def test_round_dynamics_count_changes_and_agreement() -> None:
+    from moot.experiment.dynamics import round_stats
+
+    units = [("favor", [["favor", "against", "favor"], ["favor", "favor", "favor"]]),   # wrong->right, to majority
+             ("against", [["against", "against", "favor"], ["against", "favor", "favor"]]),  # right->wrong
+             ("neutral", [[None, "neutral", "neutral"], ["neutral", "neutral", "neutral"]])]  # unparsed->right
+    first, second = round_stats(units, resamples=200)
+    assert first.accuracy.estimate == pytest.approx(np.mean([2 / 3, 2 / 3, 2 / 3]))
+    assert second.accuracy.estimate == pytest.approx(np.mean([1, 1 / 3, 1]))
+    assert (first.agreement, second.agreement) == (0.0, pytest.approx(2 / 3))
+    assert second.right_to_wrong == pytest.approx(1 / 9) and second.wrong_to_right == pytest.approx(2 / 9)
+    assert second.to_majority == pytest.approx(2 / 3)  # favor (majority) and neutral (majority); not favor in unit 2

@@ -119,6 +119,10 @@ def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest
     assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
     plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
     assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
+    assert "dynamics-demo-stance-scripted.svg" in plots  # the debate arm's rounds
+    dynamics = (here / "rep" / "dynamics-demo-stance-scripted.csv").read_text().splitlines()
+    assert dynamics[0].startswith("arm,round,accuracy") and [line.split(",")[:2] for line in dynamics[1:]] == [
+        ["debate", "0"], ["debate", "1"]]
 
 
 def test_a_batch_of_variants_gets_its_own_default_folder() -> None:

@@ -12,6 +12,7 @@ import math
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import matplotlib
 
@@ -22,6 +23,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ft2font import FT2Font  # noqa: E402
 
 from moot.experiment.analysis import Analysis  # noqa: E402
+from moot.experiment.dynamics import RoundStat  # noqa: E402
 from moot.experiment.tables import headline  # noqa: E402
 from moot.metrics.stats import Interval  # noqa: E402
 
@@ -111,3 +113,28 @@ def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: l
     ax.text(1.0, -0.28, "error bars: 95% CI (t over repeats; one repeat: bootstrap over items)",
             transform=ax.transAxes, ha="right", fontsize=6, color="#555555")
     return save(fig, folder, stem)
+
+
+def round_lines(by_arm: Mapping[str, Sequence[RoundStat]], folder: Path, stem: str, title: str) -> list[Path]:
+    """Accuracy per round, one line per arm, 95 % intervals as error bars, n per arm in the legend."""
+    if not by_arm:
+        return []
+    names = "".join(by_arm) + title
+    with plt.rc_context({"font.family": families(names) or ["sans-serif"]}):
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        for arm, found in by_arm.items():
+            xs = [s.round for s in found]
+            ys = [s.accuracy.estimate for s in found]
+            err = [[max(0.0, s.accuracy.estimate - s.accuracy.low) for s in found],
+                   [max(0.0, s.accuracy.high - s.accuracy.estimate) for s in found]]
+            n = found[0].accuracy.n if found else 0
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=drawable(f"{arm} (n={n})"))
+            for x, y in zip(xs, ys):
+                ax.annotate(f"{y:.2f}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
+        ax.set_xlabel("round (0: independent answers)")
+        ax.set_ylabel("accuracy of the agents' answers")
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(sorted({s.round for found in by_arm.values() for s in found}))
+        ax.set_title(drawable(title), fontsize=9)
+        ax.legend(fontsize=7)
+        return save(fig, folder, stem)

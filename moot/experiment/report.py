@@ -22,7 +22,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
+from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import MANIFEST, read_manifest
+from moot.experiment.schema import safe
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid
@@ -47,13 +49,15 @@ class Loaded:
     test: Optional[str] = None
     published: Optional[dict[str, Any]] = None
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
+    rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
 
 
 def is_experiment(path: Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
-Rows = tuple[dict[str, str], dict[str, Optional[str]], dict[str, Optional[str]]]  # gold, prediction, first round
+Answers = list[list[Optional[str]]]  # a unit's answers per round
+Rows = tuple[dict[str, str], dict[str, Optional[str]], dict[str, Answers]]  # gold, prediction, answers per round
 
 
 def first_round_majority(answers: Optional[Sequence[Sequence[Optional[str]]]]) -> Optional[str]:
@@ -72,15 +76,16 @@ def _rows(folder: Path, protocol: Optional[str]) -> Rows:
     rounds = PROTOCOLS.get(protocol).rounds if protocol and protocol in PROTOCOLS else None
     gold: dict[str, str] = {}
     pred: dict[str, Optional[str]] = {}
-    first: dict[str, Optional[str]] = {}
+    answers: dict[str, Answers] = {}
     for _, row in iter_results(folder):
         if row.get("gold") is not None:
             gold[row["id"]] = str(row["gold"])
             prediction = row.get("prediction")
             pred[row["id"]] = None if prediction is None else str(prediction)
-            if rounds is not None:
-                first[row["id"]] = first_round_majority(rounds(row))
-    return gold, pred, first
+            found = rounds(row) if rounds is not None else None
+            if found:
+                answers[row["id"]] = found
+    return gold, pred, answers
 
 
 def _targets(spec_path: str) -> dict[str, str]:
@@ -112,6 +117,7 @@ def load(folders: Sequence[Path]) -> Loaded:
                          f"(found experiments: {', '.join(sorted(names)) or 'none'})")
     first = manifests[0][1] or {}
     merged: Merged = {}
+    rounds: dict[tuple[str, str, str, int], dict[str, tuple[str, Answers]]] = {}
     derived: dict[str, list[str]] = defaultdict(list)  # the arm -> arms read from its first round
     for name, src in (first.get("derived") or {}).items():
         derived[src].append(name)
@@ -124,12 +130,14 @@ def load(folders: Sequence[Path]) -> Loaded:
             if meta is None:
                 continue
             key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
-            gold, pred, firsts = _rows(folder, meta.get("protocol"))
+            gold, pred, answers = _rows(folder, meta.get("protocol"))
             partial = entry.get("status") != "completed"
             labels = tuple(meta.get("labels") or ())
             _merge(merged, key, gold, pred, labels, partial)
+            firsts = {i: first_round_majority(a) for i, a in answers.items()}
             for name in derived.get(entry["arm"], []):
                 _merge(merged, (name, *key[1:]), gold, firsts, labels, partial)
+            rounds.setdefault(key, {}).update({i: (gold[i], a) for i, a in answers.items()})
             if meta.get("dataset_path"):
                 specs[entry["dataset"]] = str(meta["dataset_path"])
             metric = meta.get("headline_metric")
@@ -142,10 +150,13 @@ def load(folders: Sequence[Path]) -> Loaded:
     dropped = [f"{a}/{d}/{m}/seed-{s}" for (a, d, m, s), (gold, _, labels, _) in sorted(merged.items())
                if not gold or not labels]
     arms = list(first.get("order") or first.get("arms", {}))
+    pooled: dict[tuple[str, str, str], list[tuple[str, Answers]]] = defaultdict(list)
+    for (a, d, m, _), units in sorted(rounds.items()):
+        pooled[(a, d, m)] += [units[i] for i in sorted(units)]
     return Loaded(first["experiment"], arms, {a: a for a in arms}, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
-                  first.get("published"), dropped)
+                  first.get("published"), dropped, dict(pooled))
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
@@ -193,8 +204,6 @@ def _write(out: Path, stem: str, grid: Grid) -> None:
 
 
 def _stem(analysis: Analysis) -> str:
-    from moot.experiment.schema import safe
-
     return safe(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
                 f"{analysis.model}")
 
@@ -216,6 +225,12 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         _write(out, _stem(analysis), grid)
         if analysis.column.target is None:
             written += plots.arm_bars(analysis, out / "plots", _stem(analysis))
+    for (dataset, model), by_arm in _dynamics(loaded, resamples).items():
+        grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
+        grids.append(grid)
+        stem = safe(f"dynamics-{dataset}-{model}")
+        _write(out, stem, grid)
+        written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
     published = loaded.published
     main_parts: list[str] = []
     if published:
@@ -233,6 +248,13 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
+
+
+def _dynamics(loaded: Loaded, resamples: int) -> dict[tuple[str, str], dict[str, list[RoundStat]]]:
+    found: dict[tuple[str, str], dict[str, list[RoundStat]]] = defaultdict(dict)
+    for (arm, dataset, model), units in loaded.rounds.items():
+        found[(dataset, model)][arm] = round_stats(units, resamples)
+    return dict(found)
 
 
 def experiment_folders(paths: Iterable[Path]) -> list[Path]:
