@@ -135,3 +135,17 @@ def test_a_batch_of_variants_gets_its_own_default_folder() -> None:
     assert single == Path("transcripts/drug_policy") and batch == Path("transcripts/drug_policy-seed-1-2")
     assert default_out(Path("cola.yaml"), Path("datasets/vast.yaml")) == Path("transcripts/cola-vast")
     assert default_out(Path("d.yaml"), None, ["model=openai:gpt-4o", "seed=3"]) == Path("transcripts/d-model-openai-gpt-4o-seed-3")
+
+
+def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exp.yaml").write_text("experiment: conf\narms:\n  - {name: judge, scenario: drug_policy}\n"
+                                       "  - {name: no-judge, scenario: drug_policy_no_judge}\nmodels: [scripted]\n"
+                                       "repeats: 2\ncompare: {reference: judge}\n", encoding="utf-8")
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "transcripts/conf", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | 2 |" in shown
+    assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()

@@ -24,6 +24,7 @@ from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import MANIFEST, read_manifest
+from moot.experiment.measures import MeasureCell, measure_grid, read_cell
 from moot.experiment.schema import safe
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
@@ -50,6 +51,7 @@ class Loaded:
     published: Optional[dict[str, Any]] = None
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
+    measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
 
 
 def is_experiment(path: Path) -> bool:
@@ -117,6 +119,7 @@ def load(folders: Sequence[Path]) -> Loaded:
                          f"(found experiments: {', '.join(sorted(names)) or 'none'})")
     first = manifests[0][1] or {}
     merged: Merged = {}
+    measured: list[MeasureCell] = []
     rounds: dict[tuple[str, str, str, int], dict[str, tuple[str, Answers]]] = {}
     derived: dict[str, list[str]] = defaultdict(list)  # the arm -> arms read from its first round
     for name, src in (first.get("derived") or {}).items():
@@ -130,6 +133,10 @@ def load(folders: Sequence[Path]) -> Loaded:
             if meta is None:
                 continue
             key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
+            if entry["dataset"] == "-":  # a run of the scenario: its protocol's measures
+                found = read_cell(entry["arm"], entry["model"], key[3], folder)
+                measured += [found] if found else []
+                continue
             gold, pred, answers = _rows(folder, meta.get("protocol"))
             partial = entry.get("status") != "completed"
             labels = tuple(meta.get("labels") or ())
@@ -156,7 +163,7 @@ def load(folders: Sequence[Path]) -> Loaded:
     return Loaded(first["experiment"], arms, {a: a for a in arms}, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
-                  first.get("published"), dropped, dict(pooled))
+                  first.get("published"), dropped, dict(pooled), measured)
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
@@ -231,6 +238,12 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         stem = safe(f"dynamics-{dataset}-{model}")
         _write(out, stem, grid)
         written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
+    for measure in sorted({m for c in loaded.measured for m in c.values}):
+        for model in sorted({c.model for c in loaded.measured}):
+            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
+            if measured is not None:
+                grids.append(measured)
+                _write(out, safe(f"measure-{measure}-{model}"), measured)
     published = loaded.published
     main_parts: list[str] = []
     if published:
@@ -241,6 +254,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         write_atomic(out / "published.md", markdown(grid) + "\n")
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
+    main_parts += [markdown(g) for g in grids if g.key == "measures"]
     body = [f"# Experiment {loaded.name}", "", "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(g) + "\n" for g in grids)]
     if loaded.dropped:
