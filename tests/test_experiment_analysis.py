@@ -104,3 +104,23 @@ def test_round_dynamics_count_changes_and_agreement() -> None:
     assert (first.agreement, second.agreement) == (0.0, pytest.approx(2 / 3))
     assert second.right_to_wrong == pytest.approx(1 / 9) and second.wrong_to_right == pytest.approx(2 / 9)
     assert second.to_majority == pytest.approx(2 / 3)  # favor (majority) and neutral (majority); not favor in unit 2
+
+
+def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> None:
+    import warnings
+
+    from moot.experiment.plots import arm_bars, drawable
+
+    cells = [Cell(a, "微博", "local", 0, LABELS, c.gold, c.pred) for a, c in (("cola", CELLS[0]), ("direct", CELLS[3]))]
+    zero = Cell("zero", "微博", "local", 0, LABELS, CELLS[0].gold, {i: None for i in CELLS[0].gold})
+    targets = {i: "新冠 🦠" for i in CELLS[0].gold}
+    found = analyse([*cells, zero], Column("微博", "accuracy", "新冠 🦠"), "local", ["cola", "direct", "zero"], "cola",
+                    targets, resamples=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = arm_bars(found, tmp_path, "cjk")
+    assert [p.suffix for p in written] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in written)
+    assert capfd.readouterr().err == ""
+    assert "🦠" not in drawable("新冠 🦠") or "🦠" in drawable("🦠")  # replaced unless a font has it
+    svg = written[1].read_text(encoding="utf-8")
+    assert "0.000" in svg  # the zero bar is labelled as zero

@@ -9,7 +9,6 @@ so a plot never prints a missing-glyph warning.
 from __future__ import annotations
 
 import math
-import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -68,12 +67,10 @@ def families(text: str) -> list[str]:
 def save(fig: Figure, folder: Path, stem: str) -> list[Path]:
     paths = []
     fig.tight_layout()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # glyph fallbacks are handled above
-        for ext in FORMATS:
-            path = folder / f"{stem}.{ext}"
-            fig.savefig(path, dpi=130)
-            paths.append(path)
+    for ext in FORMATS:
+        path = folder / f"{stem}.{ext}"
+        fig.savefig(path, dpi=130)
+        paths.append(path)
     plt.close(fig)
     return paths
 
