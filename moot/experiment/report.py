@@ -31,6 +31,7 @@ from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid
 from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Published, tables as published_tables
+from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
 
 MAX_TARGETS = 12
@@ -164,6 +165,51 @@ def load(folders: Sequence[Path]) -> Loaded:
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   first.get("published"), dropped, dict(pooled), measured)
+
+
+@dataclass(frozen=True)
+class RunCell:
+    """A run folder read as one cell (`moot compare`), with its headline metric and seed."""
+
+    cell: Cell
+    metric: str
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.cell.labels
+
+    @property
+    def gold(self) -> Mapping[str, str]:
+        return self.cell.gold
+
+    @property
+    def seed(self) -> int:
+        return self.cell.seed
+
+    def with_seed(self, seed: int) -> "RunCell":
+        c = self.cell
+        return RunCell(Cell(c.arm, c.dataset, c.model, seed, c.labels, c.gold, c.pred, c.partial), self.metric)
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def cell_of_run(folder: Path, arm: str) -> RunCell:
+    """A run folder of labelled items as a cell named `arm` (UsageError when it is none)."""
+    meta = read_meta(folder)
+    if meta is None:
+        raise UsageError(f"{folder}: not a run folder (no run.json)")
+    gold, pred, _ = _rows(folder, None)
+    labels = tuple(meta.get("labels") or ())
+    if not gold or not labels:
+        raise UsageError(f"{folder}: no labelled result to compare")
+    scenario = _mapping(meta.get("scenario"))
+    seed = int(_mapping(scenario.get("generation")).get("seed") or 0)
+    dataset = Path(str(meta.get("dataset_path") or "items")).stem
+    metric = str(meta.get("headline_metric") or "macro_f1")
+    model = models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
+    return RunCell(Cell(arm, dataset, model, seed, labels, gold, pred, meta.get("planned_units") != len(gold)), metric)
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
