@@ -169,6 +169,7 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
             "repeats": experiment.spec.repeats, "limit": experiment.spec.limit,
             "shard": list(shard) if shard else None, **fingerprints(experiment),
             "order": experiment.order, "derived": dict(experiment.derived),
+            "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
             "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
             "published": experiment.spec.published.model_dump() if experiment.spec.published else None,
             "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,

@@ -161,7 +161,8 @@ def load(folders: Sequence[Path]) -> Loaded:
     pooled: dict[tuple[str, str, str], list[tuple[str, Answers]]] = defaultdict(list)
     for (a, d, m, _), units in sorted(rounds.items()):
         pooled[(a, d, m)] += [units[i] for i in sorted(units)]
-    return Loaded(first["experiment"], arms, {a: a for a in arms}, cells,
+    names = {a: str((first.get("labels") or {}).get(a, a)) for a in arms}
+    return Loaded(first["experiment"], arms, names, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   first.get("published"), dropped, dict(pooled), measured)
@@ -294,7 +295,8 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     main_parts: list[str] = []
     if published:
         table = published_tables()[published["table"]]
-        grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms)
+        grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
+                              loaded.labels)
         grids.insert(0, grid)
         _write(out, "published", grid)
         write_atomic(out / "published.md", markdown(grid) + "\n")

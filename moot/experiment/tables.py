@@ -85,7 +85,7 @@ def _mark(analysis: Analysis, arm: str, published: Published) -> str:
 
 
 def published_grid(analyses: Mapping[str, Analysis], published: Published, rows: Mapping[str, str],
-                   arms: Sequence[str]) -> Grid:
+                   arms: Sequence[str], labels: Optional[Mapping[str, str]] = None) -> Grid:
     """`analyses` by published column name; `rows`: arm -> the paper's row (module docstring)."""
     spec = published.spec
     percent = spec.unit == "percent"
@@ -102,7 +102,7 @@ def published_grid(analyses: Mapping[str, Analysis], published: Published, rows:
             measured = number(stat.mean, percent) + (_mark(found, arm, published) if found and stat else "") \
                 if stat else DASH
             delta = signed(stat.mean - figure.value, percent) if stat and figure else DASH
-            body.append((row, arm, column.name, measured, interval(headline(stat), percent) if stat else DASH,
+            body.append((row, (labels or {}).get(arm, arm), column.name, measured, interval(headline(stat), percent) if stat else DASH,
                          str(stat.items) if stat else DASH, str(len(stat.values)) if stat else DASH,
                          figure.printed if figure else DASH, delta))
     marks = "; ".join(f"{m}: {meaning} (here: the paper's test on these runs, Holm-adjusted)"
