@@ -161,8 +161,8 @@ def load(folders: Sequence[Path]) -> Loaded:
     pooled: dict[tuple[str, str, str], list[tuple[str, Answers]]] = defaultdict(list)
     for (a, d, m, _), units in sorted(rounds.items()):
         pooled[(a, d, m)] += [units[i] for i in sorted(units)]
-    names = {a: str((first.get("labels") or {}).get(a, a)) for a in arms}
-    return Loaded(first["experiment"], arms, names, cells,
+    shown_as = {a: str((first.get("labels") or {}).get(a, a)) for a in arms}
+    return Loaded(first["experiment"], arms, shown_as, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   first.get("published"), dropped, dict(pooled), measured)
