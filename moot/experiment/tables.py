@@ -91,11 +91,13 @@ def published_grid(analyses: Mapping[str, Analysis], published: Published, rows:
     percent = spec.unit == "percent"
     head = ("paper row", "arm", "column", "measured", "95% CI", "n items", "runs", "published", "Δ (measured - published)")
     body = []
+    measured_columns = [c for c in spec.columns if analyses.get(c.name) and analyses[c.name].arms]
+    unmeasured = [c.name for c in spec.columns if c not in measured_columns]
     for arm in arms:
         row = rows.get(arm)
         if row is None:
             continue
-        for column in spec.columns:
+        for column in measured_columns:
             found = analyses.get(column.name)
             stat = found.arm(arm) if found else None
             figure = published.figure(row, column.name)
@@ -110,7 +112,9 @@ def published_grid(analyses: Mapping[str, Analysis], published: Published, rows:
     notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
              f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
              *([marks] if marks else []), *([spec.note] if spec.note else []),
-             "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap).")
+             "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap).",
+             *([f"Not measured here (no item of their dataset and target ran): {', '.join(unmeasured)}."]
+               if unmeasured else []))
     scale = " (percent)" if percent else ""
     return Grid(f"{spec.id}: {spec.title}, measured beside published{scale}", head, tuple(body), notes,
                 key="published")
