@@ -73,8 +73,14 @@ def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
     assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
-    assert "4 cells, 32 units (0 done), 80 model calls left" in shown
+    assert "4 cells, 32 units (0 done), 80 model calls and ? tokens left" in shown
     assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
+    assert main(["run", "exp.yaml", "--quiet", "--limit", "2", "--repeat", "1"]) == 0
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--plan", "--price", "1", "2"]) == 0
+    after = capsys.readouterr().out
+    assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 |" in after  # 2 done: their usage gives tokens per unit
+    assert "tokens left, cost" in after
 
 
 def test_shards_reported_together_equal_one_run(here: Path) -> None:

@@ -3,8 +3,8 @@
 Per cell: its units (the dataset's items after --limit, or the runs of the scenario), those
 already finished in its folder (no call needed), model calls (the protocol's `calls` hook per
 unit, times the units left; `?` for a protocol whose calls depend on the conversation), and the
-prompt and completion tokens the finished units of the same arm used per unit (recorded usage;
-`?` before any ran), with a cost when prices per million tokens are given. No model is loaded
+prompt and completion tokens the finished units of the same arm used per unit (the recorded usage
+of up to 20 finished units' calls; `?` before any ran), with a cost when prices per million tokens are given. No model is loaded
 or called, no server is asked, nothing is written.
 """
 
@@ -62,16 +62,27 @@ def plan_cells(experiment: Experiment, out: Path, shard: Optional[Shard] = None)
     return found
 
 
+SAMPLE = 20  # finished units whose transcripts --plan reads per cell for tokens per unit
+
+
 def usage(folder: Path) -> Optional[Usage]:
-    """Tokens per finished unit of a cell, from its results rows' recorded usage."""
+    """Tokens per finished unit of a cell: the recorded usage of its calls (cached replies count as
+    the call they answer), from the transcripts of up to SAMPLE finished units."""
+    from moot.api.saved import open_run
+
+    if not (folder / "run.json").is_file():
+        return None
     prompt = completion = 0.0
     units = 0
-    for _, row in iter_results(folder):
-        used = row.get("usage")
-        if isinstance(used, dict):
-            prompt += float(used.get("prompt_tokens", 0) or 0)
-            completion += float(used.get("completion_tokens", 0) or 0)
-            units += 1
+    for unit in open_run(folder).units():
+        if unit.row is None:
+            continue
+        for call in unit.transcript().calls:
+            prompt += call.usage.prompt_tokens
+            completion += call.usage.completion_tokens
+        units += 1
+        if units == SAMPLE:
+            break
     return Usage(prompt / units, completion / units, units) if units else None
 
 
@@ -82,6 +93,7 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
     rows = ["| cell | units | done | calls left | prompt tokens left | completion tokens left | cost |",
             "|---|---|---|---|---|---|---|"]
     total_calls: Optional[float] = 0.0
+    total_tokens: Optional[list[float]] = [0.0, 0.0]
     total_units = total_left = 0
     arm_usage: dict[str, Optional[Usage]] = {}
     for p in plans:
@@ -99,6 +111,11 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
         total_units += p.units
         total_left += left
         total_calls = None if total_calls is None or p.calls is None else total_calls + p.calls
+        total_tokens = None if total_tokens is None or tokens is None else [total_tokens[0] + tokens[0],
+                                                                            total_tokens[1] + tokens[1]]
     calls = "?" if total_calls is None else f"{total_calls:.0f}"
+    tokens_text = "?" if total_tokens is None else f"{total_tokens[0]:.0f} prompt + {total_tokens[1]:.0f} completion"
+    cost = f", cost {(total_tokens[0] * prices[0] + total_tokens[1] * prices[1]) / 1e6:.2f}" \
+        if total_tokens is not None and prices else ""
     return [*rows, "", f"{len(plans)} cells, {total_units} units ({total_units - total_left} done), "
-                       f"{calls} model calls left; no model was called."]
+                       f"{calls} model calls and {tokens_text} tokens left{cost}; no model was called."]
