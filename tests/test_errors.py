@@ -24,6 +24,7 @@ ERRORS = {
     "moot.models.factory": ["MissingKey"],
     "moot.models.preflight": ["Unreachable"],
     "moot.report.runs": ["RunError"],
+    "moot.safety.places": ["OutError"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 

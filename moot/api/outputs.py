@@ -65,11 +65,12 @@ def export(run: RunLike, format: Optional[Format] = None, out: Optional[PathLike
     """Write `document(run, format, unit)` to `out` (default: beside the run, RUN.html / RUN.md;
     `format` defaults to `out`'s suffix, else html); returns where it was written."""
     from moot.safety.diskio import is_environment_error, write_atomic
+    from moot.safety.places import usable_out
 
     chosen = choose_format(format, out)
     source = _with_units(run)
     text = _document(source, chosen, unit)
-    path = Path(out) if out is not None else default_document(source, unit, SUFFIXES[chosen])
+    path = usable_out(Path(out) if out is not None else default_document(source, unit, SUFFIXES[chosen]), "file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
-import signal
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
-    TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
+    TYPE_CHECKING, Any, Callable, Coroutine, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
 from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
-from moot.errors import EXIT_INTERRUPTED, UsageError, nearest
+from moot.errors import UsageError, nearest
 
 if TYPE_CHECKING:
     from moot.api.saved import SavedRun
@@ -35,7 +32,7 @@ if TYPE_CHECKING:
     from moot.engine.context import Listener, Unit
     from moot.engine.folder import RunFolder
     from moot.engine.plan import Plan
-    from moot.engine.runner import BatchOutcome, Progress, RunSetup, Stop
+    from moot.engine.runner import BatchOutcome, Progress, RunSetup
     from moot.models.calls import RetryPolicy
     from moot.models.engine import EngineStats, ModelEngine, RoleModel
     from moot.models.factory import BackendOptions
@@ -293,12 +290,13 @@ class PreparedRun:
 
     async def _units(self, setup: "RunSetup", folder: "RunFolder", engine: "ModelEngine", watcher: Watcher) -> "BatchOutcome":
         from moot.engine.runner import run_units
+        from moot.safety.signals import routed_to
 
         task = setup.stop.task = asyncio.current_task()
         if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
             task.cancel()
         try:
-            with interruptible(setup.stop):
+            with routed_to(setup.stop.request, lambda: setup.stop.reason is not None):
                 return await run_units(setup, self.plan.units(), folder, engine, self.models_of,
                                        in_flight=self.in_flight(), listener=watcher.listener,
                                        progress=watcher.progress)
@@ -335,27 +333,6 @@ def run(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: O
     """Run (or continue) a scenario: `prepare(...)` with the same arguments, then `.run(watch)`."""
     return prepare(scenario, source=source, dataset=dataset, limit=limit, inputs=inputs, vary=vary, models=models,
                    out=out, options=options, identity=identity).run(watch)
-
-
-@contextmanager
-def interruptible(stop: "Stop") -> Iterator[None]:
-    """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
-    loop = asyncio.get_running_loop()
-
-    def handler() -> None:
-        if stop.reason is not None:
-            os._exit(EXIT_INTERRUPTED)
-        stop.request("interrupted by the user")
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
 
 
 def blocking(work: Callable[[], Coroutine[Any, Any, T]]) -> T:

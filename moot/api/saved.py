@@ -270,8 +270,13 @@ def find_runs(path: PathLike) -> list[Path]:
     root = Path(path)
     if root.is_file() or (root / "run.json").is_file() or (root / "results.jsonl").is_file():
         return [root]
-    inside = sorted(p.parent for p in root.rglob("run.json")) if root.is_dir() else []
-    return inside or [root]
+    inside = []
+    for folder, subfolders, files in os.walk(root):
+        if "run.json" in files:
+            inside.append(Path(folder))
+            subfolders.clear()  # a run folder's own files are not searched
+        subfolders.sort()
+    return sorted(inside) or [root]
 
 
 def each_run(runs: RunsLike) -> list[RunLike]:

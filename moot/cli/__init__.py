@@ -7,8 +7,8 @@ returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
 continue) or moot hit a bug (one line; MOOT_DEBUG=1 for the traceback), 2 bad input (nothing was
-written), 3 the environment refused (disk full, read-only, permission), 130 interrupted
-(resumable), 141 the output was closed (e.g. `| head`; resumable).
+written), 3 the environment refused (disk full, read-only, permission, a limit, memory), 130 interrupted
+(Ctrl-C; 143 SIGTERM, 129 SIGHUP; resumable), 141 the output was closed (e.g. `| head`; resumable).
 """
 
 from __future__ import annotations
@@ -17,13 +17,18 @@ import importlib
 import logging
 import os
 import sys
+import traceback
 import warnings
 from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
-from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE
+from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, MootError
+from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory
+from moot.safety.secrets import describe, redact
+from moot.safety.signals import exit_code, headline, install
+from moot.safety.startup import startup_failure
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -108,10 +113,6 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from moot.errors import MootError
-    from moot.safety.diskio import environment_message, is_environment_error
-    from moot.safety.secrets import redact
-
     argv = list(sys.argv[1:] if argv is None else argv)
     quiet_autogen_logs()
     try:
@@ -119,34 +120,49 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except MootError as exc:  # one line; its class says the exit code
         print(redact(f"error: {exc}"), file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (moot.safety.signals)
+        print(headline(exc), file=sys.stderr)
+        return exit_code(exc)
     except BrokenPipeError:
         silence(sys.stdout)
         return EXIT_PIPE
-    except OSError as exc:
+    except (OSError, MemoryError) as exc:
         if not is_environment_error(exc):
             return internal_error(exc)
         print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return keep(exc, EXIT_ENVIRONMENT)
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         return internal_error(exc)
 
 
 def internal_error(exc: BaseException) -> int:
-    """An error moot has no message for (a bug): one line, secrets redacted; MOOT_DEBUG=1 adds the
-    (redacted) traceback. The run folder stays as it was: run the same command again to continue."""
-    import traceback
-
-    from moot.models.calls import describe
-    from moot.safety.secrets import redact
-
+    """An error moot has no message for: a dependency that cannot load (one line naming it), else
+    a bug (one line); secrets redacted; MOOT_DEBUG=1 adds the (redacted) traceback. The run folder
+    stays as it was: run the same command again to continue. Imports nothing that could fail again."""
     if os.environ.get("MOOT_DEBUG"):
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
-    print(f"error: internal error: {describe(exc)} (a bug in moot; MOOT_DEBUG=1 shows the traceback)",
-          file=sys.stderr)
-    return EXIT_FAILED
+    if out_of_memory(exc):  # e.g. a library that could not be loaded for want of memory
+        print(f"error: {OUT_OF_MEMORY}", file=sys.stderr)
+        return keep(exc, EXIT_ENVIRONMENT)
+    whose = "the Python interpreter or a library failed, e.g. for want of memory" if isinstance(exc, SystemError) \
+        else "a bug in moot"
+    line = startup_failure(exc) or f"internal error: {describe(exc)} ({whose}; MOOT_DEBUG=1 shows the traceback)"
+    print(redact(f"error: {line}"), file=sys.stderr)
+    return keep(exc, EXIT_FAILED)
+
+
+LAST_RESORT = f"error: {OUT_OF_MEMORY}\n".encode()
+KEPT: list[BaseException] = []  # see keep; a list only when moot is the process (main_exit)
+_PROCESS = {"entry": False}
+
+
+def keep(exc: BaseException, code: int) -> int:
+    """`code`. When moot is the process, `exc` (and all its traceback holds) stays alive until the
+    process ends (main_exit leaves without clean-up): freeing it would run finalizers that, when
+    memory ran out, fail with a screen of "Exception ignored" after the one line."""
+    if _PROCESS["entry"]:
+        KEPT.append(exc)
+    return code
 
 
 def silence(stream: TextIO) -> None:
@@ -160,5 +176,19 @@ def silence(stream: TextIO) -> None:
 
 def main_exit() -> None:
     """The process's entry point (the `moot` script, `python -m moot`, `python run_conference.py`)."""
+    install()
     heap.hold()
-    sys.exit(main())
+    _PROCESS["entry"] = True
+    try:
+        code = main()
+    except (MemoryError, SystemError):  # an error's own handler failed, as when memory ran out:
+        os.write(2, LAST_RESORT)  # the line as built at start-up, unbuffered, and leave
+        os._exit(EXIT_ENVIRONMENT)
+    if code != EXIT_OK:  # leave without the interpreter's clean-up (what moot writes is closed), which may
+        for stream in (sys.stdout, sys.stderr):  # fail the same way (out of memory: a screen of "Exception ignored")
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - leaving anyway
+                pass
+        os._exit(code)
+    sys.exit(code)

@@ -10,6 +10,7 @@ units are never redone and no finished model call is sent again (--resume says s
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
@@ -19,7 +20,8 @@ from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, UsageError
+from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, UsageError
+from moot.safety.signals import exit_code, headline, signal_of
 from moot.scenario.bundled import bundled_names
 
 if TYPE_CHECKING:
@@ -94,7 +96,7 @@ def execute(prepared: PreparedRun, quiet: bool) -> int:
         print_unit_end(prepared.protocol, folder, next(prepared.plan.units()).id, result.outcome, result.stats)
     else:
         print_batch_end(prepared.protocol, folder, result.outcome, result.stats, result.metric)
-    return exit_code(result)
+    return exit_code_of(result)
 
 
 def watch(quiet: bool) -> Watch:
@@ -114,10 +116,13 @@ def watch(quiet: bool) -> Watch:
     return start
 
 
-def exit_code(result: RunResult) -> int:
+def exit_code_of(result: RunResult) -> int:
+    """0 completed, 1 failed, 141 the output closed; stopped by a signal: 128 + its number, and
+    a line saying how to continue."""
     if result.stop_reason == OUTPUT_CLOSED:
         return EXIT_PIPE
     if result.status == "interrupted":
-        print(f"interrupted: run the same command again to continue ({result.folder})", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        sig = signal_of(result.stop_reason) or signal.SIGINT
+        print(f"{headline(sig)}: run the same command again to continue ({result.folder})", file=sys.stderr)
+        return exit_code(sig)
     return EXIT_FAILED if result.status == "failed" else EXIT_OK

@@ -10,7 +10,8 @@
 
 Runs whose units are items of a dataset go into the main tables (moot.report.tables); every
 protocol present may add its part over its runs (moot.contract.report): its sections, CSV files
-and plots, and its tables in the printed main text.
+and plots, and its tables in the printed main text. The folder is written whole into a fresh
+folder that then takes its place (moot.safety.fileset): an existing report folder is replaced.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from moot.contract.report import ReportPart
 from moot.protocols.registry import REGISTRY
 from moot.report import plots
 from moot.report.runs import Run, load_run, open_source, protocol_of
+from moot.safety.fileset import file_set
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
 )
@@ -87,7 +89,18 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
     """The report folder of runs of any protocols (see the module docstring)."""
     runs = open_runs(paths)
     items = [r for r in runs if r.contract is None or r.contract.units.items]
-    out.mkdir(parents=True, exist_ok=True)
+    with file_set(out, in_a_report) as folder:  # never a mix of two reports
+        main, written, lines = write_report(folder, runs, items)
+    return Built(out, main, items, [out / p.relative_to(folder) for p in written], lines)
+
+
+def in_a_report(name: str) -> bool:
+    """Is `name` (in a report folder) one of a report's files, replaced with the folder?"""
+    return name in ("report.md", "plots") or name.endswith(".csv")
+
+
+def write_report(out: Path, runs: list[Run], items: list[Run]) -> tuple[str, list[Path], list[str]]:
+    """Write the report's files into the fresh folder `out`: (the main text, the plots, the protocols' lines)."""
     (out / "plots").mkdir(exist_ok=True)
     main, written = "", list[Path]()
     body = ["# Evaluation report", "", "Computed only from each run's results.jsonl and transcripts; no model was "
@@ -104,7 +117,7 @@ def build_report(paths: Sequence[Path], out: Path) -> Built:
             _csv(out / file.name, list(file.head), [list(row) for row in file.rows])
     body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
     (out / "report.md").write_text("\n".join(body), encoding="utf-8")
-    return Built(out, main, items, written, [line for found in added for line in found.lines])
+    return main, written, [line for found in added for line in found.lines]
 
 
 def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path]]:
