@@ -9,6 +9,7 @@ runs sharing some say how many units were paired and how many dropped. Nothing c
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Sequence
 
@@ -36,16 +37,15 @@ def run(argv: Sequence[str]) -> int:
     from moot.safety.diskio import write_atomic
 
     args = parser().parse_args(argv)
-    a, b = cell_of_run(Path(args.a), "A"), cell_of_run(Path(args.b), "B")
+    found_a, found_b = cell_of_run(Path(args.a), "A"), cell_of_run(Path(args.b), "B")
+    a, b = found_a.cell, dataclasses.replace(found_b.cell, seed=found_a.cell.seed)  # two single runs pair by item
     if a.labels != b.labels:
         raise UsageError(f"moot compare: {args.a} and {args.b} have different labels "
                          f"({', '.join(a.labels)} / {', '.join(b.labels)})")
-    shared = set(a.gold) & set(b.gold)
-    if not shared:
+    if not set(a.gold) & set(b.gold):
         raise UsageError(f"moot compare: {args.a} and {args.b} share no item (compare runs over the same items)")
-    metric = args.metric or a.metric
-    b = b.with_seed(a.seed)  # two single runs pair by item
-    analysis = analyse([a.cell, b.cell], Column(a.cell.dataset, metric), a.cell.model, ["A", "B"], "B")
+    metric = args.metric or found_a.metric
+    analysis = analyse([a, b], Column(a.dataset, metric), a.model, ["A", "B"], "B")
     grid = arms_grid(analysis, {"A": f"A: {args.a}", "B": f"B: {args.b}"})
     print(terminal_safe(markdown(grid)))
     found = analysis.comparison("A")

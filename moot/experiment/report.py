@@ -170,26 +170,10 @@ def load(folders: Sequence[Path]) -> Loaded:
 
 @dataclass(frozen=True)
 class RunCell:
-    """A run folder read as one cell (`moot compare`), with its headline metric and seed."""
+    """A run folder read as one cell (`moot compare`), with its headline metric."""
 
     cell: Cell
     metric: str
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.cell.labels
-
-    @property
-    def gold(self) -> Mapping[str, str]:
-        return self.cell.gold
-
-    @property
-    def seed(self) -> int:
-        return self.cell.seed
-
-    def with_seed(self, seed: int) -> "RunCell":
-        c = self.cell
-        return RunCell(Cell(c.arm, c.dataset, c.model, seed, c.labels, c.gold, c.pred, c.partial), self.metric)
 
 
 def _mapping(value: object) -> dict[str, Any]:
