@@ -17,29 +17,37 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
-    TYPE_CHECKING, Any, Callable, Coroutine, Literal, Mapping, Optional, Sequence, TypeVar, Union,
+    Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
 from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
+from moot.api.saved import SavedRun, open_run
+from moot.contract.registry import AnyProtocol
+from moot.data.load import dataset_fingerprint
+from moot.engine.context import Listener, Unit
+from moot.engine.folder import RunFolder, iter_results
+from moot.engine.meta import check_identity, describe_run
+from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
+from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
+from moot.engine.setup import resolve_models, role_models
 from moot.errors import UsageError, nearest
-
-if TYPE_CHECKING:
-    from moot.api.saved import SavedRun
-    from moot.contract.registry import AnyProtocol
-    from moot.engine.context import Listener, Unit
-    from moot.engine.folder import RunFolder
-    from moot.engine.plan import Plan
-    from moot.engine.runner import BatchOutcome, Progress, RunSetup
-    from moot.models.calls import RetryPolicy
-    from moot.models.engine import EngineStats, ModelEngine, RoleModel
-    from moot.models.factory import BackendOptions
-    from moot.scenario.blocks import ScenarioBase
+from moot.models.calls import RetryPolicy
+from moot.models.engine import EngineStats, ModelEngine, RoleModel
+from moot.models.factory import BackendOptions, load_backends
+from moot.models.preflight import preflight
+from moot.models.spec import parse_spec
+from moot.protocols.registry import REGISTRY
+from moot.safety.signals import routed_to
+from moot.scenario.blocks import Retry, ScenarioBase
+from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.load import load_scenario as load, scenario_content_hash, scenario_hash
 
 T = TypeVar("T")
-ScenarioLike = Union[PathLike, "ScenarioBase"]  # a file, a bundled scenario's name, or a loaded scenario
+ScenarioLike = Union[PathLike, ScenarioBase]  # a file, a bundled scenario's name, or a loaded scenario
 Inputs = Union[Mapping[str, Union[str, Sequence[str]]], Sequence[str]]  # {KEY: VALUE} or ["KEY=VALUE", ...]
 Vary = Union[Mapping[str, Union[str, int, Sequence[Union[str, int]]]], Sequence[str]]  # {KEY: [V, ...]} or ["KEY=V1,V2"]
 Status = Literal["completed", "failed", "interrupted"]
@@ -48,8 +56,6 @@ Status = Literal["completed", "failed", "interrupted"]
 def find_scenario_file(scenario: PathLike) -> Path:
     """A scenario file, or the bundled scenario of that name; an unknown name is an error naming
     the nearest bundled one."""
-    from moot.scenario.bundled import bundled_names, find_scenario
-
     path = find_scenario(Path(scenario))
     if not path.exists() and path == Path(path.name) and not path.suffix:  # a name, not a file
         raise UsageError(f"{scenario}: no such scenario file or bundled scenario"
@@ -57,7 +63,7 @@ def find_scenario_file(scenario: PathLike) -> Path:
     return path
 
 
-def load_scenario(scenario: PathLike) -> "ScenarioBase":
+def load_scenario(scenario: PathLike) -> ScenarioBase:
     """Read and validate a scenario file or a bundled scenario (`"drug_policy"`); a ScenarioError
     names the file, line and key of any problem."""
     return _scenario_and_source(scenario, None)[0]
@@ -82,11 +88,9 @@ def values_text(value: Union[str, int, Sequence[Union[str, int]]]) -> list[str]:
     return [str(value) if isinstance(value, (str, int)) else ",".join(map(str, value))]
 
 
-def plan_of(protocol: "AnyProtocol", scenario: "ScenarioBase", dataset: Optional[Path], limit: Optional[int],
-            inputs: Sequence[str], vary: Sequence[str]) -> "Plan":
+def plan_of(protocol: AnyProtocol, scenario: ScenarioBase, dataset: Optional[Path], limit: Optional[int],
+            inputs: Sequence[str], vary: Sequence[str]) -> Plan:
     """The units: a dataset's items, one item, or the scenario once or as a batch of variants."""
-    from moot.engine.plan import dataset_plan, item_plan, variant_plan
-
     if protocol.units.items:
         if vary:
             raise UsageError(f"--vary makes a batch of runs of the scenario; {protocol.name} runs items "
@@ -102,7 +106,7 @@ def plan_of(protocol: "AnyProtocol", scenario: "ScenarioBase", dataset: Optional
     return variant_plan(protocol, scenario, vary)
 
 
-def headline_metric(scenario: "ScenarioBase", plan: "Plan") -> Optional[str]:
+def headline_metric(scenario: ScenarioBase, plan: Plan) -> Optional[str]:
     """Declared, never guessed: the scenario's `metric:`, else the dataset's, else the protocol's default."""
     if not getattr(scenario, "labels", None):
         return None
@@ -110,18 +114,13 @@ def headline_metric(scenario: "ScenarioBase", plan: "Plan") -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
-def retry_policy(scenario: object) -> "RetryPolicy":
+def retry_policy(scenario: object) -> RetryPolicy:
     """The scenario's `retry:` as the engine's policy (the default one for a scenario without it)."""
-    from moot.models.calls import RetryPolicy
-    from moot.scenario.blocks import Retry
-
     retry = getattr(scenario, "retry", None)
     return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s) if isinstance(retry, Retry) else RetryPolicy()
 
 
-def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple["ScenarioBase", Path]:
-    from moot.scenario.blocks import ScenarioBase
-    from moot.scenario.load import load_scenario as load
+def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple[ScenarioBase, Path]:
 
     if isinstance(scenario, ScenarioBase):
         if source is None:
@@ -147,13 +146,6 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     transcripts/SCENARIO[-DATASET]); `identity`: more of run.json's identity (a protocol command's
     task, an experiment cell's own keys). `check_models`: check each model's key, file and server
     now and load its client code (False: a plan that will not run, e.g. to count its units)."""
-    from moot.data.load import dataset_fingerprint
-    from moot.engine.setup import resolve_models
-    from moot.models.factory import load_backends
-    from moot.models.preflight import preflight
-    from moot.protocols.registry import REGISTRY
-    from moot.scenario.load import scenario_content_hash, scenario_hash
-
     options = options or RunOptions()
     if limit is not None and limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
@@ -186,12 +178,12 @@ class Running:
     """A run about to start its units, as whatever shows it live sees it (the command line's
     live transcript of one unit, or its status line over many)."""
 
-    protocol: "AnyProtocol"
-    scenario: "ScenarioBase"
+    protocol: AnyProtocol
+    scenario: ScenarioBase
     folder: Path
     planned: int
     done: int  # units finished by earlier invocations
-    stats: "EngineStats"  # live counters: calls, cache hits, tokens
+    stats: EngineStats  # live counters: calls, cache hits, tokens
     stop: Callable[[str], None]  # ends the run early (resumable), giving the reason
 
 
@@ -200,8 +192,8 @@ class Watcher:
     """What follows a run: `listener` gets each unit's events as they are recorded (and turns as
     they start), `progress` each finished unit; `close` runs when the units are done."""
 
-    listener: Optional["Listener"] = None
-    progress: Optional["Progress"] = None
+    listener: Optional[Listener] = None
+    progress: Optional[Progress] = None
     close: Optional[Callable[[], None]] = None
 
 
@@ -216,8 +208,8 @@ class RunResult:
     protocol: str
     planned: int
     metric: Optional[str]  # the headline metric run.json declares (labelled runs)
-    outcome: "BatchOutcome"
-    stats: "EngineStats"
+    outcome: BatchOutcome
+    stats: EngineStats
     stop_reason: Optional[str] = None  # why the run was stopped from outside (Ctrl-C, a closed output)
 
     @property
@@ -232,26 +224,39 @@ class RunResult:
         """Units finished, in this invocation or before."""
         return self.outcome.done
 
-    def open(self) -> "SavedRun":
+    def open(self) -> SavedRun:
         """The run folder, opened to read its units, events and metrics."""
-        from moot.api.saved import open_run
-
         return open_run(self.folder)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A run whose folder is open and whose engine is ready (PreparedRun._started)."""
+
+    setup: RunSetup
+    folder: RunFolder
+    engine: ModelEngine
+    watcher: Watcher
+    in_flight: int
+
+    def result(self, prepared: "PreparedRun", outcome: BatchOutcome) -> RunResult:
+        return RunResult(self.folder.path, prepared.protocol.name, prepared.planned, prepared.metric, outcome,
+                         self.engine.stats, self.setup.stop.reason)
 
 
 @dataclass(frozen=True)
 class PreparedRun:
     """A checked run, nothing written yet (see `prepare`). `plan.units()` lists its units."""
 
-    protocol: "AnyProtocol"
-    scenario: "ScenarioBase"
+    protocol: AnyProtocol
+    scenario: ScenarioBase
     source: Path  # the scenario's file
-    plan: "Plan"
+    plan: Plan
     out: Path  # the run folder
     limit: Optional[int]
     models: Mapping[str, str]  # role -> model spec
     model_overrides: tuple[str, ...]  # `KEY=SPEC` items over each unit's scenario (a variant's too)
-    backends: "BackendOptions" = field(repr=False)
+    backends: BackendOptions = field(repr=False)
     options: RunOptions = field(repr=False)
     metric: Optional[str] = None
     identity: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -264,15 +269,21 @@ class PreparedRun:
     def run(self, watch: Optional[Watch] = None) -> RunResult:
         """Run (or continue) the units in the run folder; see the module docstring. In a thread
         whose event loop is running (a notebook) it runs on a thread of its own."""
-        return blocking(lambda: self.run_async(watch))
+        with self._started(watch) as started:
+            outcome = blocking(lambda: self._units(started))
+        return started.result(self, outcome)
 
     async def run_async(self, watch: Optional[Watch] = None) -> RunResult:
         """`run`, awaited in the caller's event loop."""
-        from moot.engine.folder import RunFolder, iter_results
-        from moot.engine.meta import check_identity, describe_run
-        from moot.engine.runner import RunSetup
-        from moot.models.engine import ModelEngine
+        with self._started(watch) as started:
+            outcome = await self._units(started)
+        return started.result(self, outcome)
 
+    @contextmanager
+    def _started(self, watch: Optional[Watch]) -> Iterator["Started"]:
+        """The run folder open and locked, its identity checked, the engine and its reply cache
+        ready, the watcher told: all before an event loop runs (which takes file descriptors of
+        its own, so a process out of them fails on the run's files, named)."""
         setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, self.backends.public(),
                          self.options.allow_model_change)
         info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit)
@@ -284,31 +295,25 @@ class PreparedRun:
             done = sum(1 for _ in iter_results(folder.path))
             watcher = watch(Running(self.protocol, self.scenario, folder.path, self.planned, done, engine.stats,
                                     setup.stop.request)) if watch else Watcher()
-            outcome = await self._units(setup, folder, engine, watcher)
-        return RunResult(folder.path, self.protocol.name, self.planned, self.metric, outcome, engine.stats,
-                         setup.stop.reason)
+            yield Started(setup, folder, engine, watcher, self.in_flight())
 
-    async def _units(self, setup: "RunSetup", folder: "RunFolder", engine: "ModelEngine", watcher: Watcher) -> "BatchOutcome":
-        from moot.engine.runner import run_units
-        from moot.safety.signals import routed_to
-
+    async def _units(self, started: "Started") -> BatchOutcome:
+        setup, engine, watcher = started.setup, started.engine, started.watcher
         task = setup.stop.task = asyncio.current_task()
         if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
             task.cancel()
         try:
             with routed_to(setup.stop.request, lambda: setup.stop.reason is not None):
-                return await run_units(setup, self.plan.units(), folder, engine, self.models_of,
-                                       in_flight=self.in_flight(), listener=watcher.listener,
+                return await run_units(setup, self.plan.units(), started.folder, engine, self.models_of,
+                                       in_flight=started.in_flight, listener=watcher.listener,
                                        progress=watcher.progress)
         finally:
             await engine.close()
             if watcher.close is not None:
                 watcher.close()
 
-    def models_of(self, unit: "Unit") -> dict[str, "RoleModel"]:
+    def models_of(self, unit: Unit) -> dict[str, RoleModel]:
         """The models of a unit's roles (a variant may change its scenario's models)."""
-        from moot.engine.setup import resolve_models, role_models
-
         return role_models(unit.scenario, resolve_models(unit.scenario, self.model_overrides))
 
     def in_flight(self) -> int:
@@ -316,8 +321,6 @@ class PreparedRun:
         conferences) on the embedded model run one at a time: the model answers one request at a
         time anyway, and each keeps its conversation in the model's cache, so two interleaved
         would each evaluate their whole conversation again at every turn."""
-        from moot.models.spec import parse_spec
-
         if self.protocol.units.items:
             return 2 * self.options.concurrency
         first = next(self.plan.units(), None)
