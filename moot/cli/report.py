@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    from moot.experiment.report import experiment_folders, is_experiment
+    from moot.experiment.folders import experiment_folders, is_experiment
 
     folders = experiment_folders([Path(r) for r in args.runs])
     if any(is_experiment(f) for f in folders):

@@ -31,11 +31,11 @@ from moot.data.load import dataset_fingerprint
 from moot.engine.folder import read_object
 from moot.engine.plan import Plan
 from moot.errors import MootError, UsageError
+from moot.experiment.folders import MANIFEST
 from moot.experiment.schema import Arm, Dataset, Experiment, safe
 from moot.safety.diskio import write_atomic
 from moot.scenario.load import scenario_content_hash, scenario_hash
 
-MANIFEST = "experiment.json"
 MANIFEST_VERSION = 1
 Shard = tuple[int, int]  # (i, n), 1 <= i <= n
 

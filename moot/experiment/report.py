@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
-from moot.experiment.grid import MANIFEST, read_manifest
+from moot.experiment.grid import read_manifest
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell
 from moot.experiment.schema import safe
 from moot.metrics.coded import Resampling
@@ -53,10 +53,6 @@ class Loaded:
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
-
-
-def is_experiment(path: Path) -> bool:
-    return (Path(path) / MANIFEST).is_file()
 
 
 Answers = list[list[Optional[str]]]  # a unit's answers per round
@@ -301,14 +297,3 @@ def _dynamics(loaded: Loaded, resamples: int) -> dict[tuple[str, str], dict[str,
     for (arm, dataset, model), units in loaded.rounds.items():
         found[(dataset, model)][arm] = round_stats(units, resamples)
     return dict(found)
-
-
-def experiment_folders(paths: Iterable[Path]) -> list[Path]:
-    """The experiment folders among `paths` (an experiment folder whose shards are inside it counts
-    as its shard folders)."""
-    found = []
-    for path in paths:
-        shards = sorted(p for p in Path(path).glob("shard-*-of-*") if is_experiment(p))
-        found += shards if shards and not is_experiment(Path(path)) else [Path(path)]
-    return found
-
