@@ -1,5 +1,5 @@
 """What a non-editable install gets: only the `moot` import name, every package, the bundled
-scenarios and prompts, and `python -m moot run NAME` working from any directory."""
+scenarios, prompts, experiments and published figures, and `python -m moot run NAME` working from any directory."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-SOURCES = ("pyproject.toml", "README.md", "moot", "agents", "speaker_selection", "scenarios")
+SOURCES = ("pyproject.toml", "README.md", "moot", "agents", "speaker_selection", "scenarios", "experiments")
 
 
 def packages_on_disk() -> set[str]:
     """Every folder with an __init__.py under each package root, named as it installs."""
     roots = {"moot": "moot", **PYPROJECT["package-dir"]}
-    assert set(roots.values()) == {"moot", "agents", "speaker_selection", "scenarios"}
+    assert set(roots.values()) == {"moot", "agents", "speaker_selection", "scenarios", "experiments"}
     found = set()
     for package, folder in roots.items():
         for init in (ROOT / folder).rglob("__init__.py"):
@@ -57,10 +57,11 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_installs_only_moot_with_its_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"moot", wheel.name.split("-py")[0] + ".dist-info"}
-    for folder in ("scenarios", "agents/prompts"):
+    for folder in ("scenarios", "agents/prompts", "experiments"):
         shipped = {Path(n).name for n in names if n.startswith(f"moot/{folder}/") and n.endswith(".yaml")}
         assert shipped == {p.name for p in (ROOT / folder).glob("*.yaml")}, folder
     assert "moot/__main__.py" in names
+    assert "moot/report/published.yaml" in names
 
 
 def test_an_unpacked_wheel_runs_bundled_scenarios_by_name_from_elsewhere(wheel, tmp_path):

@@ -168,6 +168,14 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
                    summary={"answers": answers})
 
 
+def answers_of(row: Mapping[str, object]) -> Optional[list[list[Optional[str]]]]:
+    """Each round's answers as its results row records them (`answers`); unparsed is None."""
+    found = row.get("answers")
+    if not isinstance(found, list) or not all(isinstance(r, list) for r in found):
+        return None
+    return [[None if a in (None, UNPARSED) else str(a) for a in r] for r in found]
+
+
 def item_fields(s: DebateScenario, inputs: Mapping[str, object]) -> dict[str, str]:
     """The placeholders every prompt of the item shares; the question reads well with or without a target."""
     templates = s.templates()
@@ -238,4 +246,6 @@ PROTOCOL = Protocol(
     result_name="answer",
     example="debate",
     metrics=RUMOUR_METRICS,
+    calls=lambda s: float(s.agents * (s.rounds + 1)),
+    rounds=lambda row: answers_of(row),
 )

@@ -183,4 +183,5 @@ PROTOCOL = Protocol(
     deciders=(JUDGER,),
     rescore=rescore,
     example="cola",
+    calls=lambda s: float(len(s.experts) + (len(s.labels) if s.debate else 0) + 1),
 )
