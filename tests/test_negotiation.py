@@ -200,17 +200,23 @@ def test_negotiation_one_text_with_the_embedded_model(tmp_path, capsys):
     assert main([str(scenario), "--input", "text=a gorgeous , witty , seductive movie .",
                  "--out", str(out), "--no-cache"]) == 0
     assert "sentiment: " in capsys.readouterr().out
-    calls = load(next(out.glob("item-*.jsonl"))).calls
-    # Each negotiation: the generator, the discriminator's yes/no by likelihood (the embedded
-    # default), and only after a "no" (or a "yes" to an undecided generator) its structured reply.
-    choices = [c for c in calls if c.kind == "choice"]
-    assert [c.role for c in choices] == ["second", "first"] or [c.role for c in choices] == ["first", "second"]
-    for c in choices:
-        assert c.detail.method == "likelihood" and set(c.detail.probabilities) == {"yes", "no"}
-        assert abs(sum(c.detail.probabilities.values()) - 1) < 1e-3
+    transcript = load(next(out.glob("item-*.jsonl")))
+    calls = transcript.calls
+    # Each negotiation on the embedded default (a base model): the generator's reasoning turn in
+    # its document and its decision read by likelihood, the discriminator's yes/no by likelihood,
+    # and only after a "no" its explanation turn and its own decision; every answer calibrated
+    # (three content-free calls each), no structured output.
+    assert not any(c.output for c in calls) and all(c.messages[0]["source"] == "document" for c in calls)
+    answers = [c for c in calls if c.kind == "choice" and c.stage != "calibration"]
+    yes_no = [c for c in answers if set(c.detail.probabilities) == {"yes", "no"}]
+    decisions = [c for c in answers if set(c.detail.probabilities) == {"positive", "negative"}]
+    said_no = [m for m in transcript.messages if m.content == "no"]
+    assert len(yes_no) == 2 and len(decisions) == 2 + len(said_no) and len(answers) == len(yes_no) + len(decisions)
+    for c in answers:
+        assert c.detail.method == "likelihood" and abs(sum(c.detail.probabilities.values()) - 1) < 1e-3
         assert c.reply == max(c.detail.probabilities, key=c.detail.probabilities.get)
-    structured = [c for c in calls if c.output == "DiscriminatorVerdict"]
-    assert len(structured) >= sum(c.reply == "no" for c in choices) and len(calls) == 4 + len(structured)
+    assert len([c for c in calls if c.stage == "calibration"]) == 3 * len(answers)
+    assert len([c for c in calls if c.kind == "continue"]) == 2 + len(said_no)
 
 
 def test_the_knn_scenario_runs_once_a_training_split_is_in_place(tmp_path, capsys):

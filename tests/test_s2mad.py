@@ -275,13 +275,22 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
     transcript = load(next(out.glob("item-*.jsonl")))
     calls = transcript.calls
     assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate"}
-    # The embedded default reads every closed answer by likelihood: the classifier's Yes/No, and
-    # after each reasoning reply the question its prompt ended with: never unparsed.
-    answers = [c for c in calls if c.kind == "choice"]
-    assert [c.stage for c in answers][:3] == ["subjectivity", "initial_opinion_answer", "initial_opinion_answer"]
+    # The embedded default (a base model) continues the claim's document and reads every closed
+    # answer by likelihood, calibrated: each reply's support, the classifier's yes/no, and after
+    # each turn its verdict: never unparsed.
+    assert all(c.messages[0]["source"] == "document" and len(c.messages) == 1 for c in calls)
+    turns = [c for c in calls if c.kind == "continue"]
+    assert [c.stage for c in turns][:2] == ["initial_opinion", "initial_opinion"]
+    answers = [c for c in calls if c.kind == "choice" and c.stage != "calibration"]
+    assert [c.stage for c in answers][:5] == ["stance_separation", "stance_separation", "subjectivity",
+                                              "initial_opinion_answer", "initial_opinion_answer"]
     assert {c.stage for c in answers} >= {"debate_answer"}
     assert all(c.detail.method == "likelihood" and c.reply in c.detail.probabilities for c in answers)
-    assert set(answers[1].detail.probabilities) == {"Fake", "Real"}
+    assert set(answers[0].detail.probabilities) == {"supports", "denies"}
+    assert set(answers[3].detail.probabilities) == {"fake", "real"}
+    verdicts = [m for m in transcript.messages if m.action.endswith("_answer")]
+    assert verdicts and all(m.measured.calibration == "contextual" and set(m.measured.content_free) ==
+                            {"N/A", "[MASK]", "(empty)"} for m in verdicts)
     assert transcript.outcome.prediction in ("fake", "real")
 
 

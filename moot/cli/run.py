@@ -137,14 +137,15 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
 
 
 def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of) -> int:
-    """How many units run at once. Conferences on the embedded model run one at a time: the model
-    answers one request at a time anyway, and each conference keeps its transcript in the model's
-    cache, so two interleaved would each evaluate their whole transcript again at every turn."""
-    if protocol.per_item:
-        return 2 * args.concurrency
+    """How many units run at once. On the embedded model one at a time: the model answers one
+    request at a time anyway, and each unit keeps its document in the model's cache, so two
+    interleaved would each evaluate their document again at every turn (and a batch's status
+    would wait for eight items to finish together)."""
     first = next(plan.units(), None)
     embedded = first is not None and any(parse_spec(m.spec).provider == "local" for m in models_of(first).values())
-    return 1 if embedded else args.concurrency
+    if embedded:
+        return 1
+    return 2 * args.concurrency if protocol.per_item else args.concurrency
 
 
 def on_signal(stop) -> None:

@@ -41,6 +41,7 @@ class Generation(Strict):
 
 ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
 CHOICE_METHODS = ("likelihood", "structured", "text")
+CalibrationSetting = Literal["auto", "contextual", "none"]
 
 
 def choice_method(setting: str, spec: str, default: str) -> str:

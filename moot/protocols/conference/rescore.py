@@ -30,7 +30,8 @@ from autogen_core.models import UserMessage
 from moot.agents.conference.agent import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of, reference_text
-from moot.agents.conference.document import MIN_TOKENS, TranscriptDocument
+from moot.agents.conference.document import TranscriptDocument
+from moot.agents.document import MIN_TOKENS
 from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_likelihood, evaluate, expected_scores,
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading

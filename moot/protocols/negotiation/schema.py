@@ -14,7 +14,8 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.items.schema import ItemScenario, Labels, check_aliases
-from moot.scenario.blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models,
+                                  check_prompts, fail)
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})
@@ -69,6 +70,12 @@ class NegotiationScenario(ItemScenario):
     structured reply for the explanation; falls back to structured without log-probabilities),
     `text` (the JSON asked for without a schema, parsed); `auto`: likelihood on the embedded
     model, else structured."""
+    calibration: CalibrationSetting = "auto"
+    """How likelihood answers are calibrated: `contextual` (Zhao et al. 2021: each option's
+    probability divided by the one the same prompt gives when the input and the reasoning are
+    "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
+    probabilities), `none`; `auto`: contextual on the embedded model. On a base model the
+    generator's decision is read by likelihood too, and calibrated likewise."""
     allow_same_model: bool = False
     """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)

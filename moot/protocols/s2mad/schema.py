@@ -14,10 +14,12 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
-from moot.scenario.blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models,
+                                  check_prompts, fail)
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
-TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})
+TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options", "agent",
+                             "round"})
 DEFAULT_ALIASES = {"false": "fake", "true": "real", "rumor": "fake", "rumour": "fake",
                    "non-rumor": "real", "non-rumour": "real"}
 
@@ -88,6 +90,12 @@ class S2madScenario(ItemScenario):
     and each option scored; falls back to `structured` without log-probabilities); `structured`
     (the same questions, constrained `{"answer": ...}`); `auto`: likelihood on the embedded
     model, else text."""
+    calibration: CalibrationSetting = "auto"
+    """How likelihood answers are calibrated: `contextual` (Zhao et al. 2021: each option's
+    probability divided by the one the same prompt gives when the post, its replies and the
+    agents' replies are "N/A", "[MASK]" or empty; every answer records raw, content-free and
+    calibrated probabilities), `none`; `auto`: contextual on the embedded model. On a base model
+    the scorer's support of a reply is read by likelihood too, and calibrated likewise."""
     seed: int = 0
     """Seed of the random sample (`stance_separation: false`, the vanilla baseline)."""
     models: dict[str, str] = {"default": "local"}
