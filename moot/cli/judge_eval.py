@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
-from moot.scenario.bundled import find_scenario
+from moot.scenario.bundled import find_dataset, find_scenario
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int
 from moot.cli.run import run_plan
 from moot.data.load import iter_items, load_dataset_spec
@@ -26,7 +26,8 @@ from moot.scenario.load import load_scenario
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot judge-eval", description=__doc__.splitlines()[0])
-    p.add_argument("dataset", type=Path, metavar="DATA.yaml", help="dataset spec (see datasets/)")
+    p.add_argument("dataset", type=find_dataset, metavar="DATA.yaml",
+                   help="dataset spec (see datasets/), or a bundled demo set (demo-stance)")
     p.add_argument("--task", choices=judge_eval.TASKS, required=True,
                    help="stance (favor/against[/neutral]) or polarity (positive/negative/neutral)")
     p.add_argument("--scenario", default="drug_policy",

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.bundled import bundled_names, find_dataset, find_scenario
 from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
 from moot.cli.options import (
     Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
@@ -51,7 +51,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
                    help="one item's input (e.g. text=..., target=...; comment=... repeats), over the scenario's")
-    p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run every item of a dataset")
+    p.add_argument("--dataset", type=find_dataset, metavar="DATA.yaml",
+                   help="run every item of a dataset (a file, or a bundled demo set: demo-stance, demo-rumour, "
+                        "demo-rumour-veracity, demo-sentiment)")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="a batch of conferences: seed=1,2,3 | model=SPEC,SPEC | personas=SETS.yaml (repeatable)")
