@@ -14,6 +14,7 @@ from moot.models.engine import EngineStats
 from moot.contract.protocol import Protocol
 from moot.engine.folder import RunFolder
 from moot.engine.context import Speaking
+from moot.engine.progress import CallProgress
 from moot.engine.runner import BatchOutcome, UnitResult
 from moot.views.neutral import terminal_safe
 from moot.views.summary import summary_lines
@@ -82,17 +83,20 @@ class BatchStatus:
         self.on_closed, self.closed = on_closed, False
         self.unparsed = self.failed = 0
         self.turn = ""  # the latest turn started: `seed-1: Dr. Weber (speak, T1 R2)`
+        self.progress = CallProgress(total, done)
         self.started, self._last = time.monotonic(), 0.0
         self.show(force=True)
 
     def __call__(self, events: list[EventBase]) -> None:
-        """Recorded events: the line counts units, not events."""
+        """Recorded events: the line counts calls as they finish (redrawn on a terminal)."""
+        if self.progress.seen(events) and self.stream.isatty():
+            self.show()
 
     def speaking(self, turn: Speaking) -> None:
         """A conference turn starts: the line says so (a terminal only). Its text is not shown."""
         if not self.stream.isatty():  # elsewhere the line never shows the turn
             return None
-        where = where_text(turn.topic, turn.round)
+        where = where_text(turn.topic, turn.round) if turn.topic is not None else f"R{turn.round}"
         self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {where})")
         self.show()
         return None
@@ -109,7 +113,10 @@ class BatchStatus:
     def line(self) -> str:
         new = self.done - self.first
         left = self.total - self.done
-        eta = f"{(time.monotonic() - self.started) / new * left:.0f}s" if new else "?"
+        elapsed = time.monotonic() - self.started
+        seconds = self.progress.eta(elapsed)  # by calls, once a unit finished; else by units
+        seconds = seconds if seconds is not None else elapsed / new * left if new else None
+        eta = f"{seconds:.0f}s" if seconds is not None else "?"
         failed = f" failed={self.failed}" if self.failed else ""
         return (f"[{self.done}/{self.total}] ETA {eta} calls={self.stats.backend_calls} cached={self.stats.cache_hits} "
                 f"tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
@@ -120,7 +127,7 @@ class BatchStatus:
             return
         self._last = now
         if self.stream.isatty():
-            line = self.line() + (f" · {self.turn}" if self.turn else "")
+            line = f"{self.line()} · {self.progress.text()}" + (f" · {self.turn}" if self.turn else "")
             self._write("\r\x1b[2K" + line[:max(20, shutil.get_terminal_size().columns - 1)])
         else:
             self._write(self.line() + "\n")

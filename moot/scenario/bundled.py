@@ -7,31 +7,37 @@ from importlib import resources
 from pathlib import Path
 
 
-def bundled_dir(package: str = "moot.scenarios") -> Path:
-    """The folder of the bundled scenario (or dataset) files: the repository's scenarios/
-    (datasets/) when editable."""
-    return Path(str(resources.files(package)))
+def bundled_dir() -> Path:
+    """The folder of the bundled scenario files (the repository's scenarios/ when editable)."""
+    return Path(str(resources.files("moot.scenarios")))
 
 
-def bundled_names(package: str = "moot.scenarios") -> list[str]:
-    return sorted(p.stem for p in bundled_dir(package).glob("*.yaml"))
+def datasets_dir() -> Path:
+    """The folder of the bundled dataset specs: beside the scenarios, in the repository
+    (datasets/) as installed (moot/datasets/), so an editable install made before it existed
+    finds it too."""
+    return bundled_dir().parent / "datasets"
+
+
+def bundled_names() -> list[str]:
+    return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
 
 
 def find_scenario(given: str | Path) -> Path:
     """A scenario file: the path as given when it exists, else the bundled scenario of that name
     (`drug_policy` or `drug_policy.yaml`); otherwise the path as given, for the reader to report."""
-    return _find(given, "moot.scenarios")
+    return _find(given, bundled_dir())
 
 
 def find_dataset(given: str | Path) -> Path:
     """A dataset spec: the path as given when it exists, else the bundled one of that name
     (`demo-stance` or `demo-stance.yaml`); otherwise the path as given, for the reader to report."""
-    return _find(given, "moot.datasets")
+    return _find(given, datasets_dir())
 
 
-def _find(given: str | Path, package: str) -> Path:
+def _find(given: str | Path, folder: Path) -> Path:
     path = Path(given)
     if path.exists() or path.parent != Path("."):
         return path
-    shipped = bundled_dir(package) / f"{path.stem}.yaml"
+    shipped = folder / f"{path.stem}.yaml"
     return shipped if path.suffix in ("", ".yaml") and shipped.is_file() else path

@@ -125,10 +125,11 @@ class ConsolePrinter:
 
     # ------------------------------------------------------------------ a turn in progress
     def begin(self, speaker: str, action: str, topic: Optional[int], round_: int) -> None:
-        """A turn starts: its headers, then who speaks (provisional until the turn is recorded)."""
-        self._headers(topic_place(topic), topic, round_)
+        """A turn starts: its headers, then who speaks (provisional until the turn is recorded); an
+        item's turn is placed by its stage, as its message will be."""
+        self._headers(topic_place(topic) if self.conference else ("stage", action), topic, round_)
         name, plain = self._speaker(speaker)
-        where = where_text(topic, round_)
+        where = where_text(topic, round_) if self.conference else f"{action} R{round_}"
         self.write("")
         self.stream.write(f"[{where}] {name} ({terminal_safe(action)} …):\n")
         self._live = f"[{where}] {plain} ({action} …):\n"

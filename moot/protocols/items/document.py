@@ -68,12 +68,11 @@ async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], documen
     """A free-text turn of `role`, recorded as its message: on a base model `document` continued
     under `label` (the turn begins with `opening`, which the model continues), else the chat
     messages. Its text streams to a live display as it is generated."""
-    on_text = shown_live(ctx, speaker or role, label, stage, round)
     if document is None or not in_document(ctx, role):
-        return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker, on_text=on_text)
+        return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker,
+                              on_text=shown_live(ctx, speaker or role, label, stage, round))
     opening = " ".join(opening.split())
-    if opening:
-        on_text(opening)
+    on_text = shown_live(ctx, speaker or role, label, stage, round, opening)
     reply = await ctx.call(role, document.messages(), request=document.turn(label, opening), stage=stage,
                            round=round, speaker=speaker, record=False, on_text=on_text)
     said = replace(reply, text=f"{opening} {reply.text.strip()}".strip())
@@ -83,15 +82,16 @@ async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], documen
     return said
 
 
-def shown_live(ctx: UnitContext, speaker: str, label: str, stage: str, round: int) -> OnText:
-    """Where a turn's text goes as it is generated: the live display is told the turn starts at
-    its first text, not when it is asked (the turns of a stage are asked together and the model
-    writes them one after another)."""
+def shown_live(ctx: UnitContext, speaker: str, label: str, stage: str, round: int, opening: str = "") -> OnText:
+    """Where a turn's text goes as it is generated: the live display is told the turn starts (and
+    shown its `opening`) at its first text, not when it is asked (the turns of a stage are asked
+    together and the model writes them one after another)."""
     target: list[Optional[OnText]] = []
 
     def on_text(text: str) -> None:
         if not target:
             target.append(ctx.speaking(speaker, label, stage, None, round))
+            text = f"{opening} {text.lstrip()}" if opening else text
         if target[0] is not None:
             target[0](text)
 
