@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.log.events import Call, Message, Score
 from moot.models.engine import ModelEngine
@@ -25,7 +26,10 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def run(argv: list[str], out: Path) -> Path:
-    assert main(["run", *argv, "--out", str(out), "--quiet"]) == 0
+    """Run it; a run whose every answer is unparsed (exit 4) is a run to rescore too."""
+    code = main(["run", *argv, "--out", str(out), "--quiet"])
+    unparsed = all(r["prediction"] == "unparsed" for r in rows(out))
+    assert code == (EXIT_UNPARSED if unparsed else 0)
     return out
 
 

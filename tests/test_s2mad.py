@@ -10,6 +10,7 @@ import pytest
 from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.data.load import Comment
 from moot.models.scripted import ScriptedChatCompletionClient
@@ -252,13 +253,13 @@ def test_s2mad_dataset_run_and_resume(tmp_path, capsys):
     scenario = tmp_path / "s.yaml"
     scenario.write_text("protocol: s2mad\nmodels: {default: scripted}\n")
     argv = [str(scenario), "--dataset", str(spec), "--out", str(tmp_path / "run")]
-    assert main(argv) == 0
+    assert main(argv) == EXIT_UNPARSED  # the scripted model names no label: every answer unparsed
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert re.fullmatch(rf"run: {tmp_path / 'run'} items=2 backend_calls=\d+ cache_hits=\d+ unparsed=2", last)
-    assert main(argv) == 0
+    assert main(argv) == EXIT_UNPARSED
     assert capsys.readouterr().out.strip().splitlines()[-1].endswith("items=2 backend_calls=0 cache_hits=0 unparsed=2")
     assert main([str(scenario), "--input", "claim=Sky is green", "--input", "comment=no", "--input", "comment=yes",
-                 "--no-cache", "--out", str(tmp_path / "one.jsonl")]) == 0
+                 "--no-cache", "--out", str(tmp_path / "one.jsonl")]) == EXIT_UNPARSED
     assert "veracity: unparsed" in capsys.readouterr().out
 
 

@@ -36,6 +36,7 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import RunSetup, run_units
+from moot.engine.unparsed import EXIT_UNPARSED, unparsed_failure
 from moot.engine.setup import UsageError, resolve_models, role_models
 from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
 from moot.errors import nearest
@@ -207,4 +208,10 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     if outcome.interrupted:
         print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_FAILED if outcome.failed else EXIT_OK
+    if outcome.failed:
+        return EXIT_FAILED
+    failure = unparsed_failure(outcome.rows(), getattr(scenario, "max_unparsed", None))
+    if failure:
+        print(f"failed: {failure}", file=sys.stderr)
+        return EXIT_UNPARSED
+    return EXIT_OK

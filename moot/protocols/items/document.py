@@ -66,11 +66,10 @@ async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], documen
                 label: str, *, opening: str = "", stage: str, round: int = 1, decide=None,
                 speaker: Optional[str] = None) -> Reply:
     """A free-text turn of `role`, recorded as its message: on a base model `document` continued
-    under `label` (the turn begins with `opening`, which the model continues), else the chat
-    messages. Its text streams to a live display as it is generated."""
+    under `label` (the turn begins with `opening`, which the model continues; its text streams to
+    a live display as it is generated), else the chat messages."""
     if document is None or not in_document(ctx, role):
-        return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker,
-                              on_text=shown_live(ctx, speaker or role, label, stage, round))
+        return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker)
     opening = " ".join(opening.split())
     on_text = shown_live(ctx, speaker or role, label, stage, round, opening)
     reply = await ctx.call(role, document.messages(), request=document.turn(label, opening), stage=stage,

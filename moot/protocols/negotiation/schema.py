@@ -14,8 +14,8 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.items.schema import ItemScenario, Labels, check_aliases
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models,
-                                  check_prompts, fail)
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, MaxUnparsed, Retry, Strict,
+                                  check_models, check_prompts, fail)
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})
@@ -61,6 +61,10 @@ class NegotiationScenario(ItemScenario):
     max_turns: Annotated[int, Field(ge=1, le=20)] = 3
     """Generator/discriminator exchanges per negotiation before it ends without consensus."""
     demonstrations: Demonstrations = Demonstrations()
+    max_unparsed: MaxUnparsed = None
+    """The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it
+    with exit code 4 (its results are kept). Null: only a run whose every answer is unparsed
+    fails so; 1: none does."""
     models: dict[str, str] = {}
     """The LLMs: `first` and `second` (required) negotiate, `third` settles conflicts; they must
     be different model specs unless `allow_same_model`. A bare `--model SPEC` sets all of them."""
