@@ -79,9 +79,16 @@ def test_cola_roles_continue_the_items_document(tmp_path):
                             "strongest evidence from the analyses.]")
     assert "Debater against" not in debater  # debaters do not see each other
     (judged, asked), = choices(client)
-    assert asked.document and asked.prefix == f"Judge: The attitude of the post towards {TARGET} is"
+    assert asked.document and asked.prefix == "Judge: The author of the post feels"
     assert asked.options == ("positive", "negative", "neutral") and asked.sep == " "
-    assert f"\n\nDebater against: {said['debater_against']}\n\n" in judged and "Choose from" not in judged
+    # The judger's own document: the arguments (as in the paper, not the analyses), its direction,
+    # and the post last.
+    assert judged == "\n\n".join([
+        f"Stance analysis of a social media post about {TARGET}.",
+        *(f"Debater {name}: {said['debater_' + lab]}" for name, lab in
+          (("in favor", "favor"), ("against", "against"), ("neutral", "neutral"))),
+        f"[A judge weighs what was said against the post and decides its attitude towards {TARGET}.]",
+        f'Post: "{POST}"'])
     outcome = transcript.outcome
     assert (outcome.prediction, outcome.decided_by) == ("favor", "judger (scripted)")  # "positive", p = 0.7
     (answer,) = answers(transcript)
@@ -129,11 +136,10 @@ def test_cola_calibration_against_a_hand_computation(tmp_path, calibration, expe
                                             "[MASK]": {"positive": 0.5, "negative": 0.3, "neutral": 0.2},
                                             "(empty)": {"positive": 0.7, "negative": 0.1, "neutral": 0.2}}
     assert "calibrated: positive 0.25, negative 0.45, neutral 0.30" in transcript.outcome.explanation
-    # The same document around each content-free input: the post, analyses and arguments replaced.
-    free = [d for d, _ in asked[1:]]  # asked after the answer's own call
+    # The same document around each content-free input: the post replaced, the arguments kept.
+    real, *free = [d for d, _ in asked]  # the content-free twins are asked after the answer's own call
     assert [d.split('Post: "', 1)[1].split('"', 1)[0] for d in free] == ["N/A", "[MASK]", ""]
-    assert "\n\nLinguist: N/A\n\n" in free[0] and "\n\nDebater against: [MASK]\n\n" in free[1]
-    assert all(d.endswith(f"the attitude of the post towards {TARGET}.]") for d in free)
+    assert all(d.split('Post: "')[0] == real.split('Post: "')[0] for d in free)
     judger = [c for c in transcript.calls if c.role == "judger"]
     assert [c.stage for c in judger] == ["calibration"] * 3 + ["conclusion"]  # the answer's call last
     # Re-computed from the saved transcript, without a model call.

@@ -19,8 +19,8 @@ On a base model (the embedded one) every role continues the item's document inst
 branches after the post, each debater after the analyses, the judger after the arguments; the
 judger's label is the most likely of the labels' `answer` words after `document_answer`, for
 every variant (the chain-of-thought baseline reasons first, the JSON variant explains after).
-A likelihood answer is calibrated by the scenario's `calibration` (content-free post, analyses
-and arguments).
+A likelihood answer is calibrated by the scenario's `calibration`: the same prompt with the post
+content-free (the analyses and arguments kept).
 """
 
 from __future__ import annotations
@@ -106,13 +106,25 @@ class Item:
         return found
 
     def document(self, *paragraphs: str) -> ItemDocument:
-        """The header, the analyses and arguments said so far, then `paragraphs`."""
-        labels = self.labels
-        said = [labelled(labels[e], self.analyses[e]) for e in EXPERTS if e in self.analyses]
-        said += [labelled(labels[debater_name(lab)], self.arguments[lab]) for lab in self.s.labels
-                 if lab in self.arguments]
+        """The header (with the post) and the analyses said so far, then `paragraphs`."""
         header = render(self.templates["document_header"], self.fields)
-        return ItemDocument((header,), tuple(labels.values())).then(*said, *paragraphs)
+        return ItemDocument((header,), tuple(self.labels.values())).then(*self.said(self.analyses), *paragraphs)
+
+    def judged(self) -> ItemDocument:
+        """The judger's document: what it sees of the others (the arguments; without the debate,
+        the analyses), its direction, and the post last, read right before the answer (so a
+        content-free twin differs from it only there, and reuses the rest from the model's cache)."""
+        t = self.templates
+        return ItemDocument((render(t["document_judger_header"], self.fields),), tuple(self.labels.values())).then(
+            *self.said(self.arguments if self.s.debate else self.analyses), render(t["document_judger"], self.fields),
+            render(t["document_post"], self.fields))
+
+    def said(self, turns: dict) -> list[str]:
+        """Analyses (by analyst) or arguments (by label) as labelled paragraphs, in order."""
+        labels = self.labels
+        if turns is self.analyses:
+            return [labelled(labels[e], turns[e]) for e in EXPERTS if e in turns]
+        return [labelled(labels[debater_name(lab)], turns[lab]) for lab in self.s.labels if lab in turns]
 
     def analyses_text(self) -> str:
         """The analyses as the chat prompts introduce them."""
@@ -120,9 +132,9 @@ class Item:
                         for e in EXPERTS if e in self.analyses)
 
     def content_free(self, text: str) -> "Item":
-        """The item with its post, analyses and arguments replaced by a content-free input."""
-        return replace(self, fields={**self.fields, "text": text}, analyses=dict.fromkeys(self.analyses, text),
-                       arguments=dict.fromkeys(self.arguments, text))
+        """The item with its post replaced by a content-free input (the judger's input; what the
+        analysts and debaters said stays, as the demonstrations of Zhao et al.'s prompts do)."""
+        return replace(self, fields={**self.fields, "text": text})
 
 
 def capitalised(text: str) -> str:
@@ -211,8 +223,7 @@ async def judge_in_document(ctx: UnitContext, item: Item, labels: LabelSet, stag
     the most likely `label_text.answer` after `document_answer` (calibrated), then (the JSON
     variant) its explanation follows."""
     s, t = item.s, item.templates
-    direction = render(t["document_judger"], item.fields)
-    document = item.document(direction)
+    document = item.judged()
     label = item.labels[JUDGER]
     if s.baseline == "cot":
         reasoning = await speak(ctx, JUDGER, [], document, label, opening=render(t["opening_judger"], item.fields),
@@ -223,7 +234,7 @@ async def judge_in_document(ctx: UnitContext, item: Item, labels: LabelSet, stag
     method = document_method(s.choice)
 
     def content_free(text: str) -> list[LLMMessage]:
-        return item.content_free(text).document(direction).messages()
+        return item.content_free(text).judged().messages()
 
     answered = await ask_choice(ctx, JUDGER, document.messages(), [words.option_words[lab] for lab in s.labels],
                                 method, prefix=answer, document=True, content_free=content_free,

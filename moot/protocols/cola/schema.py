@@ -144,9 +144,9 @@ class ColaScenario(ItemScenario):
     their explanation or reasoning)."""
     calibration: CalibrationSetting = "auto"
     """How a likelihood answer is calibrated: `contextual` (Zhao et al. 2021: each option's
-    probability divided by the one the same prompt gives when the post, analyses and arguments
-    are "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
-    probabilities), `none`; `auto`: contextual on the embedded model."""
+    probability divided by the one the same prompt gives when the post is "N/A", "[MASK]" or
+    empty, the analyses and arguments kept; every answer records raw, content-free and
+    calibrated probabilities), `none`; `auto`: contextual on the embedded model."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
     debater), `debater_<label>`, `judger` (also the one model of a baseline). Precedence: the
