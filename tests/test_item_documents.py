@@ -174,15 +174,20 @@ def test_debate_agents_continue_one_document_round_by_round(tmp_path):
     for n, (turn, label) in enumerate(zip(said[:3], labels[:3]), 1):
         assert f"\n\nAgent {n}: {turn.content}\n\nAgent {n}'s answer: {label}.\n\n" in second
     assert second.endswith("[Round 2: each agent has read the answers above and gives an updated answer.]")
+    # Each label is read from the text, the question and the agent's turn alone ...
     real = [(d, r) for d, r in choices(client) if POST in d]
+    question = f'Text: "{POST}"\nQuestion: What is the stance of the text towards "{TARGET}": favor, against, neutral?'
+    assert [d for d, _ in real] == [f"{question}\n\nAgent {n % 3 + 1}: {m.content}" for n, m in enumerate(said)]
     assert [r.prefix for _, r in real] == [f"Agent {n}'s answer:" for n in (1, 2, 3)] * 2
     assert all(r.options == ("favor", "against", "neutral") and r.document for _, r in real)
     assert len(choices(client)) == 4 * 6  # each answer and its three content-free twins
     assert len(labels) == 6 and "unparsed" not in labels and transcript.outcome.prediction == "favor"
     assert all(m.measured.calibration == "contextual" for m in answers(transcript))
-    free = next(d for d, r in choices(client) if 'Text: "[MASK]"' in d and r.prefix == "Agent 2's answer:"
-                and "Round 2" in d)
-    assert "\n\nAgent 1: [MASK]\n\nAgent 1's answer: [MASK].\n\n" in free and free.endswith("Agent 2: [MASK]")
+    # ... and calibrated on the same document with the text and the turn content-free (the same
+    # for every item on the target).
+    free = {d for d, r in choices(client) if r.prefix == "Agent 2's answer:" and POST not in d}
+    assert free == {f'Text: "{c}"\nQuestion: What is the stance of the text towards "{TARGET}": favor, against, '
+                    f'neutral?\n\nAgent 2:{" " + c if c else ""}' for c in ("N/A", "[MASK]", "")}
 
 
 # ---------------------------------------------------------------- S2MAD
@@ -214,8 +219,10 @@ def test_s2mad_roles_continue_the_claims_document(tmp_path):
     assert p_debate.index("\n\nAgent P: ") < p_debate.index("\n\nAgent N: ")  # its own turn first
     assert "Agent P's verdict: the post is fake." in p_debate
     assert p_debate.endswith("[Round 2: Agent P reads the other agent's opinion and gives an updated opinion.]")
-    verdicts = [r for _, r in asked if r.options == ("fake", "real")]
-    assert verdicts and all(r.prefix.endswith("'s verdict: the post is") for r in verdicts)
+    verdicts = [(d, r) for d, r in asked if r.options == ("fake", "real") and "The bridge collapsed." in d]
+    assert verdicts and all(r.prefix.endswith("'s verdict: the post is") for _, r in verdicts)
+    opinion = next(m for m in transcript.messages if m.role == "debater_p" and m.action == "initial_opinion")
+    assert verdicts[0][0] == f"{header}\n\nAgent P: {opinion.content}"  # the post and the turn alone
     assert transcript.outcome.prediction == "fake" and transcript.outcome.decided_by == "consensus"
 
 
@@ -227,13 +234,13 @@ def test_negotiation_generator_and_discriminator_documents(tmp_path):
                                    allow_same_model=True, max_turns=1)
     _, transcript = run_item("negotiation", scenario, {"text": "A warm, funny film."}, {BASE: client}, tmp_path / "r")
     (generated, request), *_ = turns(client)
-    assert generated == ("Sentiment analysis. Each input is labelled with its overall sentiment (positive, negative), "
-                         "after reasoning step by step.\n\nInput: A warm, funny film.")
+    assert generated == ("Sentiment analysis: the reasoning about a short text, then its sentiment (positive, negative)."
+                         "\n\nInput: A warm, funny film.")
     assert request.prefix == "Reasoning: The input" and {"Decision:", "\nInput"} <= set(request.stop)
     asked = choices(client)
     decision = next(r for _, r in asked if r.options == ("positive", "negative"))
     assert decision.prefix == "Decision:"
     checked, yes_no = next((d, r) for d, r in asked if r.options == ("yes", "no"))
-    assert checked.startswith("Checking sentiment decisions.") and checked.endswith("Decision: positive.")
+    assert checked.startswith("Checking sentiment decisions") and checked.endswith("Decision: positive.")
     assert yes_no.prefix == "Correct:"
     assert transcript.outcome.prediction == "positive"

@@ -81,8 +81,8 @@ class DebateScenario(ItemScenario):
     the label is read by likelihood after the agent's turn in the document."""
     calibration: CalibrationSetting = "auto"
     """How a likelihood answer is calibrated: `contextual` (Zhao et al. 2021: each label's
-    probability divided by the one the same prompt gives when the text and every agent's reply
-    are "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
+    probability divided by the one the same prompt gives when the text and the replies in it are
+    "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
     probabilities), `none`; `auto`: contextual on the embedded model."""
     tie: Tie = "unparsed"
     """When the vote of the last round is tied: `unparsed` (claim no label), `first_agent` (the
@@ -281,24 +281,26 @@ class _Debate:
         return Said(reply.text, self.labels.map(answered.text)[0])
 
     async def in_document(self, agent: str, r: int, stage: str) -> Said:
-        """A base model's turn: it continues the document, then its label is read by likelihood."""
-        said = self.rounds(r)
-        document = self.document(r, self.fields, said)
+        """A base model's turn: it continues the debate's document; its label is then read by
+        likelihood from a short document of its own (the text, the question and its turn), so the
+        same document around content-free inputs (calibration) is short, the same for every item
+        on a target, and kept in the reply cache."""
+        document = self.document(r, self.fields, self.rounds(r))
         name = self.names[agent]
         reply = await speak(self.ctx, agent, [], document, name, opening=render(self.templates["opening_answer"],
                                                                               self.fields), stage=stage, round=r)
-        answered_in = document.then(labelled(name, reply.text))
-
-        def content_free(text: str) -> list[LLMMessage]:
-            blank = [{a: Said(text, text) for a in turns} for turns in said]
-            free = self.document(r, {**self.fields, "text": text}, blank)
-            return free.then(labelled(name, text)).messages()
-
-        answered = await ask_choice(self.ctx, agent, answered_in.messages(), self.s.labels, "likelihood",
-                                    prefix=self.answer_line(agent), document=True, content_free=content_free,
+        answered = await ask_choice(self.ctx, agent, self.answered(agent, self.fields, reply.text).messages(),
+                                    self.s.labels, "likelihood", prefix=self.answer_line(agent), document=True,
+                                    content_free=lambda text: self.answered(agent, {**self.fields, "text": text},
+                                                                            text).messages(),
                                     calibrated=calibrates(self.ctx, agent, self.s.calibration),
                                     stage=f"{stage}_answer", round=r, decide=lambda text: self.labels.map(text)[0])
         return Said(reply.text, self.labels.map(answered.text)[0])
+
+    def answered(self, agent: str, fields: Mapping[str, str], turn: str) -> ItemDocument:
+        """The document an agent's label is read from: the text and the question, then its turn."""
+        return ItemDocument((render(self.templates["document_answered"], fields), labelled(self.names[agent], turn)),
+                            tuple(self.names.values()))
 
     def turn(self, agent: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:

@@ -250,15 +250,15 @@ class _Negotiator:
     async def discriminate_in_document(self, disc: str, reasoning: str, decision: Optional[str], stage: str,
                                        round: int, demos) -> tuple[str, tuple[str, Optional[str], str]]:
         """The discriminator's yes/no (most likely after `document_correct`); after a "no" its
-        explanation turn and its own decision (most likely after `document_corrected`)."""
+        explanation turn and its own decision (most likely after `document_corrected`). The yes/no
+        is not calibrated: it checks another answer, it is no label with a prior to correct (with a
+        content-free input and reasoning the embedded model said yes, so calibrated it said no to
+        every decision and no negotiation ever agreed)."""
         t, method = self.templates, document_method(self.s.choice)
         calibrated = calibrates(self.ctx, disc, self.s.calibration)
         shown = self.discriminator_document(self.item.text, reasoning, decision or "", demos)
         said = await ask_choice(self.ctx, disc, shown.messages(), ("yes", "no"), method, prefix=t["document_correct"],
-                                document=True, calibrated=calibrated, stage=stage, round=round,
-                                content_free=lambda text: self.discriminator_document(text, text, decision or "",
-                                                                                      demos).messages(),
-                                decide=chosen_option)
+                                document=True, stage=stage, round=round, decide=chosen_option)
         self.measured = self.measured or said.measured_read
         attitude = "yes" if chosen_option(said.text) == "yes" else "no"
         if attitude == "yes" and decision is not None:

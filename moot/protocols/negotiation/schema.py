@@ -79,7 +79,8 @@ class NegotiationScenario(ItemScenario):
     probability divided by the one the same prompt gives when the input and the reasoning are
     "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
     probabilities), `none`; `auto`: contextual on the embedded model. On a base model the
-    generator's decision is read by likelihood too, and calibrated likewise."""
+    generator's decision is read by likelihood too, and calibrated likewise; the discriminator's
+    yes/no is not calibrated (it is no label)."""
     allow_same_model: bool = False
     """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
     generation: Generation = Generation(temperature=0.0, max_tokens=256)

@@ -4,14 +4,15 @@ Every role's document starts with the post (`document_header`). The scorer is as
 reply at a time; the classifier about the post alone; a debater sees its own stance set of replies
 (`document_comments`), the debate so far (its own and the other agent's turns, each with its
 verdict line), and a direction; the judge sees both agents' last turns; the one agent of w/o Debate
-and the vanilla baseline sees every reply it is given. Each document is built from the item's
-content (`Content`), so the same document around a content-free input (calibration) is the same
-function of replaced content.
+and the vanilla baseline sees every reply it is given. A verdict is read from a short document of
+its own: the post and the role's turn. Each document is built from the item's content
+(`Content`), so the same document around a content-free input (calibration) is the same function
+of replaced content.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
 from moot.agents.prompts import render
@@ -38,10 +39,6 @@ class Content:
     comments: tuple[str, ...] = ()
     turns: tuple[Said, ...] = ()
 
-    def content_free(self, text: str) -> "Content":
-        """Every piece of the item's content replaced by a content-free input."""
-        return Content(text, tuple(text for _ in self.comments),
-                       tuple(replace(t, text=text, label=text or None) for t in self.turns))
 
 
 Build = Callable[["Content"], ItemDocument]  # a role's document around (some) content
@@ -91,6 +88,10 @@ class ClaimDocuments:
             if turn.label:
                 found.append(f"{self.verdict(turn.role)} {turn.label}.")
         return found
+
+    def verdict_document(self, role: str, claim: str, turn: str) -> ItemDocument:
+        """What a role's verdict is read from: the post, then its turn."""
+        return self._start(Content(claim)).then(labelled(self.names[role], turn))
 
     def verdict(self, role: str) -> str:
         """The line a role's verdict (a label) follows."""

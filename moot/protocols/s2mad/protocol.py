@@ -41,7 +41,7 @@ from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.log.events import Call
 from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, how_read, method_for
-from moot.protocols.items.document import in_document, labelled, speak
+from moot.protocols.items.document import in_document, speak
 from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.s2mad.schema import S2madScenario
@@ -250,19 +250,18 @@ async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: list, 
 async def reason_in_document(s: S2madScenario, ctx: UnitContext, role: str, build: Build, content: Content,
                              stage: str, round: int, speaker: Optional[str] = None) -> tuple[Reply, Answer]:
     """A base model's turn (it continues `build(content)`) and its verdict: the label most likely
-    after `document_verdict`, calibrated on the same document around content-free inputs."""
+    after `document_verdict`, read from a short document of its own (the post and the turn), so
+    its content-free twins (calibration) are the same for every item and kept in the cache."""
     templates, labels = s.templates(), labels_of(s)
     docs = ClaimDocuments(templates)
     name = docs.names[role]
     reply = await speak(ctx, role, [], build(content), name, opening=render(templates["opening"], {}), stage=stage,
                         round=round, speaker=speaker)
 
-    def content_free(text: str) -> list:
-        return build(content.content_free(text)).then(labelled(name, text)).messages()
-
-    answered = await ask_choice(ctx, role, build(content).then(labelled(name, reply.text)).messages(), list(s.labels),
-                                document_method(s.choice), prefix=docs.verdict(role), document=True,
-                                content_free=content_free, calibrated=calibrates(ctx, role, s.calibration),
+    answered = await ask_choice(ctx, role, docs.verdict_document(role, content.claim, reply.text).messages(),
+                                list(s.labels), document_method(s.choice), prefix=docs.verdict(role), document=True,
+                                content_free=lambda text: docs.verdict_document(role, text, text).messages(),
+                                calibrated=calibrates(ctx, role, s.calibration),
                                 stage=f"{stage}_answer", round=round, speaker=speaker,
                                 decide=lambda text: labels.map(text)[0])
     found = labels.map(answered.text)[0]
