@@ -26,12 +26,13 @@ from moot.agents.prompts import render
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+                                         check_distinct)
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
 from moot.engine.context import UnitContext
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, MaxUnparsed, Retry, Strict,
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 from moot.speaker_selection.debate import DebatePlan, next_speaker
 
@@ -64,10 +65,7 @@ class DebateScenario(ItemScenario):
     `unparsed` and does not vote."""
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"]] = None
     """The headline metric of a dataset run; null: the dataset's declared metric, else macro-F1."""
-    max_unparsed: MaxUnparsed = None
-    """The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it
-    with exit code 4 (its results are kept). Null: only a run whose every answer is unparsed
-    fails so; 1: none does."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     agents: Annotated[int, Field(ge=1, le=16)] = 3
     """How many agents debate (Du et al. use 3); one agent reflects on its own answer instead."""
     rounds: Annotated[int, Field(ge=0, le=10)] = 2
@@ -90,6 +88,7 @@ class DebateScenario(ItemScenario):
     latest earlier round that separates the tied labels)."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `agents` (every agent), `agent_1` ... `agent_N`."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=1.0, max_tokens=512)
     retry: Retry = Retry()
     backends: Backends = Backends()

@@ -42,7 +42,6 @@ class Generation(Strict):
 ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
 CHOICE_METHODS = ("likelihood", "structured", "text")
 CalibrationSetting = Literal["auto", "contextual", "none"]
-MaxUnparsed = Optional[Annotated[float, Field(ge=0, le=1)]]
 
 
 def choice_method(setting: str, spec: str, default: str) -> str:

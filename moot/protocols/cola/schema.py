@@ -13,8 +13,9 @@ from typing import Literal, Optional
 
 from pydantic import model_validator
 
-from moot.protocols.items.schema import ItemScenario, Label, Labels, check_aliases, check_distinct
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, MaxUnparsed, Retry, Strict,
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Label, Labels, MaxUnparsed, TurnTokens,
+                                         check_aliases, check_distinct)
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 
 EXPERTS = ("linguist", "domain", "social")
@@ -122,10 +123,7 @@ class ColaScenario(ItemScenario):
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy"]] = None
     """The headline metric of a dataset run; null: `f_avg` (mean F1 of favor and against) when the
     labels are among favor/against/none, else `macro_f1`. `f_avg` needs favor and against."""
-    max_unparsed: MaxUnparsed = None
-    """The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it
-    with exit code 4 (its results are kept). Null: only a run whose every answer is unparsed
-    fails so; 1: none does."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     experts: list[Literal["linguist", "domain", "social"]] = list(EXPERTS)
     """The analysts of the analysis stage; `[]` is the without-analysis ablation."""
     debate: bool = True
@@ -151,6 +149,7 @@ class ColaScenario(ItemScenario):
     """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
     debater), `debater_<label>`, `judger` (also the one model of a baseline). Precedence: the
     role, then `debaters` for a debater, then `default`."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()

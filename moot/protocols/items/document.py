@@ -42,10 +42,10 @@ class ItemDocument:
     def messages(self) -> list[LLMMessage]:
         return [UserMessage(content=self.text(), source="document")]
 
-    def turn(self, label: str, opening: str = "") -> Continue:
+    def turn(self, label: str, opening: str = "", max_tokens: Optional[int] = None) -> Continue:
         """The request for the turn of the speaker labelled `label`, continuing the document
-        (after `opening`, the words the turn begins with)."""
-        return turn_request(self.text(), label, self.called, opening)
+        (after `opening`, the words the turn begins with; at most `max_tokens`)."""
+        return replace(turn_request(self.text(), label, self.called, opening), max_tokens=max_tokens or 0)
 
     def choice(self, prefix: str, options: Sequence[str]) -> Choose:
         """A closed answer after the document: `prefix` on its own line, then one of `options`."""
@@ -66,13 +66,15 @@ async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], documen
                 label: str, *, opening: str = "", stage: str, round: int = 1, decide=None,
                 speaker: Optional[str] = None) -> Reply:
     """A free-text turn of `role`, recorded as its message: on a base model `document` continued
-    under `label` (the turn begins with `opening`, which the model continues; its text streams to
-    a live display as it is generated), else the chat messages."""
+    under `label` (the turn begins with `opening`, which the model continues, for at most the
+    scenario's `turn_tokens`; its text streams to a live display as it is generated), else the
+    chat messages."""
     if document is None or not in_document(ctx, role):
         return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker)
     opening = " ".join(opening.split())
     on_text = shown_live(ctx, speaker or role, label, stage, round, opening)
-    reply = await ctx.call(role, document.messages(), request=document.turn(label, opening), stage=stage,
+    bound = getattr(ctx.unit.scenario, "turn_tokens", None)
+    reply = await ctx.call(role, document.messages(), request=document.turn(label, opening, bound), stage=stage,
                            round=round, speaker=speaker, record=False, on_text=on_text)
     said = replace(reply, text=f"{opening} {reply.text.strip()}".strip())
     if not reply.replayed:  # a continued unit's turn is in its log already

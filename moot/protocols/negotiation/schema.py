@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, MaxUnparsed, Retry, Strict,
+from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 
 LLMS = ("first", "second", "third")
@@ -61,10 +61,7 @@ class NegotiationScenario(ItemScenario):
     max_turns: Annotated[int, Field(ge=1, le=20)] = 3
     """Generator/discriminator exchanges per negotiation before it ends without consensus."""
     demonstrations: Demonstrations = Demonstrations()
-    max_unparsed: MaxUnparsed = None
-    """The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it
-    with exit code 4 (its results are kept). Null: only a run whose every answer is unparsed
-    fails so; 1: none does."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     models: dict[str, str] = {}
     """The LLMs: `first` and `second` (required) negotiate, `third` settles conflicts; they must
     be different model specs unless `allow_same_model`. A bare `--model SPEC` sets all of them."""
@@ -83,6 +80,7 @@ class NegotiationScenario(ItemScenario):
     yes/no is not calibrated (it is no label)."""
     allow_same_model: bool = False
     """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()

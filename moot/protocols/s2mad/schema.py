@@ -13,8 +13,9 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, MaxUnparsed, Retry, Strict,
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+                                         check_distinct)
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
@@ -98,13 +99,11 @@ class S2madScenario(ItemScenario):
     the scorer's support of a reply is read by likelihood too, and calibrated likewise."""
     seed: int = 0
     """Seed of the random sample (`stance_separation: false`, the vanilla baseline)."""
-    max_unparsed: MaxUnparsed = None
-    """The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it
-    with exit code 4 (its results are kept). Null: only a run whose every answer is unparsed
-    fails so; 1: none does."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `scorer`, `classifier`, `debater_p`, `debater_n`,
     `judge`, `agent` (the one agent of `debate: false` and of the vanilla baseline)."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.2, max_tokens=1024)
     """Sampling settings for every model call (the paper: temperature 0.2, other settings the
     API's defaults; moot bounds replies at 1024 tokens so the answer asked for "at the end" fits)."""
