@@ -116,7 +116,10 @@ def chosen_option(text: str) -> str:
 
 
 def method_for(ctx: UnitContext, role: str, setting: str, default: str) -> str:
-    return choice_method(setting, ctx.model(role).spec, default)
+    """How `role`'s closed answer is read (moot.scenario.blocks.choice_method): `auto` is
+    likelihood on the embedded model and on a base model, else `default`."""
+    return choice_method(setting, ctx.model(role).spec, default,
+                         ctx.engine.model_kind(ctx.model(role), role) == "base")
 
 
 def document_method(setting: str) -> str:

@@ -72,7 +72,8 @@ async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], documen
     if document is None or not in_document(ctx, role):
         return await ctx.call(role, chat, stage=stage, round=round, decide=decide, speaker=speaker)
     opening = " ".join(opening.split())
-    on_text = shown_live(ctx, speaker or role, label, stage, round, opening)
+    shown = getattr(ctx.listener, "speaking", None) is not None  # stream only when someone may show it
+    on_text = shown_live(ctx, speaker or role, label, stage, round, opening) if shown else None
     bound = getattr(ctx.unit.scenario, "turn_tokens", None)
     reply = await ctx.call(role, document.messages(), request=document.turn(label, opening, bound), stage=stage,
                            round=round, speaker=speaker, record=False, on_text=on_text)
