@@ -1,9 +1,27 @@
-"""Did-you-mean: the nearest valid name to a mistyped one (keys, values, commands, roles)."""
+"""moot's errors a user can act on, and did-you-mean suggestions for their messages.
+
+Every error moot reports as one line derives from `MootError`, which carries the process's exit
+code (`moot.cli.main` maps by it; there is no hand-kept list). Most are bad input (exit 2):
+nothing was written, and the message names the file, line and key, or the option. A class that
+was a ValueError before stays one too, so callers that catch ValueError keep working.
+"""
 
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Optional
+from typing import ClassVar, Iterable, Optional
+
+EXIT_USAGE = 2  # bad input: one line, nothing written
+
+
+class MootError(Exception):
+    """An error with a one-line message for the user; `exit_code` is what the process returns."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
+
+
+class UsageError(MootError, ValueError):
+    """Bad command-line input; one line."""
 
 
 def closest(word: str, choices: Iterable[str]) -> Optional[str]:

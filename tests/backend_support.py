@@ -102,11 +102,12 @@ Reply = Callable[[str, dict], tuple[int, dict]]
 
 
 class RecordingServer:
-    """A loopback HTTP server: every request's path and JSON body is recorded, `reply(path, body)`
-    gives the status and JSON answer. Use as a context manager."""
+    """A loopback HTTP server: every request's path and JSON body is recorded (and its headers, in
+    `headers`), `reply(path, body)` gives the status and JSON answer. Use as a context manager."""
 
     def __init__(self, reply: Reply):
         self.requests: list[tuple[str, dict]] = []
+        self.headers: list[dict[str, str]] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -115,6 +116,7 @@ class RecordingServer:
                 raw = self.rfile.read(size) if size else b""
                 body = json.loads(raw) if raw.strip() else {}
                 server.requests.append((self.path, body))
+                server.headers.append(dict(self.headers))
                 status, answer = reply(self.path, body)
                 data = json.dumps(answer).encode()
                 self.send_response(status)

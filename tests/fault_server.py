@@ -3,8 +3,10 @@
 `FaultServer(mode)` answers `POST /v1/chat/completions` like a small deterministic model (the reply
 depends only on the request: structured requests get an object valid for their JSON schema, plain
 ones a short text) unless its `mode` says to misbehave. `mode` may be changed between runs (a run
-saved as failed is then resumed against a healthy server). Every request is recorded with its
-messages, its Authorization header and when it arrived. `delay` slows every reply (kill loops).
+saved as failed is then resumed against a healthy server; `retry_after`: what a 429 asks). Every
+request is recorded with its messages, its path, its Authorization header and when it arrived.
+`delay` slows every reply (kill loops). `logprobs`: what a request for log-probabilities gets as its
+choice's `logprobs` (raw JSON, so NaN can be sent); None: they are ignored, as many servers do.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any, Optional
 # mode -> what the server does (the torture tests name their expectations per mode)
 MODES = ("ok", "status-400", "status-401", "status-403", "status-404", "status-429", "status-500",
          "status-503", "reset", "hang", "empty", "non-json", "no-choices", "bad-usage", "null-content",
-         "huge", "huge-chunked", "gzip-bomb", "long-text", "flaky", "echo-key-401", "echo-key-500", "escapes")
+         "huge", "huge-chunked", "gzip-bomb", "long-text", "flaky", "echo-key-401", "echo-key-500", "escapes",
+         "once-503")
 HUGE_BYTES = 3 * 1024 * 1024
 LONG_TEXT_CHARS = 200_000
 
@@ -36,6 +39,8 @@ class Request:
     messages: list[dict]
     authorization: str
     response_format: Optional[dict] = None
+    path: str = ""
+    logprobs: bool = False  # it asked for log-probabilities
 
     @property
     def signature(self) -> tuple[str, ...]:
@@ -56,6 +61,8 @@ class QuietServer(ThreadingHTTPServer):
 class FaultServer:
     mode: str = "ok"
     delay: float = 0.0
+    retry_after: str = "1"  # what a 429 asks
+    logprobs: Optional[str] = None  # the JSON text of a choice's "logprobs" when a request asks for them
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -71,7 +78,8 @@ class FaultServer:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
                 request = Request(time.monotonic(), body.get("model", ""), body.get("messages", []),
-                                  self.headers.get("Authorization", ""), body.get("response_format"))
+                                  self.headers.get("Authorization", ""), body.get("response_format"), self.path,
+                                  bool(body.get("logprobs")))
                 with server._lock:
                     server.requests.append(request)
                     number = len(server.requests)
@@ -101,9 +109,11 @@ class FaultServer:
         mode = self.mode
         if mode == "flaky":  # every call fails once, then succeeds
             mode = "ok" if self.signatures().count(request.signature) > 1 else "status-503"
+        if mode == "once-503":  # the first request fails, every other succeeds
+            mode = "ok" if number > 1 else "status-503"
         if mode.startswith("status-"):
             status = int(mode.split("-")[1])
-            headers = {"Retry-After": "1"} if status == 429 else {}  # only the first request gets a 429
+            headers = {"Retry-After": self.retry_after} if status == 429 else {}  # only the first request gets a 429
             if status == 429 and number > 1:
                 return send(h, 200, completion(reply_to(request)))
             return send(h, status, {"error": {"message": f"fault {status}", "type": "fault"}}, headers)
@@ -140,6 +150,10 @@ class FaultServer:
             return send_raw(h, 200, gzip_body(), headers={"Content-Encoding": "gzip"})
         if mode == "long-text":
             return send(h, 200, completion(reply_to(request) + " and" * (LONG_TEXT_CHARS // 4)))
+        if request.logprobs and self.logprobs is not None:
+            data = json.dumps(completion("A")).replace('"finish_reason"',
+                                                       f'"logprobs": {self.logprobs}, "finish_reason"')
+            return send_raw(h, 200, data.encode("utf-8"))
         if mode == "escapes":
             text = reply_to(request)
             if request.response_format is None:

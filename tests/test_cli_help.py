@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli import COMMANDS, main
+from moot.cli import COMMANDS, main, protocol_commands
 
 CLI = Path(__file__).resolve().parents[1] / "moot" / "cli"
 
@@ -30,7 +30,14 @@ def test_top_level_help_lists_every_command_with_its_description(capsys):
     assert set(COMMANDS) <= modules
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+def test_top_level_help_lists_the_protocols_commands_apart(capsys):
+    assert main(["--help"]) == 0
+    listed = capsys.readouterr().out.split("commands of the protocols:\n")[1].split("\n\n")[0]
+    assert [line.split()[0] for line in listed.splitlines()] == list(protocol_commands()) == ["judge-eval"]
+    assert all(len(line.split()) > 2 for line in listed.splitlines())
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, *protocol_commands()])
 def test_every_command_has_help(capsys, command):
     assert f"moot {command}" in help_text(capsys, command)
 

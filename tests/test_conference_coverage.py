@@ -17,12 +17,13 @@ from autogen_core.models import RequestUsage
 
 from moot.agents.conference.coverage import coverage_event, find_quote
 from moot.cli import main
-from moot.log.events import Coverage, Message, RunResumed, Score, TopicClosed, Verdict
+from moot.log.events import Message, RunResumed
+from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.models.requests import Continue, MeasuredResult
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.conference.schema import ReferenceItem
 from moot.scenario.load import ScenarioError, load_scenario
-from moot.views.timeline import coverage_rows
+from moot.protocols.conference.texts import coverage_rows
 from moot.log.transcript import load
 
 M, A, B, J, E, X = "Moderator", "Alice", "Bob", "Judge", "Evaluator", "Assessor"
@@ -161,7 +162,7 @@ def test_the_assessor_sees_the_reference_and_the_participants_turns_only(make_sc
         "word for word from the debate that addresses the item, or \"\" if there is none, \"covered\":\n"
         "true or false}.")
     # after the judge's AGREEMENT and the evaluator, before the moderator opens topic 2
-    assert [(m.speaker, m.action, m.topic) for m in t.of_type(Message)][3:7] == [
+    assert [(m.speaker, m.action, m.part) for m in t.of_type(Message)][3:7] == [
         (J, "judge", 0), (E, "evaluate", 0), (X, "assess", 0), (M, "open", 1)]
     [coverage] = t.of_type(Coverage)
     assert [(i.name, i.status, i.evidence, i.turn) for i in coverage.items] == [
@@ -254,7 +255,7 @@ def test_the_assessor_takes_a_model_like_any_role(make_scenario, tmp_path):
 
 def signature(path: Path) -> tuple:
     t = load(path)
-    return ([(m.turn, m.speaker, m.action, m.topic, m.round) for m in t.of_type(Message)],
+    return ([(m.turn, m.speaker, m.action, m.part, m.round) for m in t.of_type(Message)],
             [(v.turn, v.verdict) for v in t.of_type(Verdict)], [(s.turn, s.overall) for s in t.of_type(Score)],
             [(c.topic, c.rounds, c.closed_by) for c in t.of_type(TopicClosed)],
             [(c.turn, c.topic, c.covered, [(i.name, i.status, i.turn) for i in c.items]) for c in t.of_type(Coverage)])

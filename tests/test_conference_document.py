@@ -13,7 +13,8 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import EXIT_OK, main
-from moot.log.events import Message, RunResumed, Score, TopicClosed, Verdict
+from moot.log.events import Message, RunResumed
+from moot.protocols.conference.events import Score, TopicClosed, Verdict
 from moot.models.requests import Choose, Continue, NotSupported, Score as ScoreRequest
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.scenario.load import ScenarioError, load_scenario
@@ -182,13 +183,13 @@ def test_a_backend_that_cannot_measure_answers_in_structured_output_and_says_so(
     verdict = t.of_type(Verdict)[0]
     assert verdict.method == "structured" and verdict.probabilities == {} and verdict.verdict == "AGREEMENT"
     assert verdict.reason.startswith("answered in structured output: choice not available from this backend")
-    score = t.of_type(Score)[0]  # the scripted structured answer: the first allowed score
-    assert score.method == "structured" and score.distributions == {} and score.scores == {c: 1.0 for c in CRITERIA}
+    score = t.of_type(Score)[0]  # the scripted structured answer: its score, an allowed one
+    assert score.method == "structured" and score.distributions == {} and score.scores == {c: 6.0 for c in CRITERIA}
 
 
 def test_transcripts_written_with_integer_scores_load_and_read_as_integers(make_scenario, tmp_path):
     from moot.views.html import render_html
-    from moot.views.summary import score_line
+    from moot.protocols.conference.texts import score_line
 
     out = tmp_path / "run"
     assert run_scenario(make_scenario(topics=1), out) == EXIT_OK  # the written (structured) evaluator

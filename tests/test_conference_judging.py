@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from run_support import conference, run_scenario
 
-from moot.log.events import TopicClosed, Verdict
+from moot.protocols.conference.events import TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.scenario.load import ScenarioError, load_scenario
 

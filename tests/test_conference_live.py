@@ -13,7 +13,7 @@ from run_support import conference
 
 from moot.cli import EXIT_OK, main
 from moot.views.console import terminal_rows
-from moot.log.events import Score
+from moot.protocols.conference.events import Score
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.views.html import render_html
 from moot.views.markdown import render_markdown

@@ -9,7 +9,8 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import main
-from moot.log.events import Coverage, Message, Score, Verdict
+from moot.log.events import Message
+from moot.protocols.conference.events import Coverage, Score, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.scenario.load import load_scenario
 

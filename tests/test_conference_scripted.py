@@ -8,7 +8,8 @@ import pytest
 from run_support import conference, run_scenario, without_calls
 
 from moot.cli import main
-from moot.log.events import Call, Message, RunFinished, RunStarted, Score, TopicClosed, Verdict
+from moot.log.events import Call, Message, RunFinished, RunStarted
+from moot.protocols.conference.events import Score, TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.scenario.load import scenario_hash
 
@@ -39,7 +40,7 @@ def clients(judge=(), **others) -> dict:
 
 
 def rows(transcript) -> list[tuple]:
-    return [(m.turn, m.speaker, m.action, m.topic, m.round) for m in transcript.of_type(Message)]
+    return [(m.turn, m.speaker, m.action, m.part, m.round) for m in transcript.of_type(Message)]
 
 
 def kinds(transcript) -> list[str]:
@@ -164,7 +165,7 @@ def test_without_judge_scenario_moderator_decides(tmp_path, capsys):
     assert code == 0 and capsys.readouterr().out.splitlines()[-2] == f"transcript: {out / 'conference.jsonl'}"
     t = conference(out)
     p1, p2 = "Participant_1", "Participant_2"
-    assert [(m.speaker, m.action, m.topic, m.round) for m in t.of_type(Message)][:10] == [
+    assert [(m.speaker, m.action, m.part, m.round) for m in t.of_type(Message)][:10] == [
         (M, "open", 0, 1), (p1, "speak", 0, 1), (p2, "speak", 0, 1), (M, "decide", 0, 1),
         (p1, "speak", 0, 2), (p2, "speak", 0, 2), (M, "decide", 0, 2), (E, "evaluate", 0, 2),
         ("Assessor", "assess", 0, 2), (M, "open", 1, 1)]

@@ -13,14 +13,15 @@ from moot.cli import main
 from moot.metrics.classification import UNPARSED
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.contract.protocol import check
+from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote
 from moot.engine.context import Unit
 from moot.engine.folder import RunFolder
 from moot.engine.runner import RunSetup, run_unit
-from moot.engine.setup import UsageError, resolve_models, role_models
+from moot.engine.setup import resolve_models, role_models
+from moot.errors import UsageError
 from moot.scenario.load import load_scenario
 from moot.speaker_selection.conference import PolicyError
 from moot.speaker_selection.debate import DebatePlan, next_speaker

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.log.events import Message, Score, Verdict
+from moot.log.events import Message
+from moot.protocols.conference.events import Score, Verdict
 from moot.log.transcript import load
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

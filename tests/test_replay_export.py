@@ -14,7 +14,8 @@ import pytest
 
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import export, main, replay
-from moot.log.events import SCHEMA_VERSION, Coverage, Message, Score, TranscriptError, Verdict
+from moot.log.events import SCHEMA_VERSION, Message, TranscriptError
+from moot.protocols.conference.events import Coverage, Score, Verdict
 from moot.log.migrations import STEPS
 from moot.views.html import render_html
 from moot.views.markdown import inline, render_markdown
@@ -135,7 +136,7 @@ def test_replay_topic_and_from_turn(demo_t):
     text = replay_output(str(demo_t), "--no-delay", "--topic", "2")
     assert "=== Topic 2/3" in text and "=== Topic 1/3" not in text and "[T1 " not in text
     assert "[closing]" not in text
-    turns = [m.turn for m in load(demo_t).of_type(Message) if m.topic == 1]
+    turns = [m.turn for m in load(demo_t).of_type(Message) if m.part == 1]
     text = replay_output(str(demo_t), "--no-delay", "--from-turn", str(turns[1]))
     first = re.search(r"^\[(T\d) R(\d)\] ([^(]+) \(", text, re.M)
     assert first.group(1) == "T2" and first.group(3) == "Dr. Weber"  # Participant_1, as the conversation calls it
@@ -387,7 +388,7 @@ def test_markdown_export_neutralises_links_images_and_html(items):
     import markdown_it  # the test extra
 
     hostile = load(inject(items["cola"], MARKDOWN_PAYLOAD))
-    text = render_markdown([hostile], result_name="stance")
+    text = render_markdown([hostile])  # the result is called "stance", as COLA names it
     renderer = markdown_it.MarkdownIt("gfm-like", {"html": True, "linkify": True})
     html = renderer.render(text)
     tokens = [t for block in renderer.parse(text) for t in [block, *(block.children or [])]]

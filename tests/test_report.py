@@ -186,13 +186,13 @@ def test_unparsed_column_macro_note_and_dates(runs, tmp_path):
 def test_plot_titles_fit_and_overall_bar_is_named():
     import matplotlib.pyplot as plt
 
-    from moot.report.plots import _tick, _title
+    from moot.report.plots import _tick, title
 
     columns = ["semeval2016 (F_avg)", "semeval2016: Atheism (F_avg)"]
     assert [_tick(c, "semeval2016", columns) for c in columns] == ["all targets (F_avg)", "Atheism (F_avg)"]
     assert _tick("vast (macro-F1)", "vast", ["vast (macro-F1)"]) == "all items (macro-F1)"
     fig, ax = plt.subplots(figsize=(5.0, 4))
-    _title(ax, "semeval2016: Stance / classification protocols (paper metric per dataset and target)")
+    title(ax, "semeval2016: Stance / classification protocols (paper metric per dataset and target)")
     fig.tight_layout()
     fig.canvas.draw()
     box = ax.title.get_window_extent()

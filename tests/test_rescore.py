@@ -12,7 +12,8 @@ import pytest
 
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
-from moot.log.events import Call, Message, Score
+from moot.log.events import Call, Message
+from moot.protocols.conference.events import Score
 from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.registry import REGISTRY
@@ -70,9 +71,9 @@ def test_score_appends_to_a_copy_of_a_transcript_and_prints_table(finished, tmp_
     assert {c.role for c in calls} <= {"evaluator", "grader"} and sum(c.role == "grader" for c in calls) == 3
     assert [e.seq for e in load(out).events] == list(range(1, len(load(out).events) + 1))
     printed = capsys.readouterr().out
-    assert "| 1 | 1 | 1 | MORE_DEBATE | 1 |" in printed
-    assert "| 2 | 1 | 2 | AGREEMENT | 1 |" in printed
-    assert "| mean | | | | 1.00 | 3 of 3 graded |" in printed
+    assert "| 1 | 1 | 1 | MORE_DEBATE | 7 |" in printed  # the scripted grader gives its score, 7
+    assert "| 2 | 1 | 2 | AGREEMENT | 7 |" in printed
+    assert "| mean | | | | 7.00 | 3 of 3 graded |" in printed
     assert printed.rstrip().endswith(f"transcript: {out}")
 
 
@@ -119,7 +120,7 @@ def test_grader_sees_the_topic_up_to_each_decision_only(finished, tmp_path):
         judge = decision.judge
         prompt = str(request["messages"][-1].content)
         assert judge.content.strip() in prompt
-        seen = [m for m in messages if m.topic == judge.topic and m.turn < judge.turn]
+        seen = [m for m in messages if m.part == judge.part and m.turn < judge.turn]
         assert [m.turn for m in decision.debate] == [m.turn for m in seen]
         assert prompt.count("Alice:") == sum(m.speaker == "Alice" for m in seen)
         assert prompt.count("Alice:") < sum(m.speaker == "Alice" for m in messages)

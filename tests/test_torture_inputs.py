@@ -9,13 +9,10 @@ A refusing disk gets one line and exit code 3, and the run resumes once the disk
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
 import shutil
-import signal
-import subprocess
 import time
 import tracemalloc
 from pathlib import Path
@@ -26,8 +23,9 @@ import moot.cli.run  # noqa: F401  (imported before any case is timed)
 import moot.models.openai_client  # noqa: F401
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
-from torture_support import (
-    CONFERENCE, ROWS, assert_clean, case, dataset, files_of, moot, moot_process, outcome_of, read_jsonl, write,
+from torture_support import (  # noqa: F401 - tmpfs: a fixture
+    CONFERENCE, ROWS, assert_clean, case, dataset, drop_root_powers, files_of, moot, moot_process, outcome_of,
+    read_jsonl, require_root, tmpfs, write,
 )
 
 SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
@@ -278,28 +276,6 @@ def test_a_torn_last_line_is_set_aside_and_the_next_write_starts_a_fresh_line(fi
 
 
 # --- a disk that refuses -------------------------------------------------------------------------
-def require_root() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs (a full or read-only disk) needs root")
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    """A 1 MiB tmpfs mounted at tmp_path/disk (root only); `remount(options)` changes it."""
-    require_root()
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-
-    def remount(options: str) -> None:
-        subprocess.run(["mount", "-o", f"remount,{options}", str(disk)], check=True)
-
-    yield disk, remount
-    subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
 def conference_files(directory: Path) -> Path:
     write(directory / "conference.yaml", CONFERENCE.replace("'openai:fault'", "scripted"))
     return directory / "conference.yaml"
@@ -367,15 +343,6 @@ def test_a_run_resumed_on_a_read_only_disk_changes_nothing_and_resumes_later(tmp
         ran = moot(*argv, healthy.url, "--out", disk / "run")
         assert ran.code == 0, ran.err
         assert outcome_of(disk / "run") == outcome_of(tmp_path / "undisturbed")
-
-
-def drop_root_powers() -> None:
-    """In the child: root without the capabilities that let it ignore file permissions."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
-        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-            raise OSError(ctypes.get_errno(), "prctl")
 
 
 def test_a_folder_without_write_permission_is_one_line_exit_3(tmp_path):

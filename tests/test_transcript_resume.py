@@ -15,9 +15,8 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.cli import EXIT_FAILED, EXIT_OK, main
-from moot.log.events import (
-    Error, Message, RunFinished, RunResumed, RunStarted, Score, TopicClosed, TranscriptError, Usage, Verdict,
-)
+from moot.log.events import SCHEMA_VERSION, Error, Message, RunFinished, RunResumed, RunStarted, TranscriptError, Usage
+from moot.protocols.conference.events import Score, TopicClosed, Verdict
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.log.transcript import EventLog, load
 
@@ -30,10 +29,10 @@ def events_sample() -> list:
                          scenario={"title": "T"}, models={"Judge": "scripted"}, settings={"Judge": {"seed": 1}})
     return [
         started,
-        Message(turn=1, speaker="Moderator", role="moderator", action="open", topic=0, round=1,
+        Message(turn=1, speaker="Moderator", role="moderator", action="open", part=0, round=1,
                 content="Hello\n\"quoted\" ünïcode", model="scripted", usage=Usage(prompt_tokens=5, completion_tokens=2),
                 latency_s=0.25, calls=2),
-        Message(turn=2, speaker="Judge", role="judge", action="judge", topic=0, round=1, content="bad",
+        Message(turn=2, speaker="Judge", role="judge", action="judge", part=0, round=1, content="bad",
                 model="scripted", decision="UNPARSED"),
         Verdict(turn=2, speaker="Judge", topic=0, round=1, verdict="UNPARSED", raw="bad", error="not JSON"),
         TopicClosed(topic=0, rounds=1, closed_by="round_cap"),
@@ -101,9 +100,10 @@ def test_corrupt_middle_line_names_the_line(tmp_path, bad, detail):
 def test_newer_schema_version_is_rejected(tmp_path):
     path = tmp_path / "t.jsonl"
     first = events_sample()[0]
-    first.schema_version = 3
+    first.schema_version = SCHEMA_VERSION + 1
     write(path, [first, *events_sample()[1:3]])
-    with pytest.raises(TranscriptError, match=r"t.jsonl:1: schema_version 3 is newer than this moot reads \(2\)"):
+    newer = rf"t.jsonl:1: schema_version {SCHEMA_VERSION + 1} is newer than this moot reads \({SCHEMA_VERSION}\)"
+    with pytest.raises(TranscriptError, match=newer):
         load(path)
 
 
@@ -116,7 +116,7 @@ def test_not_a_transcript(tmp_path):
 
 def signature(path: Path) -> tuple:
     t = load(path)
-    return ([(m.turn, m.speaker, m.action, m.topic, m.round, m.decision) for m in t.of_type(Message)],
+    return ([(m.turn, m.speaker, m.action, m.part, m.round, m.decision) for m in t.of_type(Message)],
             [(v.turn, v.verdict) for v in t.of_type(Verdict)], [(s.turn, s.overall) for s in t.of_type(Score)],
             [(c.topic, c.rounds, c.closed_by) for c in t.of_type(TopicClosed)])
 
@@ -254,7 +254,7 @@ def test_cut_between_a_verdict_and_its_topic_closed_completes_that_turn(uninterr
     scenario, full = uninterrupted
     data = (full / "conference.jsonl").read_bytes()
     lines = data.splitlines(keepends=True)
-    closed = next(i for i, line in enumerate(lines) if b'"topic_closed"' in line)
+    closed = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "topic_closed")
     path = cut_run(full, tmp_path / "cut", b"".join(lines[:closed]))  # judge message + verdict, no topic_closed
     assert cli(scenario, "--model", MORE, "--out", path.parent) == EXIT_OK
     t = load(path)

@@ -10,8 +10,10 @@ of the session (pytest_terminal_summary in conftest.py) and kept in pytest's cac
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -31,15 +33,29 @@ FIGURES = {"fault modes": "fault modes handled", "kills": "kills survived",
            "bad inputs": "bad inputs rejected cleanly", "damaged files": "damaged files recovered"}
 TRIED: Counter = Counter()
 HANDLED: Counter = Counter()
+# the hardening classes of issue 20 a case belongs to (its figures are printed by class too)
+CLASSES = {"signals": "every stop signal is a clean stop", "files": "files written safely and as a set",
+           "credentials": "credentials in any URL", "environment": "the environment refusing is exit 3",
+           "start-up": "one line even when moot cannot start", "out": "odd output places",
+           "yaml": "YAML as people write it", "waits": "waits are visible",
+           "logprobs": "logprob answers handled one way"}
+CLASS_TRIED: Counter = Counter()
+CLASS_HANDLED: Counter = Counter()
 SECRET = "sk-torture-5f0c9a1e77d24b3c"  # must never reach a file, stdout or stderr
 
 
 @contextmanager
-def case(kind: str) -> Iterator[None]:
-    """One torture case of `kind` (a key of FIGURES): tried now, handled if the block passes."""
+def case(kind: str, hardening: Optional[str] = None) -> Iterator[None]:
+    """One torture case of `kind` (a key of FIGURES), of a `hardening` class (a key of CLASSES)
+    if it is one: tried now, handled if the block passes."""
     tried(kind)
+    if hardening is not None:
+        assert hardening in CLASSES, hardening
+        CLASS_TRIED[hardening] += 1
     yield
     handled(kind)
+    if hardening is not None:
+        CLASS_HANDLED[hardening] += 1
 
 
 def tried(kind: str) -> None:
@@ -55,6 +71,10 @@ def figures() -> dict[str, list[int]]:
     return {FIGURES[k]: [HANDLED[k], TRIED[k]] for k in FIGURES if TRIED[k]}
 
 
+def class_figures() -> dict[str, list[int]]:
+    return {f"{k}: {CLASSES[k]}": [CLASS_HANDLED[k], CLASS_TRIED[k]] for k in CLASSES if CLASS_TRIED[k]}
+
+
 def report_figures(terminalreporter, config) -> None:
     found = figures()
     if not found:
@@ -62,8 +82,13 @@ def report_figures(terminalreporter, config) -> None:
     terminalreporter.section("torture figures")
     for name, (handled, tried) in found.items():
         terminalreporter.write_line(f"{name}: {handled} / {tried}")
+    by_class = class_figures()
+    if by_class:
+        terminalreporter.write_line("of which, by hardening class (issue 20):")
+    for name, (handled, tried) in by_class.items():
+        terminalreporter.write_line(f"  {name}: {handled} / {tried}")
     if getattr(config, "cache", None) is not None:  # absent with -p no:cacheprovider
-        config.cache.set("moot/torture", found)
+        config.cache.set("moot/torture", {**found, **by_class})
 
 
 # --- running moot -----------------------------------------------------------------------------
@@ -225,3 +250,35 @@ def files(tmp_path):
 
 def remote(url: str) -> list[str]:
     return ["--base-url", url, "--api-key", SECRET]
+
+
+# --- a disk that refuses (root only) -------------------------------------------------------------
+def require_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs (a full or read-only disk) needs root")
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 1 MiB tmpfs mounted at tmp_path/disk (root only); `remount(options)` changes it."""
+    require_root()
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+
+    def remount(options: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,{options}", str(disk)], check=True)
+
+    yield disk, remount
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def drop_root_powers() -> None:
+    """In the child: root without the capabilities that let it ignore file permissions."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl")

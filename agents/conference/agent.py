@@ -43,6 +43,7 @@ from moot.engine.context import OnText, Reply
 from moot.speaker_selection.conference import (
     AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
 )
+from moot.protocols.conference.texts import where_text
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
 
 USER = "user"
@@ -104,7 +105,8 @@ class ConferenceAgent(ThreadAgent):
         step = steps[-1]
         if step.speaker != self.name:
             raise RuntimeError(f"{self.name} was asked to speak but the policy expects {step.speaker}")
-        on_text = self.ctx.speaking(self.name, self.setup.label(self.name), step.action, step.topic, step.round)
+        on_text = self.ctx.speaking(self.name, self.setup.label(self.name), step.action,
+                                   where_text(step.topic, step.round), step.topic, step.round)
         try:
             answer = await self.answer(step, self.shown(step, steps), on_text)
         except Exception as exc:  # noqa: BLE001 - a failed call, or a disk refusing its cache write

@@ -1,13 +1,14 @@
 """The one command line: `moot COMMAND ...`, and `python run_conference.py` as the same program.
 
 `moot SCENARIO ...` (a file or a bundled scenario's name) is short for `moot run SCENARIO ...`.
-Each subcommand is a module of this package exposing `run(argv) -> exit code`; `main(argv)`
+Each subcommand is a module of this package exposing `run(argv) -> exit code`; a protocol may add
+commands of its own (moot.contract.commands), run by moot.cli.dataset_command. `main(argv)`
 returns the exit code so tests call it in-process.
 
 Exit codes: 0 done, 1 a run failed (its transcript says why; run the same command again to
 continue) or moot hit a bug (one line; MOOT_DEBUG=1 for the traceback), 2 bad input (nothing was
-written), 3 the environment refused (disk full, read-only, permission), 130 interrupted
-(resumable), 141 the output was closed (e.g. `| head`; resumable).
+written), 3 the environment refused (disk full, read-only, permission, a limit, memory), 130 interrupted
+(Ctrl-C; 143 SIGTERM, 129 SIGHUP; resumable), 141 the output was closed (e.g. `| head`; resumable).
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ import importlib
 import logging
 import os
 import sys
+import traceback
 import warnings
+from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
+from moot.errors import EXIT_USAGE, MootError
+from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory
+from moot.safety.secrets import describe, redact
+from moot.safety.signals import exit_code, headline, install
+from moot.safety.startup import startup_failure
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
+EXIT_OK, EXIT_FAILED, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 3, 130, 141
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -33,42 +41,38 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",
-    "judge-eval": "the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
 }
 
 
-def input_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean bad input: one line, exit 2."""
-    from moot.data.spec import DatasetError
-    from moot.models.cache import CacheError
-    from moot.models.factory import MissingKey
-    from moot.models.preflight import Unreachable
-    from moot.protocols.conference.turns import ResumeError as ConferenceResumeError
-    from moot.report.runs import RunError
-    from moot.engine.folder import RunFolderError
-    from moot.engine.runner import ResumeError
-    from moot.engine.setup import UsageError
-    from moot.log.transcript import TranscriptError
-    from moot.scenario.yamlsource import SourceError
+def protocol_commands() -> dict[str, str]:
+    """The protocols' own commands (name -> one line); reading them imports the protocols."""
+    from moot.protocols.registry import REGISTRY
 
-    return (SourceError, DatasetError, TranscriptError, UsageError, RunFolderError, ResumeError,
-            ConferenceResumeError, MissingKey, Unreachable, RunError, CacheError)
+    return {name: command.help for name, command in REGISTRY.commands().items()}
 
 
 def usage() -> str:
-    width = max(map(len, COMMANDS))
+    own = protocol_commands()
+    width = max(map(len, [*COMMANDS, *own]))
     lines = [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+    extra = [f"  {name:<{width}}  {text}" for name, text in own.items()]
     return ("usage: moot COMMAND [options]   (moot COMMAND --help for each)\n"
             "       moot SCENARIO [options]  (short for `moot run SCENARIO`)\n\ncommands:\n" + "\n".join(lines)
+            + ("\n\ncommands of the protocols:\n" + "\n".join(extra) if extra else "")
             + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset datasets/vast.yaml --limit 50"
               "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
 
 
-SETTLE_WHEN_RUNNING = {"run", "judge-eval"}  # their start-up goes on to the dataset and backends (moot.cli.run)
+SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run)
 
 
 def command(name: str) -> Callable[[Sequence[str]], int]:
-    run = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
+    """The command's `run`; a protocol's own command runs like `run` (moot.cli.dataset_command)."""
+    if name not in COMMANDS:
+        from moot.cli import dataset_command
+
+        return partial(dataset_command.run, name)
+    run: Callable[[Sequence[str]], int] = importlib.import_module(f"moot.cli.{name.replace('-', '_')}").run
     if name not in SETTLE_WHEN_RUNNING:
         heap.settle()
     return run
@@ -76,8 +80,7 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 def dispatch(argv: list[str]) -> int:
     from moot.scenario.bundled import bundled_names
-    from moot.engine.setup import UsageError
-    from moot.errors import nearest
+    from moot.errors import UsageError, nearest
 
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
@@ -90,11 +93,14 @@ def dispatch(argv: list[str]) -> int:
     if argv[0] in COMMANDS:
         return command(argv[0])(argv[1:])
     first = argv[0]
+    if first in protocol_commands():
+        return command(first)(argv[1:])
     if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
             or Path(first).stem in bundled_names():
         return command("run")(argv)
-    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, list(COMMANDS) + bundled_names())} "
-                     f"(commands: {', '.join(COMMANDS)}; bundled scenarios: moot run --list)")
+    names = [*COMMANDS, *protocol_commands()]
+    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, names + bundled_names())} "
+                     f"(commands: {', '.join(names)}; bundled scenarios: moot run --list)")
 
 
 def quiet_autogen_logs() -> None:
@@ -108,47 +114,59 @@ def quiet_autogen_logs() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from moot.safety.diskio import environment_message, is_environment_error
-    from moot.safety.secrets import redact
-
     argv = list(sys.argv[1:] if argv is None else argv)
     quiet_autogen_logs()
     try:
         return dispatch(argv)
-    except input_errors() as exc:
+    except MootError as exc:  # one line; its class says the exit code
         print(redact(f"error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exc.exit_code
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (moot.safety.signals)
+        print(headline(exc), file=sys.stderr)
+        return exit_code(exc)
     except BrokenPipeError:
         silence(sys.stdout)
         return EXIT_PIPE
-    except OSError as exc:
+    except (OSError, MemoryError) as exc:
         if not is_environment_error(exc):
             return internal_error(exc)
         print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return keep(exc, EXIT_ENVIRONMENT)
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         return internal_error(exc)
 
 
 def internal_error(exc: BaseException) -> int:
-    """An error moot has no message for (a bug): one line, secrets redacted; MOOT_DEBUG=1 adds the
-    (redacted) traceback. The run folder stays as it was: run the same command again to continue."""
-    import traceback
-
-    from moot.models.calls import describe
-    from moot.safety.secrets import redact
-
+    """An error moot has no message for: a dependency that cannot load (one line naming it), else
+    a bug (one line); secrets redacted; MOOT_DEBUG=1 adds the (redacted) traceback. The run folder
+    stays as it was: run the same command again to continue. Imports nothing that could fail again."""
     if os.environ.get("MOOT_DEBUG"):
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
-    print(f"error: internal error: {describe(exc)} (a bug in moot; MOOT_DEBUG=1 shows the traceback)",
-          file=sys.stderr)
-    return EXIT_FAILED
+    if out_of_memory(exc):  # e.g. a library that could not be loaded for want of memory
+        print(f"error: {OUT_OF_MEMORY}", file=sys.stderr)
+        return keep(exc, EXIT_ENVIRONMENT)
+    whose = "the Python interpreter or a library failed, e.g. for want of memory" if isinstance(exc, SystemError) \
+        else "a bug in moot"
+    line = startup_failure(exc) or f"internal error: {describe(exc)} ({whose}; MOOT_DEBUG=1 shows the traceback)"
+    print(redact(f"error: {line}"), file=sys.stderr)
+    return keep(exc, EXIT_FAILED)
 
 
-def silence(stream) -> None:
+LAST_RESORT = f"error: {OUT_OF_MEMORY}\n".encode()
+KEPT: list[BaseException] = []  # see keep; a list only when moot is the process (main_exit)
+_PROCESS = {"entry": False}
+
+
+def keep(exc: BaseException, code: int) -> int:
+    """`code`. When moot is the process, `exc` (and all its traceback holds) stays alive until the
+    process ends (main_exit leaves without clean-up): freeing it would run finalizers that, when
+    memory ran out, fail with a screen of "Exception ignored" after the one line."""
+    if _PROCESS["entry"]:
+        KEPT.append(exc)
+    return code
+
+
+def silence(stream: TextIO) -> None:
     """After the reader of our output went away: point `stream` at /dev/null so later writes and
     the interpreter's final flush do not fail again."""
     try:
@@ -159,5 +177,19 @@ def silence(stream) -> None:
 
 def main_exit() -> None:
     """The process's entry point (the `moot` script, `python -m moot`, `python run_conference.py`)."""
+    install()
     heap.hold()
-    sys.exit(main())
+    _PROCESS["entry"] = True
+    try:
+        code = main()
+    except (MemoryError, SystemError):  # an error's own handler failed, as when memory ran out:
+        os.write(2, LAST_RESORT)  # the line as built at start-up, unbuffered, and leave
+        os._exit(EXIT_ENVIRONMENT)
+    if code != EXIT_OK:  # leave without the interpreter's clean-up (what moot writes is closed), which may
+        for stream in (sys.stdout, sys.stderr):  # fail the same way (out of memory: a screen of "Exception ignored")
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - leaving anyway
+                pass
+        os._exit(code)
+    sys.exit(code)

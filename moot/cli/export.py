@@ -16,8 +16,8 @@ from typing import Optional, Sequence
 
 from moot.cli import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, add_out
-from moot.cli.replay import result_name
 from moot.safety.diskio import is_environment_error, write_atomic
+from moot.safety.places import usable_out
 from moot.views.html import render_html
 from moot.views.markdown import render_markdown
 from moot.engine.source import RunSource, open_run
@@ -50,7 +50,7 @@ def document(source: RunSource, unit: Optional[str], fmt: str) -> str:
     facts += [(k, str(source.meta[k])) for k in ("scenario_path", "dataset_path", "created", "last_invoked")
               if source.meta.get(k)]
     render, _ = RENDERERS[fmt]
-    return render(transcripts, title, result_name(protocol), facts)
+    return render(transcripts, title, facts)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -64,7 +64,7 @@ def run(argv: Sequence[str]) -> int:
     if args.out == "-":
         sys.stdout.write(text)
         return EXIT_OK
-    out = Path(args.out) if args.out else default_out(source, args.unit, RENDERERS[fmt][1])
+    out = usable_out(Path(args.out) if args.out else default_out(source, args.unit, RENDERERS[fmt][1]), "file")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, text)

@@ -13,13 +13,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import yaml
 
 from moot.scenario.bundled import bundled_dir
 from moot.cli.options import Parser
 from moot.safety.diskio import write_atomic
+from moot.safety.places import usable_out
 from moot.contract.protocol import Protocol
 from moot.protocols.registry import REGISTRY
 from moot.scenario.load import DEFAULT_PROTOCOL
@@ -38,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def scenario_text(protocol: Protocol, stem: str, path: Path) -> str:
+def scenario_text(protocol: Protocol[Any], stem: str, path: Path) -> str:
     """The protocol's example under the title made from `stem`, pointing editors at the schema."""
     example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
     body = "".join(line for line in example.splitlines(keepends=True) if not line.startswith(SCHEMA_LINE))
@@ -81,10 +82,12 @@ def run(argv: Sequence[str]) -> int:
         print(f"error: FILE_STEM must be a plain file name, got {args.stem!r}", file=sys.stderr)
         return 2
     path = args.dir / f"{stem}.yaml"
-    if path.exists():
+    usable_out(args.dir, "folder")
+    args.dir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path), replace=False)
+    except FileExistsError:  # a file, a folder or a symlink by that name: never replaced
         print(f"error: {path} exists; choose another FILE_STEM or --dir", file=sys.stderr)
         return 2
-    args.dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path))
     print(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted")
     return 0

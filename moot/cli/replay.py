@@ -2,10 +2,10 @@
 
 RUN is a run folder or a transcript file. A folder with one unit (one conference, one item)
 replays it; a folder with several (a batch) lists them with their outcomes, and `--unit ID`
-replays one. A conference shows its topics and rounds; an item its stages (analyses, debate
-rounds, negotiations), who spoke, each decision and the outcome. Each message waits its recorded
-model latency (divided by --speed) before it appears, so a replay has the rhythm of the live run
-without calling any model.
+replays one, as its protocol's view reads it (a conference its topics and rounds; an item its
+stages, who spoke, each decision and the outcome). Each message waits its recorded model latency
+(divided by --speed) before it appears, so a replay has the rhythm of the live run without
+calling any model.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import EXIT_OK, EXIT_USAGE, silence
 from moot.cli.options import Parser
+from moot.contract.registry import result_name, view_of
+from moot.engine.source import RunSource, UnitRef, open_run
+from moot.log.events import Message
+from moot.log.transcript import Transcript
 from moot.views.console import ConsolePrinter
 from moot.views.document import unit_status
-from moot.log.events import Message
-from moot.protocols.registry import REGISTRY
-from moot.engine.source import RunSource, open_run
 from moot.views.neutral import terminal_safe
 from moot.views.summary import summary_lines
 from moot.views.timeline import Turn, grouped, speaker_index
-from moot.log.transcript import Transcript
 
 
 def positive(text: str) -> float:
@@ -47,16 +47,17 @@ def parser() -> argparse.ArgumentParser:
     pace.add_argument("--speed", type=positive, default=1.0,
                       help="playback speed: delay = recorded latency / SPEED (default 1)")
     pace.add_argument("--no-delay", action="store_true", help="print everything at once")
-    p.add_argument("--topic", type=int, metavar="N", help="replay only topic N of a conference (1-based)")
+    p.add_argument("--topic", type=int, metavar="N", dest="part",
+                   help="replay only topic N of a conference (its part N; 1-based)")
     p.add_argument("--from-turn", type=int, default=1, metavar="N", help="start at turn N")
     p.add_argument("--no-color", action="store_true", help="no ANSI colours (also: $NO_COLOR)")
     return p
 
 
-def select(turns: Sequence[Turn], topic: Optional[int], from_turn: int) -> list[Turn]:
-    """Turns at or after `from_turn`; with `topic` (0-based) only that topic's turns."""
+def select(turns: Sequence[Turn], part: Optional[int], from_turn: int) -> list[Turn]:
+    """Turns at or after `from_turn`; with `part` (0-based) only that part's turns."""
     return [t for t in turns if t.number >= from_turn
-            and (topic is None or (t.message is not None and t.message.topic == topic))]
+            and (part is None or (t.message is not None and t.message.part == part))]
 
 
 def header_lines(transcript: Transcript) -> list[str]:
@@ -93,31 +94,27 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         return list_units(source, out)
     unit = source.unit(args.unit) if args.unit is not None else source.units[0]
     transcript = unit.load()
-    topics = transcript.topics
-    if args.topic is not None and not 1 <= args.topic <= len(topics):
-        have = f"topics 1..{len(topics)}" if topics else "no topics (it is not a conference)"
-        print(f"error: --topic {args.topic}: this run has {have}", file=sys.stderr)
+    view = view_of(transcript.started)
+    parts = view.parts()
+    if args.part is not None and not 1 <= args.part <= len(parts):
+        have = f"topics 1..{len(parts)}" if parts else "no topics"
+        print(f"error: --topic {args.part}: this run has {have}", file=sys.stderr)
         return EXIT_USAGE
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
-    printer = ConsolePrinter(topics, out, color, speakers=list(speaker_index(transcript)),
-                             result_name=result_name(transcript.protocol), labels=transcript.labels)
+    printer = ConsolePrinter(view, out, color, speakers=list(speaker_index(transcript, view)))
     for line in header_lines(transcript):
         printer.say(line, "2")
-    turns = [t for section in grouped(transcript) for t in section.turns]
-    topic = None if args.topic is None else args.topic - 1
-    replay(select(turns, topic, args.from_turn), printer, None if args.no_delay else args.speed)
+    turns = [t for section in grouped(transcript, view) for t in section.turns]
+    part = None if args.part is None else args.part - 1
+    replay(select(turns, part, args.from_turn), printer, None if args.no_delay else args.speed)
     printer.write("")
-    for line in summary_lines(transcript.events, topics):
+    for line in summary_lines(transcript.events, view):
         printer.say(line)
     if transcript.finished is None:
         printer.write("Stop: the run did not finish (the transcript ends here; it can be resumed)")
     if transcript.torn_tail:
         printer.write("(the last line was cut off mid-write and was skipped)")
     return EXIT_OK
-
-
-def result_name(protocol: str) -> str:
-    return REGISTRY.get(protocol).result_name if protocol in REGISTRY else "prediction"
 
 
 def list_units(source: RunSource, out: TextIO) -> int:
@@ -137,7 +134,7 @@ def list_units(source: RunSource, out: TextIO) -> int:
     return EXIT_OK
 
 
-def unfinished(unit) -> str:
+def unfinished(unit: UnitRef) -> str:
     try:
         return unit_status(unit.load(), "prediction")
     except ValueError as exc:

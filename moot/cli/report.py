@@ -39,7 +39,7 @@ def run(argv: Sequence[str]) -> int:
     for r in built.runs:
         print(terminal_safe(f"{r.ref}: {r.path} ({r.status}; model {r.model}; items={len(r.results)} "
                             f"unparsed={r.unparsed})"))
-    for c in built.conferences:
-        print(terminal_safe(f"{c.ref}: {c.source.path} (conferences; model {c.model})"))
+    for line in built.lines:
+        print(terminal_safe(line))
     print(f"report: {out / 'report.md'} ({len(built.plots)} plots)")
     return EXIT_OK

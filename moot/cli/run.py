@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from autogen_core.models import ChatCompletionClient
 
 from moot.scenario.bundled import bundled_names, find_dataset, find_scenario
-from moot.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, heap
+from moot.cli import EXIT_FAILED, EXIT_OK, EXIT_PIPE, heap
 from moot.cli.options import (
     Parser, add_backends, add_engine, add_model, add_out, backend_options, positive_int,
 )
@@ -26,20 +27,25 @@ from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_e
 from moot.data.load import dataset_fingerprint
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
-from moot.models.engine import ModelEngine
-from moot.models.factory import load_backends
+from moot.models.engine import ModelEngine, RoleModel
+from moot.models.factory import BackendOptions, load_backends
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import RunFolder, iter_results
+from moot.engine.context import Unit
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
-from moot.engine.runner import RunSetup, run_units
+from moot.engine.runner import BatchOutcome, RunSetup, run_units
+from moot.engine.setup import resolve_models, role_models
 from moot.engine.unparsed import EXIT_UNPARSED, unparsed_failure
-from moot.engine.setup import UsageError, resolve_models, role_models
 from moot.scenario.load import load_scenario, scenario_content_hash, scenario_hash
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
+from moot.safety.signals import exit_code, headline, routed_to, signal_of
+
+Clients = Mapping[str, ChatCompletionClient]  # ready clients by role or spec (tests' doubles)
+ModelsOf = Callable[[Unit], Mapping[str, RoleModel]]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
                         "demo-rumour-veracity, demo-sentiment)")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
-                   help="a batch of conferences: seed=1,2,3 | model=SPEC,SPEC | personas=SETS.yaml (repeatable)")
+                   help="a batch of runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of "
+                        "the protocol's own (a conference: personas=SETS.yaml); repeatable, they multiply")
     add_out(p, "run folder (default transcripts/SCENARIO[-DATASET])")
     add_model(p)
     add_engine(p)
@@ -74,10 +81,11 @@ def default_out(scenario_path: Path, dataset: Optional[Path]) -> Path:
     return Path("transcripts") / name
 
 
-def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan:
-    if protocol.per_item:
+def plan_of(protocol: Protocol[Any], scenario: Any, args: argparse.Namespace) -> Plan:
+    if protocol.units.items:
         if args.vary:
-            raise UsageError(f"--vary makes a batch of conferences; {protocol.name} runs items (use --dataset)")
+            raise UsageError(f"--vary makes a batch of runs of the scenario; {protocol.name} runs items "
+                             "(use --dataset)")
         if args.dataset:
             if args.input:
                 raise UsageError("--input gives one item; with --dataset the items come from the dataset")
@@ -86,10 +94,10 @@ def plan_of(protocol: Protocol, scenario: Any, args: argparse.Namespace) -> Plan
     for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--limit", args.limit)):
         if value:
             raise UsageError(f"{flag}: a {protocol.name} has no items; its scenario is its input")
-    return variant_plan(scenario, args.vary)
+    return variant_plan(protocol, scenario, args.vary)
 
 
-def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
+def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
     """`clients`: ready model clients by role or spec, for tests (the scripted model's doubles)."""
     args = parser().parse_args(argv)
     if args.list:
@@ -108,8 +116,8 @@ def run(argv: Sequence[str], clients: Optional[dict] = None) -> int:
     return run_plan(protocol, scenario, path, plan, out, args, clients)
 
 
-def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
-             clients: Optional[dict] = None, identity_extra: Optional[dict] = None) -> int:
+def run_plan(protocol: Protocol[Any], scenario: Any, path: Path, plan: Plan, out: Path, args: argparse.Namespace,
+             clients: Optional[Clients] = None, identity_extra: Optional[Mapping[str, object]] = None) -> int:
     """Check everything that can be wrong before anything is written, then run `plan` in `out`.
     `identity_extra`: more of run.json's identity (e.g. judge-eval's task and prompts)."""
     models = resolve_models(scenario, args.model)
@@ -120,11 +128,12 @@ def run_plan(protocol: Protocol, scenario: Any, path: Path, plan: Plan, out: Pat
     metric = headline_metric(scenario, plan)
     if args.resume and not out.exists():
         raise UsageError(f"--resume: {out} does not exist (nothing to continue)")
-    identity = {"protocol": protocol.name, "scenario_sha256": scenario_hash(path),
+    file_sha256 = scenario_hash(path)
+    identity = {"protocol": protocol.name, "scenario_sha256": file_sha256,
                 "scenario_content_sha256": scenario_content_hash(scenario),
                 **({"dataset_sha256": dataset_fingerprint(plan.spec)} if plan.spec else {}),
                 "models": dict(sorted(models.items())), **(identity_extra or {})}
-    setup = RunSetup(protocol, str(path), identity["scenario_sha256"], options.public(), args.allow_model_change)
+    setup = RunSetup(protocol, str(path), file_sha256, options.public(), args.allow_model_change)
     with RunFolder(out) as folder:
         check_identity(folder, identity, describe_run(protocol.name, scenario, str(path), metric, plan, args.limit),
                        args.allow_model_change)
@@ -139,35 +148,20 @@ def headline_metric(scenario: Any, plan: Plan) -> Optional[str]:
     return declared or scenario.headline_metric()
 
 
-def units_in_flight(protocol: Protocol, plan: Plan, args: argparse.Namespace, models_of) -> int:
+def units_in_flight(protocol: Protocol[Any], plan: Plan, args: argparse.Namespace, models_of: ModelsOf) -> int:
     """How many units run at once. On the embedded model one at a time: the model answers one
-    request at a time anyway, and each unit keeps its document in the model's cache, so two
-    interleaved would each evaluate their document again at every turn (and a batch's status
+    request at a time anyway, and each unit keeps its conversation or document in the model's
+    cache, so two interleaved would each evaluate theirs again at every turn (and a batch's status
     would wait for eight items to finish together)."""
     first = next(plan.units(), None)
     embedded = first is not None and any(parse_spec(m.spec).provider == "local" for m in models_of(first).values())
     if embedded:
         return 1
-    return 2 * args.concurrency if protocol.per_item else args.concurrency
+    return 2 * int(args.concurrency) if protocol.units.items else int(args.concurrency)
 
 
-def on_signal(stop) -> None:
-    """Ctrl-C stops the run at once and records it (a second Ctrl-C leaves without waiting)."""
-    loop = asyncio.get_running_loop()
-
-    def handler() -> None:
-        if stop.reason is not None:
-            os._exit(EXIT_INTERRUPTED)
-        stop.request("interrupted by the user")
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        pass
-
-
-def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options,
-            metric: Optional[str], scenario: Any, clients: Optional[dict] = None) -> int:
+def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Namespace, options: BackendOptions,
+            metric: Optional[str], scenario: Any, clients: Optional[Clients] = None) -> int:
     """Run the plan's units in `folder`, showing them live (one) or as a status line (many)."""
     retry = RetryPolicy(scenario.retry.attempts, scenario.retry.backoff_s, scenario.retry.timeout_s)
     cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
@@ -178,18 +172,18 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     status = None if single or args.quiet else BatchStatus(plan.total, sum(1 for _ in iter_results(folder.path)),
                                                            engine.stats, on_closed=closed)
 
-    def models_of(unit):
+    def models_of(unit: Unit) -> dict[str, RoleModel]:
         return role_models(unit.scenario, resolve_models(unit.scenario, args.model))
 
-    async def go():
-        setup.stop.task = asyncio.current_task()
-        if setup.stop.reason is not None:  # stopped before it started (the output closed at once)
-            setup.stop.task.cancel()
-        on_signal(setup.stop)
+    async def go() -> BatchOutcome:
+        task = setup.stop.task = asyncio.current_task()
+        if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
+            task.cancel()
         try:
-            return await run_units(setup, plan.units(), folder, engine, models_of,
-                                   in_flight=units_in_flight(setup.protocol, plan, args, models_of),
-                                   listener=live or status, progress=status.update if status else None)
+            with routed_to(setup.stop.request, lambda: setup.stop.reason is not None):
+                return await run_units(setup, plan.units(), folder, engine, models_of,
+                                       in_flight=units_in_flight(setup.protocol, plan, args, models_of),
+                                       listener=live or status, progress=status.update if status else None)
         finally:
             await engine.close()
 
@@ -206,8 +200,9 @@ def execute(setup: RunSetup, plan: Plan, folder: RunFolder, args: argparse.Names
     if setup.stop.reason == OUTPUT_CLOSED:
         return EXIT_PIPE
     if outcome.interrupted:
-        print(f"interrupted: run the same command again to continue ({folder.path})", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        sig = signal_of(setup.stop.reason) or signal.SIGINT
+        print(f"{headline(sig)}: run the same command again to continue ({folder.path})", file=sys.stderr)
+        return exit_code(sig)
     if outcome.failed:
         return EXIT_FAILED
     failure = unparsed_failure(outcome.rows(), getattr(scenario, "max_unparsed", None))

@@ -17,6 +17,7 @@ from moot.cli.options import Parser
 from pydantic.json_schema import models_json_schema
 
 from moot.safety.diskio import write_atomic
+from moot.safety.places import usable_out
 from moot.protocols.registry import REGISTRY
 from moot.scenario.load import DEFAULT_PROTOCOL
 
@@ -55,7 +56,7 @@ def run(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     text = docs_text() if args.docs else schema_text()
     if args.out:
-        write_atomic(args.out, text)
+        write_atomic(usable_out(args.out, "file"), text)
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)

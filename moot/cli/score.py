@@ -24,13 +24,14 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from moot.cli import EXIT_FAILED, EXIT_OK
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, backend_options
 from moot.metrics.classification import summarize
 from moot.models.cache import NoCache, ReplyCache
 from moot.models.calls import RetryPolicy
+from moot.models.factory import BackendOptions
 from moot.models.engine import ModelEngine
 from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
@@ -39,8 +40,7 @@ from moot.protocols.registry import REGISTRY
 from moot.engine.folder import RunFolder, RunFolderError
 from moot.engine.meta import now
 from moot.engine.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
-from moot.engine.setup import UsageError
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
 from moot.engine.source import RunSource, open_run
 from moot.views.neutral import terminal_safe
 from moot.log.transcript import Transcript
@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def roles_of(protocol: Protocol, items: Sequence[str]) -> dict[str, str]:
+def roles_of(protocol: Protocol[Any], items: Sequence[str]) -> dict[str, str]:
     """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
     if not protocol.deciders:
         raise UsageError(f"{protocol.name} has no deciding role that `score` can re-run")
@@ -91,7 +91,7 @@ def check_spec(item: str, spec: str) -> str:
     return spec.strip()
 
 
-def slug(roles: dict[str, str]) -> str:
+def slug(roles: Mapping[str, str]) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", f"{role}-{spec}") for role, spec in roles.items())
 
 
@@ -116,7 +116,8 @@ def run(argv: Sequence[str]) -> int:
     return score_file(source, first, job, args, options, policy)
 
 
-def score_file(source: RunSource, transcript: Transcript, job: Job, args, options, retry) -> int:
+def score_file(source: RunSource, transcript: Transcript, job: Job, args: argparse.Namespace,
+               options: BackendOptions, retry: RetryPolicy) -> int:
     out = Path(args.out) if args.out else source.path.with_suffix(".rescored.jsonl")
     if out.exists():
         raise UsageError(f"--out {out}: file exists; choose another path")
@@ -127,7 +128,8 @@ def score_file(source: RunSource, transcript: Transcript, job: Job, args, option
     return EXIT_FAILED if any(r.failed and r.row is None for r in results) else EXIT_OK
 
 
-def score_folder(source: RunSource, first: Transcript, job: Job, args, options, retry) -> int:
+def score_folder(source: RunSource, first: Transcript, job: Job, args: argparse.Namespace,
+                 options: BackendOptions, retry: RetryPolicy) -> int:
     """`first`: the first unit's transcript, loaded already to learn the protocol."""
     out = Path(args.out) if args.out else source.path.with_name(f"{source.path.name}-rescored-{slug(job.roles)}")
     with RunFolder(out) as folder:
@@ -155,7 +157,8 @@ def score_folder(source: RunSource, first: Transcript, job: Job, args, options, 
     return EXIT_FAILED if any(r.failed.startswith("rescoring failed") for r in results) else EXIT_OK
 
 
-async def _rescore(job: Job, work, engine: ModelEngine, in_flight: int) -> list[UnitRescored]:
+async def _rescore(job: Job, work: Sequence[tuple[Transcript, Optional[dict[str, Any]], Path]], engine: ModelEngine,
+                   in_flight: int) -> list[UnitRescored]:
     try:
         return await rescore_units(job, work, engine, in_flight)
     finally:
@@ -164,18 +167,19 @@ async def _rescore(job: Job, work, engine: ModelEngine, in_flight: int) -> list[
 
 def rescored_meta(source: RunSource, job: Job, out: Path) -> dict[str, Any]:
     """run.json of the new folder: the original's, with the new models and where it came from."""
-    meta = json.loads(json.dumps(source.meta))
+    meta: dict[str, Any] = json.loads(json.dumps(source.meta))
     meta["models"] = {**meta.get("models", {}), **job.roles}
     meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
     meta["created"] = meta["last_invoked"] = now()
     return meta
 
 
-def same_job(before: Optional[dict], meta: dict) -> bool:
-    return bool(before) and before.get("rescored") == meta["rescored"]
+def same_job(before: Optional[dict[str, Any]], meta: dict[str, Any]) -> bool:
+    return before is not None and before.get("rescored") == meta["rescored"]
 
 
-def show(results: Sequence[UnitRescored], job: Job, many: bool, labels=None, metric: Optional[str] = None) -> None:
+def show(results: Sequence[UnitRescored], job: Job, many: bool, labels: Optional[Sequence[str]] = None,
+         metric: Optional[str] = None) -> None:
     for result in results:
         if many and (result.lines or result.failed):
             print(f"== {terminal_safe(result.unit)}")

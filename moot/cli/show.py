@@ -11,14 +11,13 @@ from moot.views.console import ConsolePrinter
 from moot.log.events import EventBase
 from moot.metrics.classification import UNPARSED, summarize
 from moot.models.engine import EngineStats
-from moot.contract.protocol import Protocol
+from moot.contract.protocol import Protocol, S
+from moot.contract.registry import AnyProtocol
 from moot.engine.folder import RunFolder
 from moot.engine.context import Speaking
 from moot.engine.progress import CallProgress
 from moot.engine.runner import BatchOutcome, UnitResult
 from moot.views.neutral import terminal_safe
-from moot.views.summary import summary_lines
-from moot.views.timeline import where_text
 
 
 OUTPUT_CLOSED = "output closed"
@@ -36,17 +35,16 @@ def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
 
 
 class LivePrinter:
-    """Prints one unit's events as they are recorded (a conference's turns, an item's stages). On a
-    terminal, a conference turn shows who speaks as soon as it starts and its text as the model
-    writes it, replaced by the turn as recorded (moot.views.console); elsewhere only recorded turns."""
+    """Prints one unit's events as they are recorded (a conference's turns, an item's stages), as
+    its protocol's view reads them. On a terminal, a turn whose protocol says when it starts shows
+    who speaks at once and its text as the model writes it, replaced by the turn as recorded
+    (moot.views.console); elsewhere only recorded turns."""
 
-    def __init__(self, protocol: Protocol, scenario: Any, stream: Optional[TextIO] = None,
+    def __init__(self, protocol: Protocol[S], scenario: S, stream: Optional[TextIO] = None,
                  on_closed: OnClosed = None):
-        topics = list(getattr(scenario, "topics", []) or [])
-        speakers = scenario.roles() if hasattr(scenario, "roles") else []
-        labels = scenario.speaker_labels() if hasattr(scenario, "speaker_labels") else {}
-        self.printer = ConsolePrinter(topics, stream, speakers=speakers, result_name=protocol.result_name,
-                                      labels=labels)
+        view = protocol.view_of(scenario.model_dump(mode="json"))
+        speakers = [name for _, name in view.speakers(scenario.roles())]
+        self.printer = ConsolePrinter(view, stream, speakers=speakers)
         self.on_closed, self.closed = on_closed, False
 
     def __call__(self, events: list[EventBase]) -> None:
@@ -56,7 +54,7 @@ class LivePrinter:
         """A turn starts: show who speaks, and return where its text goes (a terminal only)."""
         if self.closed or not self.printer.stream.isatty():
             return None
-        self._guarded(self.printer.begin, turn.speaker, turn.action, turn.topic, turn.round)
+        self._guarded(self.printer.begin, turn.speaker, turn.action, turn.where, turn.part, turn.round)
         return lambda text: self._guarded(self.printer.stream_text, text)
 
     def _guarded(self, show: Callable[..., None], *args: Any) -> None:
@@ -93,11 +91,10 @@ class BatchStatus:
             self.show()
 
     def speaking(self, turn: Speaking) -> None:
-        """A conference turn starts: the line says so (a terminal only). Its text is not shown."""
+        """A turn starts: the line says so (a terminal only). Its text is not shown."""
         if not self.stream.isatty():  # elsewhere the line never shows the turn
             return None
-        where = where_text(turn.topic, turn.round) if turn.topic is not None else f"R{turn.round}"
-        self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {where})")
+        self.turn = terminal_safe(f"{turn.unit}: {turn.label} ({turn.action}, {turn.where})")
         self.show()
         return None
 
@@ -147,10 +144,10 @@ class BatchStatus:
             output_closed(self.stream, self.on_closed)
 
 
-def stats_line(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
+def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
     """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
     unparsed = sum(1 for r in outcome.rows() if r.get("prediction") == UNPARSED)
-    units = "items" if protocol.per_item else "conferences"
+    units = protocol.units.noun
     failed = f" failed={len(outcome.failed)}" if outcome.failed else ""
     return (f"run: {folder.path} {units}={outcome.done} backend_calls={stats.backend_calls} "
             f"cache_hits={stats.cache_hits} unparsed={unparsed}{failed}")
@@ -168,41 +165,36 @@ def print_failures(outcome: BatchOutcome) -> None:
         print("failed: run the same command again to continue (finished work is kept)", file=sys.stderr)
 
 
-def print_unit_end(protocol: Protocol, folder: RunFolder, unit_id: str, outcome: BatchOutcome,
+def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outcome: BatchOutcome,
                    stats: EngineStats) -> None:
-    """One unit: a conference's summary, or an item's label and explanation; its transcript."""
+    """One unit: what its protocol's view prints at its end (a conference's summary, an item's
+    label and explanation); its transcript."""
     from moot.log.transcript import load
 
     path = folder.transcript_path(unit_id)
     if path.exists():
         transcript = load(path)
         print()
-        if protocol.per_item:
-            found = transcript.outcome
-            if found is not None:
-                print(f"{protocol.result_name}: {found.prediction}")
-                if found.explanation:
-                    print(f"explanation: {terminal_safe(found.explanation)}")
-        else:
-            for line in summary_lines(transcript.events, transcript.topics):
-                print(terminal_safe(line))
+        for line in protocol.view_of(transcript.started.scenario).ending(transcript):
+            print(terminal_safe(line))
         print(f"transcript: {path}")
     print_failures(outcome)
     print(stats_line(protocol, folder, outcome, stats))
 
 
-def print_batch_end(protocol: Protocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
+def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
                     metric: Optional[str]) -> None:
-    """Many units: the metrics of the labelled items (or each conference's topics); the run line."""
+    """Many units: the metrics of the labelled items (else each unit's line, as its view gives it);
+    the run line."""
     scored = [(r["gold"], r["prediction"]) for r in outcome.rows() if r.get("gold") is not None]
     labels = (folder.meta() or {}).get("labels") or []
     if scored and labels and metric:
         report = summarize([g for g, _ in scored], [p for _, p in scored], labels, metric=metric)
         print(report.format())
-    elif not protocol.per_item:
+    elif not protocol.units.items:
+        view = protocol.view_of((folder.meta() or {}).get("scenario") or {})
         for row in outcome.rows():
-            topics = ", ".join(f"T{t['topic'] + 1}: {t['closed_by']} after {t['rounds']}" for t in row.get("topics", []))
-            print(f"{row['id']}: {row.get('status')} ({topics})")
+            print(terminal_safe(view.row(row)))
     skipped = (folder.meta() or {}).get("skipped_rows") or {}
     if skipped:
         print("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))

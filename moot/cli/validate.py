@@ -3,7 +3,8 @@
 Prints every problem as one line `file:line: key.path: what is wrong`, with the nearest valid
 name (`did you mean ...?`) or the allowed ones, and `ok: FILE` for a good file; exits 0 when all
 files are good, else 2. A dataset spec (a DATA.yaml: `path:` and `columns:`, no `protocol:`) is
-checked as one, its data file included. Good for editors, pre-commit hooks and CI.
+checked as one, its data file included (its `columns:` may name the inputs of any registered
+protocol). Good for editors, pre-commit hooks and CI.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ def is_dataset_spec(data: Any) -> bool:
     return isinstance(data, dict) and "protocol" not in data and bool(DATASET_KEYS & data.keys())
 
 
+def input_columns() -> list[str]:
+    """The dataset column keys any registered protocol's inputs are filled from."""
+    from moot.protocols.registry import REGISTRY
+
+    return [f.source for p in REGISTRY.all(from_yaml=False) for f in p.inputs if f.source]
+
+
 def problems(path: Path) -> list[str]:
     """Every problem of one file, one line each."""
     try:
@@ -34,7 +42,7 @@ def problems(path: Path) -> list[str]:
     if not is_dataset_spec(source.data):
         return [str(error) for error in scenario_errors(path)]
     try:
-        load_dataset_spec(path)
+        load_dataset_spec(path, input_columns())
     except DatasetError as exc:
         return [str(exc)]
     return []

@@ -14,9 +14,13 @@ Column names are literal header names, dots included (`claims.claimCorrectedText
 dotted name that is not a key is followed as a nested path. No `id`: the 0-based data-row index.
 `comments` (jsonl) names a list of objects; `comment_text` / `comment_time` name keys inside them
 (default `text` / `time`). An item's `role` (the role it asks for, e.g. COLA's domain specialist)
-is its `columns.role` value, else `target_roles` of its target (case-insensitive), else none. Label keys are compared as strings after strip; without `labels` the
-stripped raw value passes through. Format `lines` (SST-2, `<label> <sentence>`): fields "0" (before
-the first separator) and "1" (the rest), so `columns: {label: "0", text: "1"}`.
+is its `columns.role` value, else `target_roles` of its target (case-insensitive), else none.
+A protocol with inputs of its own (e.g. `question`, `response_a`) names their columns under the
+same keys (`columns: {question: q, response_a: a1, ...}`; moot.data.spec.spec_model); `text` is
+then optional, and a row is skipped for an empty text only when `text` is named. Label keys are
+compared as strings after strip; without `labels` the stripped raw value passes through. Format
+`lines` (SST-2, `<label> <sentence>`): fields "0" (before the first separator) and "1" (the rest),
+so `columns: {label: "0", text: "1"}`.
 Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`. Reading is
 bounded: a jsonl / lines row longer than MAX_LINE characters (a csv field longer than the csv
 module's limit) is an error, never read whole into memory.
@@ -30,9 +34,9 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Iterator, Mapping, TextIO
 
-from moot.data.spec import ROW_COLUMNS, Columns, DatasetError, DatasetSpec, data_file, load_dataset_spec
+from moot.data.spec import Columns, DatasetError, DatasetSpec, data_file, load_dataset_spec
 
 __all__ = ["Columns", "Comment", "DatasetError", "DatasetSpec", "Item", "dataset_fingerprint",
            "iter_items", "load_dataset_spec"]
@@ -47,12 +51,19 @@ class Comment:
 @dataclass(frozen=True)
 class Item:
     id: str
-    text: str
+    text: str = ""
     target: str | None = None
     label: str | None = None
     comments: tuple[Comment, ...] = ()
     role: str | None = None
+    inputs: Mapping[str, str] = field(default_factory=dict, hash=False)  # a protocol's own input columns
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def value(self, key: str) -> object:
+        """The value of the input column `key` (None, "" or [] when the row has none)."""
+        built_in: dict[str, object] = {"text": self.text, "target": self.target, "comments": list(self.comments),
+                                       "role": self.role}
+        return built_in[key] if key in built_in else self.inputs.get(key)
 
 
 def dataset_fingerprint(spec: DatasetSpec) -> str:
@@ -61,7 +72,7 @@ def dataset_fingerprint(spec: DatasetSpec) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter | None = None) -> Iterator[Item]:
+def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter[str] | None = None) -> Iterator[Item]:
     """Items read lazily: filter, then label mapping/skipping, then `limit` (None: all).
 
     Rows left out are counted by reason in `skipped` ("filtered out", "label not in the mapping",
@@ -71,7 +82,7 @@ def iter_items(spec: DatasetSpec, limit: int | None = None, skipped: Counter | N
     return _items(spec, data_file(spec), limit, Counter() if skipped is None else skipped)
 
 
-def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -> Iterator[Item]:
+def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter[str]) -> Iterator[Item]:
     cols = spec.columns
     labels = None if spec.labels is None else {k.strip(): v.strip() for k, v in spec.labels.items()}
     allowed = {c: {v.strip() for v in vals} for c, vals in spec.filter.items()}
@@ -98,8 +109,8 @@ def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -
                             skipped["label not in the mapping"] += 1
                             continue
                         label = labels[label]
-                text = _text(get(cols.text, "columns.text")) or ""
-                if not text.strip():
+                text = (_text(get(cols.text, "columns.text")) or "") if cols.text else ""
+                if cols.text and not text.strip():
                     skipped["empty text"] += 1
                     continue
                 target = _text(get(cols.target, "columns.target")) if cols.target else None
@@ -111,6 +122,7 @@ def _items(spec: DatasetSpec, path: Path, limit: int | None, skipped: Counter) -
                     label=label,
                     comments=_comments(get(cols.comments, "columns.comments"), cols, where) if cols.comments else (),
                     role=role or roles.get((target or "").strip().lower()),
+                    inputs={key: _text(get(name, f"columns.{key}")) or "" for key, name in cols.inputs()},
                     raw=row,
                 )
                 count += 1
@@ -182,7 +194,7 @@ def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
                 continue
             if header is None:
                 header = [row[0].lstrip("\ufeff"), *row[1:]]
-                declared = [(f"columns.{k}", getattr(spec.columns, k)) for k in ROW_COLUMNS]
+                declared = [(f"columns.{k}", name) for k, name in spec.columns.named()]
                 declared += [(f"filter.{k}", k) for k in spec.filter]
                 for key, name in declared:
                     if name is not None and name not in header:

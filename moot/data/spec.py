@@ -7,16 +7,20 @@ without the row-reading machinery; the key reference is moot.data.load' docstrin
 from __future__ import annotations
 
 import codecs
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, PrivateAttr, ValidationError, create_model, field_validator, model_validator,
+)
 
 from moot.scenario.errors import choice_hint, first_cause, key_and_message, without_echoes
 from moot.scenario.yamlsource import SourceError, format_key, read_yaml
+from moot.errors import MootError
 
 
-class DatasetError(ValueError):
+class DatasetError(MootError, ValueError):
     """A bad dataset spec or data file; the message is one line naming file, line and key."""
 
 
@@ -27,6 +31,9 @@ class _Problem(ValueError):  # raised in validators to report a problem at a pre
 
 
 class Columns(BaseModel):
+    """`columns:` — which dataset column fills each input (and the label and id). A spec read for a
+    protocol with inputs of its own (e.g. `question`) also takes those keys (`spec_model`)."""
+
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     text: str
@@ -38,8 +45,33 @@ class Columns(BaseModel):
     comment_time: str = "time"
     role: str | None = None  # the role an item asks for (COLA: its domain specialist)
 
+    def named(self) -> list[tuple[str, str]]:
+        """(key, column name) of every column the spec names (comment keys aside), in key order."""
+        return [(key, value) for key, value in self.model_dump().items()
+                if key not in COMMENT_KEYS and isinstance(value, str)]
 
-ROW_COLUMNS = ("text", "target", "label", "id", "comments", "role")
+    def inputs(self) -> list[tuple[str, str]]:
+        """(key, column name) of the protocol's own input columns (beyond the built-in keys)."""
+        return [(key, name) for key, name in self.named() if key not in BUILT_IN]
+
+
+class _OwnInputs(Columns):
+    """Columns of a spec read for protocols with inputs of their own: `text` is one input among
+    others, so it may be left out, but at least one input column must be named."""
+
+    text: str | None = None  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _some_input(self) -> "_OwnInputs":
+        inputs = [key for key in type(self).model_fields if key not in NOT_INPUTS]
+        if not any(getattr(self, key) for key in inputs):
+            raise _Problem(("columns",), f"names no input column (one of {', '.join(inputs)})")
+        return self
+
+
+COMMENT_KEYS = ("comment_text", "comment_time")
+BUILT_IN = tuple(Columns.model_fields)
+NOT_INPUTS = ("label", "id", *COMMENT_KEYS)
 
 
 class DatasetSpec(BaseModel):
@@ -95,7 +127,7 @@ class DatasetSpec(BaseModel):
             if self.format in ("csv", "tsv") and len(self.separator) != 1:
                 raise _Problem(("separator",), "must be one character for csv/tsv")
         if self.format == "lines":
-            used = [(("columns", k), getattr(self.columns, k)) for k in ROW_COLUMNS]
+            used = [(("columns", k), name) for k, name in self.columns.named()]
             used += [(("filter", k), k) for k in self.filter]
             for loc, name in used:
                 if name is not None and name not in ("0", "1"):
@@ -111,9 +143,23 @@ class DatasetSpec(BaseModel):
         return p.resolve()
 
 
-def load_dataset_spec(path: str | Path) -> DatasetSpec:
-    """Read and check a DATA.yaml (safe loader only); the data file must exist."""
+@lru_cache(maxsize=32)
+def spec_model(inputs: tuple[str, ...] = ()) -> type[DatasetSpec]:
+    """The spec's schema for protocols whose input columns are `inputs` (dataset column keys):
+    the built-in keys, and each other input as an optional column key."""
+    own = tuple(dict.fromkeys(k for k in inputs if k not in BUILT_IN))
+    if not own:
+        return DatasetSpec
+    columns = create_model("Columns", __base__=_OwnInputs,
+                           **{key: (Optional[str], None) for key in own})  # type: ignore[call-overload]
+    return create_model("DatasetSpec", __base__=DatasetSpec, columns=(columns, ...))
+
+
+def load_dataset_spec(path: str | Path, inputs: Sequence[str] = ()) -> DatasetSpec:
+    """Read and check a DATA.yaml (safe loader only); the data file must exist. `inputs`: the
+    dataset column keys of the protocols it is read for (their own keys are allowed in `columns:`)."""
     name = str(path)
+    model = spec_model(tuple(inputs))
     try:
         source = read_yaml(path)
     except SourceError as exc:
@@ -121,15 +167,15 @@ def load_dataset_spec(path: str | Path) -> DatasetSpec:
     if not isinstance(source.data, dict):
         raise DatasetError(f"{name}: top level must be a mapping (path, format, columns, ...)")
     try:
-        spec = DatasetSpec.model_validate(source.data)
+        spec = model.model_validate(source.data)
     except ValidationError as exc:
-        errors = without_echoes(exc.errors(), DatasetSpec)
+        errors = without_echoes([dict(e) for e in exc.errors()], model)
         err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):
             loc, msg = problem.loc, problem.msg
         elif err["type"] == "extra_forbidden":
-            loc, msg = key_and_message(err, DatasetSpec)
+            loc, msg = key_and_message(err, model)
         elif err["type"] == "missing":
             msg = "missing required key"
         else:

@@ -23,7 +23,7 @@ import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core import CancellationToken
@@ -35,24 +35,45 @@ from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Mes
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
-from moot.models.requests import NotSupported, Request, answer_model
+from moot.models.requests import NotSupported, Request, RequestKind, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
 
-Listener = Callable[[list[EventBase]], None]
 OnText = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Speaking:
-    """A turn about to be asked of a model: who speaks, where (for a live display)."""
+    """A turn about to be asked of a model (for a live display): who speaks, what for, and where:
+    `where` as its protocol tags a turn (`T1 R2`), `part` and `round` as its message will say."""
 
     unit: str
     speaker: str
     label: str  # what the speaker is called in the conversation
     action: str
-    topic: Optional[int]
+    where: str
+    part: Optional[int]
     round: int
+
+
+class Listener(Protocol):
+    """What shows a unit as it runs (moot.cli.show): events as they are recorded, and a turn as it
+    starts (returning where the turn's text goes as it is generated, or None)."""
+
+    def __call__(self, events: list[EventBase]) -> None: ...
+
+    def speaking(self, turn: Speaking) -> Optional[OnText]: ...
+
+
+@dataclass(frozen=True)
+class Recording:
+    """How a call is recorded: the `message` it contributes (unless `record` is False)."""
+
+    stage: str
+    round: int
+    decide: Optional[Callable[[str], Optional[str]]]
+    record: bool
+    speaker: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -86,7 +107,8 @@ class Reply:
 
     @property
     def probabilities(self) -> dict[str, float]:
-        return dict(self.call.detail.probabilities) if self.measured else {}
+        detail = self.call.detail
+        return dict(detail.probabilities) if detail is not None and self.measured else {}
 
     @property
     def option(self) -> Optional[str]:
@@ -100,7 +122,7 @@ class Reply:
     @property
     def score(self) -> Optional[float]:
         """A score: its expectation under the model's probabilities, or the structured answer."""
-        if self.measured:
+        if self.measured and self.call.detail is not None:
             return self.call.detail.expected
         option = self.option
         return float(option) if option is not None and option.lstrip("-").isdigit() else None
@@ -135,14 +157,13 @@ class UnitContext:
     def model(self, role: str) -> RoleModel:
         return self.models[role]
 
-    def speaking(self, speaker: str, label: str, action: str, topic: Optional[int], round: int) -> Optional[OnText]:
-        """Tell the run's display that a turn starts (a listener with a `speaking` method: the live
-        printer, a batch's status line). Returns where the turn's text goes as it is generated,
-        or None when nobody shows it."""
-        watch = getattr(self.listener, "speaking", None)
-        if watch is None:
+    def speaking(self, speaker: str, label: str, action: str, where: str, part: Optional[int],
+                 round: int) -> Optional[OnText]:
+        """Tell the run's display that a turn starts (see Speaking). Returns where the turn's text
+        goes as it is generated, or None when nobody shows it."""
+        if self.listener is None:
             return None
-        return watch(Speaking(self.unit.id, speaker, label, action, topic, round))
+        return self.listener.speaking(Speaking(self.unit.id, speaker, label, action, where, part, round))
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""
@@ -163,23 +184,20 @@ class UnitContext:
         """The reply of `role`'s model (to `request`, if given). Recorded as a `call` and a
         `message` (speaker, stage, round, the reply, `decide(reply)` as its decision) unless
         `record` is False. `on_text` gets the reply's text as it is generated (streaming models)."""
-        record_as = dict(stage=stage, round=round, decide=decide, record=record, speaker=speaker)
+        recording = Recording(stage, round, decide, record, speaker)
         try:
-            return await self._call(role, messages, output, request, on_text=on_text, **record_as)
+            return await self._call(role, messages, output, request, recording, on_text)
         except NotSupported as exc:
             if request is None:
                 raise
             fallback = answer_model(request) if request.kind in ("choice", "score") else output
             how = "structured" if fallback is not None else "text"
             note = f"{request.kind} not available from this backend ({exc}); asked for {how} output"
-            return await self._call(role, messages, fallback, None, asked=(request.kind, how, note),
-                                    on_text=on_text, **record_as)
+            return await self._call(role, messages, fallback, None, recording, on_text, (request.kind, how, note))
 
     async def _call(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]],
-                    request: Optional[Request], *, stage: str, round: int,
-                    decide: Optional[Callable[[str], Optional[str]]], record: bool, speaker: Optional[str],
-                    on_text: Optional[OnText] = None,
-                    asked: Optional[tuple[str, str, str]] = None) -> Reply:
+                    request: Optional[Request], recording: Recording, on_text: Optional[OnText],
+                    asked: Optional[tuple[RequestKind, str, str]] = None) -> Reply:
         """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
         model = self.models[role]
         key = cache_key(model.spec, model.settings, messages, output, request.as_dict() if request else None)
@@ -195,19 +213,21 @@ class UnitContext:
         except ModelCallError as exc:
             exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
             raise
-        kind, detail = (request.kind, result.detail) if request else ("chat", None)
+        kind: Literal["chat", RequestKind] = request.kind if request else "chat"
+        detail = result.detail if request else None
         if asked is not None:
             kind, detail = asked[0], {"method": asked[1], "note": asked[2]}
-        call = Call(role=role, stage=stage, model=model.spec, messages=[message_data(m) for m in messages],
+        call = Call(role=role, stage=recording.stage, model=model.spec, messages=[message_data(m) for m in messages],
                     output=output.__name__ if output is not None else None, reply=result.text,
                     usage=Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens),
                     latency_s=round_s(result.latency_s if not result.cached else time.monotonic() - started),
                     attempts=result.attempts, cached=result.cached, finish_reason=result.finish_reason, key=key,
                     kind=kind, detail=CallDetail(**detail) if detail else None)
         reply = Reply(result.text, result.cached, call)
-        if record:
-            self.record(call, self.message(reply, stage=stage, round=round, speaker=speaker,
-                                           decision=decide(result.text) if decide else None))
+        if recording.record:
+            self.record(call, self.message(reply, stage=recording.stage, round=recording.round,
+                                           speaker=recording.speaker,
+                                           decision=recording.decide(result.text) if recording.decide else None))
         return reply
 
     def message(self, reply: Reply, *, stage: str = "", round: int = 1, speaker: Optional[str] = None,

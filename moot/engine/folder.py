@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from moot.safety.diskio import named, write_atomic
+from moot.safety.places import usable_out
 from moot.log.transcript import read_lines, set_aside_torn_tail
+from moot.errors import MootError
 
 RESERVED = {"run", "results", "cache"}
 
 
-class RunFolderError(ValueError):
+class RunFolderError(MootError, ValueError):
     """A run folder that cannot be used: another run's, locked, or unreadable; one line."""
 
 
@@ -49,9 +51,7 @@ class RunFolder:
 
     # --- the lock -------------------------------------------------------------------------
     def __enter__(self) -> "RunFolder":
-        if self.path.exists() and not self.path.is_dir():
-            raise RunFolderError(f"{self.path}: exists and is not a folder (--out names a run folder); "
-                                 "choose another --out")
+        usable_out(self.path, "folder", "a run folder")
         self.path.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path / "run.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from moot.engine.folder import RunFolder, RunFolderError
+from moot.engine.plan import Plan
 from moot.scenario.load import same_scenario
 
 FOLDER_VERSION = 2
@@ -29,7 +30,7 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def describe_run(protocol: str, scenario: Any, scenario_path: str, metric: Optional[str], plan,
+def describe_run(protocol: str, scenario: Any, scenario_path: str, metric: Optional[str], plan: Plan,
                  limit: Optional[int]) -> dict[str, Any]:
     from moot import __version__
 
@@ -40,7 +41,7 @@ def describe_run(protocol: str, scenario: Any, scenario_path: str, metric: Optio
         "planned_units": plan.total, "limit": limit, "skipped_rows": plan.skipped,
         "created": now(), "last_invoked": now(), "moot_version": __version__,
     }
-    if plan.dataset is not None:
+    if plan.dataset is not None and plan.spec is not None:
         info.update(dataset_path=str(plan.dataset), data_file=str(plan.spec.data_path),
                     dataset_spec_sha256=hashlib.sha256(Path(plan.dataset).read_bytes()).hexdigest())
     return info

@@ -29,8 +29,9 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored
 from moot.engine.context import Reply, Unit, UnitContext
 from moot.engine.folder import unit_file
-from moot.engine.setup import UsageError
+from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
+from moot.safety.diskio import is_environment_error, write_atomic
 
 
 # --- what protocols call ---------------------------------------------------------------------
@@ -98,12 +99,12 @@ def copy_transcript(transcript: Transcript, out: Path) -> int:
         data = transcript.path.read_bytes()
         if transcript.torn_tail:
             data = data[: data.rfind(b"\n") + 1]
-        out.write_bytes(data)
+        write_atomic(out, data)
         return transcript.next_seq
     events = dump_events(transcript.events)
     for n, event in enumerate(events, 1):
         event["seq"] = n
-    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    write_atomic(out, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events))
     return len(events) + 1
 
 
@@ -135,7 +136,7 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
     unit_id = s.unit or transcript.path.stem
     next_seq = copy_transcript(transcript, out)
     kept = {**row, "transcript": out.name} if row else None
-    if not transcript.completed or (job.protocol.per_item and transcript.outcome is None):
+    if not transcript.completed or (job.protocol.units.items and transcript.outcome is None):
         return UnitRescored(unit_id, kept, failed="not rescored: the unit did not complete")
     scenario = recorded_scenario(job.protocol, transcript, job.meta)
     log = EventLog(out, next_seq, fsync=False)
@@ -152,12 +153,14 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
         ctx.record(Error(speaker=getattr(exc, "role", None), stage="rescore", cause=exc.cause, attempts=exc.attempts))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
+        if is_environment_error(exc):  # the disk refused (exit 3): nothing to record it in
+            raise
         ctx.record(Error(stage="rescore", cause=describe(exc)))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {describe(exc)}")
     finally:
         log.close()
     if new is None:
-        return UnitRescored(unit_id, kept, done.lines, kept=job.protocol.per_item)
+        return UnitRescored(unit_id, kept, done.lines, kept=job.protocol.units.items)
     before = transcript.outcome
     row = {**(kept or {"id": unit_id, "status": "completed", "gold": s.gold, "transcript": out.name}),
            "prediction": new.prediction, "explanation": new.explanation, "decided_by": new.decided_by,

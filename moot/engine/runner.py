@@ -20,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
 from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
@@ -33,10 +33,15 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.setup import started_event
 from moot.scenario.load import scenario_content_hash
 from moot.views.summary import totals_of
-from moot.log.transcript import EventLog, Transcript, TranscriptError, load
+from moot.log.events import TranscriptError
+from moot.log.transcript import EventLog, Transcript, load
+from moot.errors import MootError
 
 
-class ResumeError(ValueError):
+Status = Literal["completed", "failed", "interrupted"]
+
+
+class ResumeError(MootError, ValueError):
     """A unit's transcript that cannot be continued with this scenario or these models; one line."""
 
 
@@ -49,7 +54,7 @@ class Stop:
     def __init__(self) -> None:
         self.reason: Optional[str] = None
         self.contexts: set[UnitContext] = set()
-        self.task: Optional[asyncio.Task] = None
+        self.task: Optional[asyncio.Task[Any]] = None
 
     def request(self, reason: str) -> None:
         if self.reason is not None:
@@ -65,7 +70,7 @@ class Stop:
 class RunSetup:
     """What every unit of a run shares: the protocol, the scenario file, backends, resume policy."""
 
-    protocol: Protocol
+    protocol: Protocol[Any]
     scenario_path: str
     scenario_sha256: str
     backends: Mapping[str, Any] = field(default_factory=dict)
@@ -77,7 +82,7 @@ class RunSetup:
 @dataclass(frozen=True)
 class UnitResult:
     unit: Unit
-    status: str  # completed | failed | interrupted
+    status: Status
     outcome: Optional[Outcome]
     transcript: Path
     cause: str = ""
@@ -86,8 +91,9 @@ class UnitResult:
     def row(self, folder: Path) -> dict[str, Any]:
         """Its results.jsonl line."""
         o = self.outcome or Outcome()
-        row = {"id": self.unit.id, "status": self.status, "prediction": o.prediction, "gold": self.unit.gold,
-               "explanation": o.explanation, "transcript": os.path.relpath(self.transcript, folder)}
+        row: dict[str, Any] = {"id": self.unit.id, "status": self.status, "prediction": o.prediction,
+                               "gold": self.unit.gold, "explanation": o.explanation,
+                               "transcript": os.path.relpath(self.transcript, folder)}
         if self.unit.variant:
             row["variant"] = dict(self.unit.variant)
         return {**row, **o.summary}
@@ -187,7 +193,7 @@ def _try_record(ctx: UnitContext, event: Error) -> None:
         pass
 
 
-def _finish(ctx: UnitContext, status: str, reason: str, started: float) -> None:
+def _finish(ctx: UnitContext, status: Status, reason: str, started: float) -> None:
     ctx.record(RunFinished(status=status, stop_reason=reason, wall_s=round(time.monotonic() - started, 3),
                            totals=totals_of(ctx.events)))
 
@@ -213,7 +219,7 @@ class BatchOutcome:
     stopped: Optional[str] = None  # why the batch stopped early (a fatal error), if it did
     interrupted: bool = False
 
-    def rows(self) -> Iterator[dict]:
+    def rows(self) -> Iterator[dict[str, Any]]:
         return (row for _, row in iter_results(self.folder))
 
 

@@ -17,11 +17,7 @@ from moot.models.engine import RoleModel
 from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
-from moot.errors import nearest
-
-
-class UsageError(ValueError):
-    """Bad command-line input; one line."""
+from moot.errors import UsageError, nearest
 
 
 def model_keys(scenario: Any) -> list[str]:
@@ -84,7 +80,7 @@ def versions() -> dict[str, str]:
     return found
 
 
-def started_event(protocol: Protocol, unit: Unit, scenario_path: str, scenario_sha256: str,
+def started_event(protocol: Protocol[Any], unit: Unit, scenario_path: str, scenario_sha256: str,
                   content_sha256: str, models: Mapping[str, RoleModel], backends: Mapping[str, Any],
                   seed: Optional[int] = None) -> RunStarted:
     settings = {role: dict(model.settings) for role, model in models.items()}
@@ -94,4 +90,5 @@ def started_event(protocol: Protocol, unit: Unit, scenario_path: str, scenario_s
         scenario=unit.scenario.model_dump(mode="json"), models={r: m.spec for r, m in models.items()},
         settings={**settings, "backends": dict(backends)}, seed=seed, versions=dict(versions()), unit=unit.id,
         inputs=dict(unit.inputs), gold=unit.gold, variant=dict(unit.variant),
+        event_versions={t.name: t.version for t in protocol.events},
     )

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from moot.engine.folder import RunFolderError, read_meta, read_results, transcript_of
 from moot.errors import nearest
@@ -29,7 +29,7 @@ class UnitRef:
 
     id: str
     path: Path
-    row: Optional[dict] = None
+    row: Optional[dict[str, Any]] = None
 
     def load(self) -> Transcript:
         return load(self.path)
@@ -39,7 +39,7 @@ class UnitRef:
 class RunSource:
     path: Path
     is_folder: bool
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
     units: list[UnitRef] = field(default_factory=list)
 
     def unit(self, unit_id: str) -> UnitRef:

@@ -1,24 +1,27 @@
-"""The event log's vocabulary: one typed event per line, the same envelope for every protocol.
+"""The event log's core vocabulary: one typed event per line, the same envelope for every protocol.
 
-A run of one unit (a conference, or one item of a dataset) is `run_started`, then its events, then
-`run_finished`; a continued run adds `run_resumed`. Every model call is a `call` event (the exact
-messages sent, the reply, usage, latency, attempts, whether it came from the cache); what a role
-contributes is a `message` (a conference turn, or an item's analysis, argument or decision);
-`verdict`, `score`, `topic_closed` and `coverage` belong to conferences and `outcome` to items.
-The conference keeps the event names of schema version 1, so scripts written for it keep working.
+A run of one unit (a whole run of a scenario, or one item of a dataset) is `run_started`, then
+its events, then `run_finished`; a continued run adds `run_resumed`. Every model call is a `call`
+event (the exact messages sent, the reply, usage, latency, attempts, whether it came from the
+cache); what a role contributes is a `message`; a unit that predicts ends with an `outcome`.
+A protocol adds its own event types (moot.log.registry), versioned apart from this schema.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 2
+from moot.errors import MootError
+
+SCHEMA_VERSION = 3
+Json = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]  # a decoded JSON value
+JsonObject = dict[str, Json]
 MEASURED = ("likelihood", "top_logprobs", "scripted")  # methods that read an answer from probabilities
 
 
-class TranscriptError(ValueError):
+class TranscriptError(MootError, ValueError):
     """A transcript that cannot be read; the message is one line naming the file and line."""
 
 
@@ -52,7 +55,8 @@ class RunStarted(EventBase):
     unit: str = ""  # the unit's id in its run folder ("conference", an item id, ...)
     inputs: dict[str, Any] = {}  # an item's input (text, target, claim, comments, ...)
     gold: Optional[str] = None
-    variant: dict[str, Any] = {}  # a conference of a batch: what it changes (seed, models, personas)
+    variant: dict[str, Any] = {}  # a run of a batch: what it changes (seed, models, personas)
+    event_versions: dict[str, int] = {}  # the version of each protocol event type it writes (absent: 1)
 
 
 class RunResumed(EventBase):
@@ -100,11 +104,11 @@ class Call(EventBase):
 
 
 class Measured(BaseModel):
-    """How a closed answer (a conference turn's, an item's label) was read when it was not simply
-    written: a decision or scores read from the model's probabilities (`method` likelihood,
-    top_logprobs, scripted), or the structured answer a backend without log-probabilities gave
-    instead. Kept on the turn's message, so its verdict, score or label follows from the message
-    alone (a resumed run rebuilds it, a re-calibration needs no model call)."""
+    """How a turn's closed answer was read when it was not simply written: a decision, scores or a
+    label read from the model's probabilities (`method` likelihood, top_logprobs, scripted), or the
+    structured answer a backend without log-probabilities gave instead. Kept on the turn's
+    message, so what the protocol records from it follows from the message alone (a resumed run
+    rebuilds it, a re-calibration needs no model call)."""
 
     model_config = ConfigDict(extra="forbid")
     method: str  # likelihood | top_logprobs | scripted (measured) | structured | text (a fallback)
@@ -118,14 +122,14 @@ class Measured(BaseModel):
 
 
 class Message(EventBase):
-    """A contribution: a conference turn, or an item's analysis, argument or decision."""
+    """A contribution: a turn of a deliberation, or an item's analysis, argument or decision."""
 
     type: Literal["message"] = "message"
     turn: int
     speaker: str
     role: str
-    action: str  # what it was for: open/speak/judge/... (conference), the stage (items)
-    topic: Optional[int] = None
+    action: str  # what it was for: the protocol's step (open, speak, judge, ...) or an item's stage
+    part: Optional[int] = None  # the part of the unit it belongs to, as its protocol numbers them (0-based)
     round: int = 1
     content: str
     model: str = ""
@@ -135,82 +139,6 @@ class Message(EventBase):
     decision: Optional[str] = None
     cut: bool = False  # ended at its last complete sentence: the model stopped mid-sentence (its call keeps the rest)
     measured: Optional[Measured] = None  # a decision or scores read from probabilities (see Measured)
-
-
-class Verdict(EventBase):
-    type: Literal["verdict"] = "verdict"
-    turn: int
-    speaker: str
-    topic: Optional[int]
-    round: int
-    verdict: Literal["AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"]
-    reason: str = ""
-    raw: Optional[str] = None
-    error: Optional[str] = None
-    method: str = ""  # how it was read: likelihood | top_logprobs | scripted (measured), structured, text
-    probabilities: dict[str, float] = {}  # measured: each option's probability
-    threshold: Optional[float] = None  # measured: the probability the closing option needed
-
-
-class Score(EventBase):
-    """An evaluator's scores of a topic's debate, or a grader's grade of a judge decision. Scores
-    are floats: an expected score read from the model's probabilities is not an integer
-    (transcripts written before hold integers; they load unchanged in value)."""
-
-    type: Literal["score"] = "score"
-    turn: int
-    speaker: str
-    topic: Optional[int]
-    model: str
-    kind: Literal["debate", "judge_decision"] = "debate"
-    scores: dict[str, float] = {}  # 1-10: an integer the model wrote, or (measured) an expected score
-    overall: Optional[float] = None
-    rationale: str = ""
-    parsed: bool = True
-    raw: Optional[str] = None
-    error: Optional[str] = None
-    method: str = ""  # how the scores were read: likelihood | top_logprobs | scripted (measured), structured
-    distributions: dict[str, dict[str, float]] = {}  # measured: per criterion (and overall), each score's probability
-
-
-class TopicClosed(EventBase):
-    type: Literal["topic_closed"] = "topic_closed"
-    topic: int
-    rounds: int
-    closed_by: Literal["agreement", "round_cap", "moderator"]
-
-
-class CoverageItem(BaseModel):
-    """One reference item, as the assessor judged it: `covered` (and its quote was found in the
-    debate: `turn` is where), `not_covered`, `unverified` (said covered, but the quote is empty or
-    not in the debate: not counted as covered), or `unparsed` (no readable answer for it)."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    status: Literal["covered", "not_covered", "unverified", "unparsed"]
-    evidence: str = ""
-    turn: Optional[int] = None
-    error: Optional[str] = None
-    probability: Optional[float] = None  # read from the model's probabilities: p(the debate addressed it)
-
-
-class Coverage(EventBase):
-    """How much of a topic's reference outcome its debate covered, judged by the assessor after the
-    topic closed (a conference's automated form of Heller et al.'s §5.2.2 comparison)."""
-
-    type: Literal["coverage"] = "coverage"
-    turn: int
-    speaker: str
-    topic: int
-    model: str = ""
-    items: list[CoverageItem]
-    covered: int
-    total: int
-    fraction: float
-    raw: Optional[str] = None  # the assessor's reply, kept when any item is unparsed or unverified
-    error: Optional[str] = None
-    method: Optional[str] = None  # how the answers were read (likelihood, top_logprobs, scripted, or a
-    # structured fallback); None: written (structured output), as in transcripts before it was recorded
 
 
 class Outcome(EventBase):
@@ -240,7 +168,4 @@ class RunFinished(EventBase):
     totals: dict[str, Any] = {}
 
 
-EVENT_TYPES = (RunStarted, RunResumed, Call, Message, Verdict, Score, TopicClosed, Coverage, Outcome, Error,
-               RunFinished)
-Event = Annotated[Union[EVENT_TYPES], Field(discriminator="type")]  # type: ignore[valid-type]
-EVENT = TypeAdapter(Event)
+CORE_TYPES = (RunStarted, RunResumed, Call, Message, Outcome, Error, RunFinished)

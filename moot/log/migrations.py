@@ -1,13 +1,15 @@
 """Upgrading transcripts of earlier moot versions, so every run ever written keeps loading.
 
 - schema 0 (pre-release conferences): messages kept their text as `text` and had no `calls`.
-- schema 1 conferences: the same events as today (version 2 only added events and fields).
+- schema 1 conferences: the same events as schema 2 (which only added events and fields).
 - schema 1 item transcripts (COLA, S2MAD, negotiation before one event log): `item_started`,
   `call`, `item_finished` / `item_failed`. They become `run_started`, `call` + the `message` it
   contributed, `outcome` + `run_finished` / `error` + `run_finished`, renumbered in order.
+- schema 2: a message's `topic` is its `part` (the core names no protocol's vocabulary).
 
-Migration works on decoded JSON rows `(line, dict)` before validation, so a problem in an old
-file is still reported at its own line.
+Then each protocol event type older than its registered version is upgraded by the protocol's
+own steps (moot.log.registry). Migration works on decoded JSON rows `(line, dict)` before
+validation, so a problem in an old file is still reported at its own line.
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from moot.log.events import SCHEMA_VERSION, TranscriptError
+from moot.log.registry import EventRegistry
 
 Row = tuple[int, Any]
 
 
-def upgrade(path: Path, rows: list[Row]) -> tuple[int, list[Row]]:
-    """(the version on disk, the rows as the current schema has them)."""
+def upgrade(path: Path, rows: list[Row], events: EventRegistry) -> tuple[int, list[Row]]:
+    """(the core schema version on disk, the rows as the current schema and event types have them)."""
+    version, rows = _core(path, rows)
+    written = rows[0][1].get("event_versions") if rows[0][1].get("type") == "run_started" else None
+    return version, events.upgrade(path, rows, written if isinstance(written, dict) else {})
+
+
+def _core(path: Path, rows: list[Row]) -> tuple[int, list[Row]]:
     first = rows[0][1]
     if first.get("type") == "item_started":
         _check_v1_order(path, rows)
@@ -48,8 +57,15 @@ def _v1_unchanged(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+def _v2_message_part(event: dict[str, Any]) -> dict[str, Any]:
+    if event.get("type") == "message" and "topic" in event:
+        event = {("part" if k == "topic" else k): v for k, v in event.items()}
+    return event
+
+
 # from_version -> step that rewrites one event of that version into the next version
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_text, 1: _v1_unchanged}
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_text, 1: _v1_unchanged,
+                                                                2: _v2_message_part}
 
 
 def _check_v1_order(path: Path, rows: list[Row]) -> None:

@@ -1,6 +1,6 @@
 """Transcripts: append-only JSONL event logs, read strictly and written so a kill loses nothing.
 
-Reading: every line is one event (moot.log.events). A blank line is harmless; a torn last line (its
+Reading: every line is one event (moot.log.events, and the protocols' own: moot.log.registry). A blank line is harmless; a torn last line (its
 writer was killed mid-write) is left out; anything else that does not read — a garbled line, an
 unknown event, a duplicated or out-of-order sequence number, a second `run_started` — is an error
 naming the file and line, never silently skipped. Transcripts of an older schema are upgraded on
@@ -18,16 +18,18 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, TypeVar
 
 from pydantic import ValidationError
 
 from moot.safety.diskio import named
 from moot.log.events import (
-    EVENT, SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted,
-    TranscriptError,
+    SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted, TranscriptError,
 )
 from moot.log.migrations import upgrade
+from moot.log.registry import EVENTS, EventRegistry
+
+E = TypeVar("E", bound=EventBase)
 
 
 def now() -> str:
@@ -46,9 +48,11 @@ class Transcript:
 
     @property
     def started(self) -> RunStarted:
-        return self.events[0]  # load() guarantees it
+        first = self.events[0]
+        assert isinstance(first, RunStarted)  # load() guarantees it
+        return first
 
-    def of_type(self, cls: type) -> list:
+    def of_type(self, cls: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, cls)]
 
     @property
@@ -83,28 +87,6 @@ class Transcript:
     def next_seq(self) -> int:
         return self.events[-1].seq + 1
 
-    @property
-    def topics(self) -> list[str]:
-        return list(self.started.scenario.get("topics", []))
-
-    def _agents(self) -> list[tuple[str, dict]]:
-        """(role, agent) of a conference in its speaking order, from the recorded scenario: the
-        moderator, the participants, the judge, the evaluator and the assessor that have a name."""
-        s = self.started.scenario
-        agents = [("moderator", s.get("moderator"))] + [("participant", p) for p in s.get("participants", [])]
-        agents += [(role, s.get(role)) for role in ("judge", "evaluator", "assessor")]
-        return [(role, a) for role, a in agents if isinstance(a, dict) and "name" in a]
-
-    @property
-    def speakers(self) -> list[tuple[str, str]]:
-        """(role, agent name) of a conference in its speaking order, from the recorded scenario."""
-        return [(role, a["name"]) for role, a in self._agents()]
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """What each agent of a conference is called in the conversation (its `label`, if any)."""
-        return {a["name"]: a["label"] for _, a in self._agents() if a.get("label")}
-
 
 def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:
     """(line number, bytes) of the non-blank lines, and whether the last line is torn.
@@ -124,17 +106,17 @@ def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:
     return rows, torn
 
 
-def load(path: str | Path) -> Transcript:
+def load(path: str | Path, events: EventRegistry = EVENTS) -> Transcript:
     """Load a transcript strictly (see the module docstring); older schemas are migrated."""
     path = Path(path)
     rows, torn = read_lines(path)
     decoded = [(n, _decode(path, n, line)) for n, line in rows]
     if not decoded or not isinstance(decoded[0][1], dict):
         raise TranscriptError(f"{path}:1: not a moot transcript (it has no events)")
-    version, decoded = upgrade(path, decoded)
-    events = [_validate(path, n, data) for n, data in decoded]
-    _check_order(path, decoded, events, strict_seq=version >= 1)
-    return Transcript(path, events, torn, version if version < SCHEMA_VERSION else None,
+    version, decoded = upgrade(path, decoded, events)
+    loaded = [_validate(path, n, data, events) for n, data in decoded]
+    _check_order(path, decoded, loaded, strict_seq=version >= 1)
+    return Transcript(path, loaded, torn, version if version < SCHEMA_VERSION else None,
                       [n for n, _ in decoded])
 
 
@@ -153,9 +135,9 @@ def _decode(path: Path, number: int, line: bytes) -> Any:
         raise TranscriptError(f"{path}:{number}: garbled event: not JSON ({exc})") from None
 
 
-def _validate(path: Path, number: int, data: Any) -> EventBase:
+def _validate(path: Path, number: int, data: Any, events: EventRegistry) -> EventBase:
     try:
-        return EVENT.validate_python(data)
+        return events.validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(map(str, first["loc"]))

@@ -10,7 +10,7 @@ scikit-learn's ``precision_recall_fscore_support`` with ``zero_division=0``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 UNPARSED = "unparsed"
@@ -190,6 +190,32 @@ def class_for(metric: str, labels: Sequence[str]) -> Optional[str]:
     return next((lab for lab in RUMOR_CLASSES.get(metric, ()) if lab in labels), None)
 
 
+def defined(metric: str, labels: Sequence[str], favor: str = "favor", against: str = "against") -> bool:
+    """Whether `metric` can be computed on a run with these labels: F_avg needs favor and
+    against, RF1 / NF1 a rumour / non-rumour class (:data:`RUMOR_CLASSES`)."""
+    if metric == "f_avg":
+        return {favor, against} <= set(labels)
+    if metric in RUMOR_CLASSES:
+        return class_for(metric, labels) is not None
+    return metric in METRICS
+
+
+def value_of(report: MetricReport, metric: str, labels: Sequence[str]) -> float:
+    """One metric of a summarized run by name (see :data:`METRICS`); it must be `defined`."""
+    if metric == "accuracy":
+        return report.accuracy
+    if metric == "macro_f1":
+        return report.macro_f1
+    if metric == "f_avg":
+        if report.f_avg is None:
+            raise ValueError("metric 'f_avg' needs 'favor' and 'against' in labels")
+        return report.f_avg
+    found = class_for(metric, labels)
+    if found is None:
+        raise ValueError(f"metric {metric!r} needs one of {', '.join(RUMOR_CLASSES.get(metric, ()))} in labels")
+    return report.per_class_f1[found]
+
+
 def summarize(
     gold: Sequence[str],
     pred: Sequence[Pred],
@@ -212,12 +238,11 @@ def summarize(
         raise ValueError(f"metric 'f_avg' needs {favor!r} and {against!r} in labels")
     if metric in RUMOR_CLASSES and class_for(metric, labels) is None:
         raise ValueError(f"metric {metric!r} needs one of {', '.join(RUMOR_CLASSES[metric])} in labels")
-    acc = accuracy(gold, pred)
     known = set(labels)
-    return MetricReport(
+    report = MetricReport(
         n=len(gold),
         n_unparsed=sum(1 for p in pred if p not in known),
-        accuracy=acc,
+        accuracy=accuracy(gold, pred),
         macro_precision=mp,
         macro_recall=mr,
         macro_f1=mf,
@@ -225,15 +250,6 @@ def summarize(
         f_avg=fa,
         confusion=confusion_matrix(gold, pred, labels),
         metric=metric,
-        score=_headline(metric, acc, mf, fa, per_class, labels),
+        score=0.0,
     )
-
-
-def _headline(metric: str, acc: float, mf: float, fa: Optional[float], per_class: dict, labels) -> float:
-    if metric == "accuracy":
-        return acc
-    if metric == "macro_f1":
-        return mf
-    if metric == "f_avg":
-        return fa or 0.0
-    return per_class[class_for(metric, labels)][2]
+    return replace(report, score=value_of(report, metric, labels))

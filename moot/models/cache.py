@@ -15,6 +15,7 @@ import errno
 import hashlib
 import json
 import os
+import resource
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
+from moot.errors import MootError
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,8 @@ def cache_key(spec: str, settings: Mapping[str, Any], messages: Sequence[LLMMess
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class CacheError(ValueError):
+class CacheError(MootError, ValueError):
     """A cache file that is not a reply cache (corrupted, or another file); one line."""
-
-
-# SQLite's words for a disk that refuses, as the OSError the rest of moot knows (moot.safety.diskio).
-SQLITE_REFUSALS = (("disk is full", errno.ENOSPC), ("readonly database", errno.EROFS),
-                   ("unable to open database", errno.EACCES), ("disk i/o error", errno.EIO))
 
 
 @contextmanager
@@ -74,14 +71,49 @@ def sqlite_errors(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        text = str(exc).lower()
-        code = next((code for words, code in SQLITE_REFUSALS if words in text), None)
-        if code == errno.EROFS and not read_only(path):
-            code = errno.EACCES
+        code = refusal(path, str(exc).lower())
         if code is not None:
             raise OSError(code, os.strerror(code), str(path)) from None
         raise CacheError(f"{path}: not a usable reply cache ({exc}); delete it to continue "
                          "(finished calls are also in the transcripts)") from None
+
+
+def refusal(path: Path, text: str) -> Optional[int]:
+    """The errno behind SQLite's words for the environment refusing, or None (another error).
+    SQLite does not pass the errno on: "unable to open" is asked again of the OS, and an I/O error
+    is told apart by what can cause it (a read-only file system, this process's file-size limit,
+    a full disk), else it is the disk's."""
+    if "disk is full" in text:
+        return errno.ENOSPC
+    if "readonly database" in text:
+        return errno.EROFS if read_only(path) else errno.EACCES
+    if "unable to open database" in text:
+        return opening_refusal(path) or errno.EACCES
+    if "disk i/o error" in text:
+        return writing_refusal(path)
+    return None
+
+
+def opening_refusal(path: Path) -> Optional[int]:
+    """Why the OS refuses to open `path` for writing (EMFILE, EACCES, ...), or None."""
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC | (0 if path.exists() else os.O_CREAT), 0o644))
+    except OSError as exc:
+        return exc.errno
+    return None
+
+
+def writing_refusal(path: Path) -> int:
+    if read_only(path):
+        return errno.EROFS
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+        return errno.EFBIG
+    try:
+        if os.statvfs(path.parent).f_bavail == 0:
+            return errno.ENOSPC
+    except OSError:
+        pass
+    return errno.EIO
 
 
 def read_only(path: Path) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Optional, Sequence, TypeVar
@@ -22,11 +23,12 @@ from autogen_core.models import ChatCompletionClient, LLMMessage
 from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
-from moot.safety.secrets import redact
+from moot.safety.secrets import describe
 
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
 MAX_RETRY_AFTER_S = 120.0
+SHOWN_WAIT_S = 5.0  # a wait this long before a retry is one line on stderr (moot.models.calls.show_wait)
 
 
 class ModelCallError(RuntimeError):
@@ -71,18 +73,6 @@ class MalformedReply(RuntimeError):
 UNREADABLE = (AttributeError, IndexError, KeyError, TypeError, json.JSONDecodeError, ValidationError)
 
 
-def describe(exc: BaseException) -> str:
-    """One line naming the exception type and message (and its cause's, when the message alone is
-    vague, e.g. "Connection error."), secrets redacted."""
-    text = " ".join(str(exc).split()).split(" Traceback:")[0] or "no message"  # AutoGen appends one
-    cause = exc.__cause__
-    if cause is not None:
-        said = " ".join(str(cause).split())
-        if said not in text or not said:
-            text = f"{text} ({type(cause).__name__}: {said})" if said else f"{text} ({type(cause).__name__})"
-    return redact(f"{type(exc).__name__}: {text[:300]}")
-
-
 def status_of(exc: BaseException) -> Optional[int]:
     """The HTTP status of a backend error (openai, ollama, httpx), if it has one."""
     for holder in (exc, getattr(exc, "response", None)):
@@ -113,6 +103,22 @@ class PromptTooLong(ValueError):
     """The prompt does not fit the model's context window: no retry can change that."""
 
 
+def wait_line(seconds: float, why: str, what: str, attempt: int, attempts: int, last: Optional[BaseException]) -> str:
+    """`waiting 30s before retrying openai:gpt-4o-mini (judge): the server asked to wait (HTTP 429,
+    Retry-After)`. What failed is named by its HTTP status or its kind, never by a server's words
+    (the transcript records those)."""
+    status = status_of(last) if last is not None else None
+    failed = f"HTTP {status}" if status is not None else type(last).__name__ if last is not None else "no reply"
+    reason = ("the server asked to wait (HTTP 429, Retry-After)" if why == "Retry-After"
+              else f"backoff after attempt {attempt} of {attempts} failed ({failed})")
+    return f"waiting {seconds:.0f}s before retrying {what}: {reason}"
+
+
+def show_wait(line: str) -> None:
+    """A long wait is always shown, --quiet or not: a run that seems stuck is worse than a line."""
+    print(line, file=sys.stderr, flush=True)
+
+
 async def within(seconds: float, awaitable: Awaitable[T]) -> T:
     """`awaitable` with a time limit. asyncio.timeout (Python 3.11+) bounds it in place; wait_for
     wraps it in a task of its own, which costs more than moot's whole bookkeeping of a call."""
@@ -125,12 +131,14 @@ async def within(seconds: float, awaitable: Awaitable[T]) -> T:
 async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage], *,
                    output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
                    cancellation_token: Optional[CancellationToken] = None,
-                   extra_create_args: Optional[dict[str, Any]] = None) -> Completion:
-    """One completion, retried within `retry`; raises ModelCallError (FatalModelError) at the end."""
+                   extra_create_args: Optional[dict[str, Any]] = None, what: str = "a model call") -> Completion:
+    """One completion, retried within `retry`; raises ModelCallError (FatalModelError) at the end.
+    A wait of SHOWN_WAIT_S or more before a retry is one line on stderr (`what` is waiting)."""
     last: BaseException | None = None
     for attempt in range(1, retry.attempts + 1):
         started = time.monotonic()
         wait = retry.backoff_s * 2 ** (attempt - 1)
+        why = "backoff"
         try:
             result = await within(retry.timeout_s, client.create(
                 list(messages), json_output=output, cancellation_token=cancellation_token,
@@ -153,7 +161,9 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
                 last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
             if status_of(exc) == 429:
                 asked = retry_after(exc)
-                wait = min(asked, MAX_RETRY_AFTER_S) if asked is not None else wait
+                wait, why = (min(asked, MAX_RETRY_AFTER_S), "Retry-After") if asked is not None else (wait, why)
         if attempt < retry.attempts:
+            if wait >= SHOWN_WAIT_S:
+                show_wait(wait_line(wait, why, what, attempt, retry.attempts, last))
             await asyncio.sleep(wait)
     raise ModelCallError(describe(last), retry.attempts)

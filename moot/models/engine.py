@@ -154,7 +154,8 @@ class ModelEngine:
                     client = Streamed(client, on_text)
                 done = await complete(client, messages, output=output, retry=self.retry,
                                       cancellation_token=cancellation_token,
-                                      extra_create_args=request_args(model, request))
+                                      extra_create_args=request_args(model, request),
+                                      what=f"{model.spec} ({role})" if role else model.spec)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
             self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens,

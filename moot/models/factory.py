@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Optional
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient
 
 from moot.models.base import GENERIC_INFO
 from moot.models.spec import ModelSpec, parse_spec
-from moot.safety.secrets import register
+from moot.safety.secrets import redact_url, register, url_secrets
+from moot.errors import MootError
 
 
-class MissingKey(ValueError):
+class MissingKey(MootError, ValueError):
     """An OpenAI model without an API key or a base URL: found before anything runs."""
 
 
@@ -59,15 +61,9 @@ class BackendOptions:
 
     def public(self) -> dict[str, Any]:
         """What may be written to a transcript: endpoints (without credentials), never keys."""
-        return {"openai_base_urls": [public_url(u) for u in self.openai_endpoints() if u],
-                "ollama_hosts": [public_url(h) for h in self.ollama_endpoints() if h],
+        return {"openai_base_urls": [redact_url(u) for u in self.openai_endpoints() if u],
+                "ollama_hosts": [redact_url(h) for h in self.ollama_endpoints() if h],
                 "local_n_ctx": self.local_n_ctx}
-
-
-def url_secrets(url: str) -> list[str]:
-    """Credentials an endpoint URL may carry: `user:password@`, `?api-key=...` values."""
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    return [s for s in (parts.password, *(v for _, v in parse_qsl(parts.query))) if s]
 
 
 @lru_cache(maxsize=None)
@@ -77,14 +73,6 @@ def with_secrets_registered(urls: tuple[Optional[str], ...]) -> tuple[Optional[s
         for secret in url_secrets(url or ""):
             register(secret)
     return urls
-
-
-def public_url(url: str) -> str:
-    """`url` without its user, password and query (where credentials go)."""
-    bare = "://" not in url  # an Ollama host may be `host:port`
-    parts = urlsplit(f"http://{url}" if bare else url)
-    clean = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
-    return clean.removeprefix("http://") if bare else clean
 
 
 def endpoints_of(spec: str | ModelSpec, options: BackendOptions) -> tuple[Optional[str], ...]:
@@ -133,18 +121,53 @@ def load_backends(specs: Iterable[str]) -> None:
         backend(provider)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """An endpoint URL taken apart the way a server expects its credentials: the URL without them,
+    its user info as HTTP basic auth (user, password), its query parameters sent with every request."""
+
+    url: Optional[str]
+    basic_auth: Optional[tuple[str, str]] = None
+    query: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, url: Optional[str]) -> "Endpoint":
+        if not url:
+            return cls(url)
+        bare = "://" not in url  # an Ollama host may be `host:port`
+        parts = urlsplit(f"http://{url}" if bare else url)
+        auth = (unquote(parts.username or ""), unquote(parts.password or "")) if "@" in parts.netloc else None
+        clean = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
+        return cls(clean.removeprefix("http://") if bare else clean, auth, dict(parse_qsl(parts.query)))
+
+    def basic_header(self) -> dict[str, str]:
+        """{"Authorization": "Basic ..."} for the user info, if there is any."""
+        if self.basic_auth is None:
+            return {}
+        return {"Authorization": "Basic " + base64.b64encode(":".join(self.basic_auth).encode("utf-8")).decode("ascii")}
+
+
 def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
             base_url: Optional[str]) -> ChatCompletionClient:
-    return backend("openai").OpenAIClient(model, options.openai_key(), base_url, settings, options.openai_kind)
+    """User info in the URL is sent as HTTP basic auth, in place of the bearer key (a request has
+    one Authorization header); its query parameters go with every request."""
+    endpoint = Endpoint.of(base_url)
+    return backend("openai").OpenAIClient(model, options.openai_key(), endpoint.url, settings,
+                                          headers=endpoint.basic_header(), query=endpoint.query,
+                                          kind=options.openai_kind)
 
 
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str], kind: str = "auto") -> ChatCompletionClient:
+    """User info in the host is sent as HTTP basic auth, its query parameters with every request
+    (the ollama library would drop both)."""
+    endpoint = Endpoint.of(host)
     client = backend("ollama").OllamaClient
     register(os.environ.get("OLLAMA_API_KEY"))  # the ollama library sends it; a server may echo it
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
-    made = client(model=model, host=host, model_info=GENERIC_INFO,
-                  options={k: v for k, v in ollama_options.items() if v is not None})
+    made = client(model=model, host=endpoint.url, model_info=GENERIC_INFO,
+                  options={k: v for k, v in ollama_options.items() if v is not None},
+                  auth=endpoint.basic_auth, params=endpoint.query)
     made.model_kind = "base" if kind == "base" else "instruct"
     return made

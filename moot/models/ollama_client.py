@@ -41,9 +41,12 @@ class OllamaClient(OllamaChatCompletionClient):
 
     model_kind = "instruct"  # `base` when the scenario declares it (backends.ollama.kind)
 
-    def __init__(self, **kwargs: Any):
+    def __init__(self, auth: Optional[tuple[str, str]] = None, params: Optional[Mapping[str, str]] = None,
+                 **kwargs: Any):
+        """`auth` (HTTP basic), `params` (query parameters): sent with every request."""
         super().__init__(**kwargs)
-        self._client = ollama.AsyncClient(host=kwargs.get("host"), event_hooks=bounded_http_hooks())
+        self._client = ollama.AsyncClient(host=kwargs.get("host"), event_hooks=bounded_http_hooks(),
+                                          auth=auth, params=params or None)
 
     async def create(self, messages, *, tools=[], tool_choice="auto", json_output=None,
                      extra_create_args: Mapping[str, Any] = {},

@@ -22,8 +22,9 @@ Requests beyond chat (moot.models.requests): a continuation in document form is 
 completion (`/completions`, a base model behind llama.cpp's or vLLM's server), in chat form a chat
 reply with the stop strings; either is cut to its last complete sentence (logits processors
 cannot be applied by a server). Closed choices and scores are read from the first tokens' top
-log-probabilities (`logprobs`; moot.models.server_likelihood). A server that refuses or ignores
-`logprobs` answers NotSupported, for good, and the caller falls back to structured output.
+log-probabilities (`logprobs`; moot.models.server_likelihood). A server that refuses, ignores or
+garbles `logprobs` (none, null, NaN, a string: moot.models.server_likelihood.NoLogprobs) answers
+NotSupported, for good, and the caller falls back to structured output.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from moot.models.requests import (
     Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
     score_detail, without_request,
 )
-from moot.models.server_likelihood import read_options
+from moot.models.server_likelihood import NoLogprobs, logprob, read_options
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
@@ -91,11 +92,15 @@ class OpenAIClient(MootClient):
     dialect = JSON_SCHEMA
 
     def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
+                 headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None,
                  kind: str = "auto"):
+        """`headers`, `query`: sent with every request (moot.models.factory.Endpoint: the base URL's
+        credentials as the server expects them); `kind`: `base` for a base model (documents)."""
         super().__init__()
         self.model = model
         self.model_kind = "base" if kind == "base" else "instruct"  # a server's model: a chat model unless declared
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
+                                      default_headers=headers or None, default_query=query or None,
                                       http_client=openai.DefaultAioHttpClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
@@ -213,9 +218,8 @@ class OpenAIClient(MootClient):
                 raise
             self.no_logprobs = f"the server refused log-probabilities (HTTP {exc.status_code})"
             raise NotSupported(self.no_logprobs) from None
-        except NotSupported as exc:
-            if "no log-probabilities" in str(exc):
-                self.no_logprobs = str(exc)
+        except NoLogprobs as exc:  # missing or unreadable: so it will be on every call to this server
+            self.no_logprobs = str(exc)
             raise
         text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
         used = [c.get("usage") or {} for c in calls]
@@ -261,10 +265,15 @@ def finish_reason(finish: Any) -> str:
 
 
 def first_top_logprobs(reply: Mapping[str, Any], document: bool) -> dict[str, float]:
-    """{token: logprob} of the first generated position ({} when the server sent none)."""
-    logprobs = first_choice(reply).get("logprobs") or {}
-    if document:
-        tops = logprobs.get("top_logprobs") or [{}]
-        return {str(t): float(lp) for t, lp in (tops[0] or {}).items()}
-    content = logprobs.get("content") or [{}]
-    return {str(t["token"]): float(t["logprob"]) for t in (content[0].get("top_logprobs") or [])}
+    """{token: logprob} of the first generated position ({} when the server sent none). Anything
+    else than a list of tokens with readable log-probabilities is NoLogprobs (one path for every
+    unreadable answer: moot.models.server_likelihood)."""
+    try:
+        logprobs = first_choice(reply).get("logprobs") or {}
+        if document:
+            tops = logprobs.get("top_logprobs") or [{}]
+            return {str(t): logprob(lp) for t, lp in (tops[0] or {}).items()}
+        content = logprobs.get("content") or [{}]
+        return {str(t["token"]): logprob(t["logprob"]) for t in (content[0].get("top_logprobs") or [])}
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise NoLogprobs(f"the server's log-probabilities are unreadable ({type(exc).__name__}: {exc})"[:200]) from None

@@ -14,11 +14,13 @@ from urllib.parse import urlsplit
 
 from moot.models.factory import BackendOptions, MissingKey
 from moot.models.spec import parse_spec
+from moot.errors import MootError
+from moot.safety.secrets import redact_url
 
 TIMEOUT_S = 3.0
 
 
-class Unreachable(ValueError):
+class Unreachable(MootError, ValueError):
     """A configured endpoint that refuses connections; one line naming it."""
 
 
@@ -45,5 +47,5 @@ def check_reachable(url: str | None, what: str) -> None:
         with socket.create_connection((host, port), timeout=TIMEOUT_S):
             return
     except OSError as exc:
-        raise Unreachable(f"{what} {url} is unreachable ({exc.strerror or exc}); start it or fix the URL "
+        raise Unreachable(f"{what} {redact_url(url)} is unreachable ({exc.strerror or exc}); start it or fix the URL "
                           "(--base-url / --ollama-host / the scenario's backends:)") from None

@@ -1,18 +1,15 @@
 """A deterministic model for tests and demos, with the same interface as the real backends.
 
-It answers in role: plain turns get a short reply naming the speaker and topic it was asked
-about; structured requests (judge verdict, moderator decision, evaluator scores) get a valid
-object whose label comes from a script (any other structured output: see labelled_reply). Free-text
-replies to a prompt carrying `SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line
-("Decision: <label>" when the prompt asks for "Decision:"), so per-item protocols (S2MAD,
-negotiation) get known predictions from a marked test dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC,
-GARBAGE (an unparseable reply), EMPTY (an empty reply) and FAIL (a connection error); a free-text
-prompt asking for "AGREEMENT or MORE DEBATE" (the paper's plain-text judge) takes the same script
-and answers in words ("MORE DEBATE"); BASE makes it present itself as a base model (`model_kind`).
-After the script runs out, decisions are AGREEMENT / NEXT_TOPIC. A conference's
-coverage assessor gets, per reference item, the first sentence of the debate it was shown that
-names the item (as a word) as its quote, else "not covered". Every request is recorded in
-`requests` so tests can assert exactly what each agent was shown.
+It answers from what it is asked and its script: plain turns get a short reply naming what the
+prompt asks about; a structured output gets a valid object of its schema, and a free-text prompt
+offering two of the script's words ("AGREEMENT or MORE DEBATE") an answer in words, both following
+the script (moot.models.scripted_replies). Free-text replies to a prompt carrying
+`SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line ("Decision: <label>" when
+the prompt asks for "Decision:"), so per-item protocols get known predictions from a marked test
+dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC, GARBAGE (an unparseable reply),
+EMPTY (an empty reply) and FAIL (a connection error); BASE makes it present itself as a base
+model (`model_kind`). Every request is recorded in `requests` so tests can assert exactly what
+each agent was shown.
 
 Continuations, choices and scores (moot.models.requests) are answered by
 moot.models.scripted_requests; `create_stream` yields a reply word by word.
@@ -20,18 +17,21 @@ moot.models.scripted_requests; `create_stream` yields a reply word by word.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, AsyncGenerator, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Iterable, Literal, Mapping, Optional, Sequence, Union
 
-from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage, UserMessage
+from autogen_core import CancellationToken
+from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
+from moot.errors import nearest
 from moot.models.base import MootClient
 from moot.models.requests import Request, request_of
+from moot.models.scripted_replies import (
+    SCORE_MARK, label_mark, last_user_text, offered_reply, structured_reply,
+)
 from moot.models.scripted_requests import answer as scripted_answer
-from moot.errors import nearest
-from moot.protocols.conference.verdicts import CRITERIA, CoverageReply, EvaluatorScores, JudgeVerdict, ModeratorDecision
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL", "BASE")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
@@ -67,8 +67,10 @@ class ScriptedChatCompletionClient(MootClient):
         self.requests: list[dict[str, Any]] = []
         self.calls = 0
 
-    async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
-                     extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
+                     tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+                     json_output: Optional[bool | type[BaseModel]] = None, extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         self.calls += 1
         request = request_of(extra_create_args)
         if self.record:
@@ -83,9 +85,12 @@ class ScriptedChatCompletionClient(MootClient):
         self.add_usage(usage)
         return CreateResult(content=text, usage=usage, finish_reason="stop", cached=False)
 
-    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
+                            tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+                            json_output: Optional[bool | type[BaseModel]] = None,
                             extra_create_args: Mapping[str, Any] = {},
-                            cancellation_token=None) -> AsyncGenerator[Union[str, CreateResult], None]:
+                            cancellation_token: Optional[CancellationToken] = None,
+                            ) -> AsyncGenerator[Union[str, CreateResult], None]:
         result = await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
         if isinstance(result.content, str) and json_output is None:
             generated = (getattr(result, "detail", None) or {}).get("uncut") or result.content
@@ -105,29 +110,11 @@ class ScriptedChatCompletionClient(MootClient):
         self.add_usage(result.usage)
         return result
 
-    def _reply(self, messages: Sequence[LLMMessage], output: Any) -> str:
-        plain_verdict = output is None and bool(PLAIN_VERDICT.search(last_user_text(messages)))
-        if output in (JudgeVerdict, ModeratorDecision) or plain_verdict:
-            token = self.script.pop(0) if self.script else "AGREEMENT"
-            if token == "FAIL":
-                raise ConnectionError("scripted failure")
-            if token in ("GARBAGE", "EMPTY"):
-                return "" if token == "EMPTY" else "I think there is no AGREEMENT yet, maybe DONE?"
-            if plain_verdict:
-                return "MORE DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
-            if output is JudgeVerdict:
-                verdict = "MORE_DEBATE" if token == "MORE_DEBATE" else "AGREEMENT"
-                return json.dumps({"verdict": verdict, "reason": f"scripted {verdict.lower()}"})
-            decision = "MORE_DEBATE" if token == "MORE_DEBATE" else "NEXT_TOPIC"
-            return json.dumps({"decision": decision, "message": f"Moderator: {decision.lower()}."})
-        if isinstance(output, type) and issubclass(output, CoverageReply):
-            return coverage_reply(output, messages)
-        if output is EvaluatorScores:
-            scores = {c: self.score for c in CRITERIA}
-            return json.dumps({**scores, "overall": self.score, "rationale": "scripted evaluation"})
+    def _reply(self, messages: Sequence[LLMMessage], output: object) -> str:
         if isinstance(output, type) and issubclass(output, BaseModel):
-            return labelled_reply(output, messages)
-        return self._text_reply(messages)
+            return structured_reply(output, messages, self.script, self.score)
+        offered = offered_reply(last_user_text(messages), self.script)
+        return offered if offered is not None else self._text_reply(messages)
 
     @staticmethod
     def _text_reply(messages: Sequence[LLMMessage]) -> str:
@@ -146,26 +133,6 @@ class ScriptedChatCompletionClient(MootClient):
         return f"{text}\n{marker}: {label}"
 
 
-PLAIN_VERDICT = re.compile(r"\bAGREEMENT or MORE DEBATE\b")
-
-
-def last_user_text(messages: Sequence[LLMMessage]) -> str:
-    last = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-    return str(last.content) if last else ""
-
-
-def coverage_reply(output: type[CoverageReply], messages: Sequence[LLMMessage]) -> str:
-    """Per item (the output's JSON keys), the first sentence of the debate (the last user message
-    but its closing instruction; a leading `Speaker: ` dropped) naming it as a word, else none."""
-    debate = last_user_text(messages).rsplit("\n\n", 1)[0]
-    sentences = [re.sub(r"^\w+: ", "", s.strip()) for s in re.split(r"(?<=[.!?])\s+|\n", debate) if s.strip()]
-    answer = {}
-    for name in output.model_json_schema()["properties"]:
-        said = next((s for s in sentences if re.search(rf"\b{re.escape(name)}\b", s, re.I)), "")
-        answer[name] = {"evidence": said[:300], "covered": bool(said)}
-    return json.dumps(answer)
-
-
 _OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
 _OPTION = re.compile(r"([A-Z]): (.+?)(?= [A-Z]: |$)")
 
@@ -176,62 +143,6 @@ def option_letter(prompt: str, label: Optional[str]) -> Optional[str]:
     found = _OPTIONS.search(prompt)
     if not found or "only the option" not in prompt:
         return None
-    options = _OPTION.findall(found.group(1).strip())
+    options: list[tuple[str, str]] = _OPTION.findall(found.group(1).strip())
     wanted = (label or "").lower()
     return next((letter for letter, word in options if word.strip(" .").lower() == wanted), options[0][0])
-
-
-def example_of(output: type[BaseModel]) -> dict[str, Any]:
-    """A valid object of any other structured output: the first allowed value of each
-    enumerated field (e.g. a stance), numbers 0, and a short scripted text for strings."""
-    schema = output.model_json_schema()
-    example: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        if "enum" in prop or "const" in prop:
-            example[name] = prop.get("enum", [prop.get("const")])[0]
-        elif prop.get("type") in ("integer", "number"):
-            example[name] = 0
-        elif prop.get("type") == "boolean":
-            example[name] = False
-        else:
-            example[name] = f"(scripted) {name}"
-    return example
-
-
-LABEL_MARK = re.compile(r"SCRIPTED_LABEL=([A-Za-z0-9_-]+)")
-SCORE_MARK = re.compile(r"SCRIPTED_SCORE=(-?\d+(?:\.\d+)?)")
-
-
-def label_mark(messages: Sequence[LLMMessage]) -> tuple[Optional[str], str]:
-    """(label, prompt) of the label script: the last `SCRIPTED_LABEL=<label>` marker in the
-    latest user message that has one (test datasets put it in an item's text or comments, so
-    a debate round whose last message quotes no item text answers as its opening did)."""
-    for message in reversed(messages):
-        if isinstance(message, UserMessage):
-            marks = LABEL_MARK.findall(str(message.content))
-            if marks:
-                return marks[-1], str(message.content)
-    return None, ""
-
-
-def labelled_reply(output: type[BaseModel], messages: Sequence[LLMMessage]) -> str:
-    """Any other structured output (e.g. a classifier's {label, explanation}, a negotiation
-    verdict {attitude, explanation, decision}). A label script (see `label_mark`) sets every
-    enumerated field that allows the label; `SCRIPTED_LABEL=GARBAGE` gives an unparseable
-    reply; without a script each enumerated field is its first allowed value. Numeric fields
-    are 0, or x with a `SCRIPTED_SCORE=x` marker in the last user message (S2MAD's comment
-    scorer: a test comment carries its own score)."""
-    example = example_of(output)
-    label, _ = label_mark(messages)
-    if label == "GARBAGE":
-        return "(scripted) I cannot decide."
-    props = output.model_json_schema().get("properties", {})
-    for name, prop in props.items():
-        if label is not None and label in prop.get("enum", [prop.get("const")]):
-            example[name] = label
-    score = SCORE_MARK.search(last_user_text(messages))
-    if score:
-        for name, prop in props.items():
-            if prop.get("type") in ("integer", "number"):
-                example[name] = float(score.group(1)) if prop["type"] == "number" else int(float(score.group(1)))
-    return json.dumps(example)

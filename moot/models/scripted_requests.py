@@ -2,9 +2,10 @@
 the same code paths as the real backends: the same reply types, the same detail, the same cut.
 
 - a choice picks the option the script names next (its next token, when that is an option or
-  names one in a conference's words: AGREEMENT "agree", MORE_DEBATE "disagree" or "continue",
-  NEXT_TOPIC "move"; it is used up), else the option a `SCRIPTED_LABEL=<label>` mark names (an option equal to the
-  label, or the letter of a "Choose from: A: Against B: Favor" list), else the first option;
+  names one in the script's synonyms: AGREEMENT "agree", MORE_DEBATE "disagree" or "continue",
+  NEXT_TOPIC "move"; it is used up), else the option a `SCRIPTED_LABEL=<label>` mark names (an
+  option equal to the label, or the letter of a "Choose from: A: Against B: Favor" list), else
+  the first option;
   the chosen option gets probability 0.7, the others share the rest;
 - a score is the `SCRIPTED_SCORE=x` mark of the last user message, else the client's score, with
   probability 0.5 and 0.25 on each neighbour (renormalised at the range's ends);
@@ -21,6 +22,7 @@ from autogen_core.models import LLMMessage, RequestUsage, UserMessage
 
 from moot.models.continuation import continuation_result
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
+from moot.models.scripted_replies import named, normal
 
 SCRIPTED_CONTINUATION = "(scripted) I have a point on {about}. Let me add a second sentence to it."
 
@@ -34,29 +36,14 @@ def answer(request: Request, messages: Sequence[LLMMessage], script: list[str], 
     return _choice(request, script, label, letter)
 
 
-def _normal(text: str) -> str:
-    return text.strip().lower().replace("_", " ")
-
-
-ALIASES = {"agreement": ("agree",), "more debate": ("disagree", "continue"), "next topic": ("move",)}
-
-
-def _scripted(token: str, options: dict[str, str]) -> Optional[str]:
-    """The option a script token names, itself or in a conference's words (ALIASES)."""
-    for name in (_normal(token), *ALIASES.get(_normal(token), ())):
-        if name in options:
-            return options[name]
-    return None
-
-
 def _choice(request: Choose, script: list[str], label: Optional[str], letter: Optional[str]) -> MeasuredResult:
-    options = {_normal(o): o for o in request.options}
-    named = _scripted(script[0], options) if script else None
-    if named is not None:
+    options = {normal(o): o for o in request.options}
+    scripted = named(script[0], request.options) if script else None
+    if scripted is not None:
         script.pop(0)
-        chosen = named
+        chosen = scripted
     else:
-        chosen = options.get(_normal(label or "")) or options.get(_normal(letter or "")) or request.options[0]
+        chosen = options.get(normal(label or "")) or options.get(normal(letter or "")) or request.options[0]
     rest = (1 - 0.7) / (len(request.options) - 1)
     logprobs = {o: math.log(0.7 if o == chosen else rest) for o in request.options}
     text, detail = choice_detail("scripted", logprobs)

@@ -9,7 +9,9 @@ token could begin several options (a separator " " before every option on a Gemm
 of "1" and "10"), the prompt is extended by that token and asked again: document form only (a
 raw-text completion can be extended; a chat reply cannot be prefilled), at most MAX_STEPS times.
 In chat form such a token decides nothing and, unless its probability is negligible, the choice
-is NotSupported (the caller falls back to structured output). A token written out as one string
+is NotSupported (the caller falls back to structured output). So is an answer without readable
+log-probabilities (`NoLogprobs`: none, null, NaN, a string, a positive number, a malformed list),
+always the same way. A token written out as one string
 that other options extend ("1" where "10" exists) means that option when the longer ones appear
 as tokens of their own among the top-N (tokenizers that write "10" as one token).
 
@@ -37,6 +39,20 @@ def _lse(values: Sequence[float]) -> float:
         return -math.inf
     top = max(values)
     return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+class NoLogprobs(NotSupported):
+    """The server's answer holds no log-probabilities moot can read — none, null, NaN, a string, a
+    positive number, a malformed list: one path for all, NotSupported for good with that server
+    (the caller asks for structured output instead)."""
+
+
+def logprob(value: object) -> float:
+    """A log-probability as a server wrote it, checked: a number, not NaN, at most 0 (a rounding
+    error above 0 is read as 0), -infinity allowed (probability 0). Else NoLogprobs."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value > 1e-6:
+        raise NoLogprobs(f"the server's log-probabilities are unreadable (a log-probability of {value!r:.40})")
+    return min(float(value), 0.0)
 
 
 class Reader:
@@ -74,7 +90,7 @@ class Reader:
         self.steps += 1
         top = await self.top(prefix)
         if not top:
-            raise NotSupported("the server returned no log-probabilities")
+            raise NoLogprobs("the server returned no log-probabilities")
         self.floor = min(self.floor, min(top.values()))
         own = {t.strip().lower() for t in top}
         found: dict[str, list[float]] = {o: [] for o in self.options}

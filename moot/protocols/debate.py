@@ -31,6 +31,7 @@ from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, Max
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
+from moot.protocols.items.metrics import RUMOUR_METRICS
 from moot.engine.context import UnitContext
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
@@ -330,4 +331,5 @@ PROTOCOL = Protocol(
             InputField("target", "target", required=False, help="what the stance is towards, if any")),
     result_name="answer",
     example="debate",
+    metrics=RUMOUR_METRICS,
 )

@@ -12,21 +12,29 @@ cached, concurrent. The prompt texts are in agents/prompts/judge_eval.yaml.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from functools import lru_cache
-from typing import Annotated, Literal, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Literal, Mapping, Optional, Sequence
 
 from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
 from moot.agents.prompts import default_templates, render
+from moot.contract.commands import DatasetCommand, Prepared
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.contract.report import Reporting, TableCells
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.items.labels import LabelSet
 from moot.engine.context import UnitContext
 from moot.engine.rescore import last_call, resend
 from moot.scenario.blocks import Backends, Generation, Retry, ScenarioBase
+from moot.scenario.bundled import find_scenario
+from moot.scenario.load import load_scenario
+
+if TYPE_CHECKING:
+    from moot.report.runs import Run
 
 NAME = "judge_eval"
 JUDGE = "judge"
@@ -144,6 +152,65 @@ async def rescore(s: JudgeEvalScenario, job: Rescore, ctx: UnitContext) -> Resco
     return Rescored(Outcome(prediction, explanation, reply.text, decided_by=JUDGE))
 
 
+# --- in a report: the paper's tables (Heller et al. Tables 1-4) --------------------------------
+TABLE = ("Judge evaluation on {dataset} ({task}): accuracy, precision, recall and F1, macro averaged "
+         "(cf. Heller et al. Tables 1, 3, 4)")
+CLASSES = "Judge evaluation on {dataset} ({task}): class-wise F1 (cf. Heller et al. Table 2)"
+
+
+def task_of(meta: Mapping[str, object]) -> str:
+    """The task run.json records (folders of earlier versions: in the scenario)."""
+    scenario = meta.get("scenario")
+    return str(meta.get("task") or (scenario.get("task") if isinstance(scenario, dict) else None) or "?")
+
+
+def variant(meta: Mapping[str, object]) -> str:
+    """A run's row name in the report: `judge-eval TASK`."""
+    return f"judge-eval {task_of(meta)}"
+
+
+def table_cells(run: Run) -> list[TableCells]:
+    """Per dataset and task: accuracy and macro P/R/F1 side by side; and class-wise F1."""
+    overall, task, dataset = run.report(), task_of(run.meta), run.dataset
+    key = f"{dataset} ({task})"
+    return [TableCells(f"judge: {key}", "judge", TABLE.format(dataset=dataset, task=task),
+                       {"accuracy": overall.accuracy, "precision": overall.macro_precision,
+                        "recall": overall.macro_recall, "F1": overall.macro_f1}),
+            TableCells(f"judge_classes: {key}", "judge_classes", CLASSES.format(dataset=dataset, task=task),
+                       dict(overall.per_class_f1))]
+
+
+# --- `moot judge-eval DATA.yaml --task stance|polarity` -----------------------------------------
+def command_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", choices=TASKS, required=True,
+                   help="stance (favor/against[/neutral]) or polarity (positive/negative/neutral)")
+    p.add_argument("--scenario", default="drug_policy",
+                   help="conference scenario whose judge is evaluated (file or bundled name; default drug_policy)")
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="sampling temperature of the judge here (default 0.0: a deterministic classifier)")
+
+
+def prepare(args: argparse.Namespace, dataset_labels: Sequence[str]) -> Prepared:
+    """The judge of the `--scenario` conference as a classifier for `--task` on the dataset's labels."""
+    path = find_scenario(args.scenario)
+    labels = labels_for(args.task, dataset_labels)
+    scenario = from_conference(load_scenario(path), args.task, labels, None, args.temperature)
+    return Prepared(scenario, path, f"judge-eval-{args.task}-{args.dataset.stem}", identity(scenario))
+
+
+COMMAND = DatasetCommand(
+    name="judge-eval",
+    help="the conference judge alone as a zero-shot stance/polarity classifier on a dataset",
+    description=("The conference judge alone as a classifier (Heller et al. 2025 §4.1 / §5.1, Tables 1-4): "
+                 "the judge of a conference scenario (its name, persona, model and generation settings) "
+                 "answers zero-shot stance (favor / against [/ neutral]) or stance-polarity (positive / "
+                 "negative / neutral) questions on a dataset, as a resumable, cached, concurrent dataset "
+                 "run; `moot report` puts it in the shape of the paper's tables."),
+    options=command_options,
+    prepare=prepare,
+)
+
+
 PROTOCOL = Protocol(
     name=NAME,
     title="The conference judge as a zero-shot classifier",
@@ -155,4 +222,6 @@ PROTOCOL = Protocol(
     result_name="label",
     deciders=(JUDGE,),
     rescore=rescore,
+    report=Reporting(variant=variant, tables=table_cells),
+    commands=(COMMAND,),
 )

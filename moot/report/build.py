@@ -1,13 +1,17 @@
 """Write a report folder from finished runs of any protocol (never re-running a model).
 
     report.md       main tables (paper shape), provenance of every run, skipped dataset rows,
-                    per-class breakdown, confusion matrices; conferences per topic; plot list
+                    per-class breakdown, confusion matrices; each protocol's own sections; plot list
     table.csv       the main tables' cells
     per_class.csv   precision / recall / F1 / support per run and class (and macro)
     confusion.csv   run, gold, predicted (labels + unparsed), count
-    conference.csv  per conference run, variant and topic: closings, rounds, verdicts, scores, coverage
-    coverage.csv    per conference run, variant, topic and reference item: conferences that covered it
-    plots/*.png     confusion matrix per run, per-dataset bars, S2MAD rounds / early detection
+    *.csv           each protocol's own files (e.g. a conference's per-topic table)
+    plots/*.png     confusion matrix per run, per-dataset bars, each protocol's own plots
+
+Runs whose units are items of a dataset go into the main tables (moot.report.tables); every
+protocol present may add its part over its runs (moot.contract.report): its sections, CSV files
+and plots, and its tables in the printed main text. The folder is written whole into a fresh
+folder that then takes its place (moot.safety.fileset): an existing report folder is replaced.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Optional, Sequence
 
-from moot.protocols.conference import report as conference
+from moot.contract.protocol import Protocol
+from moot.contract.report import ReportPart
+from moot.protocols.registry import REGISTRY
 from moot.report import plots
-from moot.protocols.conference.report import ConferenceRun, load_conference_run
-from moot.report.runs import Run, is_conference_run, load_run, open_source
+from moot.report.runs import Run, load_run, open_source, protocol_of
+from moot.safety.fileset import file_set
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
 )
@@ -47,52 +53,71 @@ METRICS_NOTE = (
 class Built:
     out: Path
     main: str  # the main tables as Markdown (what the CLI prints)
-    runs: list[Run]
+    runs: list[Run]  # the runs of labelled items
     plots: list[Path]
-    conferences: list[ConferenceRun] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the protocols' lines about their other runs
+
+
+def contract_of(name: str) -> Optional[Protocol[Any]]:
+    return REGISTRY.get(name) if name in REGISTRY else None
+
+
+def open_runs(paths: Sequence[Path]) -> list[Run]:
+    """Every run, referred to as R1, R2, ... in the order given; item runs with their results."""
+    runs = []
+    for i, path in enumerate(paths, 1):
+        source, ref = open_source(Path(path)), f"R{i}"
+        contract = contract_of(protocol_of(source))
+        if contract is None or contract.units.items:
+            runs.append(load_run(source, ref, contract))
+        else:
+            runs.append(Run(source, [u.row for u in source.units if u.row], ref, contract=contract))
+    return runs
+
+
+def parts(runs: Sequence[Run], folder: Path) -> list[ReportPart]:
+    """Each protocol's part over its runs, in the order the protocols first appear."""
+    found: list[ReportPart] = []
+    present = {r.contract.name: r.contract for r in runs if r.contract is not None}
+    for protocol in present.values():
+        if protocol.report.part is not None:
+            found.append(protocol.report.part([r for r in runs if r.contract is protocol], folder))
+    return found
 
 
 def build_report(paths: Sequence[Path], out: Path) -> Built:
-    """The report folder of runs of any protocols: item runs in paper-shaped tables, conference
-    runs per topic; a mix gives both."""
-    conferences, runs = [], []
-    for i, path in enumerate(paths, 1):
-        src, ref = open_source(Path(path)), f"R{i}"
-        if is_conference_run(src):
-            conferences.append(load_conference_run(src, ref))
-        else:
-            runs.append(load_run(src, ref))
-    out.mkdir(parents=True, exist_ok=True)
+    """The report folder of runs of any protocols (see the module docstring)."""
+    runs = open_runs(paths)
+    items = [r for r in runs if r.contract is None or r.contract.units.items]
+    with file_set(out, in_a_report) as folder:  # never a mix of two reports
+        main, written, lines = write_report(folder, runs, items)
+    return Built(out, main, items, [out / p.relative_to(folder) for p in written], lines)
+
+
+def in_a_report(name: str) -> bool:
+    """Is `name` (in a report folder) one of a report's files, replaced with the folder?"""
+    return name in ("report.md", "plots") or name.endswith(".csv")
+
+
+def write_report(out: Path, runs: list[Run], items: list[Run]) -> tuple[str, list[Path], list[str]]:
+    """Write the report's files into the fresh folder `out`: (the main text, the plots, the protocols' lines)."""
     (out / "plots").mkdir(exist_ok=True)
-    main, body, written = "", ["# Evaluation report", "",
-                               "Computed only from each run's results.jsonl and transcripts; no model was called "
-                               "to make this report.", ""], []
-    if runs:
-        items_main, items_body, written = item_sections(runs, out)
-        main, body = items_main, body + items_body
-    if conferences:
-        coverage = conference.coverage_markdown(conferences)
-        text = "\n\n".join(filter(None, [*(conference.markdown(c) for c in conferences), coverage]))
-        main = "\n\n".join(filter(None, [main, *(conference.markdown(c, criteria=False) for c in conferences),
-                                          coverage]))
-        _csv(out / "conference.csv", conference.CSV_HEAD, [r for c in conferences for r in conference.csv_rows(c)])
-        if coverage:
-            _csv(out / "coverage.csv", conference.COVERAGE_CSV_HEAD, conference.coverage_csv_rows(conferences))
-        body += ["## Conferences: per topic over each run's conferences", "", CONFERENCE_NOTE, "", text, "",
-                 "## Conference runs (provenance)", "", conference.provenance(conferences), ""]
+    main, written = "", list[Path]()
+    body = ["# Evaluation report", "", "Computed only from each run's results.jsonl and transcripts; no model was "
+            "called to make this report.", ""]
+    if items:
+        main, items_body, written = item_sections(items, out)
+        body += items_body
+    added = parts(runs, out / "plots")
+    main = "\n\n".join(filter(None, [main, *(p.main for p in added)]))
+    for found in added:
+        body += found.sections
+        written += found.plots
+        for file in found.csv:
+            _csv(out / file.name, list(file.head), [list(row) for row in file.rows])
     body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
     (out / "report.md").write_text("\n".join(body), encoding="utf-8")
-    return Built(out, main, runs, written, conferences)
-
-
-CONFERENCE_NOTE = (
-    "Per topic, over the completed conferences of a run (conferences that differ only by seed pooled): "
-    "how the topic closed (the judge's AGREEMENT, the deciding moderator's NEXT_TOPIC, or the round cap), "
-    "the rounds it took to agree, the judge's verdicts, the evaluator's overall score (in a rescored "
-    "folder: the rescoring's), and the fraction of the topic's reference outcome the debate covered, as "
-    "mean ± sample standard deviation (n = conferences). Reference coverage per item: conferences whose "
-    "debate covered the item (the assessor's quote found in a participant's turn) / conferences assessed; "
-    "unverified (said covered, quote not found) and unparsed answers are not counted as covered.")
+    return main, written, [line for found in added for line in found.lines]
 
 
 def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path]]:
@@ -109,7 +134,6 @@ def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path
     written = [plots.confusion_plot(r, out / "plots") for r in runs]
     for table in tables:
         written += plots.bar_plots(table, out / "plots")
-    written += plots.rounds_plots(runs, out / "plots") + plots.early_plots(runs, out / "plots")
     sections, class_rows, matrix_rows = [], [], []
     for run in runs:
         classes, rows = per_class(run)
@@ -136,7 +160,7 @@ def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path
     return main, body, written
 
 
-def _csv(path: Path, head: list[str], rows: list[list]) -> None:
+def _csv(path: Path, head: list[str], rows: list[list[object]]) -> None:
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(head)

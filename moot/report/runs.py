@@ -8,7 +8,8 @@ units whose transcript ended without a result, is partial. Every transcript is l
 (a damaged one is an error naming its line); an item's target (for per-target columns) is its
 `run_started` input. Folders written by earlier moot versions (rows naming
 `runs/X/transcripts/ID.jsonl`, item transcripts of schema 1) load too.
-Conference runs are read from their transcripts (moot.protocols.conference.report).
+Runs whose units are runs of the scenario are read by their protocol's report hook
+(moot.contract.report), from their transcripts; `Run` only holds their source and ref.
 """
 
 from __future__ import annotations
@@ -18,48 +19,53 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import Any, Mapping, Optional
 
-from moot.metrics.classification import UNPARSED, MetricReport, rumor_f1, summarize
-from moot.protocols.registry import REGISTRY
+from moot.contract.metrics import MetricSet
+from moot.contract.protocol import Protocol
+from moot.metrics.classification import UNPARSED, MetricReport, summarize, value_of
 from moot.engine.folder import RunFolderError
-from moot.engine.source import RunSource, open_run
+from moot.engine.source import RunSource, UnitRef, open_run
+from moot.log.transcript import Transcript
+from moot.errors import MootError
 
-RUMOR_LABELS = ({"fake", "real"}, {"rumor", "non-rumor"})
 
-
-class RunError(ValueError):
+class RunError(MootError, ValueError):
     """Not a run (no run folder or transcript), or a labelled run with no scored result."""
 
 
 @dataclass
 class Run:
     source: RunSource
-    results: list[dict]
+    results: list[dict[str, Any]]
     ref: str = ""
     targets: dict[str, str] = field(default_factory=dict)
+    contract: Optional[Protocol[Any]] = None  # its registered protocol (None: not one moot knows)
 
     @property
     def path(self) -> Path:
         return self.source.path
 
     @property
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, Any]:
         return self.source.meta
 
     # --- what was run -------------------------------------------------------------------
     @property
     def protocol(self) -> str:
-        return self.meta.get("protocol") or self.scenario_fields.get("protocol") or "?"
+        return str(self.meta.get("protocol") or self.scenario_fields.get("protocol") or "?")
 
     @property
-    def scenario_fields(self) -> dict:
-        return self.meta.get("scenario") or {}
+    def scenario_fields(self) -> dict[str, Any]:
+        found = self.meta.get("scenario")
+        return found if isinstance(found, dict) else {}
 
     @property
     def variant(self) -> str:
-        if self.protocol == "judge_eval":
-            return f"judge-eval {self.meta.get('task') or self.scenario_fields.get('task', '?')}"
+        """Its row name: the protocol's (moot.contract.report), else the scenario file's stem."""
+        named = self.contract.report.variant if self.contract else None
+        if named is not None:
+            return named(self.meta)
         path = self.meta.get("scenario_path")
         return Path(path).stem if path else self.protocol
 
@@ -80,13 +86,14 @@ class Run:
         return sorted(seen - {UNPARSED, None})
 
     @property
-    def kind(self) -> str:
-        """judge (acc, macro P/R/F1, class-wise F1), rumor (acc, macro-F1, RF1, NF1) or single (one metric)."""
-        if self.protocol == "judge_eval":
-            return "judge"
-        if set(self.labels) in RUMOR_LABELS:
-            return "rumor"
-        return "single"
+    def metric_set(self) -> Optional[MetricSet]:
+        """The metric set its protocol declares that its labels define (moot.contract.metrics)."""
+        return self.contract.metrics.set_for(self.labels) if self.contract else None
+
+    @property
+    def by_headline(self) -> bool:
+        """Whether its main-table cells are its headline metric (no protocol tables, no metric set)."""
+        return self.metric_set is None and (self.contract is None or self.contract.report.tables is None)
 
     @property
     def metric(self) -> str:
@@ -114,7 +121,7 @@ class Run:
 
     # --- what came out ------------------------------------------------------------------
     @cached_property
-    def scored(self) -> list[dict]:
+    def scored(self) -> list[dict[str, Any]]:
         return [r for r in self.results if r.get("gold") is not None]
 
     @property
@@ -153,26 +160,25 @@ class Run:
         rows = [r for r in self.scored if target is None or self.targets.get(str(r["id"])) == target]
         if not rows:
             raise RunError(f"{self.path}: no scored results" + (f" for target {target!r}" if target else ""))
-        metric = self.metric if self.kind == "single" else "macro_f1"
+        metric = self.metric if self.by_headline else "macro_f1"
         return summarize([r["gold"] for r in rows], [r["prediction"] for r in rows], self.labels, metric=metric)
 
-    def rumor_scores(self) -> tuple[float, float]:
-        """(RF1, NF1): the rumor class is fake / rumor, the non-rumor class real / non-rumor."""
-        rumor, non = ("fake", "real") if "fake" in self.labels else ("rumor", "non-rumor")
-        return rumor_f1([r["gold"] for r in self.scored], [r["prediction"] for r in self.scored], rumor, non)
+    def value(self, metric: str) -> float:
+        """One classification metric over all its scored items (moot.metrics.classification)."""
+        return value_of(self.report(), metric, self.labels)
 
     def target_values(self) -> list[str]:
         return sorted({self.targets[str(r["id"])] for r in self.scored if str(r["id"]) in self.targets})
 
 
-def models_text(models: dict) -> str:
+def models_text(models: Mapping[str, str]) -> str:
     """`scripted`, or the spec most roles use and the others: `scripted (judger=openai:gpt-4o)`."""
     specs = Counter(models.values())
     if not specs:
         return "?"
     common, _ = specs.most_common(1)[0]
     others = ", ".join(f"{k}={v}" for k, v in sorted(models.items()) if v != common)
-    return common + (f" ({others})" if others else "")
+    return str(common) + (f" ({others})" if others else "")
 
 
 def run_dates(source: RunSource) -> str:
@@ -193,13 +199,8 @@ def run_dates(source: RunSource) -> str:
 def protocol_of(source: RunSource) -> str:
     found = source.meta.get("protocol") or (source.meta.get("scenario") or {}).get("protocol")
     if found:
-        return found
+        return str(found)
     return source.units[0].load().protocol if source.units else "?"
-
-
-def is_conference_run(source: RunSource) -> bool:
-    protocol = protocol_of(source)
-    return protocol in REGISTRY and not REGISTRY.get(protocol).per_item
 
 
 def open_source(path: Path) -> RunSource:
@@ -209,13 +210,13 @@ def open_source(path: Path) -> RunSource:
         raise RunError(str(exc)) from None
 
 
-def load_run(source: RunSource, ref: str = "") -> Run:
+def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol[Any]] = None) -> Run:
     """A per-item run: its results (a transcript file: its outcome) and the items' targets. Every
     transcript is read strictly: a damaged one is an error naming its line, so a run is never
     reported complete over a transcript that does not load."""
     loaded = [(u, u.load()) for u in source.units]
     triples = [(u, t, u.row if source.is_folder else _row_of(u, t)) for u, t in loaded]
-    run = Run(source, [r for _, _, r in triples if r], ref)
+    run = Run(source, [r for _, _, r in triples if r], ref, contract=contract)
     if not run.scored:
         raise RunError(f"{source.path}: no result with a gold label to score")
     targets = {str(r["id"]): (t.started.inputs or {}).get("target") for _, t, r in triples if r}
@@ -223,7 +224,7 @@ def load_run(source: RunSource, ref: str = "") -> Run:
     return run
 
 
-def _row_of(unit, transcript) -> Optional[dict]:
+def _row_of(unit: UnitRef, transcript: Transcript) -> Optional[dict[str, Any]]:
     found = transcript.outcome
     if found is None:
         return None

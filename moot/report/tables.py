@@ -1,12 +1,12 @@
 """The report's tables, in the shape of the papers' tables: rows = protocol variant / model,
 columns = datasets (and targets), the run's declared headline metric in each cell.
 
-- single-metric runs (COLA & co., Lan et al. Tables 2-5): the metric run.json declares (F_avg for
+- by default (COLA & co., Lan et al. Tables 2-5): the metric run.json declares (F_avg for
   SemEval-2016 / P-Stance, macro-F1 for VAST, ...), one column per dataset and, with 2-12
   targets, one per target;
-- judge-eval runs (Heller et al. Tables 1, 3, 4): per dataset and task, accuracy and macro
-  precision, recall and F1 side by side; and class-wise F1 per dataset (Table 2);
-- rumor runs (S2MAD, Zhang et al. Table 1): accuracy, macro-F1, RF1 and NF1 per dataset.
+- a run whose protocol declares a metric set its labels define (moot.contract.metrics: e.g.
+  rumour detection's accuracy, macro-F1, RF1 and NF1, S2MAD Table 1): those metrics per dataset;
+- a protocol with tables of its own (moot.contract.report) gives its runs' cells itself.
 A cell computed from a partial run is marked with a dagger (see `PARTIAL`).
 """
 
@@ -17,17 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from moot.contract.report import TableCells
 from moot.metrics.classification import UNPARSED, precision_recall_f1
 from moot.report.runs import Run
 
 PARTIAL = "†"
 METRIC_NAMES = {"f_avg": "F_avg", "macro_f1": "macro-F1", "accuracy": "accuracy"}
-TITLES = {"single": "Stance / classification protocols (declared headline metric per dataset and target)",
-          "judge": "Judge evaluation on {dataset} ({task}): accuracy, precision, recall and F1, macro averaged "
-                   "(cf. Heller et al. Tables 1, 3, 4)",
-          "judge_classes": "Judge evaluation on {dataset} ({task}): class-wise F1 (cf. Heller et al. Table 2)",
-          "rumor": "Rumor detection (S2MAD Table 1): accuracy, macro-F1, RF1, NF1"}
-KIND_ORDER = ("single", "judge", "judge_classes", "rumor")
+HEADLINE_TITLE = "Stance / classification protocols (declared headline metric per dataset and target)"
 MAX_TARGET_COLUMNS = 12
 
 
@@ -51,6 +47,7 @@ class Table:
     columns: list[str] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     datasets: dict[str, list[str]] = field(default_factory=dict)  # dataset -> its columns
+    rank: int = 0  # tables sort by (rank, key)
 
     def cell(self, row: Row, column: str) -> str:
         if column not in row.cells:
@@ -58,40 +55,36 @@ class Table:
         return f"{row.cells[column]:.3f}" + (PARTIAL if column in row.partial else "")
 
 
-def cells_of(run: Run) -> dict[tuple[str, str], dict[str, float]]:
-    """(kind, table key) -> column -> value of one run, computed from its results only."""
-    ds, overall = run.dataset, run.report()
-    if run.kind == "judge":
-        task = run.variant.removeprefix("judge-eval ")
-        key = f"{ds} ({task})"
-        return {("judge", key): {"accuracy": overall.accuracy, "precision": overall.macro_precision,
-                                 "recall": overall.macro_recall, "F1": overall.macro_f1},
-                ("judge_classes", key): dict(overall.per_class_f1)}
-    if run.kind == "rumor":
-        rf1, nf1 = run.rumor_scores()
-        return {("rumor", "rumor"): {f"{ds} acc": overall.accuracy, f"{ds} macro-F1": overall.macro_f1,
-                                     f"{ds} RF1": rf1, f"{ds} NF1": nf1}}
-    cells = {f"{ds} ({METRIC_NAMES.get(run.metric, run.metric)})": overall.score}
+def headline_cells(run: Run) -> TableCells:
+    """The run's headline metric over its dataset and, with 2-12 targets, per target."""
+    ds, name = run.dataset, METRIC_NAMES.get(run.metric, run.metric)
+    cells = {f"{ds} ({name})": run.report().score}
     targets = run.target_values()
     if 2 <= len(targets) <= MAX_TARGET_COLUMNS:
-        cells.update({f"{ds}: {t} ({METRIC_NAMES.get(run.metric, run.metric)})": run.report(t).score
-                      for t in targets})
-    return {("single", "single"): cells}
+        cells.update({f"{ds}: {t} ({name})": run.report(t).score for t in targets})
+    return TableCells("single", "single", HEADLINE_TITLE, cells, rank=0)
 
 
-def new_table(kind: str, key: str) -> Table:
-    dataset, _, task = key.partition(" (")
-    return Table(kind, TITLES[kind].format(dataset=dataset, task=task.rstrip(")")), f"{kind}: {key}"
-                 if kind.startswith("judge") else kind)
+def cells_of(run: Run) -> list[TableCells]:
+    """A run's cells in the main tables, computed from its results only (module docstring)."""
+    own = run.contract.report.tables if run.contract else None
+    if own is not None:
+        return own(run)
+    found = run.metric_set
+    if found is None:
+        return [headline_cells(run)]
+    cells = {f"{run.dataset} {column}": run.value(metric) for metric, column in found.columns}
+    return [TableCells(found.name, found.name, found.title, cells, rank=2)]
 
 
 def main_tables(runs: list[Run]) -> list[Table]:
-    """The tables of the runs' kinds; a run joins the row of its variant and model unless one of
+    """The tables of the runs' cells; a run joins the row of its variant and model unless one of
     its columns is taken there already (then it gets a row of its own, named by its ref)."""
-    tables: dict[tuple[str, str], Table] = {}
+    tables: dict[str, Table] = {}
     for run in runs:
-        for (kind, key), cells in cells_of(run).items():
-            table = tables.setdefault((kind, key), new_table(kind, key))
+        for part in cells_of(run):
+            table = tables.setdefault(part.key, Table(part.kind, part.title, part.key, rank=part.rank))
+            cells = dict(part.cells)
             for column in cells:
                 if column not in table.columns:
                     table.columns.append(column)
@@ -107,7 +100,7 @@ def main_tables(runs: list[Run]) -> list[Table]:
             row.cells.update(cells)
             if run.partial:
                 row.partial.update(cells)
-    return sorted(tables.values(), key=lambda t: (KIND_ORDER.index(t.kind), t.key))
+    return sorted(tables.values(), key=lambda t: (t.rank, t.key))
 
 
 def markdown(table: Table) -> str:
@@ -135,7 +128,7 @@ def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
                               *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
 
 
-def per_class(run: Run) -> tuple[str, list[list]]:
+def per_class(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown and CSV rows of one run's per-class precision / recall / F1 / support."""
     gold = [r["gold"] for r in run.scored]
     pred = [r["prediction"] for r in run.scored]
@@ -153,7 +146,7 @@ def per_class(run: Run) -> tuple[str, list[list]]:
     return "\n".join(lines) + f"\n\n{extra}; unparsed {rep.n_unparsed} of {rep.n}", rows
 
 
-def confusion(run: Run) -> tuple[str, list[list]]:
+def confusion(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown (rows = gold, columns = predicted + unparsed) and CSV rows of one run."""
     matrix = run.report().confusion
     cols = [*run.labels, UNPARSED]

@@ -1,30 +1,72 @@
-"""The disk refusing a write (full, read-only, no permission) is the environment's fault, not the
-run's: one line naming the file and what to do, exit code 3, and nothing half-written.
+"""The environment refusing (a full or read-only disk, no permission, a file-size or open-files
+limit, no memory) is not the run's fault: one line naming the file and what to do, exit code 3,
+nothing half-written, and the same command continues once the refusal is lifted.
 
-`ENVIRONMENT_ERRNOS` names those errors; `named` gives an OSError the file it concerns (a failed
-write to an open file does not say which); `write_atomic` replaces a file whole or not at all.
+`ENVIRONMENT_ERRNOS` names those errors, each with what to do; `is_environment_error` also counts
+a MemoryError; `named` gives an OSError the file it concerns (a failed write to an open file does
+not say which); `write_atomic` replaces a file whole or not at all.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import resource
+import secrets
 from pathlib import Path
 
-ENVIRONMENT_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
-                      errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-                      errno.EPERM: "operation not permitted", errno.EIO: "the disk reported an I/O error"}
+FREE_SPACE, PERMISSIONS = "free space", "fix the permissions"
+# errno -> (what happened, what to do about it)
+ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC: ("the disk is full", FREE_SPACE),
+    errno.EDQUOT: ("the disk quota is exceeded", FREE_SPACE),
+    errno.EFBIG: ("the file-size limit is reached", "raise the limit (ulimit -f)"),
+    errno.EROFS: ("the file system is read-only", "make it writable or choose another --out"),
+    errno.EACCES: ("permission denied", PERMISSIONS),
+    errno.EPERM: ("operation not permitted", PERMISSIONS),
+    errno.EIO: ("the disk reported an I/O error", "check the disk"),
+    errno.EMFILE: ("this process may open no more files", "raise the limit (ulimit -n)"),
+    errno.ENFILE: ("the system may open no more files", "close other programs"),
+    errno.ENAMETOOLONG: ("the name is too long for the file system", "choose a shorter path"),
+    errno.ENOMEM: ("out of memory", "free memory or lower --concurrency"),
+    errno.ESTALE: ("the network file system lost the file", "remount it"),
+}
+OUT_OF_MEMORY = "out of memory; free memory or lower --concurrency, then run the same command again"
+MEMORY_WORDS = ("failed to map segment", "Cannot allocate memory")  # the dynamic loader's, strerror(ENOMEM)
 
 
 def is_environment_error(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS
+    return isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS)
 
 
-def environment_message(exc: OSError) -> str:
-    """`FILE: the disk is full (No space left on device); free space or fix permissions, then ...`."""
+def environment_message(exc: BaseException) -> str:
+    """`FILE: the disk is full (No space left on device); free space, then run the same command again`."""
+    if isinstance(exc, MemoryError):
+        return OUT_OF_MEMORY
+    assert isinstance(exc, OSError)
     where = f"{exc.filename}: " if exc.filename else ""
-    return (f"{where}{ENVIRONMENT_ERRNOS[exc.errno]} ({os.strerror(exc.errno)}); "
-            "free space or fix permissions, then run the same command again")
+    what, todo = ENVIRONMENT_ERRNOS[exc.errno]
+    if exc.errno == errno.EFBIG:
+        what = what.replace("limit", f"limit{size_limit()}", 1)
+    return f"{where}{what} ({os.strerror(exc.errno)}); {todo}, then run the same command again"
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Did `exc` come of memory running out (a MemoryError in its chain, or a shared library that
+    could not be mapped into memory)?"""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, MemoryError) or any(words in str(exc) for words in MEMORY_WORDS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def size_limit() -> str:
+    """` (N bytes)`: this process's file-size limit, when it has one."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return f" ({soft} bytes)" if soft != resource.RLIM_INFINITY else ""
 
 
 def named(exc: OSError, path: str | Path) -> OSError:
@@ -34,18 +76,55 @@ def named(exc: OSError, path: str | Path) -> OSError:
     return OSError(exc.errno, os.strerror(exc.errno), str(path))
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file renamed over it: a full or read-only disk
-    leaves the old file (or none), never half of the new one."""
+def write_atomic(path: str | Path, data: str | bytes, replace: bool = True) -> None:
+    """Write `data` to `path` through a temporary file renamed over it: a full or read-only disk
+    leaves the old file (or none), never half of the new one. The temporary file is one no other
+    process can have prepared (see `create_exclusive`); a symlink at `path` is replaced, never
+    written through. `replace=False`: fail with FileExistsError if `path` exists (even as a
+    dangling symlink) rather than replace it."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = None
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        fd, tmp = create_exclusive(path.parent, f".{path.name[:64]}.", ".tmp")  # short: a long name still fits
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path, follow_symlinks=False)  # fails if anything is there, atomically
     except OSError as exc:
+        if exc.errno is None or isinstance(exc, FileExistsError):
+            raise
+        raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from None  # the file, not its temporary
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def create_exclusive(folder: str | Path, prefix: str, suffix: str) -> tuple[int, Path]:
+    """A new file in `folder` under a name no one can predict, opened for writing: created by this
+    call (O_EXCL: a file or symlink someone planted under that name makes it pick another name),
+    never through a symlink (O_NOFOLLOW), with the permissions the umask allows."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        path = Path(folder) / f"{prefix}{secrets.token_hex(8)}{suffix}"
         try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise named(exc, path) from None
+            return os.open(path, flags, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
+
+
+def fresh_folder(parent: str | Path, prefix: str, suffix: str) -> Path:
+    """A new, empty folder in `parent` under a name no one can predict, made by this call."""
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(8)}{suffix}"
+        try:
+            os.mkdir(path, 0o777)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent))

@@ -10,11 +10,12 @@ from pathlib import Path
 from string import Template
 from typing import Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
 from moot.errors import closest
+from moot.safety.secrets import redact_url
 
 
 class Strict(BaseModel):
@@ -74,12 +75,21 @@ def endpoint_list(value: Endpoints) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def stored_endpoints(value: Endpoints) -> Endpoints:
+    """Endpoints as a record keeps them (run.json, a transcript's scenario copy): credentials masked."""
+    if value is None:
+        return None
+    return redact_url(value) if isinstance(value, str) else [redact_url(v) for v in value]
+
+
 class OpenAIBackend(Strict):
     """The OpenAI-compatible backend (`openai:MODEL`)."""
 
     base_url: Endpoints = None
     """Server URL of a compatible server, or a list of URLs serving the same model (each call goes
-    to the least busy); null means `$OPENAI_BASE_URL`, else OpenAI. `--base-url` beats it."""
+    to the least busy); null means `$OPENAI_BASE_URL`, else OpenAI. `--base-url` beats it. User info
+    (`https://user:password@host/v1`) is sent as HTTP basic auth in place of the API key, query
+    parameters with every request; both are masked wherever the URL is recorded."""
     api_key_env: str = "OPENAI_API_KEY"
     """The environment variable holding the API key (keys are never written in scenarios or
     transcripts)."""
@@ -88,17 +98,23 @@ class OpenAIBackend(Strict):
     document through the completions endpoint (`/v1/completions`) with the document form's stops,
     and closed answers are read from its log-probabilities; `auto` / `instruct`: a chat model."""
 
+    _stored = field_serializer("base_url", when_used="json")(lambda self, value: stored_endpoints(value))
+
 
 class OllamaBackend(Strict):
     """The Ollama backend (`ollama:MODEL`)."""
 
     host: Endpoints = None
     """Ollama server, or a list of servers serving the same model (each call goes to the least
-    busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it."""
+    busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it. User info is
+    sent as HTTP basic auth, query parameters with every request; both are masked where recorded."""
+
     kind: Literal["auto", "base", "instruct"] = "auto"
     """`base`: Ollama serves a base model: every role continues a document through its generate
     endpoint in raw mode, and closed answers are read from its log-probabilities; `auto` /
     `instruct`: a chat model."""
+
+    _stored = field_serializer("host", when_used="json")(lambda self, value: stored_endpoints(value))
 
 
 class LocalBackend(Strict):
@@ -107,7 +123,7 @@ class LocalBackend(Strict):
     n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
     """Context window in tokens."""
     n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
-    """CPU threads for generation and prompt evaluation; null lets llama.cpp choose (half the cores
+    """CPU threads for generation and prompt evaluation; null: half the cores (llama.cpp's default
     for generation). On a 2-core machine shared with other work, 1 was 2-4x faster than 2."""
     n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
     """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only

@@ -146,10 +146,11 @@ def contract_meaning(protocol: Protocol, path: str) -> str:
 
 
 def input_text(protocol: Protocol) -> str:
-    if not protocol.inputs:
-        return paragraph("**One input** is the scenario itself: a run is one conference. `--vary "
-                         "seed=1,2,3`, `--vary model=SPEC,SPEC` or `--vary personas=SETS.yaml` runs a batch "
-                         "of them, one transcript each.")
+    if not protocol.units.items:
+        keys = "; ".join(f"`{key.name}`: {key.help}" for key in protocol.vary)
+        return paragraph(f"**One input** is the scenario itself: each run of it is one unit (counted as "
+                         f"{protocol.units.noun}). `--vary KEY=V1,V2,...` runs a batch, one transcript each "
+                         f"(several `--vary` multiply), KEY one of {keys}.")
     fields = []
     for f in protocol.inputs:
         details = [f"dataset column `{f.source}`" if f.source else "", "a list" if f.many else "",

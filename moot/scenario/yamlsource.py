@@ -1,7 +1,9 @@
 """Strict YAML reading that remembers where every key came from.
 
 Errors in user files must name the file, the line and the key path, so we compose the
-YAML node tree once (safe loader only) and keep a map from key paths to line numbers.
+YAML node tree once (safe loader only) and keep a map from key paths to line numbers. A key written
+twice in one mapping is an error; merge keys (`- <<: *base` then `name: Bob`) follow YAML's merge
+semantics, the written key overriding the merged one.
 
 A file is untrusted input, so reading it is bounded in time and memory before anything is built:
 its size (MAX_BYTES), its nesting (MAX_DEPTH) and the number of values it stands for once every
@@ -18,16 +20,18 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
+from moot.errors import MootError
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_VALUES = 100_000
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 KeyPath = tuple[Any, ...]
 
 
-class SourceError(ValueError):
+class SourceError(MootError, ValueError):
     """A problem in a user's file, rendered as one line: `file:line: key.path: message`."""
 
     def __init__(self, file: str | Path, message: str, key: KeyPath = (), line: int | None = None):
@@ -96,9 +100,13 @@ def parse_yaml(text: str, file: str) -> YamlSource:
     try:
         check_bounds(text, file)
         loader = _LOADER(text)
+        source = YamlSource(file, None)
         try:
             node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
+            if node is not None:  # before constructing: that folds merge keys into the mappings
+                source.lines[()] = node.start_mark.line + 1
+                _walk(node, (), source)
+            source.data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
     except yaml.reader.ReaderError as exc:
@@ -109,10 +117,6 @@ def parse_yaml(text: str, file: str) -> YamlSource:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SourceError(file, f"invalid YAML: {problem}", line=mark.line + 1 if mark else None) from None
-    source = YamlSource(file, data)
-    if node is not None:
-        source.lines[()] = node.start_mark.line + 1
-        _walk(node, (), source)
     return source
 
 
@@ -161,16 +165,44 @@ def _check_bounds(text: str, file: str, loader: type) -> None:
 
 
 def _walk(node: yaml.Node, key: KeyPath, source: YamlSource) -> None:
+    """Record every key's line (a merged key's: where it is written in its anchor); refuse a key
+    written twice in one mapping; fold merge keys in (`_fold_merges`)."""
     if isinstance(node, yaml.MappingNode):
         seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag != MERGE_TAG and key_node.value in seen:
+                raise SourceError(source.file, "duplicate key", key + (key_node.value,), key_node.start_mark.line + 1)
+            seen.add(key_node.value)
+        _fold_merges(node)
         for key_node, value_node in node.value:
-            name = key_node.value
-            if name in seen:
-                raise SourceError(source.file, "duplicate key", key + (name,), key_node.start_mark.line + 1)
-            seen.add(name)
-            source.lines[key + (name,)] = key_node.start_mark.line + 1
-            _walk(value_node, key + (name,), source)
+            if key_node.tag != MERGE_TAG:
+                source.lines[key + (key_node.value,)] = key_node.start_mark.line + 1
+                _walk(value_node, key + (key_node.value,), source)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             source.lines[key + (index,)] = item.start_mark.line + 1
             _walk(item, key + (index,), source)
+
+
+def _fold_merges(node: yaml.MappingNode) -> None:
+    """Fold merge keys (`<<: *base`, `<<: [*a, *b]`) into `node` as YAML defines them: a key
+    written in the mapping overrides a merged one, and an earlier merged mapping overrides a later
+    one. (PyYAML's own folding tells keys apart by object identity, so with keys longer than one
+    character the later mapping wins.) A merge of anything but mappings is left for the
+    constructor to refuse in its words."""
+    merges = [value for key, value in node.value if key.tag == MERGE_TAG]
+    if not merges:
+        return
+    sources = [m for value in merges for m in (value.value if isinstance(value, yaml.SequenceNode) else [value])]
+    if not all(isinstance(m, yaml.MappingNode) for m in sources):
+        return
+    written = [(key, value) for key, value in node.value if key.tag != MERGE_TAG]
+    taken = {key.value for key, _ in written}
+    inherited = []
+    for mapping in sources:
+        _fold_merges(mapping)
+        for key, value in mapping.value:
+            if key.value not in taken:
+                taken.add(key.value)
+                inherited.append((key, value))
+    node.value = inherited + written

@@ -1,5 +1,6 @@
 """Terminal output of a run, live or replayed: one block per turn under its section's header
-(a conference's topic and round, an item's stage), verdicts, scores, decisions and outcomes.
+(a conference's topic and round, an item's stage), the lines of its companion events (a verdict,
+scores), decisions and outcomes, as the unit's protocol describes them (moot.views.unit).
 
 Every recorded string passes through `terminal_safe` before it is written: what a model (or a
 dataset, or a scenario) wrote cannot move the cursor, recolour or retitle the terminal. Colours
@@ -17,16 +18,12 @@ from __future__ import annotations
 import shutil
 import sys
 import unicodedata
-from typing import Mapping, Optional, Sequence, TextIO
+from typing import Optional, Sequence, TextIO
 
-from moot.log.events import Coverage, Error, EventBase, Message, Outcome, RunResumed, Score, TopicClosed, Verdict
+from moot.log.events import Error, EventBase, Message, Outcome, RunResumed
 from moot.views.neutral import terminal_safe
-from moot.views.summary import score_line
-from moot.models.replies import json_object
-from moot.views.timeline import (
-    CUT, Key, closed_text, coverage_text, outcome_text, place_of, section_title, topic_place, verdict_detail,
-    where_text,
-)
+from moot.views.timeline import CUT, outcome_text
+from moot.views.unit import Place, UnitView
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 
@@ -34,15 +31,14 @@ PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
 class ConsolePrinter:
     """Prints events as they are recorded; colours only when writing to a terminal."""
 
-    def __init__(self, topics: Sequence[str], stream: TextIO | None = None, color: bool | None = None,
-                 speakers: Sequence[str] = (), result_name: str = "prediction", labels: Mapping[str, str] = {}):
+    def __init__(self, view: UnitView, stream: TextIO | None = None, color: bool | None = None,
+                 speakers: Sequence[str] = ()):
         stream = stream or sys.stdout  # looked up now: sys.stdout may be replaced after import
-        self.topics, self.stream, self.result_name = list(topics), stream, result_name
-        self.labels = dict(labels)  # what each speaker is called in the conversation
-        self.conference = bool(topics)
+        self.view, self.stream = view, stream
+        self.labels = view.labels()  # what each speaker is called in the conversation
         self.color = stream.isatty() if color is None else color
-        self._place: Optional[Key] = None
-        self._round: object = None
+        self._place: Optional[str] = None
+        self._round: Optional[tuple[str, int]] = None
         self._live: Optional[str] = None  # the provisional block of a turn in progress, as shown
         self._erased = False  # a provisional block was just erased: its blank line before it stays
         # Colours follow the recorded speaker order when known, so a replay from any turn matches.
@@ -67,30 +63,24 @@ class ConsolePrinter:
         if isinstance(event, Message):
             self._message(event)
         elif isinstance(event, Outcome):
-            self.say(f"  ⇒ {outcome_text(event, self.result_name)}", "1")
+            self.say(f"  ⇒ {outcome_text(event, self.view.result_name)}", "1")
             if event.explanation:
                 self.say(f"    {event.explanation}")
-        elif isinstance(event, Verdict):
-            self.say(f"  ⇒ verdict: {event.verdict} — {verdict_detail(event)}".rstrip(" —"), "1")
-        elif isinstance(event, Score):
-            self.say("  ⇒ " + score_line(event), "1")
-        elif isinstance(event, TopicClosed):
-            self.say(f"  ⇒ topic {event.topic + 1} {closed_text(event)}")
-        elif isinstance(event, Coverage):
-            self.say(f"  ⇒ {coverage_text(event)}", "1")
+        elif (companion := self.view.companion(event)) is not None:
+            self.say(f"  ⇒ {companion.line}", "1" if companion.strong else "")
         elif isinstance(event, Error):
             self.say(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31")
         elif isinstance(event, RunResumed):
             self.write("")
             self.say(f"  ↻ run resumed: {event.turns_kept} earlier turn(s) kept", "2")
 
-    def _headers(self, place: Key, topic: Optional[int], round_: int) -> None:
+    def _headers(self, place: Place, round_: int) -> None:
         """The section's and the round's headers, when the turn starts a new one."""
-        if place != self._place:
-            self._place = place
-            self.write("\n" + self.paint(terminal_safe(f"=== {section_title(place, self.topics)} ==="), "1;4"))
-        if place[0] == "topic" and (topic, round_) != self._round:
-            self._round = (topic, round_)
+        if place.key != self._place:
+            self._place = place.key
+            self.write("\n" + self.paint(terminal_safe(f"=== {place.title} ==="), "1;4"))
+        if place.rounds and (place.key, round_) != self._round:
+            self._round = (place.key, round_)
             self.write("\n" + self.paint(f"--- round {round_} ---", "2"))
 
     def _speaker(self, speaker: str) -> tuple[str, str]:
@@ -100,36 +90,21 @@ class ConsolePrinter:
         return self.paint(shown, "1;" + color), shown
 
     def _message(self, m: Message) -> None:
-        self._headers(place_of(m, self.conference), m.topic, m.round)
+        turn = self.view.turn(m)
+        self._headers(self.view.section(m.action, m.part), m.round)
         name, _ = self._speaker(m.speaker)
-        if self.conference:
-            where = where_text(m.topic, m.round)
-            what = f"{m.action}, {m.latency_s:.1f}s" + (f", {CUT}" if m.cut else "")
-        else:  # an item: its stage and round, the decision its reply gave
-            where, what = f"{m.action} R{m.round}", f"{m.latency_s:.1f}s"
-        decision = f" → {m.decision}" if m.decision and not self.conference else ""
-        self.write(f"{'' if self._erased else chr(10)}[{terminal_safe(where)}] {name} ({terminal_safe(what)})"
-                   f"{terminal_safe(decision)}:\n{terminal_safe(self.said(m))}")
+        what = ", ".join([*([turn.action] if turn.action else []), f"{m.latency_s:.1f}s", *([CUT] if m.cut else [])])
+        decision = f" → {m.decision}" if m.decision and turn.decision else ""
+        self.write(f"{'' if self._erased else chr(10)}[{terminal_safe(turn.where)}] {name} ({terminal_safe(what)})"
+                   f"{terminal_safe(decision)}:\n{terminal_safe(turn.text)}")
         self._erased = False
 
-    def said(self, m: Message) -> str:
-        """A turn's text as shown: an evaluator's measured scores are its score line's, so its
-        rationale stands for the turn; the assessor's answer per reference item is its coverage
-        line's (the exports and the transcript keep the reply)."""
-        if m.action == "evaluate" and m.measured is not None:
-            data = json_object(m.content) or {}
-            return str(data.get("rationale", m.content)).strip()
-        if m.action == "assess":
-            return "(an answer and a quote per reference item; checked below)"
-        return m.content.strip()
-
     # ------------------------------------------------------------------ a turn in progress
-    def begin(self, speaker: str, action: str, topic: Optional[int], round_: int) -> None:
-        """A turn starts: its headers, then who speaks (provisional until the turn is recorded); an
-        item's turn is placed by its stage, as its message will be."""
-        self._headers(topic_place(topic) if self.conference else ("stage", action), topic, round_)
+    def begin(self, speaker: str, action: str, where: str, part: Optional[int], round_: int) -> None:
+        """A turn starts: its headers, then who speaks (provisional until the turn is recorded)."""
+        self._headers(self.view.section(action, part), round_)
         name, plain = self._speaker(speaker)
-        where = where_text(topic, round_) if self.conference else f"{action} R{round_}"
+        where = terminal_safe(where)
         self.write("")
         self.stream.write(f"[{where}] {name} ({terminal_safe(action)} …):\n")
         self._live = f"[{where}] {plain} ({action} …):\n"

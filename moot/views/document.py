@@ -1,10 +1,12 @@
 """A run as a document: the blocks an export shows, in order, built once for Markdown and HTML.
 
 One unit (a conference, or one item) is: its facts, its input, its agents, a table of contents
-(conferences), its sections (moot.views.timeline) with round headers, its outcomes, the usage table and
-how it stopped. A run folder of several units is a contents list and then each unit, one heading
-level down. The renderers (moot.views.markdown, moot.views.html) only map these blocks to markup and
-escape every string they are given: nothing here is trusted.
+(when its protocol's view lists them: a conference's topics), its sections (moot.views.timeline)
+with round headers, its outcomes, the usage table and how it stopped. A run folder of several
+units is a contents list and then each unit, one heading level down. Each unit reads as its
+protocol's view says (moot.views.unit); the renderers (moot.views.markdown, moot.views.html) only
+map these blocks and the view's figures (moot.views.blocks) to markup, and escape every string
+they are given: nothing here is trusted.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
+from moot.contract.registry import view_of
 from moot.log.events import Error, EventBase, Message, Outcome, RunResumed
-from moot.views.timeline import (
-    Section, agent_table, closed_text, grouped, input_texts, is_conference, message_meta, outcome_text,
-    pairs_text, run_facts, section_title, speaker_index, usage_table,
-)
 from moot.log.transcript import Transcript
+from moot.views.blocks import Companion
+from moot.views.timeline import (
+    Section, agent_table, grouped, input_texts, message_meta, outcome_text, pairs_text, run_facts, speaker_index,
+    usage_table,
+)
+from moot.views.unit import UnitView
 
 
 @dataclass(frozen=True)
@@ -63,10 +68,10 @@ class Round:
 
 @dataclass(frozen=True)
 class Entry:
-    """A message and its companions (verdict, score, topic closed); `rank` picks its colour."""
+    """A message and what its companion events show (a verdict, scores); `rank` picks its colour."""
 
     message: Message
-    companions: tuple[EventBase, ...]
+    companions: tuple[Companion, ...]
     rank: int
     meta: str
     name: str = ""  # what the speaker is called in the conversation (its label), default its name
@@ -93,16 +98,17 @@ class Explanation:
 Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation]
 
 
-def run_document(transcripts: Sequence[Transcript], title: str, result_name: str = "prediction",
-                 facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
+def run_document(transcripts: Sequence[Transcript], title: str, facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
     """One unit as a document, or several (a run folder) one heading level down each."""
+    views = [view_of(t.started) for t in transcripts]
     if len(transcripts) == 1:
-        return unit_blocks(transcripts[0], 1, result_name, title)
+        return unit_blocks(transcripts[0], views[0], 1, title)
     blocks: list[Block] = [Heading(1, title), Facts(list(facts))]
     anchors = [f"unit-{n}" for n in range(1, len(transcripts) + 1)]
-    blocks.append(Contents([(a, unit_title(t), unit_status(t, result_name)) for a, t in zip(anchors, transcripts)]))
-    for anchor, transcript in zip(anchors, transcripts):
-        blocks += unit_blocks(transcript, 2, result_name, unit_title(transcript), anchor)
+    blocks.append(Contents([(a, unit_title(t), unit_status(t, v.result_name))
+                            for a, t, v in zip(anchors, transcripts, views)]))
+    for anchor, transcript, view in zip(anchors, transcripts, views):
+        blocks += unit_blocks(transcript, view, 2, unit_title(transcript), anchor)
     return blocks
 
 
@@ -118,55 +124,51 @@ def unit_status(transcript: Transcript, result_name: str) -> str:
     return f"{done.status} — {done.stop_reason}" if done else "did not finish"
 
 
-def unit_blocks(transcript: Transcript, level: int, result_name: str, title: str, anchor: str = "") -> list[Block]:
+def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, anchor: str = "") -> list[Block]:
     s = transcript.started
     heading = (s.scenario.get("title") or title) if level == 1 else title
     blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), Facts(run_facts(transcript))]
     inputs = input_texts(transcript)
     if inputs:
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
-    head, rows = agent_table(transcript)
+    head, rows = agent_table(transcript, view)
     blocks += [Heading(level + 1, "Agents"), Table(head, rows, text_columns=head.index("Model") + 1, kind="agents")]
-    sections = grouped(transcript)
+    sections = grouped(transcript, view)
     prefix = anchor or "section"
-    if is_conference(transcript):
-        blocks.append(Contents([(f"{prefix}-{n}", section_title(sec.key, transcript.topics),
-                                 closed_text(sec.closed) if sec.closed else "")
+    if view.contents:
+        blocks.append(Contents([(f"{prefix}-{n}", sec.place.title, sec.note(view))
                                 for n, sec in enumerate(sections, 1)]))
     for n, section in enumerate(sections, 1):
-        blocks += section_blocks(section, transcript, level + 1, f"{prefix}-{n}", result_name)
+        blocks += section_blocks(section, transcript, view, level + 1, f"{prefix}-{n}")
     blocks += [Heading(level + 1, "Tokens and latency per role"), Table(*usage_table(transcript), kind="usage"),
                Note(stop_text(transcript), "stop")]
     return blocks
 
 
-def section_blocks(section: Section, transcript: Transcript, level: int, anchor: str,
-                   result_name: str) -> list[Block]:
-    closed = section.closed
-    blocks: list[Block] = [Heading(level, section_title(section.key, transcript.topics), anchor,
-                                   closed_text(closed) if closed else "")]
-    ranks, labels = speaker_index(transcript), transcript.labels
-    conference, rounds_shown = is_conference(transcript), section.rounds_shown
+def section_blocks(section: Section, transcript: Transcript, view: UnitView, level: int, anchor: str) -> list[Block]:
+    blocks: list[Block] = [Heading(level, section.place.title, anchor, section.note(view))]
+    ranks, labels = speaker_index(transcript, view), view.labels()
+    rounds_shown = section.rounds_shown
     round_: Optional[int] = None
     for turn in section.turns:
         m = turn.message
         if m is None:
-            blocks += note_blocks(turn.events[0], result_name)
+            blocks += note_blocks(turn.events[0], view.result_name)
             continue
         if rounds_shown and m.round != round_:
             round_ = m.round
             blocks.append(Round(m.round, level + 1))
         label = labels.get(m.speaker, "")
-        meta = message_meta(m, conference)
-        blocks.append(Entry(m, tuple(turn.events[1:]), ranks.get(m.speaker, 0),
-                            f"{m.speaker} · {meta}" if label else meta, label))
+        meta = message_meta(m, view)
+        companions = tuple(c for c in map(view.companion, turn.events[1:]) if c is not None)
+        blocks.append(Entry(m, companions, ranks.get(m.speaker, 0), f"{m.speaker} · {meta}" if label else meta, label))
     return blocks
 
 
 def note_blocks(event: EventBase, result_name: str) -> list[Block]:
     if isinstance(event, Outcome):
-        return [Note(outcome_text(event, result_name), "outcome")] + (
-            [Explanation(event.explanation)] if event.explanation else [])
+        explained: list[Block] = [Explanation(event.explanation)] if event.explanation else []
+        return [Note(outcome_text(event, result_name), "outcome"), *explained]
     if isinstance(event, Error):
         return [Note(f"error ({event.speaker or 'run'}, {event.stage}, {event.attempts} attempt(s)): {event.cause}",
                      "error")]

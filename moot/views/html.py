@@ -8,16 +8,15 @@ reaches the page, and a Content-Security-Policy forbids scripts as a second line
 from __future__ import annotations
 
 import html
+from typing import Mapping, Sequence
 
+from moot.log.transcript import Transcript
+from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.log.events import Coverage, Score, TopicClosed, Verdict
 from moot.views.neutral import terminal_safe
-from moot.views.timeline import (
-    CUT, closed_text, coverage_rows, coverage_text, grade_spread, initials, measured_text, score_caption, verdict_detail,
-)
-from moot.views.summary import shown_score
+from moot.views.timeline import CUT, initials
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -66,8 +65,9 @@ def esc(text: object) -> str:
     return html.escape(terminal_safe(str(text)), quote=True)
 
 
-def render_html(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:
-    blocks = run_document(transcripts, title, result_name, facts)
+def render_html(transcripts: Sequence[Transcript], title: str = "moot run",
+                facts: Sequence[tuple[str, str]] = ()) -> str:
+    blocks = run_document(transcripts, title, facts)
     page_title = esc(next((b.text for b in blocks if isinstance(b, Heading)), title))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
@@ -127,7 +127,7 @@ def avatar(name: str, rank: int) -> str:
 def entry(block: Entry) -> str:
     m = block.message
     c = color(block.rank)
-    companions = "".join(companion(e) for e in block.companions)
+    companions = "".join(companion(c.figure) for c in block.companions)
     decision = f" data-decision=\"{esc(m.decision)}\"" if m.decision else ""
     cut = f" <span class=\"cut\" title=\"{esc(CUT)}\">cut</span>" if m.cut else ""
     return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "
@@ -139,7 +139,7 @@ def entry(block: Entry) -> str:
             "</article>")
 
 
-def badge(label: str, kind: str = "verdict") -> str:
+def badge(label: str, kind: str) -> str:
     return f"<span class=\"badge {kind} v-{esc(label)}\">{esc(label)}</span>"
 
 
@@ -147,67 +147,64 @@ def raw_reply(text: str) -> str:
     return f"<details><summary>raw reply</summary><pre>{esc(text)}</pre></details>"
 
 
-def companion(event: object) -> str:
-    if isinstance(event, Verdict):
-        detail = esc(verdict_detail(event)) + (raw_reply(event.raw or "") if event.verdict == "UNPARSED" else "")
-        measured = measured_text(event)
-        how = f"<span class=\"badge measured\">{esc(measured)}</span>" if measured else ""
-        return f"<div class=\"companion\">{badge(event.verdict)}{how}{detail}</div>"
-    if isinstance(event, Score):
-        return f"<div class=\"companion\">{score_figure(event)}</div>"
-    if isinstance(event, TopicClosed):
-        return f"<div class=\"companion closed\">topic {event.topic + 1} {esc(closed_text(event))}</div>"
-    if isinstance(event, Coverage):
-        rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in coverage_rows(event))
-        raw = raw_reply(event.raw) if event.raw else ""
-        return (f"<div class=\"companion coverage\"><strong>{esc(coverage_text(event))}</strong>"
-                f"<table><tr><th>reference item</th><th>status</th><th>evidence</th></tr>{rows}</table>{raw}</div>")
-    return ""
+def companion(shown: Figure) -> str:
+    """A companion's figure: a badge and why, a remark, a score chart, a grade, or a checklist."""
+    if isinstance(shown, Badge):
+        tags = "".join(f"<span class=\"badge measured\">{esc(tag)}</span>" for tag in shown.tags)
+        raw = raw_reply(shown.raw) if shown.raw is not None else ""
+        return f"<div class=\"companion\">{badge(shown.label, shown.kind)}{tags}{esc(shown.detail)}{raw}</div>"
+    if isinstance(shown, Remark):
+        return f"<div class=\"companion closed\">{esc(shown.text)}</div>"
+    if isinstance(shown, Grade):
+        how = f" ({esc(shown.how)}; the model's most likely: {esc(shown.spread)})" if shown.spread else ""
+        return (f"<div class=\"companion\"><div class=\"grade\"><strong>{esc(shown.caption)}</strong> by "
+                f"{esc(shown.by)}: <strong>{esc(shown.value)}</strong>/{shown.scale}{how} — {esc(shown.rationale)}"
+                "</div></div>")
+    if isinstance(shown, Checklist):
+        head = "".join(f"<th>{esc(h)}</th>" for h in shown.head)
+        rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in shown.rows)
+        raw = raw_reply(shown.raw) if shown.raw else ""
+        return (f"<div class=\"companion {esc(shown.kind)}\"><strong>{esc(shown.title)}</strong>"
+                f"<table><tr>{head}</tr>{rows}</table>{raw}</div>")
+    if isinstance(shown, Unreadable):
+        return (f"<div class=\"companion\">{badge('UNPARSED', shown.kind)}{esc(shown.caption.lower())} by "
+                f"{esc(shown.by)} could not be parsed: {esc(shown.error)}{raw_reply(shown.raw or '')}</div>")
+    return f"<div class=\"companion\">{chart(shown)}</div>"
 
 
-def score_figure(score: Score) -> str:
-    """The evaluator's scores as an inline SVG bar chart (one rect.bar per criterion; a measured
-    score also draws the model's distribution over 1-10 as ten small rect.dist); a grade of a
-    judge decision as one line."""
-    caption = score_caption(score)
-    if not score.parsed:
-        return (f"{badge('UNPARSED', 'score')}{esc(caption.lower())} by {esc(score.speaker)} could not be parsed: "
-                f"{esc(score.error or '')}{raw_reply(score.raw or '')}")
-    overall = esc(shown_score(score, score.overall))
-    if score.kind == "judge_decision":
-        spread = grade_spread(score)
-        how = f" ({esc(caption.lower())}; the model's most likely: {esc(spread)})" if spread else ""
-        return (f"<div class=\"grade\"><strong>Grade of this judge decision</strong> by {esc(score.speaker)}: "
-                f"<strong>{overall}</strong>/10{how} — {esc(score.rationale)}</div>")
-    rows = list(score.scores.items())
-    height, label_w, unit, dist_w = 22 * len(rows) + 4, 170, 24, 60 if score.distributions else 0
-    svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * 10 + 40 + dist_w}\" height=\"{height}\" "
-           f"role=\"img\" aria-label=\"{esc(caption.lower())}\">"]
-    for i, (name, value) in enumerate(rows):
-        y, width = 2 + 22 * i, round(unit * max(0.0, min(float(value), 10.0)))
-        shown = esc(shown_score(score, value))
-        svg.append(f"<text x=\"{label_w - 8}\" y=\"{y + 14}\" text-anchor=\"end\">{esc(name)}</text>"
-                   f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{unit * 10}\" height=\"16\"/>"
+def chart(shown: Chart) -> str:
+    """Scores as an inline SVG bar chart (one rect.bar per score; a measured one also draws the
+    model's distribution over the scale as small rect.dist)."""
+    height, label_w, unit = 22 * len(shown.bars) + 4, 170, 24
+    dist_w = 60 if any(bar.distribution for bar in shown.bars) else 0
+    caption = esc(shown.caption.lower())
+    svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * shown.scale + 40 + dist_w}\" height=\"{height}\" "
+           f"role=\"img\" aria-label=\"{caption}\">"]
+    for i, bar in enumerate(shown.bars):
+        y, width = 2 + 22 * i, round(unit * max(0.0, min(bar.value, float(shown.scale))))
+        name, value = esc(bar.name), esc(bar.shown)
+        svg.append(f"<text x=\"{label_w - 8}\" y=\"{y + 14}\" text-anchor=\"end\">{name}</text>"
+                   f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{unit * shown.scale}\" height=\"16\"/>"
                    f"<rect class=\"bar\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{width}\" height=\"16\">"
-                   f"<title>{esc(name)}: {shown}</title></rect>"
-                   f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{shown}</text>")
-        svg += distribution_bars(score.distributions.get(name), label_w + unit * 10 + 40, y, name)
+                   f"<title>{name}: {value}</title></rect>"
+                   f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{value}</text>")
+        svg += distribution_bars(bar.distribution, label_w + unit * shown.scale + 40, y, bar.name, shown.scale)
     svg.append("</svg>")
-    note = (f"<div class=\"meta\">Each score is the expectation of the 1-10 score under the model's "
-            f"probabilities ({esc(score.method)}); beside it, the model's distribution over 1-10.</div>"
-            if score.distributions else "")
-    rationale = f"<div class=\"meta\">{esc(score.rationale)}</div>" if score.rationale else ""
-    return (f"<figure class=\"scores\" style=\"margin:0\"><figcaption><strong>{esc(caption)}</strong> by "
-            f"{esc(score.speaker)} · overall <strong>{overall}</strong>/10</figcaption>"
+    note = (f"<div class=\"meta\">Each score is the expectation of the 1-{shown.scale} score under the model's "
+            f"probabilities ({esc(shown.method)}); beside it, the model's distribution over 1-{shown.scale}.</div>"
+            if dist_w else "")
+    rationale = f"<div class=\"meta\">{esc(shown.rationale)}</div>" if shown.rationale else ""
+    return (f"<figure class=\"scores\" style=\"margin:0\"><figcaption><strong>{esc(shown.caption)}</strong> by "
+            f"{esc(shown.by)} · overall <strong>{esc(shown.overall)}</strong>/{shown.scale}</figcaption>"
             + "".join(svg) + note + rationale + "</figure>")
 
 
-def distribution_bars(distribution, x: int, y: int, name: str) -> list[str]:
-    """Ten small bars, the model's probability of each score 1..10 (their heights), at (x, y)."""
+def distribution_bars(distribution: Mapping[str, float], x: int, y: int, name: str, scale: int) -> list[str]:
+    """Small bars, the model's probability of each score 1..scale (their heights), at (x, y)."""
     if not distribution:
         return []
     bars = []
-    for n in range(1, 11):
+    for n in range(1, scale + 1):
         p = float(distribution.get(str(n), 0.0))
         h = max(1, round(16 * p))
         bars.append(f"<rect class=\"dist\" x=\"{x + 6 * (n - 1)}\" y=\"{y + 18 - h}\" width=\"5\" height=\"{h}\">"

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import re
 
+from typing import Sequence
+
+from moot.log.transcript import Transcript
+from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.log.events import Coverage, Score, TopicClosed, Verdict
 from moot.views.neutral import terminal_safe
-from moot.views.timeline import (
-    closed_text, coverage_rows, coverage_text, grade_spread, score_caption, spread_text, verdict_detail,
-)
-from moot.views.summary import shown_score
+from moot.views.timeline import spread_text
 
 BLOCKS = "█" * 10
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
 
 
 def inline(text: object) -> str:
@@ -39,14 +40,25 @@ def quote(text: str) -> list[str]:
     return [f"> {inline(line)}  " if line.strip() else ">" for line in lines]
 
 
-def table(head: list[str], rows: list[list[str]]) -> list[str]:
+def number(text: str) -> str:
+    """A figure's number as written (`7.0`, `—`); anything else escaped like text."""
+    return text if _NUMBER.fullmatch(text) else inline(text)
+
+
+def code(text: str) -> str:
+    """A label in a code span (no backtick or line break can end it early)."""
+    return "`" + " ".join(terminal_safe(text).replace("`", "'").split()) + "`"
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(inline(h) for h in head) + " |", "|" + "---|" * len(head)]
     return lines + ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
 
 
-def render_markdown(transcripts, title: str = "moot run", result_name: str = "prediction", facts=()) -> str:
+def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
+                    facts: Sequence[tuple[str, str]] = ()) -> str:
     out: list[str] = []
-    for block in run_document(transcripts, title, result_name, facts):
+    for block in run_document(transcripts, title, facts):
         out += [*markdown_of(block), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -76,16 +88,8 @@ def markdown_of(block: Block) -> list[str]:
 def entry(block: Entry) -> list[str]:
     m = block.message
     lines = [f"**{inline(block.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
-    for event in block.companions:
-        if isinstance(event, Verdict):
-            lines += ["", f"**Verdict: `{event.verdict}`** — {inline(verdict_detail(event))}"]
-        elif isinstance(event, Score):
-            lines += ["", *scores(event)]
-        elif isinstance(event, TopicClosed):
-            lines += ["", f"_Topic {event.topic + 1} {inline(closed_text(event))}\\._"]
-        elif isinstance(event, Coverage):
-            lines += ["", f"**{inline(coverage_text(event))}**", "",
-                      *table(["Reference item", "Status", "Evidence"], coverage_rows(event))]
+    for companion in block.companions:
+        lines += ["", *figure(companion.figure)]
     return lines
 
 
@@ -97,23 +101,32 @@ def note(block: Note) -> list[str]:
     return [f"_{inline(block.text)}_"]
 
 
-def scores(score: Score) -> list[str]:
-    """A score set: each criterion's score as a bar; a measured one with its most likely scores."""
-    who = f"{inline(score.speaker)}"
-    caption = inline(score_caption(score))
-    if not score.parsed:
-        return [f"**{caption} by {who}: `UNPARSED`** — {inline(score.error or '')}"]
-    overall = shown_score(score, score.overall)
-    spreads = score.distributions
-    if score.kind == "judge_decision":
-        grades = grade_spread(score)
-        spread = f" (model's scores: {inline(grades)})" if grades else ""
-        return [f"**Grade of this judge decision** by {who}: **{overall}**/10{spread} — {inline(score.rationale)}"]
-    head = ["| Criterion | Score |", "|---|---|"]
-    if spreads:
-        head = ["| Criterion | Score | Model's most likely scores |", "|---|---|---|"]
-    lines = [f"**{caption}** by {who}: overall **{overall}**/10", "", *head]
-    for k, v in score.scores.items():
-        spread = f" {inline(spread_text(spreads[k]))} |" if k in spreads else (" |" if spreads else "")
-        lines.append(f"| {inline(k)} | `{BLOCKS[:max(0, min(round(v), 10))]:<10}` {shown_score(score, v)} |{spread}")
-    return lines + (["", f"_{inline(score.rationale)}_"] if score.rationale else [])
+def figure(shown: Figure) -> list[str]:
+    """A companion's figure: a labelled answer, a remark, a score chart, a grade or a checklist."""
+    if isinstance(shown, Badge):
+        return [f"**{inline(shown.caption)}: {code(shown.label)}** — {inline(shown.detail)}"]
+    if isinstance(shown, Remark):
+        return [f"_{inline(shown.text[:1].upper() + shown.text[1:])}\\._"]
+    if isinstance(shown, Grade):
+        spread = f" (model's scores: {inline(shown.spread)})" if shown.spread else ""
+        return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{number(shown.value)}**/{shown.scale}{spread} "
+                f"— {inline(shown.rationale)}"]
+    if isinstance(shown, Checklist):
+        return [f"**{inline(shown.title)}**", "", *table([h[:1].upper() + h[1:] for h in shown.head], shown.rows)]
+    if isinstance(shown, Unreadable):
+        return [f"**{inline(shown.caption)} by {inline(shown.by)}: `UNPARSED`** — {inline(shown.error)}"]
+    return chart(shown)
+
+
+def chart(shown: Chart) -> list[str]:
+    """Scores as bars of ten blocks; measured ones with the model's most likely scores."""
+    spreads = any(bar.distribution for bar in shown.bars)
+    head = ["| Criterion | Score | Model's most likely scores |", "|---|---|---|"] if spreads else \
+        ["| Criterion | Score |", "|---|---|"]
+    lines = [f"**{inline(shown.caption)}** by {inline(shown.by)}: overall **{number(shown.overall)}**/{shown.scale}",
+             "", *head]
+    for bar in shown.bars:
+        blocks = BLOCKS[:max(0, min(round(bar.value * (10 / shown.scale)), 10))]
+        spread = f" {inline(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
+        lines.append(f"| {inline(bar.name)} | `{blocks:<10}` {number(bar.shown)} |{spread}")
+    return lines + (["", f"_{inline(shown.rationale)}_"] if shown.rationale else [])

@@ -8,7 +8,8 @@ turn starts. A conference cut short continues from its last complete turn (confe
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from autogen_agentchat.base import TaskResult
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
@@ -18,14 +19,22 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
 from moot.engine.telemetry import quiet_runtime_telemetry
-from moot.log.events import TopicClosed
+from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
+from moot.contract.report import ReportPart, Reporting
+from moot.contract.units import scenario_runs
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.conference.rescore import DECIDERS, rescore
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import resume_point, turn_events
+from moot.protocols.conference.metrics import METRICS
+from moot.protocols.conference.vary import VARY
+from moot.protocols.conference.views import ConferenceView
 from moot.engine.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, next_step, walk
+
+if TYPE_CHECKING:
+    from moot.report.runs import Run
 
 quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
 
@@ -99,6 +108,13 @@ def _ending(scenario: Scenario, plan: ConferencePlan, turns, reason: str, ctx: U
     return Outcome(status="failed", stop_reason=f"stopped early: {reason}", summary=summary)
 
 
+def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
+    """Its part of a report (moot.protocols.conference.report, imported only by a report)."""
+    from moot.protocols.conference.report import part
+
+    return part(runs, plots)
+
+
 PROTOCOL = Protocol(
     name="conference",
     title="Decision conference",
@@ -110,4 +126,10 @@ PROTOCOL = Protocol(
     durable=True,
     deciders=DECIDERS,
     rescore=rescore,
+    events=EVENT_TYPES,
+    view=ConferenceView,
+    units=scenario_runs("conferences", "conference"),
+    vary=VARY,
+    metrics=METRICS,
+    report=Reporting(part=report_part),
 )

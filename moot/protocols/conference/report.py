@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.log.events import Coverage, Score, TopicClosed, Verdict
-from moot.report.runs import models_text, run_dates
+from moot.contract.report import CsvFile, ReportPart
+from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
+from moot.protocols.conference.views import topics_of
+from moot.report.runs import Run, models_text, run_dates
 from moot.engine.source import RunSource
 from moot.log.transcript import Transcript
+from moot.protocols.conference.metrics import AGREED
 from moot.protocols.conference.verdicts import CRITERIA
 
-AGREED = ("agreement", "moderator")  # the judge's AGREEMENT, or the deciding moderator's NEXT_TOPIC
 CLOSINGS = ("agreement", "moderator", "round_cap")
 VERDICTS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED")
 
@@ -84,7 +86,7 @@ def mean_sd(values: Sequence[float]) -> str:
 
 
 def topic_stats(transcripts: Sequence[Transcript]) -> list[TopicStats]:
-    topics = transcripts[0].topics
+    topics = topics_of(transcripts[0].started.scenario)
     stats = [TopicStats(n, name) for n, name in enumerate(topics)]
     for t in transcripts:
         closed = {e.topic: e for e in t.of_type(TopicClosed)}
@@ -240,3 +242,30 @@ def provenance(runs: Sequence[ConferenceRun]) -> str:
                      run.model, f"{done}/{done + run.unfinished}",
                      ", ".join(f"{k}={v}" for k, v in rescored["roles"].items()) if rescored else "—", run.date])
     return table(head, rows)
+
+
+NOTE = (
+    "Per topic, over the completed conferences of a run (conferences that differ only by seed pooled): "
+    "how the topic closed (the judge's AGREEMENT, the deciding moderator's NEXT_TOPIC, or the round cap), "
+    "the rounds it took to agree, the judge's verdicts, the evaluator's overall score (in a rescored "
+    "folder: the rescoring's), and the fraction of the topic's reference outcome the debate covered, as "
+    "mean ± sample standard deviation (n = conferences). Reference coverage per item: conferences whose "
+    "debate covered the item (the assessor's quote found in a participant's turn) / conferences assessed; "
+    "unverified (said covered, quote not found) and unparsed answers are not counted as covered.")
+
+
+def part(runs: Sequence[Run], plots: Path) -> ReportPart:
+    """The conferences' part of a report: per topic over each run's conferences, reference
+    coverage side by side, provenance; conference.csv and coverage.csv."""
+    conferences = [load_conference_run(r.source, r.ref) for r in runs]
+    coverage = coverage_markdown(conferences)
+    text = "\n\n".join(filter(None, [*(markdown(c) for c in conferences), coverage]))
+    main = "\n\n".join(filter(None, [*(markdown(c, criteria=False) for c in conferences), coverage]))
+    files = [CsvFile("conference.csv", tuple(CSV_HEAD), tuple(tuple(r) for c in conferences for r in csv_rows(c)))]
+    if coverage:
+        files.append(CsvFile("coverage.csv", tuple(COVERAGE_CSV_HEAD),
+                             tuple(tuple(r) for r in coverage_csv_rows(conferences))))
+    sections = ("## Conferences: per topic over each run's conferences", "", NOTE, "", text, "",
+                "## Conference runs (provenance)", "", provenance(conferences), "")
+    lines = tuple(f"{c.ref}: {c.source.path} (conferences; model {c.model})" for c in conferences)
+    return ReportPart(main, sections, tuple(files), (), lines)

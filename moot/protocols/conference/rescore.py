@@ -36,15 +36,15 @@ from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_like
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
 from moot.agents.prompts import render
-from moot.log.events import Coverage, EventBase, Message, Score, TopicClosed
+from moot.log.events import EventBase, Message
+from moot.protocols.conference.events import Coverage, Score, TopicClosed
 from moot.models.requests import Continue, Score as ScoreRequest
 from moot.contract.protocol import Rescore, Rescored
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import score_from_reply
 from moot.engine.context import UnitContext
-from moot.views.summary import score_line, shown_score
-from moot.views.timeline import coverage_text
+from moot.protocols.conference.texts import coverage_text, score_line, shown_score
 from moot.log.transcript import Transcript
 from moot.models.replies import parse_reply
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, coverage_model
@@ -63,25 +63,25 @@ class Decision:
 
 def topic_debate(messages: Sequence[Message], topic: int, until_turn: int) -> tuple[Message, ...]:
     """The topic's turns before `until_turn`, judges and evaluators included (they shape the debate)."""
-    return tuple(m for m in messages if m.topic == topic and m.turn < until_turn)
+    return tuple(m for m in messages if m.part == topic and m.turn < until_turn)
 
 
 def judge_decisions(transcript: Transcript) -> list[Decision]:
     messages = transcript.messages
-    return [Decision(m, topic_debate(messages, m.topic, m.turn)) for m in messages if m.action == "judge"]
+    return [Decision(m, topic_debate(messages, m.part, m.turn)) for m in messages if m.action == "judge"]
 
 
 def closed_topics(transcript: Transcript) -> list[tuple[int, tuple[Message, ...]]]:
     """Each topic that has a debate, with its participant turns and rulings (no evaluator or
     assessor turns)."""
     messages = transcript.messages
-    topics = sorted({m.topic for m in messages if m.topic is not None and m.action == "speak"})
-    return [(t, tuple(m for m in messages if m.topic == t and m.action not in ("evaluate", "assess"))) for t in topics]
+    topics = sorted({m.part for m in messages if m.part is not None and m.action == "speak"})
+    return [(t, tuple(m for m in messages if m.part == t and m.action not in ("evaluate", "assess"))) for t in topics]
 
 
 def said(m: Message, reading: Reading) -> Said:
     """A recorded turn as the agents read it."""
-    return Said(m.speaker, reading.display(m.action, m.content, m.measured), m.action, m.topic, m.round, m.turn,
+    return Said(m.speaker, reading.display(m.action, m.content, m.measured), m.action, m.part, m.round, m.turn,
                 m.decision)
 
 
@@ -149,7 +149,7 @@ class Rescorer:
 
         async def one(decision: Decision) -> Score:
             judge = decision.judge
-            fields = self.fields(GRADER_NAME, judge.topic, judge.round, judge.content.strip())
+            fields = self.fields(GRADER_NAME, judge.part, judge.round, judge.content.strip())
             shown = self.shown(decision.debate)
             if not likelihood:
                 return await self._ask("grader", self.prompt("grader", fields, shown), JudgeGrade,
@@ -177,7 +177,7 @@ class Rescorer:
             reply = await self.ctx.call("grader", explain, stage="rescore grader", record=False)
         explanation, _ = spoken(reply)
         score = scores["correctness_format"]
-        common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision",
+        common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec, kind="judge_decision",
                       method=measured.method, distributions=measured.distributions)
         if score is None:
             event = Score(**common, parsed=False, raw=json.dumps({"score": None, "explanation": explanation}),
@@ -213,7 +213,7 @@ class Rescorer:
 
 def grade_score(reply: str, judge: Message, spec: str) -> Score:
     parsed = parse_reply(JudgeGrade, reply)
-    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.topic, model=spec, kind="judge_decision")
+    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec, kind="judge_decision")
     if parsed.value is None:
         return Score(**common, parsed=False, raw=reply, error=parsed.error)
     return Score(**common, scores={"correctness_format": parsed.value.score}, overall=parsed.value.score,
@@ -230,7 +230,7 @@ def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[
         grade = shown_score(score, score.overall) if score.parsed else "unparsed"
         if score.parsed:
             graded.append(score.overall)
-        lines.append(f"| {number} | {judge.topic + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
+        lines.append(f"| {number} | {judge.part + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
                      f"{' '.join((score.rationale or score.error or '').split()).replace('|', '/')[:80]} |")
     mean: Optional[float] = sum(graded) / len(graded) if graded else None
     lines.append(f"| mean | | | | {mean:.2f} | {len(graded)} of {len(scores)} graded |" if mean is not None

@@ -19,10 +19,12 @@ from moot.agents.conference.agent import ConferenceSetup, measured_of, said_of, 
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
-from moot.log.events import MEASURED, Coverage, EventBase, Measured, Message, Score, TopicClosed, Usage, Verdict
+from moot.log.events import MEASURED, EventBase, Measured, Message, Usage
+from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
 from moot.log.transcript import Transcript
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict, read_scores
+from moot.errors import MootError
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -34,7 +36,7 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
     measured = measured_of(message)
     event = Message(
         turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
-        topic=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
+        part=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured,
@@ -120,7 +122,7 @@ def score_from_reply(content: str, measured: Optional[Measured] = None, **fields
                  rationale=value.rationale)
 
 
-class ResumeError(ValueError):
+class ResumeError(MootError, ValueError):
     """A conference transcript that does not follow this scenario's routing; one line."""
 
 
@@ -158,7 +160,7 @@ def resume_point(transcript: Transcript | None, setup: ConferenceSetup) -> Resum
 
 def as_chat(event: Message) -> TextMessage:
     """A recorded turn as the AutoGen message the agents saw."""
-    step = Step(event.speaker, event.action, event.topic, event.round)  # type: ignore[arg-type]
+    step = Step(event.speaker, event.action, event.part, event.round)  # type: ignore[arg-type]
     meta = turn_metadata(step, event.role, event.decision, event.model, latency_s=event.latency_s, calls=event.calls,
                          cut=event.cut, measured=event.measured)
     usage = RequestUsage(prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens)

@@ -92,7 +92,7 @@ def shown_live(ctx: UnitContext, speaker: str, label: str, stage: str, round: in
 
     def on_text(text: str) -> None:
         if not target:
-            target.append(ctx.speaking(speaker, label, stage, None, round))
+            target.append(ctx.speaking(speaker, label, stage, f"{stage} R{round}", None, round))
             text = f"{opening} {text.lstrip()}" if opening else text
         if target[0] is not None:
             target[0](text)

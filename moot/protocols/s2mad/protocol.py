@@ -28,7 +28,8 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, UserMessage
@@ -39,17 +40,22 @@ from moot.engine.stage import StageAgent, cancel_calls
 from moot.data.load import Comment
 from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
+from moot.contract.report import ReportPart, Reporting
 from moot.log.events import Call
 from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, how_read, method_for
 from moot.protocols.items.document import in_document, speak
 from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
+from moot.protocols.items.metrics import RUMOUR_METRICS
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.engine.context import Reply, UnitContext
 from moot.engine.rescore import recorded_messages, resend
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
 from moot.models.replies import loads
+
+if TYPE_CHECKING:
+    from moot.report.runs import Run
 
 SUPPORTS, DENIES = "supports", "denies"  # the scorer's options in document form
 
@@ -422,6 +428,13 @@ class _Debate:
         cancel_calls(task for tasks in self.rounds.values() for task in tasks.values())
 
 
+def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
+    """Its plots in a report (moot.protocols.s2mad.report, imported only by a report)."""
+    from moot.protocols.s2mad.report import part
+
+    return part(runs, plots)
+
+
 PROTOCOL = Protocol(
     name="s2mad",
     title="S2MAD rumor detection",
@@ -435,4 +448,6 @@ PROTOCOL = Protocol(
     deciders=(JUDGE, AGENT),
     rescore=rescore,
     example="s2mad",
+    metrics=RUMOUR_METRICS,
+    report=Reporting(part=report_part),
 )

@@ -1,0 +1,63 @@
+"""A conference's per-unit measures: over its topics, how many closed in agreement and after how
+many rounds (from its results row), the evaluator's overall scores and the reference coverage
+(from its transcript; in a rescored folder the last one recorded per topic counts)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Optional, Sequence
+
+from moot.contract.metrics import Measure, Metrics, UnitRecord
+from moot.protocols.conference.events import Coverage, Score
+
+AGREED = ("agreement", "moderator")  # the judge's AGREEMENT, or the deciding moderator's NEXT_TOPIC
+
+
+def _topics(unit: UnitRecord) -> list[dict[str, object]]:
+    found = unit.row.get("topics")
+    return [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
+
+
+def _mean(values: Sequence[float]) -> Optional[float]:
+    return statistics.fmean(values) if values else None
+
+
+def agreed(unit: UnitRecord) -> Optional[float]:
+    """The share of the conference's closed topics that closed in agreement."""
+    topics = _topics(unit)
+    return _mean([1.0 if t.get("closed_by") in AGREED else 0.0 for t in topics])
+
+
+def rounds_to_agreement(unit: UnitRecord) -> Optional[float]:
+    """The mean number of rounds the topics that closed in agreement took."""
+    rounds = [t.get("rounds") for t in _topics(unit) if t.get("closed_by") in AGREED]
+    return _mean([float(r) for r in rounds if isinstance(r, (int, float))])
+
+
+def evaluator_overall(unit: UnitRecord) -> Optional[float]:
+    """The mean over topics of the evaluator's (last) overall score of the debate."""
+    if unit.transcript is None:
+        return None
+    last = {s.topic: s for s in unit.transcript().of_type(Score) if s.kind == "debate"}
+    return _mean([s.overall for s in last.values() if s.parsed and s.overall is not None])
+
+
+def coverage(unit: UnitRecord) -> Optional[float]:
+    """The mean over assessed topics of the (last) covered fraction of the reference outcome."""
+    if unit.transcript is None:
+        return None
+    last = {c.topic: c for c in unit.transcript().of_type(Coverage)}
+    return _mean([c.fraction for c in last.values()])
+
+
+METRICS = Metrics(
+    measures=(
+        Measure("agreed", "share of the topics closed in agreement", agreed),
+        Measure("rounds_to_agreement", "mean rounds of the topics closed in agreement", rounds_to_agreement),
+        Measure("evaluator_overall", "mean evaluator overall score over topics", evaluator_overall,
+                reads_transcript=True),
+        Measure("coverage", "mean covered fraction of the reference outcome over assessed topics", coverage,
+                reads_transcript=True),
+    ),
+    headline="rounds_to_agreement",
+)

@@ -1,0 +1,95 @@
+"""How a protocol's unit reads: one description for the terminal (live and replay), Markdown and
+HTML, given by the protocol (its `view`, moot.contract.protocol).
+
+The defaults read an item: a section per stage (a message's `action`) in the order it first
+occurred, each turn tagged with its stage and round and followed by its decision, the outcome
+last. A protocol of another shape subclasses UnitView; the views ask it, never a protocol's
+event classes. It is built from the run's scenario as recorded (`run_started.scenario`, plain
+JSON): a transcript of an older moot reads without its scenario validating today.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Mapping, Optional, Sequence
+
+from moot.log.events import EventBase, Json, Message
+from moot.log.transcript import Transcript
+from moot.views.blocks import Companion
+
+
+@dataclass(frozen=True)
+class Place:
+    """A section: `key` tells sections apart, `title` heads it; `rounds`: a header for every round
+    (else a document shows round headers only in a section that had several rounds)."""
+
+    key: str
+    title: str
+    rounds: bool = False
+
+
+@dataclass(frozen=True)
+class TurnText:
+    """How a turn reads: `[where] Speaker (action, 1.2s) → decision:` then `text` on a terminal;
+    `step` is what its document entry says it was (`speak`, `round 2`)."""
+
+    where: str
+    step: str
+    text: str
+    action: str = ""  # named before its time on a terminal ("": none)
+    decision: bool = True  # a terminal shows the message's decision after an arrow
+
+
+class UnitView:
+    """The view of one unit (see the module docstring)."""
+
+    contents: ClassVar[bool] = False  # documents list the sections first
+
+    def __init__(self, scenario: Mapping[str, Json], result_name: str = "prediction"):
+        self.scenario, self.result_name = scenario, result_name
+
+    def section(self, action: str, part: Optional[int]) -> Place:
+        """The section of a turn (a recorded message, or one starting)."""
+        return Place(f"stage:{action}", stage_title(action))
+
+    def turn(self, message: Message) -> TurnText:
+        return TurnText(f"{message.action} R{message.round}", f"round {message.round}", message.content.strip())
+
+    def companion(self, event: EventBase) -> Optional[Companion]:
+        """What a protocol event recorded with a turn shows; None: the event is no companion."""
+        return None
+
+    def speakers(self, roles: Sequence[str]) -> list[tuple[str, str]]:
+        """(role, name) of everyone who takes a model, in order, from the roles as recorded."""
+        return [(role, role) for role in roles]
+
+    def labels(self) -> dict[str, str]:
+        """What a speaker is called in the conversation, where that is not its name."""
+        return {}
+
+    def parts(self) -> list[str]:
+        """The unit's parts (`Message.part` numbers them), by title."""
+        return []
+
+    def summary(self, events: Sequence[EventBase]) -> list[str]:
+        """The protocol's lines in a unit's summary (between its title and its usage)."""
+        return []
+
+    def ending(self, transcript: Transcript) -> list[str]:
+        """What `moot run` prints when its one unit ends: the outcome and its explanation."""
+        found = transcript.outcome
+        if found is None:
+            return []
+        explained = [f"explanation: {found.explanation}"] if found.explanation else []
+        return [f"{self.result_name}: {found.prediction}", *explained]
+
+
+    def row(self, row: Mapping[str, Json]) -> str:
+        """A finished unit's line at the end of a batch that has no labels to score: its status."""
+        return f"{row.get('id')}: {row.get('status')}"
+
+
+def stage_title(stage: str) -> str:
+    text = stage.replace("_", " ").strip() or "stage"
+    return text[0].upper() + text[1:]
+
