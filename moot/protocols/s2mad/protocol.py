@@ -337,17 +337,25 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
         return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.reply.text,
                                 decided_by=said.by(AGENT)))
     call = last_reasoning(job.transcript, JUDGE)
-    if call is not None:
+    if call is not None and not in_document(ctx, JUDGE):
         said = await resent(s, ctx, call)
-    elif job.every:
-        last = {m.role: m.content for m in job.transcript.messages
-                if m.role in (P, N) and not m.action.endswith("_answer")}
-        _, said = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
-                                  last.get(N, ""), speaker=f"{JUDGE} (rescored)")
+    elif call is not None or job.every:  # a base model's judge document is rebuilt from the debaters' last turns
+        said = await judge_again(s, ctx, job.transcript)
     else:
         return Rescored()
     return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.reply.text,
                             decided_by=said.by(JUDGE)))
+
+
+async def judge_again(s: S2madScenario, ctx: UnitContext, transcript) -> Answer:
+    """The judge asked anew from the debaters' last recorded turns (and labels), as it would
+    have seen them."""
+    turns = [m for m in transcript.messages if m.role in (P, N)]
+    last = {m.role: m.content for m in turns if not m.action.endswith("_answer")}
+    labels = {m.role: m.decision for m in turns if m.decision in s.labels}
+    _, said = await ask_judge(s, ctx, transcript.started.inputs.get("claim", ""), last.get(P, ""), last.get(N, ""),
+                              (labels.get(P), labels.get(N)), speaker=f"{JUDGE} (rescored)")
+    return said
 
 
 def last_reasoning(transcript, role: str) -> Optional[Call]:
