@@ -34,6 +34,7 @@ from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
 from moot.engine.setup import resolve_models, role_models
+from moot.engine.unparsed import unparsed_failure
 from moot.errors import UsageError, nearest
 from moot.models.calls import RetryPolicy
 from moot.models.engine import EngineStats, ModelEngine, RoleModel
@@ -43,7 +44,7 @@ from moot.models.spec import parse_spec
 from moot.protocols.registry import REGISTRY
 from moot.safety.signals import routed_to
 from moot.scenario.blocks import Retry, ScenarioBase
-from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.bundled import bundled_names, find_dataset, find_scenario
 from moot.scenario.load import load_scenario as load, scenario_content_hash, scenario_hash
 
 T = TypeVar("T")
@@ -151,7 +152,7 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
         raise UsageError(f"limit must be at least 1, got {limit}")
     loaded, path = _scenario_and_source(scenario, source)
     protocol = REGISTRY.get(loaded.PROTOCOL)
-    data = Path(dataset) if dataset is not None else None
+    data = find_dataset(dataset) if dataset is not None else None
     plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), key_items(vary, values_text))
     folder = Path(out) if out is not None else default_out(path, data, vary_items(vary))
     overrides = tuple(key_items(models))
@@ -211,6 +212,7 @@ class RunResult:
     outcome: BatchOutcome
     stats: EngineStats
     stop_reason: Optional[str] = None  # why the run was stopped from outside (Ctrl-C, a closed output)
+    unparsed: Optional[str] = None  # why its answers measured too little (moot.engine.unparsed), if they did
 
     @property
     def status(self) -> Status:
@@ -240,8 +242,9 @@ class Started:
     in_flight: int
 
     def result(self, prepared: "PreparedRun", outcome: BatchOutcome) -> RunResult:
+        unparsed = unparsed_failure(outcome.rows(), getattr(prepared.scenario, "max_unparsed", None))
         return RunResult(self.folder.path, prepared.protocol.name, prepared.planned, prepared.metric, outcome,
-                         self.engine.stats, self.setup.stop.reason)
+                         self.engine.stats, self.setup.stop.reason, unparsed)
 
 
 @dataclass(frozen=True)
@@ -317,16 +320,14 @@ class PreparedRun:
         return role_models(unit.scenario, resolve_models(unit.scenario, self.model_overrides))
 
     def in_flight(self) -> int:
-        """How many units run at once. Runs of the scenario (long conversations, such as
-        conferences) on the embedded model run one at a time: the model answers one request at a
-        time anyway, and each keeps its conversation in the model's cache, so two interleaved
-        would each evaluate their whole conversation again at every turn."""
-        if self.protocol.units.items:
-            return 2 * self.options.concurrency
+        """How many units run at once. On the embedded model one at a time: the model answers one
+        request at a time anyway, and each unit keeps its conversation or document in the model's
+        cache, so two interleaved would each evaluate theirs again at every turn (and a batch's
+        status would wait for eight items to finish together)."""
         first = next(self.plan.units(), None)
-        embedded = first is not None and any(parse_spec(m.spec).provider == "local"
-                                             for m in self.models_of(first).values())
-        return 1 if embedded else self.options.concurrency
+        if first is not None and any(parse_spec(m.spec).provider == "local" for m in self.models_of(first).values()):
+            return 1
+        return 2 * self.options.concurrency if self.protocol.units.items else self.options.concurrency
 
 
 def run(scenario: ScenarioLike, *, source: Optional[PathLike] = None, dataset: Optional[PathLike] = None,

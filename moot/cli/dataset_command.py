@@ -20,11 +20,13 @@ from moot.data.load import iter_items, load_dataset_spec
 from moot.engine.plan import input_columns
 from moot.errors import MootError, UsageError
 from moot.protocols.registry import REGISTRY
+from moot.scenario.bundled import find_dataset
 
 
 def parser(command: DatasetCommand) -> argparse.ArgumentParser:
     p = Parser(prog=f"moot {command.name}", description=command.description)
-    p.add_argument("dataset", type=Path, metavar="DATA.yaml", help="dataset spec (see datasets/)")
+    p.add_argument("dataset", type=find_dataset, metavar="DATA.yaml",
+                   help="dataset spec (see datasets/), or a bundled demo set (demo-stance)")
     command.options(p)
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset")
     add_model(p)

@@ -20,9 +20,9 @@ from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, UsageError
+from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
-from moot.scenario.bundled import bundled_names
+from moot.scenario.bundled import bundled_names, find_dataset
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -40,7 +40,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
                    help="one item's input (e.g. text=..., target=...; comment=... repeats), over the scenario's")
-    p.add_argument("--dataset", type=Path, metavar="DATA.yaml", help="run every item of a dataset")
+    p.add_argument("--dataset", type=find_dataset, metavar="DATA.yaml",
+                   help="run every item of a dataset (a file, or a bundled demo set: demo-stance, demo-rumour, "
+                        "demo-rumour-veracity, demo-sentiment)")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="a batch of runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of "
@@ -125,4 +127,9 @@ def exit_code_of(result: RunResult) -> int:
         sig = signal_of(result.stop_reason) or signal.SIGINT
         print(f"{headline(sig)}: run the same command again to continue ({result.folder})", file=sys.stderr)
         return exit_code(sig)
-    return EXIT_FAILED if result.status == "failed" else EXIT_OK
+    if result.status == "failed":
+        return EXIT_FAILED
+    if result.unparsed:
+        print(f"failed: {result.unparsed}", file=sys.stderr)
+        return EXIT_UNPARSED
+    return EXIT_OK
