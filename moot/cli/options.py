@@ -69,10 +69,17 @@ def positive_int(text: str) -> int:
 
 
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
-    """The engine and backend options a command was given, as the API's RunOptions."""
+    """The engine and backend options a command was given, as the API's RunOptions; seats a
+    person takes (`--human`) are answered at the terminal."""
+    seats, person = (), None
+    if getattr(args, "human", []):
+        from moot.cli.seat import TerminalPerson
+        from moot.engine.seats import SeatSpec
+
+        seats, person = tuple(SeatSpec.parse(text) for text in args.human), TerminalPerson()
     return RunOptions(
         concurrency=args.concurrency, cache=not args.no_cache, base_urls=tuple(args.base_url),
         api_key=args.api_key, ollama_hosts=tuple(args.ollama_host),
         resume=getattr(args, "resume", False), allow_model_change=getattr(args, "allow_model_change", False),
-        clients=clients,
+        clients=clients, seats=seats, person=person,
     )

@@ -55,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-model-change", action="store_true",
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
+    p.add_argument("--human", action="append", default=[], metavar="SEAT[:SECONDS[:FALLBACK]]",
+                   help="take a seat yourself at the terminal: an agent's name, a role (judge, moderator, ...) or a "
+                        "group (participants); repeatable. SECONDS: a time limit per turn, then FALLBACK: model "
+                        "(the seat's model answers, recorded; the default) or skip; wait: no limit")
     experiments = p.add_argument_group("experiments (SCENARIO is an experiment file: top-level `experiment:`)")
     experiments.add_argument("--plan", action="store_true",
                              help="print each cell's units, calls and tokens left, and exit without calling a model")

@@ -30,7 +30,10 @@ and the command line name no protocol:
 - `calls`: the model calls one unit makes under a scenario (`moot run EXPERIMENT --plan`); None:
   it depends on the conversation (a conference);
 - `rounds`: a finished unit's answers per round, read from its results row (deliberation
-  dynamics, the majority of first-round answers as a baseline); None: no rounds of answers.
+  dynamics, the majority of first-round answers as a baseline); None: no rounds of answers;
+- `seats`: the seats a person may take in a run of a scenario (`moot run --human SEAT`): each
+  seat's name (an agent, a role, a group) and the agents it covers; the protocol's run builds a
+  seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person.
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -114,6 +117,7 @@ class Protocol(Generic[S]):
     commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
     calls: Optional[Callable[[S], float]] = None  # model calls per unit (--plan); None: not known ahead
     rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
+    seats: Optional[Callable[[S], Mapping[str, tuple[str, ...]]]] = None  # seat -> its agents (--human)
 
     @property
     def from_yaml(self) -> bool:

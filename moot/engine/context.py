@@ -30,6 +30,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
+from moot.engine.seats import Seat
 from moot.engine.stage import GroupChats, Select, StageAgent
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
@@ -133,8 +134,9 @@ class UnitContext:
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
                  prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
-                 chats: Optional[GroupChats] = None):
+                 chats: Optional[GroupChats] = None, seats: Optional[Mapping[str, Seat]] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.seats = dict(seats or {})  # agent -> the seat a person takes in its place
         self.chats = chats or GroupChats()
         self.prior = prior
         self.listener = listener
@@ -156,6 +158,10 @@ class UnitContext:
 
     def model(self, role: str) -> RoleModel:
         return self.models[role]
+
+    def seat(self, agent: str) -> Optional[Seat]:
+        """The seat a person takes in `agent`'s place (`moot run --human`), if any."""
+        return self.seats.get(agent)
 
     def speaking(self, speaker: str, label: str, action: str, where: str, part: Optional[int],
                  round: int) -> Optional[OnText]:
