@@ -25,8 +25,8 @@ END = "."  # a line holding only this ends a free turn
 class TerminalPerson:
     """Asks on `out`, reads from `stdin` (line by line, on a daemon thread)."""
 
-    def __init__(self, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout):
-        self.stdin, self.out = stdin, out
+    def __init__(self, stdin: Optional[TextIO] = None, out: Optional[TextIO] = None):
+        self.stdin, self.out = stdin or sys.stdin, out or sys.stdout
         self._lines: Optional[asyncio.Queue[Optional[str]]] = None
         self._shown: Optional[Asking] = None
 

@@ -229,6 +229,10 @@ class Seat:
     def _clear(self) -> None:
         if self.pending is not None:
             self.pending.unlink(missing_ok=True)
+            try:
+                self.pending.parent.rmdir()  # no seat waits
+            except OSError:
+                pass
 
 
 class ScriptedPerson:

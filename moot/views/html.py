@@ -129,6 +129,7 @@ def entry(block: Entry) -> str:
     c = color(block.rank)
     companions = "".join(companion(c.figure) for c in block.companions)
     decision = f" data-decision=\"{esc(m.decision)}\"" if m.decision else ""
+    decision += " data-source=\"human\"" if m.source == "human" else ""
     cut = f" <span class=\"cut\" title=\"{esc(CUT)}\">cut</span>" if m.cut else ""
     return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "
             f"data-stage=\"{esc(m.action)}\" data-round=\"{m.round}\"{decision}>"
