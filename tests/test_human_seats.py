@@ -22,6 +22,7 @@ from moot.cli import main
 from moot.engine.seats import Question, ScriptedPerson, SeatSpec
 from moot.errors import UsageError
 from moot.log.events import Call, Human, Message, RunResumed
+from moot.log.transcript import load
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.conference.events import Score, Verdict
 
@@ -172,3 +173,48 @@ def test_a_run_stopped_while_waiting_continues_at_the_same_turn(make_scenario, t
     assert len(t.of_type(RunResumed)) == 1 and [h.answers for h in t.of_type(Human)] == [["agreement"]]
     assert [v.verdict for v in t.of_type(Verdict)] == ["AGREEMENT"] and t.completed
     assert len([m for m in t.of_type(Message) if m.speaker == "Alice"]) == 1
+
+
+def test_a_person_debates_as_one_agent_and_votes(tmp_path):
+    person = ScriptedPerson(["It is against.", "against", "Still against.\nFirmly.", "2", "I change.", "favor"])
+    options = RunOptions(seats=(SeatSpec("agent_1"),), person=person)
+    result = moot.run("debate", models="scripted", inputs={"text": "Cats beat dogs.", "target": "cats"},
+                      out=tmp_path / "d", options=options)
+    assert result.status == "completed"
+    (path,) = (tmp_path / "d").glob("item-*.jsonl")
+    t = load(path)
+    mine = [m for m in t.messages if m.speaker == "agent_1"]
+    assert [(m.round, m.source, m.decision) for m in mine] == [(0, "human", "against"), (1, "human", "against"),
+                                                               (2, "human", "favor")]
+    assert mine[1].content == "Still against.\nFirmly."
+    assert not [c for c in t.calls if c.role == "agent_1"]  # the seat's model was never asked
+    assert "Cats beat dogs." in person.asked[0][0].shown  # shown the question the model would be
+    assert "One agent solution" in person.asked[2][0].shown  # and the others' answers in round 1
+    assert t.outcome.prediction == "favor"
+
+
+def test_a_debate_stopped_while_waiting_asks_nothing_twice(tmp_path):
+    out = tmp_path / "d"
+    argv = [sys.executable, "-m", "moot", "debate", "--model", "scripted", "--input", "text=Cats beat dogs.",
+            "--human", "agent_1", "--out", str(out), "--quiet"]
+    first = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first.stdin.write(b"Round zero.\n.\nagainst\n")
+    first.stdin.flush()
+    pending = out / "seats" / "agent_1.json"
+    deadline = time.monotonic() + 60
+    while not (pending.exists() and '"round 1"' in pending.read_text(errors="replace")):
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    first.kill()
+    first.communicate(timeout=60)
+    again = subprocess.run(argv, input=b"Round one.\n.\nneutral\nRound two.\n.\nneutral\n", capture_output=True,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    (path,) = out.glob("item-*.jsonl")
+    t = load(path)
+    mine = [m for m in t.messages if m.speaker == "agent_1"]
+    assert [(m.round, m.content, m.decision) for m in mine] == [(0, "Round zero.", "against"),
+                                                                (1, "Round one.", "neutral"),
+                                                                (2, "Round two.", "neutral")]
+    assert [h.answers for h in t.of_type(Human)] == [["Round zero.", "against"], ["Round one.", "neutral"],
+                                                    ["Round two.", "neutral"]]

@@ -49,7 +49,8 @@ class TerminalPerson:
     async def ask(self, asking: Asking, question: Question, problem: str) -> str:
         if asking is not self._shown:
             self._shown = asking
-            self._say(f"\n── your turn · seat {asking.seat} · {asking.label} · {asking.where} · {asking.action} ──")
+            self._say(f"\n── your turn · seat {asking.seat} · {asking.label} · {asking.where} · {asking.action} ──"
+                      + (f"\n{asking.shown}" if asking.shown else ""))
         if problem:
             self._say(f"  (that does not read: {problem})")
         if question.kind == "choice":

@@ -30,7 +30,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.engine.seats import Seat
+from moot.engine.seats import Answered, Seat
 from moot.engine.stage import GroupChats, Select, StageAgent
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
@@ -170,6 +170,26 @@ class UnitContext:
         if self.listener is None:
             return None
         return self.listener.speaking(Speaking(self.unit.id, speaker, label, action, where, part, round))
+
+    def answered_before(self, speaker: str, stage: str, round: int) -> Optional[Message]:
+        """A person's turn this unit recorded before it was cut short (it is not asked again)."""
+        prior = self.prior.messages if self.prior else []
+        return next((m for m in prior if m.source == "human" and (m.speaker, m.action, m.round) == (speaker, stage, round)),
+                    None)
+
+    @property
+    def next_turn(self) -> int:
+        """The number the unit's next message will have."""
+        return self._turn + 1
+
+    def record_human(self, answered: Answered, *, role: str, stage: str, round: int, content: str,
+                     decision: Optional[str] = None) -> Message:
+        """Record a person's turn (its `human` record, then its message), numbered as the next turn."""
+        self._turn += 1
+        message = Message(turn=self._turn, speaker=answered.asking.speaker, role=role, action=stage, round=round,
+                          content=content, latency_s=answered.seconds, calls=0, decision=decision, source="human")
+        self.record(answered.event(self._turn), message)
+        return message
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""

@@ -132,6 +132,7 @@ class Asking:
     where: str  # where the turn is, as its protocol says it (`T1 R2`)
     action: str
     questions: tuple[Question, ...]
+    shown: str = ""  # what the seat's model would be shown, when the live transcript does not say it all
 
 
 class PersonLeft(MootError):
@@ -262,6 +263,16 @@ class QueuedPerson:
 
     async def ask(self, asking: Asking, question: Question, problem: str) -> str:
         return await self._answers.get()
+
+
+async def proxied(seat: Seat, asking: Asking, cancellation_token: CancellationToken) -> Answered:
+    """A turn put to a person through a one-off SeatProxy (a protocol whose turns are not chat
+    messages between agents: an item's agent answering in its round)."""
+    proxy = SeatProxy(asking.speaker if asking.speaker.isidentifier() else "seat", seat)
+    proxy.asking = lambda: asking  # type: ignore[method-assign]  # this one turn's questions
+    await proxy.on_messages([TextMessage(content=asking.shown or asking.action, source="user")], cancellation_token)
+    assert proxy.answered is not None
+    return proxy.answered
 
 
 class SeatProxy(UserProxyAgent):

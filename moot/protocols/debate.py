@@ -23,6 +23,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import render
+from moot.engine.seats import Asking, Question, Seat, proxied
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
@@ -264,8 +265,13 @@ class _Debate:
         self.calls[r] = {a: asyncio.ensure_future(self.answer(a, r)) for a in self.plan.agents}
 
     async def answer(self, agent: str, r: int) -> Said:
-        """The agent's turn in round r and its label: in the document (a base model) or in chat."""
+        """The agent's turn in round r and its label: a person's at its seat, or in the document (a
+        base model) or in chat."""
         stage = "answer" if r == 0 else "debate"
+        seat = self.ctx.seat(agent)
+        said = await self.seated(agent, r, stage, seat) if seat is not None else None
+        if said is not None:
+            return said
         if in_document(self.ctx, agent):
             return await self.in_document(agent, r, stage)
         said = self.rounds(r)
@@ -287,6 +293,26 @@ class _Debate:
                                     calibrated=calibrates(self.ctx, agent, self.s.calibration),
                                     decide=lambda text: self.labels.map(text)[0])
         return Said(reply.text, self.labels.map(answered.text)[0])
+
+    async def seated(self, agent: str, r: int, stage: str, seat: Seat) -> Optional[Said]:
+        """A person's turn in round r (`--human agent_1`): shown what the agent's model would be
+        (the question, the others' last answers), they write their answer and choose its label.
+        A turn recorded before the item was cut short is not asked again; None: the seat's time
+        ran out and its model answers."""
+        before = self.ctx.answered_before(agent, stage, r)
+        if before is not None:
+            return Said(before.content, before.decision or UNPARSED)
+        asking = Asking(seat.spec.name, agent, self.names[agent], f"round {r}", stage,
+                        (Question("text", "Your answer, with your reasons"),
+                         Question("label", "Your answer", tuple(self.s.labels))),
+                        shown=self.ask(agent, r, self.fields, self.rounds(r)))
+        answered = await proxied(seat, asking, self.ctx.cancellation)
+        if answered.fallback == "model":
+            self.ctx.record(answered.event(self.ctx.next_turn))  # the stand-in's turn follows
+            return None
+        text, label = answered.values.get("text", ""), answered.values.get("label", UNPARSED)
+        self.ctx.record_human(answered, role=agent, stage=stage, round=r, content=text, decision=label)
+        return Said(text, label)
 
     async def in_document(self, agent: str, r: int, stage: str) -> Said:
         """A base model's turn: it continues the debate's document; its label is then read by
@@ -342,4 +368,5 @@ PROTOCOL = Protocol(
     metrics=RUMOUR_METRICS,
     calls=lambda s: float(s.agents * (s.rounds + 1)),
     rounds=lambda row: answers_of(row),
+    seats=lambda s: {**{a: (a,) for a in s.roles()}, "agents": tuple(s.roles())},
 )
