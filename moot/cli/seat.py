@@ -59,9 +59,11 @@ class TerminalPerson:
         elif question.kind == "score":
             low, high = question.scale or (1, 10)
             self._say(f"{question.prompt} [{low}-{high}]", prompt=True)
-        else:
+        elif question.lines:
             self._say(f"{question.prompt} (end with a line holding only {END!r})", prompt=True)
             return await self._text(asking)
+        else:
+            self._say(question.prompt, prompt=True)
         line = await self._line(asking)
         if line is None:
             raise PersonLeft(f"seat {asking.seat}: the input ended while waiting for an answer; "

@@ -33,7 +33,9 @@ and the command line name no protocol:
   dynamics, the majority of first-round answers as a baseline); None: no rounds of answers;
 - `seats`: the seats a person may take in a run of a scenario (`moot run --human SEAT`): each
   seat's name (an agent, a role, a group) and the agents it covers; the protocol's run builds a
-  seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person.
+  seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person;
+- `rating`: what people may rate blind in a finished unit (`moot annotate`) and the model's own
+  answers (moot.contract.rating); None: a labelled item's label, or nothing.
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -52,6 +54,7 @@ from moot.scenario.blocks import ScenarioBase
 from moot.views.unit import UnitView
 from moot.contract.commands import DatasetCommand
 from moot.contract.metrics import LABELLED, Metrics
+from moot.contract.rating import Rateable, item_labels
 from moot.contract.report import Reporting
 from moot.contract.units import ITEMS, InputField, Units
 from moot.contract.vary import GENERIC, VaryKey
@@ -118,6 +121,7 @@ class Protocol(Generic[S]):
     calls: Optional[Callable[[S], float]] = None  # model calls per unit (--plan); None: not known ahead
     rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
     seats: Optional[Callable[[S], Mapping[str, tuple[str, ...]]]] = None  # seat -> its agents (--human)
+    rating: Optional[Callable[[Transcript], tuple[Rateable, ...]]] = None  # what people rate (moot annotate)
 
     @property
     def from_yaml(self) -> bool:
@@ -125,6 +129,12 @@ class Protocol(Generic[S]):
 
     def input_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.inputs)
+
+    def rateables(self, transcript: Transcript) -> tuple[Rateable, ...]:
+        """What people may rate in a finished unit (`moot annotate`; moot.contract.rating)."""
+        if self.rating is not None:
+            return self.rating(transcript)
+        return item_labels(transcript) if self.units.items else ()
 
     def view_of(self, scenario: Mapping[str, Json]) -> UnitView:
         """The view of a unit run with `scenario` (as recorded: plain JSON)."""

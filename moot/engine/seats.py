@@ -91,6 +91,7 @@ class Question:
     prompt: str
     options: tuple[str, ...] = ()
     scale: Optional[tuple[int, int]] = None
+    lines: bool = True  # free text: several lines (a turn), or one (a name)
 
     @property
     def kind(self) -> Literal["text", "choice", "score"]:

@@ -25,6 +25,7 @@ from moot.contract.protocol import Outcome, Protocol
 from moot.contract.report import ReportPart, Reporting
 from moot.contract.units import scenario_runs
 from moot.protocols.conference.schema import Scenario
+from moot.protocols.conference.rating import rateables
 from moot.protocols.conference.rescore import DECIDERS, rescore
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import resume_point, turn_events
@@ -151,4 +152,5 @@ PROTOCOL = Protocol(
     metrics=METRICS,
     report=Reporting(part=report_part),
     seats=seats,
+    rating=rateables,
 )
