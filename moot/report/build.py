@@ -25,6 +25,7 @@ from moot.contract.protocol import Protocol
 from moot.contract.report import ReportPart
 from moot.protocols.registry import REGISTRY
 from moot.report import plots
+from moot.report.agreement import agreement_part
 from moot.report.runs import Run, load_run, open_source, protocol_of
 from moot.safety.fileset import file_set
 from moot.report.tables import (
@@ -109,6 +110,8 @@ def write_report(out: Path, runs: list[Run], items: list[Run]) -> tuple[str, lis
         main, items_body, written = item_sections(items, out)
         body += items_body
     added = parts(runs, out / "plots")
+    rated = agreement_part(runs)
+    added += [rated] if rated is not None else []
     main = "\n\n".join(filter(None, [main, *(p.main for p in added)]))
     for found in added:
         body += found.sections
