@@ -194,3 +194,31 @@ def test_rho_over_every_resample_at_once_equals_scipy_on_each():
     expected = [spearmanr(d[0], d[1]).statistic for d in draws[1:]]
     assert np.isnan(found[0])
     assert np.allclose(found[1:], expected, atol=1e-12, rtol=0)
+
+
+def test_graded_judge_decisions_are_rated_as_the_grader_did_in_table_5_shape(make_scenario, tmp_path, monkeypatch,
+                                                                              capsys):
+    out = conference_run(make_scenario, tmp_path)
+    assert main(["score", str(out), "--role", "grader=scripted"]) == 0
+    graded = Path(f"{out}-rescored-grader-scripted")
+    t = load(graded / "conference.jsonl")
+    grades = [s for s in t.of_type(Score) if s.kind == "judge_decision"]
+    order = sorted([*t.of_type(Verdict), *[s for s in t.of_type(Score) if s.kind == "debate"], *grades],
+                   key=lambda e: (e.turn, isinstance(e, Score) and e.kind == "judge_decision"))
+    answers = []
+    for event in order:
+        if isinstance(event, Verdict):
+            answers.append(event.verdict)  # the people agree with every verdict
+        elif event.kind == "judge_decision":
+            answers.append("9")
+        else:
+            answers += ["5"] * len(CRITERIA)
+    shown = annotate(graded, "ann", answers, monkeypatch, capsys)
+    assert "How correct is the judge's decision" in shown and "The judge's decision:" in shown
+    assert main(["report", str(graded), "--out", str(tmp_path / "rep")]) == 0
+    report = (tmp_path / "rep" / "report.md").read_text()
+    table = report.split("### By part of the units (Table 5's shape)")[1]
+    assert "| R1 scripted | 100% (n=2) | 100% (n=1) | 100% (n=3) |" in table
+    grade = table.split("grade:")[1].split("scores:")[0]
+    mean = sum(g.overall for g in grades) / len(grades)
+    assert f"| {mean:.1f} / 9.0 (n={len(grades)}) |" in grade

@@ -27,6 +27,7 @@ class Rateable:
     questions: tuple[Question, ...]
     model: Mapping[str, Optional[str]] = field(default_factory=dict)  # question key -> the model's answer
     by: str = ""  # the model that answered (its spec)
+    part: str = ""  # where in the unit (a conference's `T1`): the columns of the report's table by part
 
 
 LABEL = "label"

@@ -36,6 +36,7 @@ class Asked:
     question: Question
     by: set[str] = field(default_factory=set)  # the model(s) whose answers these are
     units: list[tuple[str, str]] = field(default_factory=list)  # (unit, item)
+    parts: list[str] = field(default_factory=list)  # where in its unit each is (Rateable.part)
     answers: dict[str, list[Optional[str]]] = field(default_factory=dict)  # rater (or MODEL) -> answers
 
 
@@ -58,6 +59,7 @@ def questions_of(run: Run) -> tuple[list[Asked], list[str]]:
                 entry = found.setdefault((thing.kind, q.key), Asked(thing.kind, q))
                 entry.by.add(thing.by)
                 entry.units.append((ref.id, thing.id))
+                entry.parts.append(thing.part)
                 entry.answers.setdefault(MODEL, []).append(thing.model.get(q.key))
                 for rater in raters:
                     entry.answers.setdefault(rater, []).append(given.get((rater, ref.id, thing.id, q.key)))
@@ -131,6 +133,7 @@ def agreement_part(runs: Sequence[Run]) -> Optional[ReportPart]:
             sections.append("")
     if not sections:
         return None
+    sections += by_part(runs)
     intro = ["## Human and model ratings", "",
              "From each run's annotations.jsonl (`moot annotate`): per question, the model's and each rater's "
              "answers on the units people rated (closed answers: the most common one; scores: the mean), then "
@@ -138,6 +141,44 @@ def agreement_part(runs: Sequence[Run]) -> Optional[ReportPart]:
              "95 % percentile bootstrap intervals over units and n; `~` pairs two raters, `+` lists those "
              "alpha is over. Unparsed model answers are left out of a pair.", ""]
     return ReportPart(sections=tuple(intro + sections), csv=(CsvFile("agreement.csv", HEAD, tuple(csv_rows)),))
+
+
+def by_part(runs: Sequence[Run]) -> list[str]:
+    """Per kind, a row per run and a column per part of its units (Heller et al. Table 5's shape:
+    models by debates): how often the model answered as the people did (closed answers), or the
+    model's mean score / the people's (scores), over the part's rated things and questions."""
+    tables: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for run in runs:
+        questions, raters = questions_of(run)
+        for kind in dict.fromkeys(q.kind for q in questions):
+            mine = [q for q in questions if q.kind == kind]
+            parts = list(dict.fromkeys(p for q in mine for p in q.parts))
+            cells = {part: _part_cell(mine, raters, {part}) for part in parts}
+            cells["overall"] = _part_cell(mine, raters, set(parts))
+            by = ", ".join(sorted(set().union(*(q.by for q in mine))))
+            tables.setdefault(kind, []).append((f"{run.ref} {by}", cells))
+    lines = ["### By part of the units (Table 5's shape)", "",
+             "Closed answers: the share of (model, rater) pairs that agree; scores: the model's mean / the "
+             "raters' mean; over the part's rated things (n: pairs, or scores).", ""]
+    for kind, rows in tables.items():
+        columns = list(dict.fromkeys(c for _, cells in rows for c in cells if c != "overall")) + ["overall"]
+        lines += [f"{kind}:", "", "| run · model | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+        lines += ["| " + " | ".join([name, *(cells.get(c, "–") for c in columns)]) + " |" for name, cells in rows]
+        lines.append("")
+    return lines
+
+
+def _part_cell(asked: Sequence[Asked], raters: Sequence[str], parts: set[str]) -> str:
+    pairs = [(q.answers[MODEL][i], q.answers[r][i]) for q in asked for i, p in enumerate(q.parts) if p in parts
+             for r in raters]
+    pairs = [(m, h) for m, h in pairs if m is not None and h is not None]
+    if not pairs:
+        return "–"
+    if asked[0].question.kind == "choice":
+        return f"{sum(m == h for m, h in pairs) / len(pairs):.0%} (n={len(pairs)})"
+    model = [float(m) for m, _ in pairs]
+    people = [float(h) for _, h in pairs]
+    return f"{sum(model) / len(model):.1f} / {sum(people) / len(people):.1f} (n={len(pairs)})"
 
 
 def _row(run: Run, q: Asked, raters: Sequence[str], csv_rows: list) -> tuple[list[str], list[tuple[str, str]]]:
