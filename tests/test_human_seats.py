@@ -218,3 +218,27 @@ def test_a_debate_stopped_while_waiting_asks_nothing_twice(tmp_path):
                                                                 (2, "Round two.", "neutral")]
     assert [h.answers for h in t.of_type(Human)] == [["Round zero.", "against"], ["Round one.", "neutral"],
                                                     ["Round two.", "neutral"]]
+
+
+def test_a_seat_answered_through_files_in_the_run_folder(make_scenario, tmp_path):
+    """The hook a browser page uses: the pending file says what is asked, an answer file answers."""
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "moot", str(make_scenario(topics=1, max_rounds=2)), "--model", "scripted",
+            "--human", "judge", "--human-from", "files", "--out", str(out), "--quiet"]
+    running = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pending, answer = out / "seats" / "judge.json", out / "seats" / "judge.answer.json"
+    for text, problem in (("perhaps", ""), ("AGREEMENT", "choose one of AGREEMENT, MORE_DEBATE (or its number)")):
+        deadline = time.monotonic() + 60
+        while not (pending.exists() and not answer.exists()
+                   and json.loads(pending.read_text() or "{}").get("problem") == problem):
+            assert running.poll() is None and time.monotonic() < deadline, running.communicate()
+            time.sleep(0.05)
+        asked = json.loads(pending.read_text())
+        assert asked["asked"]["options"] == ["AGREEMENT", "MORE_DEBATE"] and "Alice" not in asked["shown"]
+        (out / "seats" / "answer.tmp").write_text(json.dumps({"text": text}))
+        os.replace(out / "seats" / "answer.tmp", answer)
+    _, err = running.communicate(timeout=60)
+    assert running.returncode == 0, err
+    t = conference(out)
+    assert [h.answers for h in t.of_type(Human)] == [["perhaps", "AGREEMENT"]]
+    assert [v.verdict for v in t.of_type(Verdict)] == ["AGREEMENT"] and not (out / "seats").exists()

@@ -169,6 +169,11 @@ class Answered:
                      seconds=self.seconds, limit_s=self.limit_s, fallback=self.fallback)
 
 
+def seat_slug(name: str) -> str:
+    """A seat's name as its files in the run folder are named."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "seat"
+
+
 class Seat:
     """One agent's seat: its spec, the person answering there, and where its pending file goes."""
 
@@ -178,8 +183,7 @@ class Seat:
     @property
     def pending(self) -> Optional[Path]:
         """The file saying what the seat waits for (None: nowhere to write it)."""
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", self.spec.name).strip("-") or "seat"
-        return self.folder / "seats" / f"{slug}.json" if self.folder else None
+        return self.folder / "seats" / f"{seat_slug(self.spec.name)}.json" if self.folder else None
 
     async def take(self, asking: Asking) -> Answered:
         """The person's answers to the turn's questions, or the fallback when the limit runs out."""
@@ -199,13 +203,13 @@ class Seat:
         return answered
 
     async def _answer(self, answered: Answered) -> None:
-        for number, question in enumerate(answered.asking.questions):
-            self._write(answered.asking, number)
+        for question in answered.asking.questions:
             answered.values[question.key] = await self._one(answered, question)
 
     async def _one(self, answered: Answered, question: Question) -> str:
         problem = ""
         while True:
+            self._write(answered.asking, question, problem)
             text = await self.person.ask(answered.asking, question, problem)
             answered.typed.append(text)
             value, problem = question.read(text)
@@ -219,12 +223,14 @@ class Seat:
                     continue
             return value
 
-    def _write(self, asking: Asking, number: int) -> None:
+    def _write(self, asking: Asking, question: Question, problem: str) -> None:
+        """The pending file: the turn, its questions, the one asked now and why the last answer did
+        not read (a person answering through files, FolderPerson, reads it)."""
         if self.pending is None:
             return
         self.pending.parent.mkdir(parents=True, exist_ok=True)
         data = {"seat": asking.seat, "speaker": asking.speaker, "label": asking.label, "where": asking.where,
-                "action": asking.action, "question": number,
+                "action": asking.action, "shown": asking.shown, "asked": question.as_dict(), "problem": problem,
                 "questions": [q.as_dict() for q in asking.questions], "limit_s": self.spec.limit_s}
         write_atomic(self.pending, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
@@ -250,6 +256,29 @@ class ScriptedPerson:
         if not self.answers:
             await asyncio.Event().wait()
         return self.answers.pop(0)
+
+
+class FolderPerson:
+    """A person answering through files (a browser page's handler, or any other program): while a
+    seat waits, its pending file (RUN/seats/SEAT.json) says what is asked; an answer is written as
+    RUN/seats/SEAT.answer.json, `{"text": ...}` (atomically: write elsewhere, then rename), and is
+    read and removed here. `folder`: the run folder."""
+
+    POLL_S = 0.1
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    async def ask(self, asking: Asking, question: Question, problem: str) -> str:
+        answer = self.folder / "seats" / f"{seat_slug(asking.seat)}.answer.json"
+        while not answer.exists():
+            await asyncio.sleep(self.POLL_S)
+        try:
+            text = json.loads(answer.read_text(encoding="utf-8")).get("text")
+        except (ValueError, AttributeError):
+            text = None
+        answer.unlink(missing_ok=True)
+        return text if isinstance(text, str) else ""
 
 
 class QueuedPerson:
