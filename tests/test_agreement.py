@@ -222,3 +222,14 @@ def test_graded_judge_decisions_are_rated_as_the_grader_did_in_table_5_shape(mak
     grade = table.split("grade:")[1].split("scores:")[0]
     mean = sum(g.overall for g in grades) / len(grades)
     assert f"| {mean:.1f} / 9.0 (n={len(grades)}) |" in grade
+
+
+def test_a_damaged_annotations_file_is_one_line_naming_its_line(tmp_path, capsys):
+    from moot.log.annotations import AnnotationError
+
+    good = '{"rater":"a","unit":"u","item":"i","kind":"k","key":"q","value":"1","ts":"t","seconds":0}'
+    (tmp_path / "annotations.jsonl").write_text(good + "\n" + good[:30])  # a torn tail: left out
+    assert len(read_ratings(tmp_path)) == 1
+    (tmp_path / "annotations.jsonl").write_text('{"rater": 1}\n' + good + "\n")
+    with pytest.raises(AnnotationError, match=r"annotations.jsonl:1: not a rating"):
+        read_ratings(tmp_path)

@@ -27,6 +27,7 @@ ERRORS = {
     "moot.safety.places": ["OutError"],
     "moot.experiment.schema": ["ExperimentError"],
     "moot.experiment.grid": ["ExperimentChanged"],
+    "moot.log.annotations": ["AnnotationError"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 

@@ -26,7 +26,7 @@ from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 
-from moot.errors import MootError, UsageError, nearest
+from moot.errors import UsageError, nearest
 from moot.log.events import Human
 from moot.safety.diskio import write_atomic
 
@@ -136,11 +136,9 @@ class Asking:
     shown: str = ""  # what the seat's model would be shown, when the live transcript does not say it all
 
 
-class PersonLeft(MootError):
-    """The person's input ended (end of input at the terminal) while a seat waited; the run stops
-    and the same command continues it from that turn."""
-
-    exit_code = 1
+class PersonLeft(RuntimeError):
+    """The person's input ended (end of input at the terminal) while a seat waited: the unit ends
+    as failed with this cause, and the same command continues it from that turn."""
 
 
 class Person(Protocol):
