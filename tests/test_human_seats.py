@@ -242,3 +242,25 @@ def test_a_seat_answered_through_files_in_the_run_folder(make_scenario, tmp_path
     t = conference(out)
     assert [h.answers for h in t.of_type(Human)] == [["perhaps", "AGREEMENT"]]
     assert [v.verdict for v in t.of_type(Verdict)] == ["AGREEMENT"] and not (out / "seats").exists()
+
+
+def test_a_queued_person_is_answered_from_elsewhere_in_the_process(make_scenario, tmp_path):
+    import asyncio
+
+    from moot.engine.seats import QueuedPerson
+
+    out = tmp_path / "run"
+
+    async def go():
+        person = QueuedPerson()
+        prepared = moot.prepare(str(make_scenario(topics=1)), models="scripted", out=out,
+                                options=RunOptions(seats=(SeatSpec("judge"),), person=person))
+        running = asyncio.ensure_future(prepared.run_async())
+        while not (out / "seats" / "judge.json").exists():
+            assert not running.done()
+            await asyncio.sleep(0.01)
+        await person.answer("agreement")
+        return await running
+
+    assert asyncio.run(go()).status == "completed"
+    assert [h.answers for h in conference(out).of_type(Human)] == [["agreement"]]
