@@ -264,3 +264,16 @@ def test_a_queued_person_is_answered_from_elsewhere_in_the_process(make_scenario
 
     assert asyncio.run(go()).status == "completed"
     assert [h.answers for h in conference(out).of_type(Human)] == [["agreement"]]
+
+
+def test_a_human_moderator_decides_when_to_move_on_without_a_judge(make_scenario, tmp_path):
+    person = ScriptedPerson(["Welcome.", "more debate", "Go on, please.", "2", "Go on.", "next topic",
+                             "We agree on it.", "Goodbye."])
+    result = seated(make_scenario(topics=1, judge=False), tmp_path / "run", person, SeatSpec("moderator"))
+    assert result.status == "completed"
+    t = conference(tmp_path / "run")
+    said = [(m.action, m.decision, m.source) for m in t.messages if m.speaker == "Moderator"]
+    assert said == [("open", None, "human"), ("decide", "MORE_DEBATE", "human"), ("decide", "MORE_DEBATE", "human"),
+                    ("decide", "NEXT_TOPIC", "human"), ("close", None, "human")]
+    assert [(v.verdict, v.reason) for v in t.of_type(Verdict)] == [
+        ("MORE_DEBATE", "Go on, please."), ("MORE_DEBATE", "Go on."), ("NEXT_TOPIC", "We agree on it.")]
