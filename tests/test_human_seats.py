@@ -277,3 +277,30 @@ def test_a_human_moderator_decides_when_to_move_on_without_a_judge(make_scenario
                     ("decide", "NEXT_TOPIC", "human"), ("close", None, "human")]
     assert [(v.verdict, v.reason) for v in t.of_type(Verdict)] == [
         ("MORE_DEBATE", "Go on, please."), ("MORE_DEBATE", "Go on."), ("NEXT_TOPIC", "We agree on it.")]
+
+
+class ByKind:
+    """A person who writes the same turn and scores answer a 8, answer b 6."""
+
+    def __init__(self):
+        self.asked = []
+
+    async def ask(self, asking, question, problem):
+        self.asked.append((asking.where, question.key, asking.shown))
+        return {"text": "I prefer the first.", "a": "8", "b": "6"}[question.key]
+
+
+def test_a_person_referees_in_a_chateval_panel(tmp_path):
+    from moot.protocols.chateval import Judgement
+
+    person = ByKind()
+    options = RunOptions(seats=(SeatSpec("referee_1"),), person=person)
+    assert moot.run("chateval", models="scripted", out=tmp_path / "c", options=options).status == "completed"
+    (path,) = [p for p in (tmp_path / "c").glob("*.jsonl") if p.name != "results.jsonl"]
+    t = load(path)
+    mine = [j for j in t.of_type(Judgement) if j.method == "human"]
+    assert [(j.order, j.scores) for j in mine] == [("ab", {"a": 8.0, "b": 6.0}), ("ba", {"a": 8.0, "b": 6.0})]
+    assert all(j.preference == "a" for j in mine)
+    assert [k for _, k, _ in person.asked] == ["text", "text", "a", "b", "text", "text", "b", "a"]  # as shown: 1, then 2
+    assert all(shown for _, _, shown in person.asked)  # shown the referee's prompt
+    assert not [c for c in t.calls if c.role == "referee_1"]
