@@ -304,3 +304,15 @@ def test_a_person_referees_in_a_chateval_panel(tmp_path):
     assert [k for _, k, _ in person.asked] == ["text", "text", "a", "b", "text", "text", "b", "a"]  # as shown: 1, then 2
     assert all(shown for _, _, shown in person.asked)  # shown the referee's prompt
     assert not [c for c in t.calls if c.role == "referee_1"]
+
+
+def test_a_debater_whose_time_runs_out_is_stood_in_for_by_its_model(tmp_path):
+    options = RunOptions(seats=(SeatSpec("agent_1", 0.2, "model"),), person=ScriptedPerson([]))
+    assert moot.run("debate", models="scripted", inputs={"text": "x y"}, out=tmp_path / "d",
+                    options=options).status == "completed"
+    (path,) = (tmp_path / "d").glob("item-*.jsonl")
+    t = load(path)
+    mine = {m.turn: m for m in t.messages if m.speaker == "agent_1"}
+    human = t.of_type(Human)
+    assert len(human) == 3 and all(h.fallback == "model" and h.turn in mine for h in human)
+    assert all(mine[h.turn].source == "model" and t.events.index(h) > t.events.index(mine[h.turn]) for h in human)

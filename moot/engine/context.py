@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from moot.engine.seats import Answered, Seat
 from moot.engine.stage import GroupChats, Select, StageAgent
-from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
+from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
@@ -177,10 +177,20 @@ class UnitContext:
         return next((m for m in prior if m.source == "human" and (m.speaker, m.action, m.round) == (speaker, stage, round)),
                     None)
 
-    @property
-    def next_turn(self) -> int:
-        """The number the unit's next message will have."""
-        return self._turn + 1
+    def stood_in_before(self, speaker: str, stage: str, round: int) -> bool:
+        """Whether the seat's model took this turn before the unit was cut short (the person's time
+        ran out): the person is not asked again; the model's calls are served from the log."""
+        prior = self.prior.events if self.prior else []
+        turns = {e.turn for e in prior if isinstance(e, Human) and e.speaker == speaker and e.fallback == "model"}
+        return any(isinstance(m, Message) and m.turn in turns and (m.speaker, m.round) == (speaker, round)
+                   and (m.action == stage or m.action.startswith(f"{stage}_")) for m in prior)
+
+    def stood_in(self, answered: Answered) -> None:
+        """Record that a seat's model took the person's turn (its time ran out): the `human`
+        record, after the model's message (the latest of the seat's speaker), naming its turn."""
+        speaker = answered.asking.speaker
+        turn = next((e.turn for e in reversed(self.events) if isinstance(e, Message) and e.speaker == speaker), 0)
+        self.record(answered.event(turn))
 
     def record_human(self, answered: Answered, *, role: str, stage: str, round: int, content: str,
                      decision: Optional[str] = None) -> Message:

@@ -37,7 +37,7 @@ from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.contract.report import Reporting, TableCells
 from moot.contract.vary import GENERIC, VaryKey, set_path
 from moot.engine.context import Reply, UnitContext
-from moot.engine.seats import Asking, Question, Seat, proxied
+from moot.engine.seats import Answered, Asking, Question, Seat, proxied
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.log.events import EventBase, Json, Message
 from moot.log.registry import EventType
@@ -315,10 +315,10 @@ class _Panel:
         stage = self.order if not turn.summary else f"{self.order}:{turn.referee}"
         final = self.plan.final(position)
         seat = self.ctx.seat(role) if not turn.summary else None
-        said = await self.seated(position, seat, stage) if seat is not None else None
-        if said is not None:
-            self.said[position] = said
-            return said
+        seated = await self.seated(position, seat, stage) if seat is not None else None
+        if isinstance(seated, str):
+            self.said[position] = seated
+            return seated
         document = self.document(position) if self.in_document(role) else None
         messages = [UserMessage(content=document or self.prompt(position), source="user")]
         request = self.continuation(document, turn) if document is not None else None
@@ -327,16 +327,21 @@ class _Panel:
                                     decide=reading)
         if final:
             await self.judge(position, messages, reply, document)
+        if seated is not None:
+            self.ctx.stood_in(seated)
         self.said[position] = reply.text
         return reply.text
 
-    async def seated(self, position: int, seat: Seat, stage: str) -> Optional[str]:
+    async def seated(self, position: int, seat: Seat, stage: str) -> Optional[str | Answered]:
         """A person's turn as a referee (`--human referee_1`): shown what the referee's model would
         be (the prompt: the answers, the others' turns), they write the turn, and in the last turn
-        score each answer 1-10. A turn recorded before the unit was cut short is not asked again;
-        None: the seat's time ran out and its model answers."""
+        score each answer 1-10. A turn recorded before the unit was cut short is not asked again.
+        The seat's time ran out to its model: what the person was asked, for the record (None: it
+        ran out before the unit was cut short, and the model's turn is in the log)."""
         turn = self.schedule[position]
         role, name, final = turn.speaker, self.names[turn.speaker], self.plan.final(position)
+        if self.ctx.stood_in_before(name, stage, turn.round):
+            return None
         before = self.ctx.answered_before(name, stage, turn.round)
         if before is not None:
             if final:
@@ -349,8 +354,7 @@ class _Panel:
                         (Question("text", "Your turn"), *scores), shown=self.prompt(position))
         answered = await proxied(seat, asking, self.ctx.cancellation)
         if answered.fallback == "model":
-            self.ctx.record(answered.event(self.ctx.next_turn))  # the stand-in's turn follows
-            return None
+            return answered
         given = {answer: float(answered.values[answer]) for answer, _ in assistants(self.order)
                  if answer in answered.values}
         text = answered.values.get("text", "")
