@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from moot.errors import MootError
 
@@ -140,6 +140,15 @@ class Message(EventBase):
     cut: bool = False  # ended at its last complete sentence: the model stopped mid-sentence (its call keeps the rest)
     measured: Optional[Measured] = None  # a decision or scores read from probabilities (see Measured)
     source: Literal["model", "human"] = "model"  # who gave it: a model, or a person at a seat (its `human` event)
+
+    @model_serializer(mode="wrap")
+    def _without_model_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A model's message is written as before seats existed (no `source`), so a run without a
+        person at a seat stays readable by earlier moot versions."""
+        data = handler(self)
+        if data.get("source") == "model":
+            del data["source"]
+        return data
 
 
 class Human(EventBase):
