@@ -93,6 +93,8 @@ def test_a_seat_whose_time_runs_out_falls_back_as_declared(make_scenario, tmp_pa
         assert [v.verdict for v in t.of_type(Verdict)] == ["UNPARSED", "UNPARSED"] and judge.requests == []
         assert [m.content for m in said] == ["", ""]
     assert not (tmp_path / "run" / "seats").exists()  # nothing is pending
+    what = "its model answered" if fallback == "model" else "the turn was skipped"
+    assert f"seat judge: no answer within 0.3s; {what}" in moot.document(tmp_path / "run", "html")
 
 
 def test_the_terminal_seat_reads_piped_answers(make_scenario, tmp_path, monkeypatch, capsys):
