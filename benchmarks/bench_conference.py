@@ -241,17 +241,21 @@ def run_seed(side: Side, seed: int, out: Path, model: Optional[str]) -> float:
 
 class LlamaServer:
     """`python -m llama_cpp.server` on a free loopback port serving the embedded model as moot
-    loads it (context size; llama.cpp's default threads, as in-process), for a `with` block."""
+    loads it (context size; threads as moot.models.local.load_llama sets them: the server's own
+    default for prompts is every core), for a `with` block."""
 
     def __init__(self, folder: Path):
         from loopback import free_port
         from moot.models.factory import BackendOptions
         from moot.models.local import default_model_path
 
+        options = BackendOptions()
+        threads = options.local_n_threads or max((os.cpu_count() or 2) // 2, 1)  # as moot.models.local.load_llama
         self.port, self.log = free_port(), folder / "llama_server.log"
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", default_model_path(),
-                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(BackendOptions().local_n_ctx)]
+                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(options.local_n_ctx),
+                        "--n_threads", str(threads), "--n_threads_batch", str(threads)]
 
     def __enter__(self) -> "LlamaServer":
         self.log.parent.mkdir(parents=True, exist_ok=True)
