@@ -261,16 +261,25 @@ class LlamaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as sink:
             self.proc = subprocess.Popen(self.command, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            if self._up():
+                return self
+            raise SystemExit(f"llama_cpp.server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _up(self, timeout: float = 180) -> bool:
+        """Whether the server answers within `timeout` seconds (False: it exited or never did)."""
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
                 with opener.open(f"{self.url}/models", timeout=2):
-                    return self
+                    return True
             except OSError:
                 time.sleep(0.5)
-        self.__exit__()
-        raise SystemExit(f"llama_cpp.server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
+        return False
 
     def __exit__(self, *exc) -> None:
         self.proc.terminate()
