@@ -199,7 +199,7 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--protocols", default=",".join(DEMOS))
+    p.add_argument("--protocols", default=",".join(DEMOS), help="on their demo sets (\"\": none, only --vast)")
     p.add_argument("--limit", type=int, help="the first N items of each dataset")
     p.add_argument("--vast", type=Path, help="the shared VAST sample (CSV): COLA and debate run on it too")
     p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
@@ -207,7 +207,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = p.parse_args(argv)
     base = args.out or Path(tempfile.mkdtemp(prefix="bench_items-"))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",")]
+    plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",") if name]
     if args.vast:
         spec = base / "vast.yaml"
         base.mkdir(parents=True, exist_ok=True)
