@@ -7,8 +7,10 @@ process (the model is loaded once), in fresh run folders, then reads the transcr
 
 - echo: free-text turns holding a run of 7 words of one of the protocol's prompt templates (its
   literal text between placeholders; target <= 5 %);
-- unparsed: items whose answer is unparsed (a debate's tied vote among them, counted apart: the
-  scenario's `tie: unparsed` claims no label), and (debate) agents' answers unparsed (target 0 %);
+- unparsed: items whose answer is unparsed, and among them those the protocol's own rule left
+  without a label though every closed answer was read (a debate's tied vote under `tie:
+  unparsed`, the negotiation's two conflicting negotiations without a third model), and (debate)
+  agents' answers unparsed (target 0 %);
 - the predicted labels against the gold labels (with calibration, the run's own: no label above
   70 % when no gold label is above 50 %);
 - macro-F1 with calibration (the run's predictions), without it (the same transcripts, each
@@ -131,6 +133,14 @@ def raw_prediction(protocol: str, scenario, t: Transcript) -> Optional[str]:
     return None
 
 
+def undecided(t: Transcript) -> bool:
+    """The item is unparsed by the protocol's rule, not for an unreadable answer: every closed
+    answer it recorded was read."""
+    answers = [m for m in t.messages if m.measured is not None]
+    return bool(answers) and all(m.decision != UNPARSED for m in answers) and \
+        any(o.prediction == UNPARSED for o in t.of_type(Outcome))
+
+
 # ------------------------------------------------------------------ one run
 def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int]) -> float:
     if out.exists():
@@ -180,9 +190,9 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     for m in echoed[:5]:
         print(f"    {m.speaker} ({m.action}): {m.content[:140]!r}")
     unparsed_answers = sum(1 for m in agent_answers if m.decision == UNPARSED)
-    ties = sum(1 for t in transcripts for o in t.of_type(Outcome) if o.decided_by == "tie")
+    ruled = sum(1 for t in transcripts if undecided(t))
     print(f"  unparsed: {predicted.count(UNPARSED)}/{n} items"
-          + (f" ({ties} of them a tied vote: no label claimed, as the scenario's `tie: unparsed` says)" if ties else "")
+          + (f" ({ruled} of them by the protocol's rule, every answer read: a tie, a conflict)" if ruled else "")
           + (f", {unparsed_answers}/{len(agent_answers)} answers" if agent_answers else "") + "  target 0%")
     print(f"  predicted: {share(predicted)}   (raw: {share([r or UNPARSED for r in raw])})")
     print(f"  gold:      {share(gold)}")
@@ -193,7 +203,7 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     print(f"  seconds per item: mean {statistics.fmean(walls):.1f}, median {statistics.median(walls):.1f} "
           f"(run wall {wall:.0f}s); longest gap between calls {max(gaps):.1f}s, median {statistics.median(gaps):.1f}s")
     return dict(protocol=protocol, dataset=dataset, n=n, echo=len(echoed) / max(len(turns), 1),
-                unparsed=predicted.count(UNPARSED) / n, ties=ties, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
+                unparsed=predicted.count(UNPARSED) / n, ruled=ruled, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
                 mean_s=statistics.fmean(walls), median_s=statistics.median(walls), gap=max(gaps))
 
 
@@ -222,11 +232,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         found.append({**report(protocol, Path(dataset).stem, out, wall), "load": (before, os.getloadavg()[0])})
         print(f"  load average {before:.2f} before, {found[-1]['load'][1]:.2f} after")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("\n| protocol | dataset | items | echo | unparsed (ties) | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap | load |")
+    print("\n| protocol | dataset | items | echo | unparsed (by rule) | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in found:
         raw = f"{f['f1_raw']:.3f}" if f["f1_raw"] is not None else "n/a"
-        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} ({f['ties']}) | {f['top']:.0%} | "
+        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} ({f['ruled']}) | {f['top']:.0%} | "
               f"{f['f1']:.3f} | {raw} | {f['f1_major']:.3f} | {f['mean_s']:.1f} | {f['median_s']:.1f} | {f['gap']:.1f}s | "
               f"{f['load'][0]:.1f}-{f['load'][1]:.1f} |")
     return 0
