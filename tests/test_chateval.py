@@ -19,8 +19,8 @@ from sklearn.metrics import cohen_kappa_score
 from moot.cli import main
 from moot.contract.check import check
 from moot.data.spec import DatasetError, load_dataset_spec
+from moot.errors import EXIT_UNPARSED
 from moot.engine.order import PolicyError
-from moot.engine.unparsed import EXIT_UNPARSED
 from moot.log.transcript import load
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Score, request_of
@@ -430,7 +430,7 @@ def test_a_dataset_run_and_its_report(tmp_path, capsys):
 def test_the_report_counts_unparsed_items(tmp_path, capsys):
     out = tmp_path / "run"
     assert run_scenario(ROOT / "scenarios" / "chateval.yaml", out, clients={"scripted": Referees(unreadable=(CRITIC,))},
-                        extra=["--dataset", str(write_pairs(tmp_path))]) == EXIT_UNPARSED  # its results still written
+                        extra=["--dataset", str(write_pairs(tmp_path))]) == EXIT_UNPARSED  # every answer unparsed
     assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
     with open(tmp_path / "report" / "table.csv", encoding="utf-8") as f:
         [row] = list(csv.DictReader(f))
