@@ -140,7 +140,8 @@ def _after_evaluation(plan: ConferencePlan, step: Step) -> Step:
     return _after_topic(plan, step.topic)
 
 
-def _after_topic(plan: ConferencePlan, topic: int) -> Step:
+def _after_topic(plan: ConferencePlan, topic: Optional[int]) -> Step:
+    assert topic is not None  # only a topic's steps (decide, evaluate, assess) end one
     if topic + 1 < plan.topic_count:
         return Step(plan.moderator, "open", topic + 1, 1)
     return Step(plan.moderator, "close", None, 1)

@@ -8,7 +8,10 @@ and the command line name no protocol:
 
 - `scenario`: its schema (a pydantic model whose `protocol` field is the protocol's name), which
   also says which roles take a model and with which settings; `example`: its bundled scenario;
-- `policy`: its speaker-selection policy (a pure function in moot.speaker_selection);
+- `policy`: its speaker-selection policy (a pure function in moot.speaker_selection, tested by
+  tables). The engine never calls it: the protocol's own `run` does, with the protocol's plan
+  and turns (their shapes differ: names spoken, turns with decisions, a conference's steps), so
+  the contract holds it as any function, to name where the protocol's turn order lives;
 - `inputs`: what one item is (nothing for a protocol whose scenario is the input) and which
   dataset column fills each field;
 - `run`: how one unit runs to an Outcome, asking models through the UnitContext it is given

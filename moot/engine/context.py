@@ -38,6 +38,7 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.models.requests import NotSupported, Request, RequestKind, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
+from moot.scenario.blocks import ScenarioBase
 
 OnText = Callable[[str], None]
 
@@ -81,7 +82,7 @@ class Unit:
     """One thing a run does: a conference (with its variant), or one item of a protocol."""
 
     id: str
-    scenario: Any
+    scenario: ScenarioBase
     inputs: Mapping[str, Any] = field(default_factory=dict)
     gold: Optional[str] = None
     variant: Mapping[str, Any] = field(default_factory=dict)

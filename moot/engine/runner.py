@@ -24,8 +24,9 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
 from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
+from moot.safety.secrets import describe
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
-from moot.models.calls import FatalModelError, ModelCallError, describe
+from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.engine.context import Listener, Unit, UnitContext
@@ -142,7 +143,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     started = time.monotonic()
     try:
         if prior is None:
-            seed = getattr(getattr(unit.scenario, "generation", None), "seed", None)
+            seed = unit.scenario.generation.seed
             ctx.record(started_event(protocol, unit, setup.scenario_path, setup.scenario_sha256,
                                      scenario_content_hash(unit.scenario), models, setup.backends, seed))
         else:

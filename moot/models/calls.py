@@ -62,7 +62,7 @@ class Completion:
     latency_s: float
     attempts: int
     finish_reason: Optional[str] = None
-    detail: Optional[dict] = None  # what a request measured (moot.models.requests.MeasuredResult)
+    detail: Optional[dict[str, Any]] = None  # what a request measured (moot.models.requests.MeasuredResult)
 
 
 class MalformedReply(RuntimeError):
@@ -166,4 +166,5 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
             if wait >= SHOWN_WAIT_S:
                 show_wait(wait_line(wait, why, what, attempt, retry.attempts, last))
             await asyncio.sleep(wait)
+    assert last is not None  # attempts >= 1 (Retry's bound), each failed one set it
     raise ModelCallError(describe(last), retry.attempts)

@@ -162,6 +162,9 @@ class ChatEvalScenario(ItemScenario):
         """The predictions a pairwise item may have (`tie`: equal summed scores); none for scores."""
         return list(LABELS) if self.task == "pairwise" else []
 
+    def label_set(self) -> list[str]:
+        return self.labels
+
     def roles(self) -> list[str]:
         found = [f"referee_{i}" for i in range(1, len(self.referees) + 1)]
         return found + ([SUMMARIZER] if self.strategy == "simultaneous_summarizer" else [])

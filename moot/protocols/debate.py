@@ -26,7 +26,7 @@ from moot.agents.prompts import render
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
-from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
                                          check_distinct)
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
@@ -49,7 +49,7 @@ class DebateInputs(Strict):
     target: Optional[str] = None
 
 
-class DebateScenario(ItemScenario):
+class DebateScenario(LabelledScenario):
     """Multi-agent debate (Du et al.): N agents, R rounds of reading each other, a vote."""
 
     PROTOCOL = "debate"

@@ -60,6 +60,9 @@ class JudgeEvalScenario(ScenarioBase):
 
     PROTOCOL = "judge_eval"
 
+    def label_set(self) -> list[str]:
+        return list(self.labels)
+
     def headline_metric(self) -> str:
         return "macro_f1"
 

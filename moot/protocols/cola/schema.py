@@ -13,7 +13,7 @@ from typing import Literal, Optional
 
 from pydantic import model_validator
 
-from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Label, Labels, MaxUnparsed, TurnTokens,
+from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Label, Labels, MaxUnparsed, TurnTokens,
                                          check_aliases, check_distinct)
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
@@ -96,7 +96,7 @@ class ColaInputs(Strict):
     role: Optional[str] = None
 
 
-class ColaScenario(ItemScenario):
+class ColaScenario(LabelledScenario):
     """Stance detection (Lan et al.): three analysts (a linguist, a domain specialist and a social
     media veteran) read the text independently, one debater per label argues from their analyses,
     and the judger picks the stance. The ablations of the paper's Table 5 are plain data

@@ -280,7 +280,7 @@ class Scenario(ScenarioBase):
         return self.generation.model_copy(update=agent.generation.model_dump(exclude_none=True))
 
 
-def _agent_keys(s: Scenario) -> list[tuple[tuple, AgentSpec]]:
+def _agent_keys(s: Scenario) -> list[tuple[tuple[str | int, ...], AgentSpec]]:
     """(key path in the file, agent) pairs: ('moderator',), ('participants', 1), ..."""
     keys = [(("moderator",), s.moderator)] + [(("participants", i), p) for i, p in enumerate(s.participants)]
     optional = (("judge", s.judge), ("evaluator", s.evaluator), ("assessor", s.assessor))

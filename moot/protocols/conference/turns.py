@@ -10,7 +10,7 @@ whose message never got written to be served back to the agent that asks it agai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
@@ -20,11 +20,16 @@ from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
 from moot.log.events import MEASURED, EventBase, Measured, Message, Usage
-from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
-from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
+from moot.protocols.conference.events import (Coverage, Score, ScoreHow, TopicClosed, Verdict, VerdictFields,
+                                              VerdictHow, Where)
+from moot.engine.order import PolicyError
+from moot.speaker_selection.conference import Step, Turn, walk
 from moot.log.transcript import Transcript
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict, read_scores
 from moot.errors import MootError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -66,7 +71,7 @@ def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Re
     if step.action not in ("judge", "decide"):
         return None
     parsed = reading.parse(step.action, message.content)
-    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
+    common = VerdictFields(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
     if parsed.value is None:
         return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
     value = parsed.value
@@ -76,11 +81,11 @@ def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Re
     return Verdict(**common, verdict=value.decision, reason=value.message)
 
 
-def _how(measured: Optional[Measured]) -> dict:
+def _how(measured: Optional[Measured]) -> VerdictHow:
     """A verdict's fields saying how it was read from probabilities (nothing for a written one)."""
     if measured is None:
         return {}
-    return dict(method=measured.method, probabilities=measured.probabilities, threshold=measured.threshold)
+    return VerdictHow(method=measured.method, probabilities=measured.probabilities, threshold=measured.threshold)
 
 
 def _reading(measured: Optional[Measured]) -> str:
@@ -110,11 +115,11 @@ def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: Conf
                           model=message.metadata.get("model", ""))
 
 
-def score_from_reply(content: str, measured: Optional[Measured] = None, **fields) -> Score:
+def score_from_reply(content: str, measured: Optional[Measured] = None, **fields: Unpack[Where]) -> Score:
     """A Score event from an evaluator reply (its scores written, or `measured`); unparsed replies
     keep their raw text."""
     parsed = read_scores(content, measured is not None)
-    how = dict(method=measured.method, distributions=measured.distributions) if measured else {}
+    how = ScoreHow(method=measured.method, distributions=measured.distributions) if measured else ScoreHow()
     if parsed.value is None:
         return Score(**fields, **how, parsed=False, raw=content, error=parsed.error)
     value = parsed.value
