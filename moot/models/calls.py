@@ -16,10 +16,10 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Optional, Sequence, TypeVar
+from typing import Any, Awaitable, Mapping, Optional, Protocol, Sequence, TypeVar
 
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, LLMMessage
+from autogen_core.models import CreateResult, LLMMessage
 from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
@@ -128,7 +128,16 @@ async def within(seconds: float, awaitable: Awaitable[T]) -> T:
     return await asyncio.wait_for(awaitable, seconds)
 
 
-async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage], *,
+class Creates(Protocol):
+    """What a call needs of a client: AutoGen's `create` (a ChatCompletionClient, or one streamed
+    through moot.models.engine.Streamed)."""
+
+    async def create(self, messages: Sequence[LLMMessage], *, json_output: Optional[type[BaseModel]] = None,
+                     extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: Optional[CancellationToken] = None) -> CreateResult: ...
+
+
+async def complete(client: Creates, messages: Sequence[LLMMessage], *,
                    output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
                    cancellation_token: Optional[CancellationToken] = None,
                    extra_create_args: Optional[dict[str, Any]] = None, what: str = "a model call") -> Completion:
