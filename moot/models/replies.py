@@ -39,7 +39,7 @@ class Parsed(Generic[M]):
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
-def loads(text: str) -> object:
+def loads(text: str) -> Any:
     """json.loads that accepts raw control characters (newlines, tabs) inside strings: a model
     that breaks a line inside "explanation" still wrote JSON text (strict=False)."""
     return json.loads(text, strict=False)

@@ -36,7 +36,7 @@ def find_dataset(given: str | os.PathLike[str]) -> Path:
     return _find(given, datasets_dir())
 
 
-def find_experiment(given: str | Path) -> Path:
+def find_experiment(given: str | os.PathLike[str]) -> Path:
     """An experiment file: the path as given when it exists, else the bundled experiment of that
     name (experiments/, installed as moot.experiments); otherwise the path as given."""
     return _find(given, Path(str(resources.files("moot.experiments"))))

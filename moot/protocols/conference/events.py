@@ -57,6 +57,12 @@ class VerdictHow(TypedDict, total=False):
     threshold: Optional[float]
 
 
+class GradeFields(Where, ScoreHow):
+    """A grader's Score: where, how it was read, and that it grades a judge decision."""
+
+    kind: Literal["debate", "judge_decision"]
+
+
 class VerdictFields(VerdictHow):
     turn: int
     speaker: str

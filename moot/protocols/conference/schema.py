@@ -282,7 +282,8 @@ class Scenario(ScenarioBase):
 
 def _agent_keys(s: Scenario) -> list[tuple[tuple[str | int, ...], AgentSpec]]:
     """(key path in the file, agent) pairs: ('moderator',), ('participants', 1), ..."""
-    keys = [(("moderator",), s.moderator)] + [(("participants", i), p) for i, p in enumerate(s.participants)]
+    keys: list[tuple[tuple[str | int, ...], AgentSpec]] = [(("moderator",), s.moderator)]
+    keys += [(("participants", i), p) for i, p in enumerate(s.participants)]
     optional = (("judge", s.judge), ("evaluator", s.evaluator), ("assessor", s.assessor))
     return keys + [((role,), a) for role, a in optional if a]
 

@@ -41,7 +41,7 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
     measured = measured_of(message)
     event = Message(
         turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
-        part=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
+        part=step.topic, round=step.round, content=message.to_text(), model=meta.get("model", ""),
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured,
@@ -60,7 +60,7 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int,
     if extra:
         events.append(extra)
     if following.closed_by:
-        events.append(TopicClosed(topic=step.topic, rounds=step.round, closed_by=following.closed_by))
+        events.append(TopicClosed(topic=step.in_topic, rounds=step.round, closed_by=following.closed_by))
     return events
 
 
@@ -70,13 +70,14 @@ def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Re
     keeps the raw reply. One read from probabilities says so, with them."""
     if step.action not in ("judge", "decide"):
         return None
-    parsed = reading.parse(step.action, message.content)
+    parsed = reading.parse(step.action, message.to_text())
+    assert parsed is not None  # a judge's or deciding moderator's turn is always read
     common = VerdictFields(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
     if parsed.value is None:
-        return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
+        return Verdict(**common, verdict="UNPARSED", raw=message.to_text(), error=parsed.error)
     value = parsed.value
     if isinstance(value, JudgeVerdict):
-        raw = message.content if reading.output("judge") is None and measured is None else None
+        raw = message.to_text() if reading.output("judge") is None and measured is None else None
         return Verdict(**common, verdict=value.verdict, reason=value.reason or _reading(measured), raw=raw)
     return Verdict(**common, verdict=value.decision, reason=value.message)
 
@@ -102,7 +103,7 @@ def _reading(measured: Optional[Measured]) -> str:
 def _score_event(message: BaseChatMessage, step: Step, turn: int, measured: Optional[Measured]) -> Optional[Score]:
     if step.action != "evaluate":
         return None
-    return score_from_reply(message.content, measured, turn=turn, speaker=message.source,
+    return score_from_reply(message.to_text(), measured, turn=turn, speaker=message.source,
                             topic=step.topic, model=message.metadata.get("model", ""))
 
 
@@ -110,7 +111,7 @@ def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: Conf
                     earlier: Sequence[Said], measured: Optional[Measured]) -> Optional[Coverage]:
     if step.action != "assess":
         return None
-    return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic),
+    return coverage_event(message.to_text(), setup.references[step.in_topic], debate_of(earlier, step.in_topic),
                           measured, turn=turn, speaker=message.source, topic=step.topic,
                           model=message.metadata.get("model", ""))
 

@@ -8,7 +8,7 @@ placeholders), shared with the conference, are in moot.scenario.blocks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Annotated, ClassVar, Mapping, Optional, Sequence
 
 from pydantic import Field
 
@@ -53,7 +53,7 @@ class LabelledScenario(ItemScenario):
         return self.max_unparsed
 
 
-def check_distinct(values: list[str], *key: object) -> None:
+def check_distinct(values: Sequence[str], *key: object) -> None:
     if len(set(values)) != len(values):
         raise fail(f"{key[-1]} must be distinct", *key)
 
