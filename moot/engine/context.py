@@ -212,7 +212,7 @@ class UnitContext:
         try:
             result = await asking
         except ModelCallError as exc:
-            exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
+            exc.role = role
             raise
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
         detail = result.detail if request else None

@@ -153,7 +153,7 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], 
             ctx.record(OutcomeEvent(prediction=prediction, explanation=new.explanation, raw=new.raw,
                                     gold=s.gold, decided_by=new.decided_by))
     except ModelCallError as exc:
-        ctx.record(Error(speaker=getattr(exc, "role", None), stage="rescore", cause=exc.cause, attempts=exc.attempts))
+        ctx.record(Error(speaker=exc.role, stage="rescore", cause=exc.cause, attempts=exc.attempts))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
         if is_environment_error(exc):  # the disk refused (exit 3): nothing to record it in

@@ -166,7 +166,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
-        ctx.record(Error(speaker=getattr(exc, "role", None), stage="model_call", cause=exc.cause,
+        ctx.record(Error(speaker=exc.role, stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on

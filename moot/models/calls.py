@@ -32,11 +32,13 @@ SHOWN_WAIT_S = 5.0  # a wait this long before a retry is one line on stderr (moo
 
 
 class ModelCallError(RuntimeError):
-    """A model call that failed every attempt; `cause` says why in one line."""
+    """A model call that failed every attempt; `cause` says why in one line, `role` whose call it
+    was (set by the unit's context, so the runner records who failed)."""
 
     def __init__(self, cause: str, attempts: int):
         super().__init__(f"model call failed after {attempts} attempt(s): {cause}")
         self.cause, self.attempts = cause, attempts
+        self.role: Optional[str] = None
 
 
 class FatalModelError(ModelCallError):
