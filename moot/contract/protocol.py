@@ -7,7 +7,10 @@ each typed and checked at registration (moot.contract.check), so the engine, the
 and the command line name no protocol:
 
 - `scenario`: its schema (a pydantic model whose `protocol` field is the protocol's name), which
-  also says which roles take a model and with which settings; `example`: its bundled scenario;
+  also says which roles take a model and with which settings, and answers the engine's questions
+  through ScenarioBase's typed hooks (its label set, declared and headline metric, unparsed limit;
+  its models, generation, retry and backends blocks, checked at registration); `example`: its
+  bundled scenario;
 - `policy`: its speaker-selection policy (a pure function in moot.speaker_selection, tested by
   tables). The engine never calls it: the protocol's own `run` does, with the protocol's plan
   and turns (their shapes differ: names spoken, turns with decisions, a conference's steps), so
