@@ -159,11 +159,11 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
 
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = str(ROOT / "datasets" / "demo-stance.yaml")
-    for scenario, limit in (("cola_direct", "12"), ("cola_cot", "8")):
+    for scenario, limit in (("cola_direct", "12"), ("cola", "8")):
         assert main(["run", scenario, "--dataset", data, "--model", "scripted", "--limit", limit, "--quiet",
                      "--out", f"run-{scenario}"]) == 0
     capsys.readouterr()
-    assert main(["compare", "run-cola_direct", "run-cola_cot", "--metric", "accuracy", "--out", "cmp"]) == 0
+    assert main(["compare", "run-cola_direct", "run-cola", "--metric", "accuracy", "--out", "cmp"]) == 0
     shown = capsys.readouterr().out
     assert "| A: run-cola_direct | 1 | 12 |" in shown and "(mcnemar)" in shown
     assert "paired 8 units; dropped 4 without their pair" in shown
@@ -175,5 +175,5 @@ def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest
                                      encoding="utf-8")
     assert main(["run", "cola_direct", "--dataset", "other.yaml", "--model", "scripted", "--quiet", "--out", "o"]) == 0
     capsys.readouterr()
-    assert main(["compare", "o", "run-cola_cot"]) == 2
+    assert main(["compare", "o", "run-cola"]) == 2
     assert "share no item" in capsys.readouterr().err

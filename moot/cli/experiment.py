@@ -52,10 +52,10 @@ def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletion
     from moot.experiment.grid import default_out, parse_shard, run_experiment
     from moot.experiment.schema import load_experiment
 
-    for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--vary", args.vary)):
+    for flag, value in (("--input", args.input), ("--vary", args.vary)):
         if value:
-            raise UsageError(f"{flag}: an experiment file names its own datasets and arms")
-    experiment = load_experiment(bundled(args.scenario))
+            raise UsageError(f"{flag}: an experiment file names its own arms")
+    experiment = load_experiment(bundled(args.scenario), [str(args.dataset)] if args.dataset else None)
     given = {key: value for key, value in (("limit", args.limit), ("repeats", args.repeat)) if value}
     if given:  # a quick check: fewer items or repeats than the file asks for
         experiment = dataclasses.replace(experiment, spec=experiment.spec.model_copy(update=given))

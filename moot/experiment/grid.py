@@ -138,7 +138,8 @@ def fingerprints(experiment: Experiment) -> dict[str, Any]:
     return {
         "arms": {a.name: {"scenario": str(a.path), "content_sha256": scenario_content_hash(a.scenario),
                           "overrides": {k: v for k, v in a.overrides}} for a in experiment.arms},
-        "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec)} for d in experiment.datasets},
+        "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec),
+                              "benchmark": d.spec.benchmark or d.name} for d in experiment.datasets},
     }
 
 

@@ -15,7 +15,7 @@ Writes, in the report folder:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -51,6 +51,7 @@ class Loaded:
     test: Optional[str] = None
     published: Optional[dict[str, Any]] = None
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
+    benchmarks: dict[str, str] = field(default_factory=dict)  # dataset -> the published dataset it is
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
 
@@ -161,7 +162,9 @@ def load(folders: Sequence[Path]) -> Loaded:
     return Loaded(first["experiment"], arms, shown_as, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
-                  first.get("published"), dropped, dict(pooled), measured)
+                  first.get("published"), dropped,
+                  {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
+                  measured)
 
 
 @dataclass(frozen=True)
@@ -212,16 +215,20 @@ def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
 
 
 def published_analyses(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, Analysis]:
-    """The analysis of each published column the experiment measured (first model with cells)."""
-    found: dict[str, Analysis] = {}
-    for name, column in published_columns(published).items():
-        for model in sorted({c.model for c in loaded.cells if c.dataset == column.dataset}):
-            done = analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
-                           loaded.targets.get(column.dataset), loaded.test, boot.resamples, boot)
+    """The analysis of each published column the experiment measured."""
+    found = {name: _measured(loaded, column, boot) for name, column in published_columns(published).items()}
+    return {name: analysis for name, analysis in found.items() if analysis is not None}
+
+
+def _measured(loaded: Loaded, column: Column, boot: Resampling) -> Optional[Analysis]:
+    """The column on the first dataset that is the paper's (its `benchmark`) and model with cells."""
+    for dataset in sorted({c.dataset for c in loaded.cells if loaded.benchmarks.get(c.dataset, c.dataset) == column.dataset}):
+        for model in sorted({c.model for c in loaded.cells if c.dataset == dataset}):
+            done = analyse(loaded.cells, replace(column, dataset=dataset), model, loaded.arms, loaded.reference,
+                           loaded.targets.get(dataset), loaded.test, boot.resamples, boot)
             if done.arms:
-                found[name] = done
-                break
-    return found
+                return done
+    return None
 
 
 @dataclass(frozen=True)

@@ -133,12 +133,20 @@ class Experiment:
         return next(a for a in self.arms if a.name == name)
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file (module docstring); ExperimentError on the first problem."""
+def load_experiment(path: str | Path, datasets: Optional[Sequence[str]] = None) -> Experiment:
+    """Read and check an experiment file (module docstring); ExperimentError on the first problem.
+    `datasets`: in place of the file's (a quick check of a paper's experiment on data at hand)."""
     try:
         source = read_yaml(path)
     except SourceError as exc:
         raise ExperimentError(exc.file, exc.detail, exc.key, exc.line) from None
+    return experiment_from(source, Path(path), datasets)
+
+
+def experiment_from(source: YamlSource, path: Path, datasets: Optional[Sequence[str]] = None) -> Experiment:
+    """An experiment from its YAML (a file's, or one the command line made: moot.experiment.shorthand)."""
+    if isinstance(source.data, dict) and datasets is not None:
+        source.data["datasets"] = list(datasets)
     if not isinstance(source.data, dict):
         raise ExperimentError(source.file, "an experiment file is a mapping of keys (experiment, arms, ...)")
     try:
@@ -152,10 +160,10 @@ def load_experiment(path: str | Path) -> Experiment:
     derived = tuple(_derived(source, i, arm, arms) for i, arm in enumerate(spec.arms) if arm.first_round_of is not None)
     for i, model in enumerate(spec.models):
         _checked(source, ("models", i), lambda: parse_spec(model))
-    datasets = _datasets(source, spec, arms, base)
-    _compare(source, spec, arms, datasets)
+    found = _datasets(source, spec, arms, base)
+    _compare(source, spec, arms, found)
     _published(source, spec)
-    return Experiment(spec, Path(path), arms, datasets, derived)
+    return Experiment(spec, path, arms, found, derived)
 
 
 def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
