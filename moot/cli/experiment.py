@@ -1,5 +1,7 @@
 """`moot run EXPERIMENT.yaml [--plan] [--shard I/N] [--out DIR]`: run (or plan) an experiment's grid.
 
+`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.shorthand).
+
 An experiment file is a YAML file whose top level has `experiment:` (moot.experiment.schema). The
 whole file is checked before anything runs; every cell is a run folder inside the experiment
 folder (moot.experiment.grid); `--plan` prints what the grid would spend and calls no model
@@ -12,7 +14,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
@@ -21,6 +23,8 @@ from moot.views.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
+
+    from moot.experiment.schema import Experiment
 
 
 def bundled(given: str) -> Path:
@@ -49,7 +53,7 @@ def is_experiment_file(given: str) -> bool:
 
 
 def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
-    from moot.experiment.grid import default_out, parse_shard, run_experiment
+    from moot.experiment.grid import default_out
     from moot.experiment.schema import load_experiment
 
     for flag, value in (("--input", args.input), ("--vary", args.vary)):
@@ -57,10 +61,46 @@ def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletion
             raise UsageError(f"{flag}: an experiment file names its own arms")
     experiment = load_experiment(bundled(args.scenario), [str(args.dataset)] if args.dataset else None)
     given = {key: value for key, value in (("limit", args.limit), ("repeats", args.repeat)) if value}
+    if args.repeat and experiment.spec.seeds:
+        raise UsageError(f"--repeat: {experiment.path} names its seeds (`seeds:`)")
     if given:  # a quick check: fewer items or repeats than the file asks for
         experiment = dataclasses.replace(experiment, spec=experiment.spec.model_copy(update=given))
+    return run_grid(experiment, Path(args.out) if args.out else default_out(experiment), args, clients)
+
+
+def run_shorthand(args: argparse.Namespace, scenario: Path,
+                  clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
+    """`moot run SCENARIO --vary ... --repeat N`: the experiment it stands for (moot.experiment.shorthand)."""
+    from moot.experiment.shorthand import experiment
+
+    if args.input:
+        raise UsageError("--input: a grid runs a dataset's items (--dataset) or the scenario itself")
+    if args.model and any(item.partition("=")[0].strip() == "model" for item in args.vary):
+        raise UsageError("--model: --vary model=... names the models already; give one of them")
+    made, out = experiment(scenario, args.dataset, args.vary, args.repeat, args.limit,
+                           Path(args.out) if args.out else None)
+    return run_grid(made, out, args, clients)
+
+
+def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
+    """`--model SPEC` (repeatable): the models axis, every role of every arm on each, over the file's."""
+    if not given:
+        return experiment
+    for spec in given:
+        key, sep, _ = spec.partition("=")
+        if sep and ":" not in key:
+            raise UsageError(f"--model {spec}: an experiment puts every role on a model (--model SPEC); "
+                             "a role's own model goes in an arm's `set: {models.ROLE: SPEC}`")
+    return dataclasses.replace(experiment, spec=experiment.spec.model_copy(update={"models": tuple(given)}))
+
+
+def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace,
+             clients: Optional[Mapping[str, "ChatCompletionClient"]]) -> int:
+    """Plan, or run (or continue) the experiment's cells into `out`."""
+    from moot.experiment.grid import parse_shard, run_experiment
+
+    experiment = with_models(experiment, args.model)
     shard = parse_shard(args.shard) if args.shard else None
-    out = Path(args.out) if args.out else default_out(experiment)
     if args.plan:
         from moot.experiment.plan import lines, plan_cells
 

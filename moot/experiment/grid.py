@@ -5,7 +5,8 @@
     OUT/cache.sqlite                        one reply cache: a call two cells share is made once
     OUT/ARM/DATASET/MODEL/seed-S/           a normal run folder (run.json, results.jsonl, transcripts)
 
-A cell is arm x dataset x model x repeat; repeat r runs with the scenario's generation.seed + r.
+A cell is arm x dataset x model x repeat; repeat r runs with the scenario's generation.seed + r
+(or the file's r-th of `seeds`).
 Every cell runs through moot's Python API (`moot.api.running.prepare(...).run()`), so a cell is a
 run like any other: resumable, cached, concurrent. Running the experiment again continues it; cells
 added to the file (arms, datasets, models, repeats) run, finished ones are not redone; an arm or a
@@ -91,8 +92,8 @@ def cells(experiment: Experiment) -> list[Cell]:
         datasets: list[Optional[Dataset]] = list(experiment.datasets) if arm.protocol.units.items else [None]
         for dataset in datasets:
             for model in models:
-                for repeat in range(spec.repeats):
-                    found.append(Cell(arm, dataset, model, repeat, base_seed(arm) + repeat))
+                seeds = spec.seeds or [base_seed(arm) + r for r in range(spec.repeats)]
+                found += [Cell(arm, dataset, model, repeat, seed) for repeat, seed in enumerate(seeds)]
     return found
 
 
@@ -167,7 +168,7 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
     """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status."""
     body = {"manifest_version": MANIFEST_VERSION, "experiment": experiment.name, "title": experiment.spec.title,
             "file": str(experiment.path), "file_sha256": scenario_hash(experiment.path),
-            "repeats": experiment.spec.repeats, "limit": experiment.spec.limit,
+            "repeats": len(experiment.spec.seeds) or experiment.spec.repeats, "limit": experiment.spec.limit,
             "shard": list(shard) if shard else None, **fingerprints(experiment),
             "order": experiment.order, "derived": dict(experiment.derived),
             "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
@@ -213,6 +214,9 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
              for c in (before or {}).get("cells", [])}
     status = {cell.key: prior.get(cell.key, "planned") for cell, _ in prepared}
+    if experiment.text is not None:  # made on the command line: its file, beside its cells
+        experiment.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(experiment.path, experiment.text)
     write_manifest(experiment, folder, status, shard)
     for cell, run in prepared:
         if run.planned == 0:

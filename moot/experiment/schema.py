@@ -11,6 +11,7 @@
     datasets: [demo-stance]              # dataset files or names under datasets/; none for conferences
     models: [local]                      # optional axis: every role of an arm on each model
     repeats: 3                           # seeds: the scenario's generation.seed + 0 .. repeats-1
+    seeds: [1, 7, 42]                    # or these seeds (in place of repeats)
     limit: 20                            # optional: the first N items of each dataset
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
     published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}
@@ -86,6 +87,7 @@ class ExperimentSpec(Strict):
     datasets: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
+    seeds: tuple[int, ...] = ()  # the seeds to run, in place of generation.seed + 0 .. repeats-1
     limit: Optional[Annotated[int, Field(ge=1)]] = None
     compare: Optional[CompareSpec] = None
     published: Optional[PublishedSpec] = None
@@ -119,6 +121,7 @@ class Experiment:
     arms: tuple[Arm, ...]  # the arms that run
     datasets: tuple[Dataset, ...]
     derived: tuple[tuple[str, str], ...] = ()  # (arm, the arm whose first-round answers it reads)
+    text: Optional[str] = None  # made on the command line (moot.experiment.shorthand): written to `path` when it runs
 
     @property
     def order(self) -> list[str]:

@@ -1,0 +1,69 @@
+"""`moot run SCENARIO --vary KEY=V1,V2 --repeat N`: the experiment it stands for, for a protocol of
+items and for a conference alike: one arm per value, its file and manifest in a folder named by what
+varies, a rerun with more repeats or values running only the new cells, bad input refused in one line
+with nothing written; a conference's --vary of its own keys stays a batch of variants."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = str(ROOT / "datasets" / "demo-stance.yaml")
+GRID = ["run", "debate", "--dataset", DATA, "--model", "scripted", "--limit", "4", "--quiet", "--vary", "rounds=0,1"]
+
+
+def results(folder: Path) -> int:
+    return sum(len((p / "results.jsonl").read_text().splitlines()) for p in folder.rglob("seed-*"))
+
+
+def test_a_dataset_protocol_varies_a_key_over_repeats_and_continues(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main([*GRID, "--repeat", "2"]) == 0
+    out = tmp_path / "transcripts" / "debate-demo-stance-grid-rounds"
+    manifest = json.loads((out / "experiment.json").read_text())
+    assert [(c["arm"], c["seed"], c["status"]) for c in manifest["cells"]] == [
+        ("rounds-0", 0, "completed"), ("rounds-0", 1, "completed"), ("rounds-1", 0, "completed"),
+        ("rounds-1", 1, "completed")]
+    assert manifest["compare"]["reference"] == "rounds-0" and "rounds: 1" in (out / "experiment.yaml").read_text()
+    assert results(out) == 16
+    assert main([*GRID, "--repeat", "3"]) == 0 and results(out) == 24  # only the new repeat ran
+    assert main([*GRID[:-1], "rounds=0,1,2", "--repeat", "3"]) == 0 and results(out) == 36  # only the new arm
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    assert "| rounds-2 | 3 | 4 |" in shown and "Δ vs rounds-0" in shown
+
+
+def test_a_conference_repeated_is_an_experiment_and_its_own_vary_keys_a_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "drug_policy", "--model", "scripted", "--repeat", "2", "--quiet"]) == 0
+    assert (tmp_path / "transcripts" / "drug_policy-grid" / "experiment.json").is_file()
+    capsys.readouterr()
+    assert main(["report", "transcripts/drug_policy-grid", "--out", "rep"]) == 0
+    assert "**rounds_to_agreement · scripted**" in capsys.readouterr().out
+    assert main(["run", "drug_policy", "--model", "scripted", "--vary", "seed=1,2", "--quiet"]) == 0
+    batch = tmp_path / "transcripts" / "drug_policy-seed-1-2"
+    assert (batch / "run.json").is_file() and not (batch / "experiment.json").exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--vary", "rouds=0,1"], "--vary/--repeat:"),
+    (["--vary", "rounds=0,1", "--vary", "rounds=2"], "--vary rounds: given twice"),
+    (["--vary", "seed=1,2", "--repeat", "2"], "--repeat: --vary seed=... names the seeds already"),
+    (["--vary", "rounds"], "expected KEY=V1,V2"),
+])
+def test_bad_grid_input_is_one_line_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                       says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "debate", "--dataset", DATA, "--model", "scripted", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert list(tmp_path.iterdir()) == []
