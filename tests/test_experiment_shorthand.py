@@ -54,7 +54,8 @@ def test_a_conference_repeated_is_an_experiment_and_its_own_vary_keys_a_batch(
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--vary", "rouds=0,1"], "--vary/--repeat:"),
+    (["--vary", "rouds=0,1"], "did you mean 'rounds'?"),
+    (["--vary", "rounds=x,1"], "--vary/--repeat:"),
     (["--vary", "rounds=0,1", "--vary", "rounds=2"], "--vary rounds: given twice"),
     (["--vary", "seed=1,2", "--repeat", "2"], "--repeat: --vary seed=... names the seeds already"),
     (["--vary", "rounds"], "expected KEY=V1,V2"),

@@ -20,11 +20,11 @@ from typing import Any, Optional, Sequence
 import yaml
 
 from moot.contract.vary import find_key
-from moot.errors import UsageError
-from moot.experiment.schema import Experiment, experiment_from
+from moot.errors import UsageError, nearest
+from moot.experiment.schema import Experiment, ExperimentError, experiment_from
 from moot.protocols.registry import REGISTRY
 from moot.scenario.load import load_scenario
-from moot.scenario.yamlsource import parse_yaml
+from moot.scenario.yamlsource import format_key, parse_yaml
 
 AXES = ("seed", "model")  # --vary keys that are axes of the grid, not arms
 
@@ -71,6 +71,10 @@ def _arm_sets(scenario_path: Path, axes: Sequence[tuple[str, list[str]]]) -> lis
     options: list[list[tuple[str, dict[str, Any]]]] = []
     for key, values in axes:
         own = find_key(protocol.vary, key)
+        if own is None and key.split(".")[0] not in type(scenario).model_fields:
+            names = [k.name for k in protocol.vary]
+            raise UsageError(f"--vary {key}: not a key of the {protocol.name} scenario nor one of its vary keys "
+                             f"({', '.join(names)}){nearest(key, [*names, *type(scenario).model_fields])}")
         if own is None:
             options.append([(f"{key}-{v}", {key: _value(v)}) for v in values])
             continue
@@ -125,5 +129,8 @@ def experiment(scenario_path: Path, dataset: Optional[Path], vary: Sequence[str]
                                               *(["--repeat", str(repeat)] if repeat else [])]) + "\n"
     text += yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=1000)
     path = folder / "experiment.yaml"
-    found = experiment_from(parse_yaml(text, "--vary/--repeat"), path)
+    try:
+        found = experiment_from(parse_yaml(text, "--vary/--repeat"), path)
+    except ExperimentError as exc:  # a line of the YAML it made means nothing to the user: the key does
+        raise UsageError(f"--vary/--repeat: {format_key(exc.key)}: {exc.detail}") from None
     return Experiment(found.spec, path, found.arms, found.datasets, found.derived, text), folder
