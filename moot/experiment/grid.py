@@ -173,7 +173,7 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
             "order": experiment.order, "derived": dict(experiment.derived),
             "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
             "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
-            "published": experiment.spec.published.model_dump() if experiment.spec.published else None,
+            "published": [t.model_dump() for t in experiment.spec.tables],
             "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,
                        "repeat": c.repeat, "folder": str(c.folder(out).relative_to(out)),
                        "status": status.get(c.key, "planned")} for c in cells(experiment)]}
@@ -209,7 +209,8 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     for cell in cells(experiment):  # everything is checked before the first cell runs
         found = prepare(cell.scenario(), source=cell.arm.path, dataset=cell.dataset.path if cell.dataset else None,
                         limit=experiment.spec.limit, models=cell.model, out=cell.folder(folder), options=shared,
-                        identity={"experiment": experiment.name, "arm": cell.arm.name, "seed": cell.seed})
+                        identity={**cell.arm.identity, "experiment": experiment.name, "arm": cell.arm.name,
+                                  "seed": cell.seed})
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
     prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
              for c in (before or {}).get("cells", [])}

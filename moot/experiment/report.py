@@ -49,7 +49,7 @@ class Loaded:
     targets: dict[str, dict[str, str]]  # dataset -> item id -> target
     reference: Optional[str] = None
     test: Optional[str] = None
-    published: Optional[dict[str, Any]] = None
+    published: list[dict[str, Any]] = field(default_factory=list)  # the tables it reproduces
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
     benchmarks: dict[str, str] = field(default_factory=dict)  # dataset -> the published dataset it is
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
@@ -162,9 +162,14 @@ def load(folders: Sequence[Path]) -> Loaded:
     return Loaded(first["experiment"], arms, shown_as, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
-                  first.get("published"), dropped,
+                  _tables(first.get("published")), dropped,
                   {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
                   measured)
+
+
+def _tables(published: object) -> list[dict[str, Any]]:
+    """The manifest's published tables (one mapping in manifests of earlier versions)."""
+    return [published] if isinstance(published, dict) else [t for t in published or [] if isinstance(t, dict)]
 
 
 @dataclass(frozen=True)
@@ -278,15 +283,15 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             if measured is not None:
                 grids.append(measured)
                 _write(out, safe(f"measure-{measure}-{model}"), measured)
-    published = loaded.published
     main_parts: list[str] = []
-    if published:
+    for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
         grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
                               loaded.labels)
-        grids.insert(0, grid)
-        _write(out, "published", grid)
-        write_atomic(out / "published.md", markdown(grid) + "\n")
+        grids.insert(i, grid)
+        stem = "published" if not i else safe(f"published-{published['table']}")
+        _write(out, stem, grid)
+        write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
