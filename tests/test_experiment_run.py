@@ -155,6 +155,13 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     shown = capsys.readouterr().out
     assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | 2 |" in shown
     assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()
+    # trajectories over seeds: the judge's verdict per topic and round, coverage per topic
+    verdicts = (tmp_path / "rep" / "trajectory-judge_agreement-scripted.csv").read_text().splitlines()
+    assert verdicts[0] == "arm · line,round,seeds,mean,95% CI" and verdicts[1].startswith("judge · topic 0,1,2,")
+    assert not any(line.startswith("no-judge") for line in verdicts)  # no judge, no verdict
+    coverage = (tmp_path / "rep" / "trajectory-coverage_by_topic-scripted.csv").read_text().splitlines()
+    assert {line.split(" · ")[0] for line in coverage[1:]} == {"judge", "no-judge"}
+    assert (tmp_path / "rep" / "plots" / "trajectory-judge_agreement-scripted.svg").is_file()
 
 
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

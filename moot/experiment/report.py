@@ -24,7 +24,7 @@ from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import read_manifest
-from moot.experiment.measures import MeasureCell, measure_grid, read_cell
+from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
 from moot.experiment.schema import safe
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
@@ -283,6 +283,16 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             if measured is not None:
                 grids.append(measured)
                 _write(out, safe(f"measure-{measure}-{model}"), measured)
+    steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
+    for series, step in sorted(steps.items()):
+        for model in sorted({c.model for c in loaded.measured}):
+            moved = trajectories(loaded.measured, series, model, loaded.arms)
+            if moved:
+                grid = trajectory_grid(moved, series, step, model)
+                grids.append(grid)
+                stem = safe(f"trajectory-{series}-{model}")
+                _write(out, stem, grid)
+                written += plots.lines(moved, out / "plots", stem, grid.title, step, series.replace("_", " "))
     main_parts: list[str] = []
     for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
