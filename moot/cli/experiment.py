@@ -104,7 +104,8 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace,
     if args.plan:
         from moot.experiment.plan import lines, plan_cells
 
-        prices = tuple(args.price) if args.price else None
+        given = experiment.spec.prices
+        prices = tuple(args.price) if args.price else (given.prompt, given.completion) if given else None
         print(terminal_safe("\n".join(lines(plan_cells(experiment, out, shard), out, shard, prices))))
         return EXIT_OK
     quiet = args.quiet

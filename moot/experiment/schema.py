@@ -15,6 +15,7 @@
     seeds: [1, 7, 42]                    # or these seeds (in place of repeats)
     limit: 20                            # optional: the first N items of each dataset
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
+    prices: {prompt: 0.15, completion: 0.60}   # per million tokens, for --plan's cost
     published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list of tables
 
 An arm with `command: NAME` runs the scenario that protocol command (`moot NAME DATA.yaml
@@ -86,6 +87,13 @@ class PublishedSpec(Strict):
     rows: dict[str, str]  # arm -> the paper's row it reproduces
 
 
+class Prices(Strict):
+    """Prices per million tokens, for --plan's cost."""
+
+    prompt: Annotated[float, Field(ge=0)]
+    completion: Annotated[float, Field(ge=0)]
+
+
 class ExperimentSpec(Strict):
     experiment: Name
     title: str = ""
@@ -96,6 +104,7 @@ class ExperimentSpec(Strict):
     seeds: tuple[int, ...] = ()  # the seeds to run, in place of generation.seed + 0 .. repeats-1
     limit: Optional[Annotated[int, Field(ge=1)]] = None
     compare: Optional[CompareSpec] = None
+    prices: Optional[Prices] = None  # per million prompt / completion tokens (--price beats it)
     published: Union[PublishedSpec, tuple[PublishedSpec, ...], None] = None
 
     @property
