@@ -1,11 +1,11 @@
 """`moot run EXPERIMENT.yaml [--plan] [--shard I/N] [--out DIR]`: run (or plan) an experiment's grid.
 
-`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.shorthand).
-
 An experiment file is a YAML file whose top level has `experiment:` (moot.experiment.schema). The
 whole file is checked before anything runs; every cell is a run folder inside the experiment
 folder (moot.experiment.grid); `--plan` prints what the grid would spend and calls no model
 (moot.experiment.plan); `moot report FOLDER` gives its findings (moot.experiment.report).
+
+`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.shorthand).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
 from moot.errors import UsageError
+from moot.scenario.bundled import find_experiment
 from moot.views.neutral import terminal_safe
 
 if TYPE_CHECKING:
@@ -26,22 +27,13 @@ if TYPE_CHECKING:
 
     from moot.experiment.schema import Experiment
 
-
-def bundled(given: str) -> Path:
-    """An experiment file: the path as given, else a bundled experiment of that name (experiments/)."""
-    from importlib import resources
-
-    path = Path(given)
-    if path.exists() or path.parent != Path(".") or path.suffix not in ("", ".yaml"):
-        return path
-    shipped = Path(str(resources.files("moot.experiments"))) / f"{path.stem}.yaml"
-    return shipped if shipped.is_file() else path
+Clients = Optional[Mapping[str, "ChatCompletionClient"]]
 
 
 def is_experiment_file(given: str) -> bool:
     """Whether `given` names a YAML file with `experiment:` at its top level (its first 64 KB read),
     or a bundled experiment."""
-    path = bundled(given)
+    path = find_experiment(given)
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
@@ -52,24 +44,19 @@ def is_experiment_file(given: str) -> bool:
     return any(line.startswith("experiment:") for line in head.splitlines())
 
 
-def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
+def run(args: argparse.Namespace, clients: Clients = None) -> int:
+    from moot.api.experiments import load_experiment
     from moot.experiment.grid import default_out
-    from moot.experiment.schema import load_experiment
 
     for flag, value in (("--input", args.input), ("--vary", args.vary)):
         if value:
             raise UsageError(f"{flag}: an experiment file names its own arms")
-    experiment = load_experiment(bundled(args.scenario), [str(args.dataset)] if args.dataset else None)
-    given = {key: value for key, value in (("limit", args.limit), ("repeats", args.repeat)) if value}
-    if args.repeat and experiment.spec.seeds:
-        raise UsageError(f"--repeat: {experiment.path} names its seeds (`seeds:`)")
-    if given:  # a quick check: fewer items or repeats than the file asks for
-        experiment = dataclasses.replace(experiment, spec=experiment.spec.model_copy(update=given))
+    experiment = load_experiment(args.scenario, limit=args.limit, repeats=args.repeat,
+                                 datasets=[str(args.dataset)] if args.dataset else None)
     return run_grid(experiment, Path(args.out) if args.out else default_out(experiment), args, clients)
 
 
-def run_shorthand(args: argparse.Namespace, scenario: Path,
-                  clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
+def run_shorthand(args: argparse.Namespace, scenario: Path, clients: Clients = None) -> int:
     """`moot run SCENARIO --vary ... --repeat N`: the experiment it stands for (moot.experiment.shorthand)."""
     from moot.experiment.shorthand import experiment
 
@@ -94,27 +81,26 @@ def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
     return dataclasses.replace(experiment, spec=experiment.spec.model_copy(update={"models": tuple(given)}))
 
 
-def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace,
-             clients: Optional[Mapping[str, "ChatCompletionClient"]]) -> int:
+def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clients: Clients) -> int:
     """Plan, or run (or continue) the experiment's cells into `out`."""
-    from moot.experiment.grid import parse_shard, run_experiment
+    from moot.api.experiments import plan_experiment, run_experiment
+    from moot.experiment.grid import parse_shard
 
     experiment = with_models(experiment, args.model)
     shard = parse_shard(args.shard) if args.shard else None
     if args.plan:
-        from moot.experiment.plan import lines, plan_cells
+        from moot.experiment.plan import lines
 
         given = experiment.spec.prices
         prices = tuple(args.price) if args.price else (given.prompt, given.completion) if given else None
-        print(terminal_safe("\n".join(lines(plan_cells(experiment, out, shard), out, shard, prices))))
+        print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
         return EXIT_OK
-    quiet = args.quiet
-    status = run_experiment(experiment, out, run_options(args, clients), shard, args.allow_changed,
-                            on_cell=None if quiet else lambda cell, line: print(terminal_safe(line)))
-    done = sum(1 for s in status.values() if s == "completed")
-    print(f"experiment {experiment.name}: {done}/{len(status)} cells completed ({out}); "
+    result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
+                            allow_changed=args.allow_changed,
+                            on_cell=None if args.quiet else lambda cell, line: print(terminal_safe(line)))
+    print(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed ({out}); "
           f"moot report {out} for the tables")
-    if any(s == "interrupted" for s in status.values()):
+    if result.interrupted:
         print(f"interrupted: run the same command again to continue ({out})", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK if done == len(status) else EXIT_FAILED
+    return EXIT_OK if result.completed == len(result.status) else EXIT_FAILED
