@@ -92,3 +92,21 @@ def test_a_protocol_command_is_an_arm_and_a_benchmark_meets_its_published_table(
     published = (tmp_path / "rep" / "published.csv").read_text()
     assert "Llama 3 70B,Llama 3 70B,accuracy,0.500" in published and ",0.934," in published
     assert "Not measured here" not in (tmp_path / "rep" / "published.md").read_text()
+
+
+def test_s2mad_rounds_vary_as_arms_and_their_dynamics_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """S2MAD records both debaters' answers per round (0: the initial opinions): a grid over its
+    rounds reports each arm's rounds."""
+    monkeypatch.chdir(tmp_path)
+    data = str(ROOT / "datasets" / "demo-rumour-veracity.yaml")
+    assert main(["run", "s2mad", "--dataset", data, "--model", "scripted", "--limit", "2", "--quiet",
+                 "--vary", "rounds=1,2"]) == 0
+    out = tmp_path / "transcripts" / "s2mad-demo-rumour-veracity-grid-rounds"
+    rows = [json.loads(line) for line in (out / "rounds-2" / "demo-rumour-veracity" / "scripted" / "seed-0" /
+                                          "results.jsonl").read_text().splitlines()]
+    assert all(len(r["answers"]) in (1, 2, 3) and all(len(a) == 2 for a in r["answers"]) for r in rows)
+    assert main(["report", str(out), "--out", "rep"]) == 0
+    dynamics = (tmp_path / "rep" / "dynamics-demo-rumour-veracity-scripted.csv").read_text().splitlines()
+    assert [line.split(",")[:2] for line in dynamics[1:]] == [["rounds-1", "0"], ["rounds-1", "1"], ["rounds-2", "0"],
+                                                              ["rounds-2", "1"], ["rounds-2", "2"]]
