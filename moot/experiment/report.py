@@ -169,7 +169,9 @@ def load(folders: Sequence[Path]) -> Loaded:
 
 def _tables(published: object) -> list[dict[str, Any]]:
     """The manifest's published tables (one mapping in manifests of earlier versions)."""
-    return [published] if isinstance(published, dict) else [t for t in published or [] if isinstance(t, dict)]
+    if isinstance(published, dict):
+        return [published]
+    return [t for t in published if isinstance(t, dict)] if isinstance(published, list) else []
 
 
 @dataclass(frozen=True)

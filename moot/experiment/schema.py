@@ -185,15 +185,15 @@ def experiment_from(source: YamlSource, path: Path, datasets: Optional[Sequence[
     built = {i: _arm(source, i, arm, base) for i, arm in enumerate(spec.arms)
              if arm.first_round_of is None and i not in commands}
     protocols = [(spec.arms[i].name, p) for i, p in sorted({**commands, **{i: a.protocol for i, a in built.items()}}.items())]
-    found = _datasets(source, spec, protocols, base)
-    built.update({i: _command_arm(source, i, spec.arms[i], protocol, found) for i, protocol in commands.items()})
+    read = _datasets(source, spec, protocols, base)
+    built.update({i: _command_arm(source, i, spec.arms[i], protocol, read) for i, protocol in commands.items()})
     arms = tuple(built[i] for i in sorted(built))
     derived = tuple(_derived(source, i, arm, arms) for i, arm in enumerate(spec.arms) if arm.first_round_of is not None)
     for i, model in enumerate(spec.models):
         _checked(source, ("models", i), lambda: parse_spec(model))
-    _compare(source, spec, arms, found)
+    _compare(source, spec, arms, read)
     _published(source, spec)
-    return Experiment(spec, path, arms, found, derived)
+    return Experiment(spec, path, arms, read, derived)
 
 
 def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
