@@ -7,6 +7,7 @@ what `moot run EXPERIMENT.yaml [--plan]` and `moot report EXPERIMENT_FOLDER` cal
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
@@ -91,5 +92,5 @@ def experiment_report(folders: Union[PathLike, list[PathLike]], out: PathLike) -
     from moot.experiment.folders import experiment_folders
     from moot.experiment.report import build
 
-    given = [folders] if isinstance(folders, (str, Path)) else list(folders)
+    given = [folders] if isinstance(folders, (str, os.PathLike)) else list(folders)
     return build(experiment_folders([Path(f) for f in given]), Path(out))

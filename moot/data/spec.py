@@ -171,7 +171,7 @@ def load_dataset_spec(path: str | Path, inputs: Sequence[str] = ()) -> DatasetSp
     try:
         spec = model.model_validate(source.data)
     except ValidationError as exc:
-        errors = without_echoes([dict(e) for e in exc.errors()], model)
+        errors = without_echoes(exc.errors(), model)
         err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):

@@ -78,9 +78,8 @@ class Cell:
 
 
 def base_seed(arm: Arm) -> int:
-    generation = getattr(arm.scenario, "generation", None)
-    seed = getattr(generation, "seed", None)
-    return int(seed) if seed is not None else 0
+    seed = arm.scenario.generation.seed
+    return seed if seed is not None else 0
 
 
 def cells(experiment: Experiment) -> list[Cell]:

@@ -52,6 +52,7 @@ from moot.scenario.bundled import bundled_names, find_scenario
 from moot.scenario.errors import key_and_message, to_scenario_error
 from moot.scenario.load import load_scenario
 from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
+from moot.scenario.blocks import ScenarioBase
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a folder name on every system
 Name = Annotated[str, Field(pattern=NAME, max_length=60)]
@@ -121,7 +122,7 @@ class Arm:
     name: str
     label: str
     protocol: Protocol[Any]
-    scenario: Any
+    scenario: ScenarioBase
     path: Path  # the scenario file
     overrides: tuple[tuple[str, object], ...]
     identity: Mapping[str, object] = field(default_factory=dict)  # more of its runs' identity (a command's)
@@ -255,7 +256,7 @@ def _overridden(source: YamlSource, index: int, arm: ArmSpec, scenario: Any, giv
         changed = type(scenario).model_validate(data).resolve_paths(given.resolve().parent)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        bad, message = key_and_message(dict(err), type(scenario))
+        bad, message = key_and_message(err, type(scenario))
         path = ".".join(str(p) for p in bad)
         override = next((p for p in arm.set if path == p or path.startswith(p + ".") or p.startswith(path)), None)
         where: KeyPath = ("arms", index, "set", override) if override else ("arms", index, "set")
@@ -356,7 +357,7 @@ def _compare(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], data
             raise fail(source, ("compare", "metrics", i),
                        f"unknown metric {metric!r}{nearest(metric, METRICS)} (known: {', '.join(METRICS)})")
         for j, dataset in enumerate(datasets):
-            labels = [str(label) for arm in arms for label in (getattr(arm.scenario, "labels", None) or ())]
+            labels = [label for arm in arms for label in arm.scenario.label_set()]
             if not dataset.spec.columns.label:
                 raise fail(source, ("datasets", j), f"{dataset.name} has no label column, so no {metric} to compare")
             if not defined(metric, labels or _labels(dataset)):

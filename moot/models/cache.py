@@ -34,7 +34,7 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    detail: Optional[dict] = None
+    detail: Optional[dict[str, Any]] = None
 
 
 def message_data(message: LLMMessage) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def message_data(message: LLMMessage) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=256)
-def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict]:
+def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict[str, Any]]:
     """An output model's JSON schema, computed once per model (pydantic builds it afresh each time)."""
     return output.model_json_schema() if output is not None else None
 
@@ -142,7 +142,7 @@ class ReplyCache:
         with self._lock, sqlite_errors(self.path):
             row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, detail FROM replies "
                                    "LEFT JOIN details USING (key) WHERE key = ?", (key,)).fetchone()
-        return CachedReply(*row[:3], json.loads(row[3]) if row[3] else None) if row else None
+        return CachedReply(row[0], row[1], row[2], json.loads(row[3]) if row[3] else None) if row else None
 
     def put(self, key: str, spec: str, reply: CachedReply) -> None:
         with self._lock, sqlite_errors(self.path):
@@ -160,7 +160,8 @@ class ReplyCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+            count: int = self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+            return count
 
     def specs(self) -> dict[str, int]:
         """Entries per model spec (tests and `--stats` read this)."""

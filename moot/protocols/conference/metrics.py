@@ -60,8 +60,9 @@ def judge_agreement(unit: UnitRecord) -> list[Point]:
 
 def rounds_by_topic(unit: UnitRecord) -> list[Point]:
     """Per topic in order: the rounds it took, when it closed in agreement."""
-    return [Point("rounds to agreement", int(t["topic"]), float(t["rounds"])) for t in _topics(unit)  # type: ignore[arg-type]
-            if t.get("closed_by") in AGREED and isinstance(t.get("topic"), int) and isinstance(t.get("rounds"), int)]
+    return [Point("rounds to agreement", topic, float(rounds)) for t in _topics(unit)
+            if t.get("closed_by") in AGREED and isinstance(topic := t.get("topic"), int)
+            and isinstance(rounds := t.get("rounds"), int)]
 
 
 def evaluator_by_topic(unit: UnitRecord) -> list[Point]:
