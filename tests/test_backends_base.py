@@ -56,8 +56,8 @@ def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
     assert paths == {"/v1/completions"}  # never the chat endpoint
     turns = [b for _, b in server.requests if not b.get("logprobs")]
     assert len(turns) == 6 and all("messages" not in b for b in turns)
-    # The analysts speak at once: which request arrives first depends on the machine's scheduling.
-    [linguist] = [b for b in turns if b["prompt"].endswith("\n\nLinguist: The post")]
+    # the three analysts ask at once: their requests arrive in any order
+    linguist = next(b for b in turns if b["prompt"].endswith("\n\nLinguist: The post"))
     assert linguist["prompt"].startswith("Stance analysis of a social media post about school uniforms.\n\n"
                                          'Post: "School uniforms are great."')
     assert linguist["prompt"].endswith("\n\nLinguist: The post") and "\n\n" in linguist["stop"]
@@ -96,8 +96,8 @@ def test_a_base_model_behind_ollama_uses_generate_in_raw_mode(tmp_path):
     bodies = [b for _, b in server.requests]
     assert all(b["raw"] is True and b["stream"] is False and b["model"] == "gemma3-base" for b in bodies)
     turns = [b for b in bodies if not b.get("logprobs")]
-    [linguist] = [b for b in turns if b["prompt"].endswith("\n\nLinguist: The post")]  # the analysts speak at once
-    assert "\n\n" in linguist["options"]["stop"] and linguist["options"]["num_predict"] == 48
+    assert turns[0]["prompt"].endswith("\n\nLinguist: The post") and "\n\n" in turns[0]["options"]["stop"]
+    assert turns[0]["options"]["num_predict"] == 48
     asked = [b for b in bodies if b.get("logprobs")]
     assert asked and all(b["top_logprobs"] == 20 and b["options"]["num_predict"] == 1 for b in asked)
     t = item(out)
