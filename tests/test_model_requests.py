@@ -261,6 +261,21 @@ def test_server_options_absent_from_the_top_list_are_no_reading():
         asyncio.run(read_options(_top(barely), [str(n) for n in range(1, 11)], False, number=True))
 
 
+
+def test_a_document_s_options_all_listed_are_read_at_any_share():
+    """As the embedded model's likelihood reads them: after a document line the options may be
+    unlikely next tokens, yet both listed; in a chat reply, or with an option only bounded, the
+    same share is no reading."""
+    judge = {"": {" are": math.log(0.3), " have": math.log(0.2), " agree": math.log(0.012), " disagree": math.log(0.004)}}
+    found, bounded = asyncio.run(read_options(_top(judge), ["agree", "disagree"], True))
+    assert found == pytest.approx({"agree": math.log(0.012), "disagree": math.log(0.004)}) and bounded == []
+    with pytest.raises(NotSupported, match="does not begin with one of them"):
+        asyncio.run(read_options(_top(judge), ["agree", "disagree"], False))
+    one = {"": {" are": math.log(0.3), " agree": math.log(0.012), " the": math.log(0.001)}}
+    with pytest.raises(NotSupported, match="does not begin with one of them"):
+        asyncio.run(read_options(_top(one), ["agree", "disagree"], True))
+
+
 # --- the scenario's `choice` and the protocols on the scripted model ---------------------------
 
 def test_the_engine_tells_base_from_instruction_models():

@@ -43,7 +43,7 @@ from moot.log.registry import EventType
 from moot.log.transcript import Transcript
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Continue, Score, answer_model
-from moot.protocols.items.schema import ItemScenario, check_distinct
+from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, MaxUnparsed, check_distinct
 from moot.scenario.blocks import (
     Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, choice_method, fail,
 )
@@ -117,6 +117,7 @@ class ChatEvalScenario(ItemScenario):
     task: Literal["pairwise", "scores"] = "pairwise"
     """`pairwise`: which of two answers is better (a, b or tie; the paper's FairEval task); `scores`:
     one answer (`response_a`) scored 1-10, no label."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     referees: Annotated[list[Referee], Field(min_length=1, max_length=8)] = Field(
         default=[GENERAL_PUBLIC, CRITIC], validate_default=True)
     """The panel in speaking order (the paper's main results: General Public and Critic)."""
