@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 from moot.contract.registry import view_of
-from moot.log.events import Error, EventBase, Message, Outcome, RunResumed
+from moot.log.events import Call, Error, EventBase, Message, Outcome, RunResumed
 from moot.log.transcript import Transcript
 from moot.views.blocks import Companion
 from moot.views.timeline import (
@@ -75,6 +75,7 @@ class Entry:
     rank: int
     meta: str
     name: str = ""  # what the speaker is called in the conversation (its label), default its name
+    calls: tuple[Call, ...] = ()  # the model calls that made it
 
     @property
     def speaker(self) -> str:
@@ -161,7 +162,8 @@ def section_blocks(section: Section, transcript: Transcript, view: UnitView, lev
         label = labels.get(m.speaker, "")
         meta = message_meta(m, view)
         companions = tuple(c for c in map(view.companion, turn.events[1:]) if c is not None)
-        blocks.append(Entry(m, companions, ranks.get(m.speaker, 0), f"{m.speaker} · {meta}" if label else meta, label))
+        blocks.append(Entry(m, companions, ranks.get(m.speaker, 0), f"{m.speaker} · {meta}" if label else meta, label,
+                            tuple(turn.calls)))
     return blocks
 
 

@@ -26,10 +26,12 @@ RUN, OUTCOME = Place("run", "Run"), Place("outcome", "Outcome")  # notes before 
 @dataclass
 class Turn:
     """One turn: a message and the events recorded with it, or a note between turns (an error,
-    a resume, an outcome) that has no message."""
+    a resume, an outcome) that has no message. `calls`: the model calls recorded since the
+    previous message, up to this one (what the turn asked of its model)."""
 
     number: int
     events: list[EventBase] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
 
     @property
     def message(self) -> Optional[Message]:
@@ -56,17 +58,23 @@ class Section:
 
 
 def turns_of(events: Sequence[EventBase], view: UnitView) -> list[Turn]:
-    """Group events into turns. Calls, run_started and run_finished belong to no turn; a companion
+    """Group events into turns. A message takes the calls recorded before it (since the previous
+    message); run_started and run_finished belong to no turn; a companion
     (the view says which events are) joins the message of its turn (a rescoring appends them
     later), else the last one."""
     turns: list[Turn] = []
     by_number: dict[int, Turn] = {}
     last = 0
+    calls: list[Call] = []
     for event in events:
-        if isinstance(event, (RunStarted, RunFinished, Call)):
+        if isinstance(event, Call):
+            calls.append(event)
+            continue
+        if isinstance(event, (RunStarted, RunFinished)):
             continue
         if isinstance(event, Message):
-            by_number[event.turn] = Turn(event.turn, [event])
+            by_number[event.turn] = Turn(event.turn, [event], calls)
+            calls = []
             turns.append(by_number[event.turn])
             last = event.turn
             continue
