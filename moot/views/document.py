@@ -96,7 +96,17 @@ class Explanation:
     text: str
 
 
-Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation]
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded away under one line (HTML: a <details>; Markdown: a heading and the blocks):
+    a unit's setup, so the conversation comes first on a small screen."""
+
+    summary: str
+    blocks: list["Block"]
+    level: int = 2
+
+
+Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation, Fold]
 
 
 def run_document(transcripts: Sequence[Transcript], title: str, facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
@@ -126,14 +136,35 @@ def unit_status(transcript: Transcript, result_name: str) -> str:
 
 
 def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, anchor: str = "") -> list[Block]:
+    """A unit: its heading, what it was asked (the task, the item's input), its setup folded (facts,
+    agents with their personas), its sections, its usage (folded) and how it stopped."""
     s = transcript.started
     heading = (s.scenario.get("title") or title) if level == 1 else title
-    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), Facts(run_facts(transcript))]
+    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), *setup_blocks(transcript, view, level)]
+    for label, text in view.brief():
+        blocks.append(Quote(label, text))
     inputs = input_texts(transcript)
     if inputs:
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
+    blocks += body_blocks(transcript, view, level, anchor)
+    blocks += [Fold("Tokens and latency per role", [Table(*usage_table(transcript), kind="usage")], level + 1),
+               Note(stop_text(transcript), "stop")]
+    return blocks
+
+
+def setup_blocks(transcript: Transcript, view: UnitView, level: int) -> list[Block]:
+    """The unit's facts and agents, folded under one line that says what ran."""
     head, rows = agent_table(transcript, view)
-    blocks += [Heading(level + 1, "Agents"), Table(head, rows, text_columns=head.index("Model") + 1, kind="agents")]
+    s = transcript.started
+    summary = f"Setup: {s.protocol} · {len(rows)} agents · {unit_status(transcript, view.result_name)}"
+    return [Fold(summary, [Facts(run_facts(transcript)), Heading(level + 1, "Agents"),
+                           Table(head, rows, text_columns=head.index("Persona" if "Persona" in head else "Model") + 1,
+                                 kind="agents")], level + 1)]
+
+
+def body_blocks(transcript: Transcript, view: UnitView, level: int, anchor: str = "") -> list[Block]:
+    """The conversation: a table of contents where the view lists one, then each section."""
+    blocks: list[Block] = []
     sections = grouped(transcript, view)
     prefix = anchor or "section"
     if view.contents:
@@ -141,8 +172,6 @@ def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, 
                                 for n, sec in enumerate(sections, 1)]))
     for n, section in enumerate(sections, 1):
         blocks += section_blocks(section, transcript, view, level + 1, f"{prefix}-{n}")
-    blocks += [Heading(level + 1, "Tokens and latency per role"), Table(*usage_table(transcript), kind="usage"),
-               Note(stop_text(transcript), "stop")]
     return blocks
 
 

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from moot.log.transcript import Transcript
 from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
-    Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
+    Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
 from moot.views.neutral import terminal_safe
 from moot.views.timeline import CUT, initials
@@ -76,6 +76,9 @@ class HtmlBlocks:
             return self.entry(block)
         if isinstance(block, Explanation):
             return f"<div class=\"explanation\" dir=\"auto\">{esc(block.text)}</div>"
+        if isinstance(block, Fold):
+            return (f"<details class=\"fold\"><summary>{esc(block.summary)}</summary>\n"
+                    + self.render(block.blocks) + "\n</details>")
         return note(block)
 
     def entry(self, block: Entry) -> str:

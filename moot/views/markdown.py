@@ -17,7 +17,7 @@ from typing import Sequence
 from moot.log.transcript import Transcript
 from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
-    Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
+    Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
 from moot.views.neutral import terminal_safe
 from moot.views.timeline import spread_text
@@ -82,6 +82,11 @@ def markdown_of(block: Block) -> list[str]:
         return entry(block)
     if isinstance(block, Explanation):
         return quote(block.text)
+    if isinstance(block, Fold):
+        lines = [f"{'#' * min(block.level, 6)} {inline(block.summary)}"]
+        for inner in block.blocks:
+            lines += ["", *markdown_of(inner)]
+        return lines
     return note(block)
 
 

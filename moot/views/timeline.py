@@ -162,15 +162,22 @@ def shown(value: object) -> str:
 
 
 def agent_table(transcript: Transcript, view: UnitView) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (agent, [role,] model, then each generation setting), as recorded at the start."""
+    """Header and rows (agent, [the name its turns show,] [role,] model, [persona,] then each
+    generation setting), as recorded at the start."""
     s = transcript.started
     speakers = speakers_of(transcript, view)
+    labels, personas = view.labels(), view.personas()
     settings = {name: s.settings.get(name, {}) for _, name in speakers}
     keys = list(dict.fromkeys(k for values in settings.values() for k in values))
     with_role = any(role != name for role, name in speakers)
-    rows = [[name] + ([role] if with_role else []) + [s.models.get(name, "?")]
+    with_label = any(name in labels for _, name in speakers)
+    with_persona = any(personas.get(name) for _, name in speakers)
+    rows = [[name] + ([labels.get(name, name)] if with_label else []) + ([role] if with_role else [])
+            + [s.models.get(name, "?")] + ([personas.get(name, "")] if with_persona else [])
             + [shown(settings[name].get(k)) for k in keys] for role, name in speakers]
-    return ["Agent"] + (["Role"] if with_role else []) + ["Model"] + keys, rows
+    head = ["Agent"] + (["Shown as"] if with_label else []) + (["Role"] if with_role else []) + ["Model"] \
+        + (["Persona"] if with_persona else []) + keys
+    return head, rows
 
 
 def usage_table(transcript: Transcript) -> tuple[list[str], list[list[str]]]:

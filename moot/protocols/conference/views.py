@@ -82,6 +82,10 @@ class ConferenceView(UnitView):
     def labels(self) -> dict[str, str]:
         return {str(a["name"]): str(a["label"]) for _, a in agents_of(self.scenario) if a.get("label")}
 
+    def personas(self) -> dict[str, str]:
+        return {str(a["name"]): str(a["persona"]) for _, a in agents_of(self.scenario)
+                if isinstance(a.get("persona"), str) and str(a["persona"]).strip()}
+
     def parts(self) -> list[str]:
         return list(self.topics)
 
