@@ -92,8 +92,9 @@ class HtmlBlocks:
                 f"<div class=\"avatar {c}\" aria-hidden=\"true\">{esc(initials(block.speaker))}</div>"
                 f"<div class=\"bubble\"><div><span class=\"speaker {c}\" dir=\"auto\">{esc(block.speaker)}</span> "
                 f"<span class=\"meta\">{esc(block.meta)}</span></div>"
-                f"<div class=\"content\" dir=\"auto\">{esc(m.content.strip()) or '<em>(empty)</em>'}{cut}</div>"
-                f"{companions}{self.entry_tail(block)}</div></article>")
+                f"<div class=\"content\" dir=\"auto\">{esc(block.shown) or '<em>(empty)</em>'}{cut}</div>"
+                f"{companions}{raw_reply(m.content, 'reply as written') if block.rewritten else ''}"
+                f"{self.entry_tail(block)}</div></article>")
 
     def entry_tail(self, block: Entry) -> str:
         """What follows a turn's companions (nothing in an export)."""
@@ -125,8 +126,8 @@ def badge(label: str, kind: str) -> str:
     return f"<span class=\"badge {kind} v-{esc(label)}\">{esc(label)}</span>"
 
 
-def raw_reply(text: str) -> str:
-    return f"<details><summary>raw reply</summary><pre>{esc(text)}</pre></details>"
+def raw_reply(text: str, summary: str = "raw reply") -> str:
+    return f"<details class=\"raw\"><summary>{esc(summary)}</summary><pre dir=\"auto\">{esc(text)}</pre></details>"
 
 
 def companion(shown: Figure) -> str:
@@ -155,30 +156,43 @@ def companion(shown: Figure) -> str:
 
 
 def chart(shown: Chart) -> str:
-    """Scores as an inline SVG bar chart (one rect.bar per score; a measured one also draws the
-    model's distribution over the scale as small rect.dist)."""
-    height, label_w, unit = 22 * len(shown.bars) + 4, 170, 24
+    """Scores as an inline SVG bar chart on a labelled 1-to-scale axis (one rect.bar per score; a
+    measured one also draws the model's distribution over the scale as small rect.dist)."""
+    rows, label_w, unit = len(shown.bars), 170, 24
+    axis_y = 22 * rows + 4
     dist_w = 60 if any(bar.distribution for bar in shown.bars) else 0
+    width = label_w + unit * shown.scale + 40 + dist_w
     caption = esc(shown.caption.lower())
-    svg = [f"<svg class=\"score-chart\" width=\"{label_w + unit * shown.scale + 40 + dist_w}\" height=\"{height}\" "
-           f"role=\"img\" aria-label=\"{caption}\">"]
+    svg = [f"<svg class=\"score-chart\" width=\"{width}\" height=\"{axis_y + 34}\" viewBox=\"0 0 {width} {axis_y + 34}\" "
+           f"role=\"img\" aria-label=\"{caption}, scale 1 to {shown.scale}\">"]
     for i, bar in enumerate(shown.bars):
-        y, width = 2 + 22 * i, round(unit * max(0.0, min(bar.value, float(shown.scale))))
+        y, length = 2 + 22 * i, round(unit * max(0.0, min(bar.value, float(shown.scale))))
         name, value = esc(bar.name), esc(bar.shown)
         svg.append(f"<text x=\"{label_w - 8}\" y=\"{y + 14}\" text-anchor=\"end\">{name}</text>"
                    f"<rect class=\"track\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{unit * shown.scale}\" height=\"16\"/>"
-                   f"<rect class=\"bar\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{width}\" height=\"16\">"
+                   f"<rect class=\"bar\" x=\"{label_w}\" y=\"{y + 2}\" width=\"{length}\" height=\"16\">"
                    f"<title>{name}: {value}</title></rect>"
-                   f"<text x=\"{label_w + width + 6}\" y=\"{y + 14}\">{value}</text>")
+                   f"<text x=\"{label_w + length + 6}\" y=\"{y + 14}\">{value}</text>")
         svg += distribution_bars(bar.distribution, label_w + unit * shown.scale + 40, y, bar.name, shown.scale)
+    svg += axis(label_w, unit, axis_y, shown.scale)
     svg.append("</svg>")
     note = (f"<div class=\"meta\">Each score is the expectation of the 1-{shown.scale} score under the model's "
             f"probabilities ({esc(shown.method)}); beside it, the model's distribution over 1-{shown.scale}.</div>"
             if dist_w else "")
-    rationale = f"<div class=\"meta\">{esc(shown.rationale)}</div>" if shown.rationale else ""
     return (f"<figure class=\"scores\"><figcaption><strong>{esc(shown.caption)}</strong> by "
             f"{esc(shown.by)} · overall <strong>{esc(shown.overall)}</strong>/{shown.scale}</figcaption>"
-            + "".join(svg) + note + rationale + "</figure>")
+            + "".join(svg) + note + "</figure>")
+
+
+def axis(x: int, unit: int, y: int, scale: int) -> list[str]:
+    """The score axis under the bars: a line, a tick and a number at each score, and its title."""
+    parts = [f"<line class=\"axis\" x1=\"{x}\" y1=\"{y}\" x2=\"{x + unit * scale}\" y2=\"{y}\"/>"]
+    for n in range(0, scale + 1):
+        parts.append(f"<line class=\"axis\" x1=\"{x + unit * n}\" y1=\"{y}\" x2=\"{x + unit * n}\" y2=\"{y + 4}\"/>"
+                     f"<text class=\"tick\" x=\"{x + unit * n}\" y=\"{y + 15}\" text-anchor=\"middle\">{n}</text>")
+    parts.append(f"<text class=\"tick\" x=\"{x + unit * scale}\" y=\"{y + 30}\" text-anchor=\"end\">"
+                 f"score (1–{scale})</text>")
+    return parts
 
 
 def distribution_bars(distribution: Mapping[str, float], x: int, y: int, name: str, scale: int) -> list[str]:

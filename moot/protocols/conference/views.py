@@ -104,10 +104,10 @@ class ConferenceView(UnitView):
 
 
 def said(message: Message) -> str:
-    """A turn's text as a terminal shows it: an evaluator's measured scores are its score line's,
-    so its rationale stands for the turn; the assessor's answer per reference item is its coverage
-    line's (the documents and the transcript keep the reply)."""
-    if message.action == "evaluate" and message.measured is not None:
+    """A turn's text as the views show it: an evaluator's scores are its chart's (its score line on
+    a terminal), so its rationale stands for the turn; the assessor's answer per reference item is
+    its coverage table's (the documents fold the reply as written; the transcript keeps it)."""
+    if message.action == "evaluate":
         data = json_object(message.content) or {}
         return str(data.get("rationale", message.content)).strip()
     if message.action == "assess":
