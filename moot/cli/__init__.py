@@ -38,6 +38,7 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "export": "a readable Markdown or HTML document of a run",
     "score": "re-run a protocol's deciding role with another model on a saved run",
     "report": "tables, per-class metrics and plots of finished runs (items and conferences)",
+    "view": "a local web viewer of every run under a folder: live, filterable, with comparison (--bundle: static)",
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",

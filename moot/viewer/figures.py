@@ -66,8 +66,11 @@ def classification(gold: Sequence[str], pred: Sequence[str], labels: Sequence[st
     """`metric` over scored items (moot.metrics.classification)."""
     if not gold:
         return Figure(metric, None, 0, method="no scored unit")
-    report = summarize(list(gold), list(pred), list(labels), metric=metric)
-    return Figure(metric, value_of(report, metric, list(labels)), len(gold), method=STATS_MISSING)
+    try:
+        report = summarize(list(gold), list(pred), list(labels))
+        return Figure(metric, value_of(report, metric, list(labels)), len(gold), method=STATS_MISSING)
+    except ValueError as exc:  # labels that do not define the metric, gold outside the labels
+        return Figure(metric, None, len(gold), method=str(exc))
 
 
 def mean(name: str, values: Sequence[float]) -> Figure:
