@@ -16,12 +16,22 @@ conference, over its moderator and participant turns:
   the model evaluated per turn against the prompt's length: with the shared transcript document
   only the new tokens are evaluated, so time does not grow with the square of the conversation.
 
+Speed against llama.cpp's own (issue 18): around each conference it runs (one process per seed),
+the benchmark measures llama.cpp's prompt rate (a 512-token prompt in one decode) and generation
+rate (one token per decode) on the same model, context size and thread setting, and prints, per
+role and in all, the tokens the model evaluated (prompt tokens not already in its KV cache, as each
+call records) and generated, the bound = evaluated / prompt rate + generated / generation rate,
+and the ratio = time / bound (in all: the process's wall time, start-up and model load included;
+target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
+another interpreter whose moot is an earlier version (A/B), and prints both sides' medians.
+
 With --controls it also scores three fixed debates with the scenario's evaluator (`moot score
 --role evaluator=...`): an excerpt of a good debate, a recitation of the personas, and a rude,
 incoherent one. An evaluator worth reading ranks them good > recitation, rude; the embedded 270M
 model does not (issue 11 FINDINGS §5), which this keeps visible.
 
     python benchmarks/bench_conference.py --seeds 1,2 --controls
+    python benchmarks/bench_conference.py --seeds 42,1,2 --against ../main/.venv/bin/python
     python benchmarks/bench_conference.py transcripts/drug_policy      # read runs already made
 """
 
@@ -29,12 +39,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -201,14 +213,117 @@ def excerpt(t: Transcript, f: dict, labels: dict[str, str], count: int = 6) -> N
 
 
 # ------------------------------------------------------------------ running
-def run_seeds(seeds: str, out: Path, model: Optional[str]) -> float:
-    command = [sys.executable, str(ROOT / "run_conference.py"), str(SCENARIO), "--vary", f"seed={seeds}",
-               "--out", str(out), "--quiet", "--no-cache"]
+def run_seed(python: str, seed: int, out: Path, model: Optional[str]) -> float:
+    """One conference in its own process (the scenario's own seed: the default command, `python
+    run_conference.py SCENARIO`); its wall time. Run outside the tree, so that `python` imports
+    its own moot."""
+    command = [python, "-m", "moot", "run", str(SCENARIO), "--out", str(out), "--quiet", "--no-cache"]
+    if seed != load_scenario(SCENARIO).generation.seed:
+        command += ["--vary", f"seed={seed}"]
     if model:
         command += ["--model", model]
     started = time.monotonic()
-    subprocess.run(command, check=True, cwd=ROOT)
+    subprocess.run(command, check=True, cwd=out.parent, stdout=subprocess.DEVNULL)
     return time.monotonic() - started
+
+
+# ------------------------------------------------------------------ speed: against llama.cpp's own
+@dataclass(frozen=True)
+class Rates:
+    """llama.cpp's own speed on this machine, now: tokens per second."""
+
+    prompt: float  # a 512-token prompt in one decode
+    generation: float  # one token per decode, as generation does
+
+
+def llama_rates() -> Rates:
+    """Measured on the embedded model as the scenario loads it (context size, threads)."""
+    from moot.models.factory import BackendOptions
+    from moot.models.local import default_model_path, load_llama
+
+    options = BackendOptions()
+    llm, _ = load_llama(default_model_path(), options.local_n_ctx, options.local_n_threads)
+    tokens = llm.tokenize(SCENARIO.read_bytes() * 8)[:512 + 64]
+    llm._ctx.kv_cache_clear()
+    llm.reset()
+    started = time.perf_counter()
+    llm.eval(tokens[:512])
+    prompt = 512 / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for token in tokens[512:]:
+        llm.eval([token])
+    generation = 64 / (time.perf_counter() - started)
+    llm.reset()
+    return Rates(prompt, generation)
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one role (or the whole run) had the model do, and how long it took."""
+
+    seconds: float
+    evaluated: int
+    generated: int
+
+    def bound(self, rates: Rates) -> float:
+        return self.evaluated / rates.prompt + self.generated / rates.generation
+
+
+def work_per_role(t: Transcript) -> dict[str, Work]:
+    """Per role: the calls' model time, prompt tokens evaluated and tokens generated."""
+    found: dict[str, Work] = {}
+    for message, calls in calls_per_turn(t):
+        done = found.get(message.role, Work(0.0, 0, 0))
+        found[message.role] = Work(done.seconds + sum(c.latency_s for c in calls),
+                                   done.evaluated + sum(c.detail.evaluated or 0 for c in calls if c.detail),
+                                   done.generated + sum(c.usage.completion_tokens for c in calls))
+    return found
+
+
+def speed(name: str, t: Transcript, wall: float, rates: Rates) -> float:
+    """Print the ratio and its parts; return the ratio of the process's wall time."""
+    roles = work_per_role(t)
+    total = Work(wall, sum(w.evaluated for w in roles.values()), sum(w.generated for w in roles.values()))
+    bound = total.bound(rates)
+    print(f"== speed, {name}: llama.cpp here {rates.prompt:.0f} prompt tok/s, {rates.generation:.1f} generation tok/s")
+    print(f"  {'role':<12} {'model s':>8} {'evaluated':>9} {'generated':>9} {'bound s':>8} {'ratio':>6}")
+    for role, w in sorted(roles.items()):
+        print(f"  {role:<12} {w.seconds:8.1f} {w.evaluated:9d} {w.generated:9d} {w.bound(rates):8.1f} "
+              f"{w.seconds / w.bound(rates):6.2f}")
+    conference = t.finished.wall_s if t.finished else float("nan")
+    print(f"  {'all (wall)':<12} {wall:8.1f} {total.evaluated:9d} {total.generated:9d} {bound:8.1f} "
+          f"{wall / bound:6.2f}   (the conference itself {conference:.1f}s, ratio {conference / bound:.2f}; "
+          "targets: ratio <= 1.25, wall <= 25 s)")
+    return wall / bound
+
+
+def load_now() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def compare(seeds: Sequence[int], pythons: dict[str, str], folder: Path, model: Optional[str]) -> None:
+    """Each seed with each interpreter, interleaved (the order alternates), llama.cpp's rates
+    measured before and after each run; then each side's medians."""
+    ratios: dict[str, list[float]] = {side: [] for side in pythons}
+    walls: dict[str, list[float]] = {side: [] for side in pythons}
+    for n, seed in enumerate(seeds):
+        for side in (list(pythons) if n % 2 == 0 else list(reversed(pythons))):
+            before = llama_rates()
+            print(f"-- seed {seed}, {side} ({load_now()})")
+            out = folder / f"{side}-seed{seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+            wall = run_seed(pythons[side], seed, out, model)
+            after = llama_rates()
+            rates = Rates(statistics.fmean([before.prompt, after.prompt]),
+                          statistics.fmean([before.generation, after.generation]))
+            ratios[side].append(speed(f"seed {seed}, {side}", transcripts_of([out])[0], wall, rates))
+            walls[side].append(wall)
+    for side in pythons:
+        print(f"== {side}: median wall {statistics.median(walls[side]):.1f}s, median ratio "
+              f"{statistics.median(ratios[side]):.2f} over seeds {', '.join(map(str, seeds))} "
+              f"(walls {', '.join(f'{w:.1f}' for w in walls[side])}; ratios "
+              f"{', '.join(f'{r:.2f}' for r in ratios[side])})")
+    print(f"({load_now()} at the end)")
 
 
 def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
@@ -277,7 +392,9 @@ def controls(template: Transcript, folder: Path, model: str) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("runs", nargs="*", type=Path, help="run folders or transcripts to read (default: run the seeds)")
-    p.add_argument("--seeds", default="1,2", help="seeds to run (default 1,2)")
+    p.add_argument("--seeds", default="1,2", help="seeds to run, one process each (default 1,2)")
+    p.add_argument("--against", metavar="PYTHON", help="also run the seeds, interleaved, with this interpreter "
+                                                        "(an earlier version of moot)")
     p.add_argument("--model", help="--model for moot run (default: the scenario's, the embedded model)")
     p.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder)")
     p.add_argument("--controls", action="store_true", help="also score the three control debates")
@@ -286,31 +403,41 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.out or Path(tmp) / "runs"
         if not args.runs:
-            wall = run_seeds(args.seeds, folder, args.model)
-            print(f"ran seeds {args.seeds} in {wall:.1f}s (one process, the model loaded once)")
+            pythons = {"this": sys.executable, **({"against": args.against} if args.against else {})}
+            compare([int(s) for s in args.seeds.split(",")], pythons, folder, args.model)
         try:
-            found = transcripts_of(args.runs or [folder])
+            found = transcripts_of(args.runs or sorted(folder.glob("this-seed*")))
         except RunFolderError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         if not found:
             print("no conference transcripts found", file=sys.stderr)
             return 2
-        labels = scenario.speaker_labels()
-        grams = echo_sources(scenario)
-        totals = {k: 0 for k in ("turns", "echo", "imitate", "unfinished", "flat", "scores")}
-        for t in found:
-            f = report(t.started.unit or t.path.stem, t, grams, labels)
-            for key in totals:
-                totals[key] += len(f[key])
-            excerpt(t, f, labels)
-        n = totals["turns"]
-        print(f"== all {len(found)} conference(s): echo {pct(totals['echo'], n)}, impersonation "
-              f"{pct(totals['imitate'], n)}, mid-sentence {pct(totals['unfinished'], n)}, constant or monotone "
-              f"score sets {totals['flat']} of {totals['scores']}")
+        if args.runs:
+            rates = llama_rates()
+            for t in found:
+                wall = t.finished.wall_s if t.finished else float("nan")
+                speed(f"{t.path} (llama.cpp's rates measured now; the run's own wall time)", t, wall, rates)
+        quality(found, scenario)
         if args.controls:
             controls(found[0], Path(tmp), args.model or scenario.models.get("evaluator", scenario.models["default"]))
     return 0
+
+
+def quality(found: Sequence[Transcript], scenario: Scenario) -> None:
+    """Issue 11's figures of each conference, and in all."""
+    labels = scenario.speaker_labels()
+    grams = echo_sources(scenario)
+    totals = {k: 0 for k in ("turns", "echo", "imitate", "unfinished", "flat", "scores")}
+    for t in found:
+        f = report(t.started.unit or t.path.stem, t, grams, labels)
+        for key in totals:
+            totals[key] += len(f[key])
+        excerpt(t, f, labels)
+    n = totals["turns"]
+    print(f"== all {len(found)} conference(s): echo {pct(totals['echo'], n)}, impersonation "
+          f"{pct(totals['imitate'], n)}, mid-sentence {pct(totals['unfinished'], n)}, constant or monotone "
+          f"score sets {totals['flat']} of {totals['scores']}")
 
 
 if __name__ == "__main__":

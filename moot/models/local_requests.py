@@ -3,13 +3,17 @@
 Everything runs under the model's lock, one request at a time, against the one llama.cpp
 context the process shares: a continuation, choice or score that extends the previous prompt
 (the transcript so far, a judge's branch off it) evaluates only the new tokens (FINDINGS §3:
-98 % of prompt tokens reused over a conference's turns).
+98 % of prompt tokens reused over a conference's turns), and a prompt that goes back to a
+document left for another one takes its parked state back (moot.models.local_kv). A choice or
+score asked with a batch reads the whole batch in one decode when the first of it comes, and
+answers the others from what it kept.
 """
 
 from __future__ import annotations
 
 import threading
 import zlib
+from dataclasses import replace
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -19,7 +23,9 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
-from moot.models.likelihood import common_prefix, sequence_logprobs, token_classes
+from moot.models.likelihood import Question, question_logprobs
+from moot.models.local_kv import common_prefix, sequences_of
+from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 Chunk = Union[str, CreateResult]
@@ -128,7 +134,7 @@ class LocalAnswers:
     def _prompt(self, messages: Sequence[LLMMessage], request: Request) -> tuple[list[int], list[str]]:
         """The prompt's tokens, and the chat template's stop strings in chat form."""
         if self.document_form(request):
-            return self.llm.tokenize(document_text(messages, request.prefix).encode("utf-8")), []
+            return tokenizer_of(self.llm)(document_text(messages, request.prefix)), []
         tokens, stops = chat_prompt(self.llm, to_chat(messages))
         if request.reply_prefix:
             tokens = tokens + self.llm.tokenize(request.reply_prefix.encode("utf-8"), add_bos=False)
@@ -136,6 +142,8 @@ class LocalAnswers:
 
     def _chat(self, messages: Sequence[LLMMessage], sampling: dict) -> Iterator[Chunk]:
         chat = to_chat(messages)
+        prompt = chat_prompt(self.llm, chat)[0]
+        sequences_of(self.llm).prepare(prompt)
         text, finish = "", "stop"
         for chunk in self.llm.create_chat_completion(messages=chat, stream=True, **sampling):
             choice = chunk["choices"][0]
@@ -144,8 +152,7 @@ class LocalAnswers:
             if piece:
                 text += piece
                 yield piece
-        prompt_tokens = len(chat_prompt(self.llm, chat)[0])
-        yield CreateResult(content=text, usage=self._usage(prompt_tokens, text), cached=False,
+        yield CreateResult(content=text, usage=self._usage(len(prompt), text), cached=False,
                            finish_reason="length" if finish == "length" else "stop")
 
     def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: dict,
@@ -153,13 +160,16 @@ class LocalAnswers:
         from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         tokens, template_stops = self._prompt(messages, request)
+        sequences_of(self.llm).prepare(tokens)
         evaluated = self._to_evaluate(tokens)
         if sampling.get("seed") is not None:
             sampling = {**sampling, "seed": prompt_seed(int(sampling["seed"]), tokens)}
         text, finish = "", "stop"
         for chunk in self.llm.create_completion(
                 tokens, stream=True, stop=list(request.stop) + template_stops,
-                logits_processor=LogitsProcessorList(self._processors(request, len(tokens))),
+                # one processor applying all: llama-cpp-python copies the whole vocabulary's
+                # logits back after each processor of the list, every token
+                logits_processor=LogitsProcessorList([LogitsProcessorList(self._processors(request, len(tokens)))]),
                 stopping_criteria=StoppingCriteriaList([lambda ids, logits: stop.is_set()]), **sampling):
             choice = chunk["choices"][0]
             finish = choice.get("finish_reason") or finish
@@ -184,28 +194,50 @@ class LocalAnswers:
             ends = SentenceEnds(self.llm) if request.sentence else None
             found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()], ends))
         if request.no_repeat_ngram and request.reference:
-            reference = self.llm.tokenize(request.reference.encode("utf-8"), add_bos=False)
+            reference = tokenizer_of(self.llm)(request.reference, add_bos=False)
             index = ngram_index(reference, request.no_repeat_ngram, classes.word)
             found.append(NoRepeatNGram(request.no_repeat_ngram, index, prompt_len, classes.word))
         return found
 
     def _closed(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> MeasuredResult:
+        question = self._question(messages, request)
+        decoded: list[int] = []
+        found = self._answered(messages, request, question, decoded)
+        logprobs = dict(zip(request.texts(), found))
+        read = score_detail if isinstance(request, Score) else choice_detail
+        text, detail = read("likelihood", logprobs)
+        detail["evaluated"] = sum(decoded)
+        usage = RequestUsage(prompt_tokens=min(len(s) for s in question.sequences), completion_tokens=0)
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+
+    def _answered(self, messages: Sequence[LLMMessage], request: Union[Choose, Score], question: Question,
+                  decoded: list[int]) -> list[float]:
+        """The question's log-probabilities: kept from its batch's reading, or read now with the
+        rest of its batch (whose answers are kept for their own calls)."""
+        kept = sequences_of(self.llm).answers
+        found = kept.pop(question.key(), None)
+        if found is not None:
+            return found
+        others = [self._question(messages, replace(request, prefix=p))
+                  for p in dict.fromkeys(request.batch) if p != request.prefix] if self.document_form(request) else []
+        answers = question_logprobs(self.llm, [question, *others], decoded)
+        kept.clear()
+        kept.update((q.key(), a) for q, a in zip(others, answers[1:]))
+        return answers[0]
+
+    def _question(self, messages: Sequence[LLMMessage], request: Union[Choose, Score]) -> Question:
+        """The request's continuations as whole token sequences (its prompt, then each text)."""
         texts = request.texts()
         if self.document_form(request):
             prompt = document_text(messages, request.prefix) + request.sep
-            sequences = [self.llm.tokenize((prompt + t).encode("utf-8")) for t in texts]
+            tokenize = tokenizer_of(self.llm)
+            sequences = [tokenize(prompt + t) for t in texts]
         else:
             tokens, _ = chat_prompt(self.llm, to_chat(messages))
             sequences = [tokens + self.llm.tokenize((request.reply_prefix + t).encode("utf-8"), add_bos=False)
                          for t in texts]
         continuing = token_classes(self.llm).digit if isinstance(request, Score) else None
-        decoded: list[int] = []
-        logprobs = dict(zip(texts, sequence_logprobs(self.llm, sequences, continuing, decoded)))
-        read = score_detail if isinstance(request, Score) else choice_detail
-        text, detail = read("likelihood", logprobs)
-        detail["evaluated"] = sum(decoded)
-        usage = RequestUsage(prompt_tokens=min(len(s) for s in sequences), completion_tokens=0)
-        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+        return Question(sequences, continuing)
 
     def _usage(self, prompt_tokens: int, text: str) -> RequestUsage:
         generated = len(self.llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0

@@ -21,6 +21,12 @@ API cannot, so there a choice with a `reply_prefix` is not supported).
   chosen option; its detail has the probabilities.
 - `Score`: the expectation of an integer score lo..hi under the model's probabilities (G-Eval).
 
+A choice or score asked in document form may name its `batch`: the prefixes of the questions asked
+of the same messages together with it (its own among them), each the same request with another
+prefix. A backend that reads several branches of one prompt at once (the embedded model) answers
+the whole batch when the first of them comes and the others from what it kept; each is still its
+own call.
+
 A client's reply to a request is a `MeasuredResult`: a CreateResult with `detail` (see
 moot.log.events.CallDetail) holding what was measured.
 """
@@ -78,7 +84,20 @@ class Continue(_Request):
 
 
 @dataclass(frozen=True)
-class Choose(_Request):
+class _Closed(_Request):
+    batch: tuple[str, ...] = ()
+    """Document form: the prefixes of the questions asked together with this one, its own among them."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Without an empty batch: a request asked alone keeps the cache key it always had."""
+        data = super().as_dict()
+        if not self.batch:
+            del data["batch"]
+        return data
+
+
+@dataclass(frozen=True)
+class Choose(_Closed):
     kind: ClassVar[RequestKind] = "choice"
     options: tuple[str, ...] = ()
     """The answers, as written after the prompt (without the separating space)."""
@@ -95,7 +114,7 @@ class Choose(_Request):
 
 
 @dataclass(frozen=True)
-class Score(_Request):
+class Score(_Closed):
     kind: ClassVar[RequestKind] = "score"
     lo: int = 1
     hi: int = 10

@@ -112,7 +112,7 @@ class LocalBackend(Strict):
     n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
     """Context window in tokens."""
     n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
-    """CPU threads for generation and prompt evaluation; null lets llama.cpp choose (half the cores
+    """CPU threads for generation and prompt evaluation; null: half the cores (llama.cpp's default
     for generation). On a 2-core machine shared with other work, 1 was 2-4x faster than 2."""
     n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
     """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only

@@ -166,14 +166,15 @@ def agent_table(transcript: Transcript, view: UnitView) -> tuple[list[str], list
     generation setting), as recorded at the start."""
     s = transcript.started
     speakers = speakers_of(transcript, view)
+    key = {name: name if name in s.models else role for role, name in speakers}  # models by name, else by role
     labels, personas = view.labels(), view.personas()
-    settings = {name: s.settings.get(name, {}) for _, name in speakers}
+    settings = {name: s.settings.get(key[name], {}) for _, name in speakers}
     keys = list(dict.fromkeys(k for values in settings.values() for k in values))
     with_role = any(role != name for role, name in speakers)
     with_label = any(name in labels for _, name in speakers)
     with_persona = any(personas.get(name) for _, name in speakers)
     rows = [[name] + ([labels.get(name, name)] if with_label else []) + ([role] if with_role else [])
-            + [s.models.get(name, "?")] + ([personas.get(name, "")] if with_persona else [])
+            + [s.models.get(key[name], "?")] + ([personas.get(name, "")] if with_persona else [])
             + [shown(settings[name].get(k)) for k in keys] for role, name in speakers]
     head = ["Agent"] + (["Shown as"] if with_label else []) + (["Role"] if with_role else []) + ["Model"] \
         + (["Persona"] if with_persona else []) + keys

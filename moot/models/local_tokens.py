@@ -1,0 +1,107 @@
+"""The embedded model's vocabulary: classes of tokens, and tokenizing a document once per paragraph.
+
+Classes (`token_classes`) come from one pass over the vocabulary, each token's text as
+llama.cpp writes it alone (`llama_token_to_piece`, ~1 s for Gemma's 262k tokens).
+
+Tokenizing:
+llama.cpp's tokenizer takes ~5-15 ms for a conference document of 6 kB here, and every call
+tokenizes its whole prompt (a score question its prompt once per option): hundreds of times per
+conference. When no token of the vocabulary holds a newline together with another character
+(Gemma's), no merge crosses the edge of a run of newlines, so a text's tokens are its pieces'
+tokens, pieces cut at those edges (with add_space_prefix off, a piece tokenizes alone as it does
+inside the text). Each distinct piece is then tokenized once per process. For any other vocabulary
+the whole text is tokenized, as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import OrderedDict
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+PIECES = re.compile(r"\n+|[^\n]+")
+KEPT = 4096  # pieces remembered (least recently used go first)
+
+
+class Tokenizer:
+    """`tokenize(text)` of one model, equal to `llm.tokenize(text.encode())` (no special tokens)."""
+
+    def __init__(self, llm: Any, apart: bool):
+        self.llm, self.apart = llm, apart
+        self.pieces: OrderedDict[str, list[int]] = OrderedDict()
+
+    def __call__(self, text: str, add_bos: bool = True) -> list[int]:
+        if not self.apart:
+            return self.llm.tokenize(text.encode("utf-8"), add_bos=add_bos)
+        found = [self.llm.token_bos()] if add_bos and self.adds_bos() else []
+        for piece in PIECES.findall(text):
+            found += self.piece(piece)
+        return found
+
+    def piece(self, text: str) -> list[int]:
+        tokens = self.pieces.get(text)
+        if tokens is None:
+            tokens = self.pieces[text] = self.llm.tokenize(text.encode("utf-8"), add_bos=False)
+            if len(self.pieces) > KEPT:
+                self.pieces.popitem(last=False)
+        else:
+            self.pieces.move_to_end(text)
+        return tokens
+
+    @lru_cache(maxsize=1)
+    def adds_bos(self) -> bool:
+        return self.llm.tokenize(b"", add_bos=True) == [self.llm.token_bos()]
+
+
+def pieces(llm: Any) -> list[str]:
+    """Each token's text, written alone without special tokens (as `llm.detokenize([token])`,
+    whose 32-byte buffer leaves the few longer tokens empty)."""
+    import llama_cpp
+
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    size = 256
+    buffer = ctypes.create_string_buffer(size)
+    texts = []
+    for token in range(llm.n_vocab()):
+        n = llama_cpp.llama_token_to_piece(vocab, token, buffer, size, 0, False)
+        texts.append(buffer.raw[:max(n, 0)].decode("utf-8", "ignore"))
+    return texts
+
+
+class TokenClasses:
+    """Vocabulary masks read once per model: `word` (a letter or digit in the text), `newline`
+    (text starts with a newline after spaces), `digit` (text starts with a digit: it would
+    continue a number); `newlines_apart`: no token holds a newline with another character."""
+
+    def __init__(self, llm: Any):
+        texts = pieces(llm)
+        self.word = np.array([any(c.isalnum() for c in t) for t in texts])
+        self.newline = np.flatnonzero([t.lstrip(" ").startswith("\n") for t in texts])
+        self.digit = np.array([t[:1].isdigit() for t in texts])
+        self.newlines_apart = not any("\n" in t and t.strip("\n") for t in texts)
+
+
+@lru_cache(maxsize=4)
+def token_classes(llm: Any) -> TokenClasses:
+    return TokenClasses(llm)
+
+
+def newlines_apart(llm: Any) -> bool:
+    """Whether the vocabulary is SentencePiece's (merges only, no pre-splitting by patterns that
+    look ahead), puts no space before a text, and has no token that holds a newline with another
+    character."""
+    import llama_cpp
+
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    return (llama_cpp.llama_vocab_type(vocab) == llama_cpp.LLAMA_VOCAB_TYPE_SPM
+            and llm.metadata.get("tokenizer.ggml.add_space_prefix") == "false"
+            and token_classes(llm).newlines_apart)
+
+
+@lru_cache(maxsize=4)
+def tokenizer_of(llm: Any) -> Tokenizer:
+    return Tokenizer(llm, newlines_apart(llm))
