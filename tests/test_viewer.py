@@ -1,0 +1,169 @@
+"""`moot view` without a browser: its paths, the runs' statuses, the facts behind the filters, the
+bundle's links, the command line, and that serving every page writes nothing under the folder."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import urllib.request
+from pathlib import Path, PurePosixPath
+
+import pytest
+from viewer_support import Viewer, cli, stance_dataset
+
+from moot.cli import main
+from moot.log.events import Message, Outcome, RunFinished, RunStarted
+from moot.log.transcript import EventLog, load
+from moot.viewer.catalog import Catalog
+from moot.viewer.figures import paired_correct
+from moot.viewer.links import BundleLinks, ServerLinks, query_file
+from moot.viewer.paths import Refused, Root
+from moot.viewer.units import Query, facts_of
+
+COLA = "protocol: cola\nmodels: {default: scripted}\njudger: {output: json}\n"
+
+
+@pytest.fixture(scope="module")
+def cola(tmp_path_factory) -> Path:
+    top = tmp_path_factory.mktemp("cola")
+    (top / "cola.yaml").write_text(COLA, encoding="utf-8")
+    cli(top / "cola.yaml", "--dataset", stance_dataset(top / "data", "s", {"s2"}), "--out", top / "runs" / "cola",
+        "--quiet")
+    return top / "runs" / "cola"
+
+
+# ------------------------------------------------------------------------------------------ paths
+@pytest.mark.parametrize("raw", ["..", "%2e%2e", "a%2Fb", "a%2fb", "a%5Cb", ".hidden", "a/%00", "a/../b", "%2E%2E/x"])
+def test_a_path_that_could_leave_the_folder_is_refused(tmp_path, raw):
+    with pytest.raises(Refused):
+        Root(tmp_path).resolve(raw)
+
+
+def test_a_link_anywhere_on_the_way_is_refused_and_a_plain_path_resolves(tmp_path):
+    (tmp_path / "runs" / "a b").mkdir(parents=True)
+    (tmp_path / "runs" / "link").symlink_to(tmp_path / "runs" / "a b", target_is_directory=True)
+    root = Root(tmp_path)
+    rel, path = root.resolve("runs/a%20b")
+    assert rel == PurePosixPath("runs/a b") and path == tmp_path.resolve() / "runs" / "a b"
+    with pytest.raises(Refused):
+        root.resolve("runs/link")
+    with pytest.raises(Refused):
+        root.resolve("runs/missing")
+
+
+# ------------------------------------------------------------------------------------------ statuses
+def transcript(path: Path, events: list, protocol: str = "cola") -> None:
+    log = EventLog(path, fsync=False)
+    log.append(RunStarted(run_id="r", protocol=protocol, scenario_path="s.yaml", scenario_sha256="x",
+                          scenario={"labels": ["favor", "against"]}, models={"a": "scripted"}, unit=path.stem), *events)
+    log.close()
+
+
+def test_statuses_come_from_the_lock_the_results_and_the_transcripts_ends(cola, tmp_path):
+    import shutil
+
+    top = tmp_path / "runs"
+    for name in ("finished", "failed", "cut", "running", "garbled"):
+        shutil.copytree(cola, top / name)
+    transcript(top / "failed" / "extra.jsonl", [RunFinished(status="failed", stop_reason="error: boom")])
+    transcript(top / "cut" / "extra.jsonl", [Message(turn=1, speaker="a", role="a", action="analysis", content="x")])
+    with open(top / "garbled" / "results.jsonl", "a") as f:
+        f.write("not json\n{}\n")
+    lock = os.open(top / "running" / "run.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        found = {r.name: r for r in Catalog(Root(tmp_path)).runs()}
+    finally:
+        os.close(lock)
+    assert {k: v.status for k, v in found.items()} == {
+        "runs/finished": "finished", "runs/failed": "failed", "runs/cut": "interrupted", "runs/running": "running",
+        "runs/garbled": "failed"}
+    assert found["runs/running"].holder == os.getpid() and found["runs/failed"].failed == 1
+    assert found["runs/finished"].progress == "6/6" and found["runs/finished"].headline is not None
+    assert "results.jsonl:7: garbled result row" in found["runs/garbled"].problem
+    assert Catalog(Root(tmp_path)).summary(top / "running", True).status == "finished"  # released
+
+
+def test_an_experiment_groups_its_runs_by_arm(cola, tmp_path):
+    import shutil
+
+    top = tmp_path / "exp"
+    top.mkdir()
+    (top / "experiment.json").write_text(json.dumps({"title": "Arms"}))
+    for arm in ("base", "variant"):
+        shutil.copytree(cola, top / arm / "s" / "default" / "seed-0")
+    catalog = Catalog(Root(tmp_path))
+    runs = catalog.runs()
+    (experiment,) = catalog.experiments(runs)
+    assert experiment.title == "Arms" and experiment.arms == ["base", "variant"] and len(experiment.runs) == 2
+
+
+# ------------------------------------------------------------------------------------------ facts
+def decided(turn: int, speaker: str, round_: int, decision: str) -> Message:
+    return Message(turn=turn, speaker=speaker, role=speaker, action="debate", round=round_, content=decision,
+                   decision=decision)
+
+
+@pytest.mark.parametrize("first, last, prediction, flipped, disagree", [
+    (("favor", "favor", "against"), ("against", "against", "against"), "against", True, False),
+    (("favor", "favor", "against"), ("favor", "favor", "favor"), "favor", False, False),
+    (("favor", "favor", "favor"), ("favor", "against", "favor"), "favor", False, True),
+])
+def test_flips_and_disagreement_are_read_from_the_decisions(tmp_path, first, last, prediction, flipped, disagree):
+    events = [decided(n + 1, f"agent_{n}", 0, d) for n, d in enumerate(first)]
+    events += [decided(n + 4, f"agent_{n}", 1, d) for n, d in enumerate(last)]
+    path = tmp_path / "u.jsonl"
+    transcript(path, [*events, Outcome(prediction=prediction, gold="favor"),
+                      RunFinished(status="completed", stop_reason="done")])
+    facts = facts_of(load(path))
+    assert (facts.flipped, facts.disagree, facts.rounds, facts.messages) == (flipped, disagree, 2, 6)
+
+
+def test_paired_correctness_counts_the_discordant_items():
+    found = paired_correct("correct", [1, 1, 0, 0, 1], [1, 0, 1, 1, 1])
+    assert found.a.value == pytest.approx(0.6) and found.b.value == pytest.approx(0.8)
+    assert found.difference.value == pytest.approx(0.2) and found.differ == 3
+    assert found.test == "discordant items: 1 right only in a, 2 right only in b (n = 5)"
+
+
+# ------------------------------------------------------------------------------------------ links
+def test_bundle_links_are_relative_files_and_server_links_urls():
+    links = BundleLinks(PurePosixPath("r/exp/arm a/index.html"))
+    assert links.runs() == "../../../index.html"
+    assert links.unit(PurePosixPath("exp/arm a"), "s1") == "u/s1.html"
+    assert links.run(PurePosixPath("other"), Query(show="wrong", page=2)) == "../../other/show-wrong-p2.html"
+    assert links.static("viewer.js") == "../../../static/viewer.js"
+    assert links.compare(PurePosixPath("a"), PurePosixPath("b")) is None  # not in this bundle
+    assert query_file(Query(gold="<x>")).startswith("gold-") and "<" not in query_file(Query(gold="<x>"))
+    server = ServerLinks()
+    assert server.run(PurePosixPath("exp/arm a"), Query(show="wrong")) == "/run/exp/arm%20a?show=wrong"
+    assert server.unit(PurePosixPath("a/b"), "x&y") == "/unit/a/b?u=x%26y"
+
+
+# ------------------------------------------------------------------------------------------ command line
+def test_a_missing_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["view", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no such folder" in err
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() + str(p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_serving_every_page_writes_nothing_under_the_folder(cola):
+    top = cola.parent
+    before = digest(top)
+    server = Viewer(top)
+    try:
+        for page in ("/", "/run/cola", "/run/cola?show=flipped", "/unit/cola?u=s1", "/calls/cola?u=s1",
+                     "/call/cola?u=s1&seq=2", "/scenario/cola", "/compare?a=cola&b=cola"):
+            with urllib.request.urlopen(server.base + page, timeout=30) as response:
+                assert response.status == 200, page
+    finally:
+        code, seconds = server.stop()
+    assert code == 0 and seconds < 1.0
+    assert digest(top) == before
