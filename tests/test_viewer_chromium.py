@@ -254,7 +254,9 @@ def test_every_response_forbids_inline_scripts_and_the_server_only_reads(viewer)
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy and "default-src 'none'" in policy
     assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
     for method in ("POST", "PUT", "DELETE"):
-        assert fetch(viewer.base + "/run/cola-a", method)[0] == 405
+        status, _, refused = fetch(viewer.base + "/run/cola-a", method)
+        assert status == 405 and "POST" not in refused["Allow"]
+        assert refused["Content-Security-Policy"] == policy  # the router's own answers pass the guard too
     assert fetch(viewer.base + "/", headers={"Host": "evil.example:80"})[0] == 421  # DNS rebinding
 
 
@@ -447,17 +449,31 @@ def test_the_bundle_opens_from_disk_with_the_same_pages(runs, tmp_path, browser)
 def test_390px_wide_the_conversation_comes_first_and_nothing_overflows(viewer, browser):
     browser.set_window_size(390, 844)
     try:
-        for page in ("/", "/run/cola-a", "/unit/conference?u=conference", "/compare?a=cola-a&b=cola-b&show=both"):
-            browser.get(viewer.base + page)
-            width = browser.execute_script("return document.documentElement.scrollWidth")
-            viewport = browser.execute_script("return document.documentElement.clientWidth")
-            assert width <= viewport, (page, width, viewport)
-        browser.get(viewer.base + "/unit/conference?u=conference")
-        first = css(browser, "article.entry")[0]
+        for page, selector in (("/", "table.runs"), ("/run/cola-a", "table.units"),
+                               ("/unit/conference?u=conference", "article.entry"),
+                               ("/compare?a=cola-a&b=cola-b&show=both", "table.pairs")):
+            show(browser, viewer.base + page, selector)
+            width, viewport = browser.execute_script(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            assert width <= viewport, (page, width, viewport, wider(browser))
+        first = show(browser, viewer.base + "/unit/conference?u=conference", "article.entry")[0]
         top = browser.execute_script("return arguments[0].getBoundingClientRect().top", first)
         assert top < 844, top  # the first turn is on the first screen: the setup is folded
     finally:
         browser.set_window_size(1280, 900)
+
+
+def wider(browser) -> list[str]:
+    """The elements wider than the viewport that no scrolling box holds (what makes a page scroll sideways)."""
+    return browser.execute_script("""
+        const vw = document.documentElement.clientWidth, out = [];
+        const held = e => { for (let p = e.parentElement; p; p = p.parentElement)
+            if (getComputedStyle(p).overflowX !== 'visible') return true; return false; };
+        for (const e of document.querySelectorAll('body *')) {
+            const r = e.getBoundingClientRect();
+            if (r.right > vw + 0.5 && r.width > 0 && !held(e)) out.push(e.tagName + '.' + e.className);
+        }
+        return out.slice(0, 8);""")
 
 
 def test_right_to_left_and_cjk_text_render_in_their_direction(viewer, browser):

@@ -10,6 +10,7 @@ read (the facts behind the filters are complete). OUT is written whole or not at
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import combinations
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -17,7 +18,7 @@ from typing import Callable
 from moot.safety.fileset import file_set
 from moot.viewer import compare as comparing
 from moot.viewer.catalog import RunSummary
-from moot.viewer.links import BundleLinks, Rel, compare_file, run_file, short
+from moot.viewer.links import BundleLinks, Links, Rel, compare_file, run_file, short
 from moot.viewer.pages import NotFound, Pages
 from moot.viewer.paths import Root
 from moot.viewer.server import STATIC, static_text
@@ -47,7 +48,7 @@ class Writer:
     def links(self, here: str) -> BundleLinks:
         return BundleLinks(PurePosixPath(here), self.pairs)
 
-    def write(self, here: str, render: Callable[[BundleLinks], str]) -> None:
+    def write(self, here: str, render: Callable[[Links], str]) -> None:
         path = self.out / here
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(self.links(here)), encoding="utf-8")
@@ -63,12 +64,12 @@ class Writer:
         for query in queries:
             for number in range(1, select(table, query, pages.indexer).pages + 1):
                 paged = query.changed(show=query.show, page=number)
-                self.write(run_file(rel, paged), lambda links, q=paged: pages.run_page(links, rel, q))
+                self.write(run_file(rel, paged), partial(pages.run_page, rel=rel, query=paged))
         folder = run_file(rel).rsplit("/", 1)[0]
         for key in table.refs:
-            self.write(f"{folder}/u/{key}.html", lambda links, k=key: pages.unit_page(links, rel, k))
-            self.write(f"{folder}/u/{key}.calls.html", lambda links, k=key: pages.calls_page(links, rel, k))
-        self.write(f"{folder}/scenario.html", lambda links: pages.scenario_page(links, rel))
+            self.write(f"{folder}/u/{key}.html", partial(pages.unit_page, rel=rel, key=key))
+            self.write(f"{folder}/u/{key}.calls.html", partial(pages.calls_page, rel=rel, key=key))
+        self.write(f"{folder}/scenario.html", partial(pages.scenario_page, rel=rel))
 
     def comparison(self, a: Rel, b: Rel, folder: str) -> None:
         pages = self.pages
@@ -76,11 +77,10 @@ class Writer:
         for show in comparing.COMPARE_FILTERS:
             for number in range(1, comparing.select(found, show, 1).pages + 1):
                 query = Query(show=show, page=number)
-                self.write(compare_file(folder, query), lambda links, q=query: pages.compare_page(links, a, b, q))
+                self.write(compare_file(folder, query), partial(pages.compare_page, a=a, b=b, query=query))
         for pair in found:
             if pair.both:
-                self.write(f"{folder}/u/{short(pair.key)}.html",
-                           lambda links, p=pair.key: pages.compare_unit_page(links, a, b, p))
+                self.write(f"{folder}/u/{short(pair.key)}.html", partial(pages.compare_unit_page, a=a, b=b, pair=pair.key))
 
 
 def write_bundle(folder: Path, out: Path) -> int:

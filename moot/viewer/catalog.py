@@ -270,7 +270,7 @@ def summarize_folder(path: Path, base: RunSummary) -> RunSummary:
     total = meta.get("planned_units", meta.get("planned_items"))
     total = int(total) if isinstance(total, int) else None
     status = run_status(base.holder, failed, cut, len(rows), total)
-    scenario = meta.get("scenario") if isinstance(meta.get("scenario"), dict) else {}
+    scenario = mapping(meta.get("scenario"))
     results = path / "results.jsonl"
     times = [e.stat().st_mtime for e in loose] + ([results.stat().st_mtime] if results.exists() else [])
     created = str(meta.get("created") or "")
@@ -280,6 +280,10 @@ def summarize_folder(path: Path, base: RunSummary) -> RunSummary:
         models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
         noun=contract.units.noun if contract else "units", headline=headline(rows, meta, contract),
         started=created, wall_s=wall_seconds(created, max(times) if times else None))
+
+
+def mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def run_status(holder: Optional[int], failed: int, cut: int, done: int, total: Optional[int]) -> str:
@@ -310,7 +314,7 @@ def summarize_file(path: Path, base: RunSummary) -> RunSummary:
         return replace(base, status="failed", problem=f"{path.name}:1: not a moot transcript")
     protocol = str(first.get("protocol", "?"))
     contract = contract_of(protocol)
-    scenario = first.get("scenario") if isinstance(first.get("scenario"), dict) else {}
+    scenario = mapping(first.get("scenario"))
     status = {"completed": "finished", "failed": "failed"}.get(end.status, "interrupted")
     return replace(base, protocol=protocol, title=str(scenario.get("title") or ""),
                    scenario=Path(str(first.get("scenario_path") or "")).stem,

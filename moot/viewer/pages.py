@@ -273,7 +273,7 @@ class Pages:
         found = next((p for p in context["found"] if p.key == pair), None)
         if found is None:
             raise NotFound(f"no unit {pair!r} in both runs")
-        sides = []
+        sides: list[tuple[str, Optional[PurePosixPath], Optional[dict[str, Any]]]] = []
         for side, member_row in (("a", found.a), ("b", found.b)):
             if member_row is None:
                 sides.append((side, None, None))

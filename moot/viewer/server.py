@@ -4,7 +4,9 @@
   printed at start (in the URL once, then a same-site cookie). Without a token, a request whose
   Host is not this loopback address is refused (a web page elsewhere cannot reach the viewer
   through DNS rebinding).
-- GET and HEAD only; nothing is ever written under the folder.
+- Every page is a GET route (HEAD too); any other method is answered 405 by the router, so a
+  route that takes input (a human seat's POST on a live page) is added to the router beside the
+  pages and passes the same guard. Nothing is ever written under the folder.
 - Paths are parsed from the raw URL (moot.viewer.paths): `..`, encoded separators, hidden names and
   symbolic links are refused with 403, unknown pages 404.
 - Every response forbids inline scripts and styles (Content-Security-Policy), framing and sniffing.
@@ -38,11 +40,6 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", 
            "Cross-Origin-Resource-Policy": "same-origin"}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-PAGES: web.AppKey[Pages] = web.AppKey("pages", Pages)
-TOKEN: web.AppKey[Optional[str]] = web.AppKey("token", object)  # type: ignore[arg-type]
-HOSTS: web.AppKey[set[str]] = web.AppKey("hosts", set)  # type: ignore[arg-type]
-STREAMS: web.AppKey[set["asyncio.Task[object]"]] = web.AppKey("streams", set)  # type: ignore[arg-type]
-
 
 def static_text(name: str) -> str:
     if name == "document.css":
@@ -52,23 +49,6 @@ def static_text(name: str) -> str:
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
-
-
-@web.middleware
-async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Read-only, loopback-or-token, and the security headers on every response."""
-    if request.method not in ("GET", "HEAD"):
-        return with_headers(web.Response(status=405, text="moot view is read-only", headers={"Allow": "GET, HEAD"}))
-    token = request.app[TOKEN]
-    given = request.query.get("token") or request.cookies.get(COOKIE) or ""
-    if token is not None and not hmac.compare_digest(given.encode(), token.encode()):
-        return with_headers(web.Response(status=401, text="moot view: this address needs the token printed at start"))
-    if token is None and request.host not in request.app[HOSTS]:
-        return with_headers(web.Response(status=421, text="moot view answers on its loopback address only"))
-    response = await handler(request)
-    if token is not None and request.query.get("token") and not response.prepared:
-        response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
-    return with_headers(response)
 
 
 def with_headers(response: web.StreamResponse) -> web.StreamResponse:
@@ -86,12 +66,35 @@ def split(raw_path: str) -> tuple[str, str]:
 
 
 class Viewer:
-    """The request handlers (one per page kind) over `pages`."""
+    """The request handlers (one per page kind) over `pages`, and what guards them: the token (None:
+    loopback only) and the Host headers a loopback viewer answers."""
 
-    def __init__(self, pages: Pages, workers: int = 4):
-        self.pages = pages
+    def __init__(self, pages: Pages, token: Optional[str] = None, workers: int = 4):
+        self.pages, self.token = pages, token
+        self.hosts: set[str] = set()
         self.links: Links = ServerLinks()
         self.executor = ThreadPoolExecutor(workers, thread_name_prefix="moot-view")
+        self.streams: set[asyncio.Task[object]] = set()
+
+    @web.middleware
+    async def guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Loopback-or-token, and the security headers on every response (the router's own errors too)."""
+        given = request.query.get("token") or request.cookies.get(COOKIE) or ""
+        if self.token is not None and not hmac.compare_digest(given.encode(), self.token.encode()):
+            return with_headers(web.Response(status=401, text="moot view: this address needs the token printed at start"))
+        if self.token is None and request.host not in self.hosts:
+            return with_headers(web.Response(status=421, text="moot view answers on its loopback address only"))
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:  # 405 for a method no route takes, from the router
+            response = web.Response(status=exc.status, text=exc.text, headers=exc.headers)
+        if self.token is not None and request.query.get("token") and not response.prepared:
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        return with_headers(response)
+
+    async def stop_streams(self, app: web.Application) -> None:
+        for task in list(self.streams):
+            task.cancel()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         kind, rest = split(request.raw_path)
@@ -149,9 +152,8 @@ class Viewer:
         filters = RunFilters(query.get("q", ""), query.get("protocol", ""), query.get("model", ""),
                              query.get("status", ""))
         task = asyncio.current_task()
-        streams = request.app[STREAMS]
         if task is not None:
-            streams.add(task)  # type: ignore[arg-type]
+            self.streams.add(task)
         try:
             return await stream(request, self.pages, self.links, self.executor, kind, rel, query.get("u", ""),
                                 parse_query(query), filters)
@@ -159,7 +161,7 @@ class Viewer:
             return web.StreamResponse()
         finally:
             if task is not None:
-                streams.discard(task)  # type: ignore[arg-type]
+                self.streams.discard(task)
 
     async def error(self, status: int, message: str) -> web.Response:
         html = await asyncio.get_running_loop().run_in_executor(
@@ -168,16 +170,10 @@ class Viewer:
 
 
 def make_app(pages: Pages, token: Optional[str] = None) -> tuple[web.Application, Viewer]:
-    app = web.Application(middlewares=[guard], client_max_size=1024)
-    viewer = Viewer(pages)
-    app[PAGES], app[TOKEN], app[HOSTS], app[STREAMS] = pages, token, set(), set()
-    app.router.add_route("*", "/{tail:.*}", viewer.handle)
-
-    async def stop_streams(app: web.Application) -> None:
-        for task in list(app[STREAMS]):
-            task.cancel()
-
-    app.on_shutdown.append(stop_streams)
+    viewer = Viewer(pages, token)
+    app = web.Application(middlewares=[viewer.guard], client_max_size=1024)
+    app.router.add_get("/{tail:.*}", viewer.handle)
+    app.on_shutdown.append(viewer.stop_streams)
     return app, viewer
 
 
@@ -199,7 +195,7 @@ async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready:
     site = web.TCPSite(runner, host, port, shutdown_timeout=0.2)
     await site.start()
     bound = bound_port(runner, port)
-    app[HOSTS] |= loopback_hosts(host, bound)
+    viewer.hosts |= loopback_hosts(host, bound)
     shown = f"[{host}]" if ":" in host else host
     ready(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
     try:
