@@ -121,15 +121,19 @@ class RunFolder:
 
 
 def read_meta(path: Path) -> Optional[dict]:
-    meta = Path(path) / "run.json"
-    if not meta.exists():
+    return read_object(Path(path) / "run.json", "run.json")
+
+
+def read_object(file: Path, what: str) -> Optional[dict]:
+    """A JSON object file (None when absent); one line naming it when it is unreadable."""
+    if not file.exists():
         return None
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
+        data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise RunFolderError(f"{meta}: unreadable run.json ({exc})") from None
+        raise RunFolderError(f"{file}: unreadable {what} ({exc})") from None
     if not isinstance(data, dict):
-        raise RunFolderError(f"{meta}: run.json must be a JSON object")
+        raise RunFolderError(f"{file}: {what} must be a JSON object")
     return data
 
 
