@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 import urllib.request
 from pathlib import Path, PurePosixPath
 
@@ -17,7 +18,7 @@ from moot.cli import main
 from moot.log.events import Message, Outcome, RunFinished, RunStarted
 from moot.log.transcript import EventLog, load
 from moot.viewer.catalog import Catalog
-from moot.viewer.figures import paired_correct
+from moot.viewer.figures import Intervals, Scored, classification, paired_classification, paired_means, point
 from moot.viewer.links import BundleLinks, ServerLinks, query_file
 from moot.viewer.paths import Refused, Root
 from moot.viewer.units import Query, facts_of
@@ -121,11 +122,72 @@ def test_flips_and_disagreement_are_read_from_the_decisions(tmp_path, first, las
     assert (facts.flipped, facts.disagree, facts.rounds, facts.messages) == (flipped, disagree, 2, 6)
 
 
-def test_paired_correctness_counts_the_discordant_items():
-    found = paired_correct("correct", [1, 1, 0, 0, 1], [1, 0, 1, 1, 1])
-    assert found.a.value == pytest.approx(0.6) and found.b.value == pytest.approx(0.8)
-    assert found.difference.value == pytest.approx(0.2) and found.differ == 3
-    assert found.test == "discordant items: 1 right only in a, 2 right only in b (n = 5)"
+GOLD = ["favor", "against"] * 6
+RIGHT_A = [1, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1]  # a is right on 8 of 12
+RIGHT_B = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1]  # b on 11: right where a is, and on 3 more
+
+
+def answers(right: list[int]) -> list[str]:
+    return [g if r else {"favor": "against", "against": "favor"}[g] for g, r in zip(GOLD, right)]
+
+
+def test_paired_figures_are_those_of_moot_compare_and_equal_scipy():
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    units = [Scored(0, str(n), g, x, y) for n, (g, x, y) in enumerate(zip(GOLD, answers(RIGHT_A), answers(RIGHT_B)))]
+    found = paired_classification(units, ("favor", "against"), "accuracy", differ=3)
+    a, b = np.array(RIGHT_A, float), np.array(RIGHT_B, float)
+    assert (found.a.value, found.b.value) == (pytest.approx(8 / 12), pytest.approx(11 / 12))
+    assert found.difference.value == pytest.approx(3 / 12)
+    draws = scipy_stats.bootstrap((b, a), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True,
+                                  vectorized=True, n_resamples=2000, method="percentile",
+                                  rng=np.random.default_rng(20240229)).confidence_interval
+    assert (found.difference.low, found.difference.high) == (pytest.approx(draws.low), pytest.approx(draws.high))
+    alone = scipy_stats.bootstrap((a,), np.mean, vectorized=True, n_resamples=2000, method="percentile",
+                                  rng=np.random.default_rng(20240229)).confidence_interval
+    assert (found.a.low, found.a.high) == (pytest.approx(alone.low), pytest.approx(alone.high))
+    mcnemar = scipy_stats.binomtest(0, 3, 0.5).pvalue
+    assert f"McNemar test (two-sided binomial on discordant pairs): p = {mcnemar:.3f} (b vs a: 3 vs 0 discordant)" in found.test
+    assert "12 paired, 0 dropped" in found.test and found.differ == 3
+    assert classification(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy") == found.a
+
+
+def test_paired_measures_have_a_paired_bootstrap_and_wilcoxon():
+    from scipy import stats as scipy_stats
+
+    a, b = [3.0, 5.0, 6.0, 2.0, 7.0, 4.0], [4.0, 7.0, 6.0, 5.0, 9.0, 4.5]
+    found = paired_means("score", a, b)
+    assert found.difference.value == pytest.approx(sum(b) / 6 - sum(a) / 6) and found.differ == 5
+    assert found.difference.low is not None and found.difference.low < found.difference.value < found.difference.high
+    assert f"p = {scipy_stats.wilcoxon(b, a).pvalue:.3f}" in found.test
+
+
+def test_an_undefined_metric_says_why_instead_of_a_number():
+    found = classification(["favor", "maybe"], ["favor", "favor"], ("favor", "against"), "macro_f1")
+    assert found.value is None and "'maybe'" in found.method
+
+
+def test_a_large_run_shows_its_point_estimate_until_its_interval_is_computed():
+    import threading
+
+    gate = threading.Event()
+    intervals = Intervals()
+    try:
+        def full():
+            gate.wait(10)
+            return classification(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy")
+
+        quick = point(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy")
+        first = intervals.figure("run", 5000, full, lambda: quick)
+        assert first.pending and first.value == pytest.approx(8 / 12) and first.interval == ""
+        gate.set()
+        deadline = time.monotonic() + 10
+        while (done := intervals.figure("run", 5000, full, lambda: quick)).pending and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not done.pending and done.interval != "" and done.value == first.value
+    finally:
+        intervals.close()
 
 
 # ------------------------------------------------------------------------------------------ links

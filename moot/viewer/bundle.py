@@ -85,7 +85,7 @@ class Writer:
 
 def write_bundle(folder: Path, out: Path) -> int:
     """Write the bundle; the number of pages written."""
-    pages = Pages(Root(folder))
+    pages = Pages(Root(folder), inline=True)
     try:
         runs = pages.catalog.runs()
         pairs = pairs_of(runs)
@@ -104,4 +104,4 @@ def write_bundle(folder: Path, out: Path) -> int:
                 writer.comparison(a, b, where)
             return writer.written
     finally:
-        pages.indexer.close()
+        pages.close()

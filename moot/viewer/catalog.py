@@ -26,7 +26,7 @@ from moot.engine.folder import RunFolderError, iter_results, read_meta
 from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.report.runs import models_text
-from moot.viewer.figures import Figure, classification, mean
+from moot.viewer.figures import Figure, Intervals, classification, mean, point
 from moot.viewer.paths import Root
 
 EXPERIMENT = "experiment.json"
@@ -94,6 +94,7 @@ class Catalog:
     """Every run and experiment under a folder (see the module docstring)."""
 
     root: Root
+    intervals: Intervals = field(default_factory=Intervals)
     _cache: dict[Path, tuple[tuple[Any, ...], RunSummary]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -148,11 +149,12 @@ class Catalog:
             and len(rel.relative_to(experiment).parts) > 1 else ""
         base = RunSummary(rel, is_folder, experiment=experiment, arm=arm, holder=holder)
         try:
-            found = summarize_folder(path, base) if is_folder else summarize_file(path, base)
+            found = summarize_folder(path, base, self.intervals) if is_folder else summarize_file(path, base)
         except (MootError, OSError, ValueError) as exc:
             found = replace(base, status="failed", problem=str(exc))
-        with self._lock:
-            self._cache[path] = (stamp, found)
+        if found.headline is None or not found.headline.pending:
+            with self._lock:
+                self._cache[path] = (stamp, found)
         return found
 
 
@@ -257,7 +259,7 @@ def stamp_text(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
-def summarize_folder(path: Path, base: RunSummary) -> RunSummary:
+def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunSummary:
     meta = read_meta(path) or {}
     rows = [row for _, row in iter_results(path)]
     listed = {Path(str(row.get("transcript", ""))).name for row in rows}
@@ -278,7 +280,8 @@ def summarize_folder(path: Path, base: RunSummary) -> RunSummary:
         base, protocol=protocol, title=str(scenario.get("title") or ""),
         scenario=Path(str(meta.get("scenario_path") or "")).stem, dataset=Path(str(meta.get("dataset_path") or "")).stem,
         models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
-        noun=contract.units.noun if contract else "units", headline=headline(rows, meta, contract),
+        noun=contract.units.noun if contract else "units",
+        headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),
         started=created, wall_s=wall_seconds(created, max(times) if times else None))
 
 
@@ -323,19 +326,24 @@ def summarize_file(path: Path, base: RunSummary) -> RunSummary:
                    noun=contract.units.noun if contract else "units", started=str(first.get("ts") or ""))
 
 
-def headline(rows: list[dict[str, Any]], meta: Mapping[str, Any], contract: Optional[AnyProtocol]) -> Optional[Figure]:
+def headline(rows: list[dict[str, Any]], meta: Mapping[str, Any], contract: Optional[AnyProtocol],
+             intervals: Intervals, key: Any) -> Optional[Figure]:
     """The run's headline: its classification metric over scored items, else the mean of its
-    protocol's headline measure (when that reads only results rows)."""
+    protocol's headline measure (when that reads only results rows); with its interval
+    (moot.viewer.figures), kept under `key` by `intervals`."""
     scored = [r for r in rows if r.get("gold") is not None]
     labels = [str(x) for x in meta.get("labels") or []]
     if scored and labels:
         metric = str(meta.get("headline_metric") or meta.get("metric") or "macro_f1")
-        return classification([str(r["gold"]) for r in scored], [str(r.get("prediction")) for r in scored],
-                              labels, metric)
+        gold = [str(r["gold"]) for r in scored]
+        pred = [None if r.get("prediction") is None else str(r["prediction"]) for r in scored]
+        return intervals.figure(key, len(gold), lambda: classification(gold, pred, labels, metric),
+                                lambda: point(gold, pred, labels, metric))
     if contract is None or not rows:
         return None
     measure = contract.metrics.measure(contract.metrics.headline)
     if measure.reads_transcript:
         return None
     values = [v for v in (measure.of(UnitRecord(row, labels)) for row in rows) if v is not None]
-    return mean(measure.name, values)
+    return intervals.figure(key, len(values), lambda: mean(measure.name, values),
+                            lambda: Figure(measure.name, sum(values) / len(values) if values else None, len(values)))

@@ -1,24 +1,30 @@
-"""The numbers the viewer shows: a run's headline metric with its interval, and the paired
-difference of two runs over the units they share.
+"""The numbers the viewer shows, computed as `moot report` and `moot compare` compute them: a run's
+headline with its interval, and two runs (or two arms) paired on their units.
 
-Classification metrics come from moot.metrics.classification, a protocol's own measures from its
-metrics hook (moot.contract.metrics). Intervals and paired tests come from moot.metrics.stats when
-it is installed (the experiments work); without it a figure carries its point estimate and says
-why it has no interval, and a comparison counts the units that differ (`STATS_MISSING`).
+- A classification metric: moot.experiment.analysis over the run as one cell (an arm's runs as its
+  repeats): the metric with its percentile bootstrap interval over items (over repeats when there
+  are two or more), and between two sides Δ = b − a with its paired bootstrap interval, the exact
+  McNemar test (one repeat) or the paired t-test (repeats) and the minimum detectable Δ.
+- A protocol's own measure (a score, a coverage): the mean with its bootstrap interval, and between
+  two sides the paired bootstrap of the mean difference with the Wilcoxon signed-rank test
+  (moot.metrics.stats).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import statistics
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Optional, Sequence
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Callable, Hashable, Optional, Sequence
 
+from moot.experiment.analysis import Cell, Column, arm_stat, compare
+from moot.experiment.tables import headline, number, pvalue
+from moot.metrics import stats
 from moot.metrics.classification import summarize, value_of
 
-STATS_MISSING = "no interval: moot.metrics.stats (experiments) is not installed"
+INLINE_UNITS = 1000  # up to this many units an interval is computed with its page (~0.1 s here)
+KEPT = 512  # intervals kept
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ class Figure:
     low: Optional[float] = None
     high: Optional[float] = None
     method: str = ""
+    pending: bool = False  # its interval is still being computed (Intervals)
 
     @property
     def shown(self) -> str:
@@ -45,53 +52,151 @@ class Figure:
 
 @dataclass(frozen=True)
 class Paired:
-    """Two runs on the units they share: each one's figure, the difference (b - a) with its
-    interval, and a paired test where one applies."""
+    """Two sides on the units they share: each one's figure, the difference (b − a) with its
+    interval, and the paired test."""
 
     a: Figure
     b: Figure
     difference: Figure
-    test: str = ""  # `McNemar exact p = 0.031 (n = 42 discordant of 200)`
+    test: str = ""  # `exact McNemar p = 0.031 (5 vs 1 discordant) · MDE 0.120 · 200 paired`
     differ: int = 0  # units whose result differs
 
 
-def stats_module() -> Optional[ModuleType]:
-    try:
-        return importlib.import_module("moot.metrics.stats")
-    except ImportError:
-        return None
+@dataclass(frozen=True)
+class Scored:
+    """One labelled unit of both sides: its repeat (the run below each side), id, gold, predictions."""
+
+    repeat: int
+    id: str
+    gold: str
+    a: Optional[str]
+    b: Optional[str]
 
 
-def classification(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], metric: str) -> Figure:
-    """`metric` over scored items (moot.metrics.classification)."""
+def of_interval(name: str, found: stats.Interval) -> Figure:
+    method = f"{found.method}; {found.note}" if found.note else found.method
+    return Figure(name, found.estimate, found.n, found.low, found.high, method)
+
+
+def unlabelled(gold: Sequence[str], labels: Sequence[str]) -> str:
+    """Why a classification metric is undefined on these labels ('' when it is defined)."""
+    outside = sorted(set(gold) - set(labels))
+    return f"gold label {outside[0]!r} is not one of the run's labels" if outside else ""
+
+
+def cells(arm: str, units: Sequence[Scored], side: str, labels: Sequence[str]) -> list[Cell]:
+    """A side's units as one cell per repeat (moot.experiment.analysis)."""
+    found = []
+    for repeat in sorted({u.repeat for u in units}):
+        mine = [u for u in units if u.repeat == repeat]
+        found.append(Cell(arm, "", "", repeat, tuple(labels), {u.id: u.gold for u in mine},
+                          {u.id: getattr(u, side) for u in mine}))
+    return found
+
+
+def point(gold: Sequence[str], pred: Sequence[Optional[str]], labels: Sequence[str], metric: str) -> Figure:
+    """`metric` over one run's scored items, without its interval (moot.metrics.classification)."""
     if not gold:
         return Figure(metric, None, 0, method="no scored unit")
+    why = unlabelled(gold, labels)
     try:
-        report = summarize(list(gold), list(pred), list(labels))
-        return Figure(metric, value_of(report, metric, list(labels)), len(gold), method=STATS_MISSING)
-    except ValueError as exc:  # labels that do not define the metric, gold outside the labels
-        return Figure(metric, None, len(gold), method=str(exc))
+        value = None if why else value_of(summarize(list(gold), [str(p) for p in pred], list(labels)), metric,
+                                          list(labels))
+    except ValueError as exc:  # a metric the labels do not define
+        why = str(exc)
+    return Figure(metric, None if why else value, len(gold), method=why)
+
+
+def classification(gold: Sequence[str], pred: Sequence[Optional[str]], labels: Sequence[str], metric: str) -> Figure:
+    """`metric` over one run's scored items, with its bootstrap interval over items."""
+    found = point(gold, pred, labels, metric)
+    if found.value is None:
+        return found
+    units = [Scored(0, str(n), g, p, None) for n, (g, p) in enumerate(zip(gold, pred))]
+    stat = arm_stat(cells("run", units, "a", labels), Column("", metric))
+    return of_interval(metric, headline(stat)) if stat else found
 
 
 def mean(name: str, values: Sequence[float]) -> Figure:
-    """The mean of a per-unit measure over the units that have one."""
+    """The mean of a per-unit measure over the units that have one, with its bootstrap interval."""
     if not values:
         return Figure(name, None, 0, method="no unit has this measure")
-    return Figure(name, statistics.fmean(values), len(values), method=STATS_MISSING)
+    return of_interval(name, stats.bootstrap_interval(values, stats.mean))
+
+
+def paired_classification(units: Sequence[Scored], labels: Sequence[str], metric: str, differ: int) -> Paired:
+    """Side b against side a on their shared labelled units, as `moot compare` (b − a)."""
+    column = Column("", metric)
+    why = unlabelled([u.gold for u in units], labels)
+    found = None
+    if not why:
+        a, b = cells("a", units, "a", labels), cells("b", units, "b", labels)
+        try:
+            found = (arm_stat(a, column), arm_stat(b, column), compare(b, a, column))
+        except ValueError as exc:  # a metric the labels do not define
+            why = str(exc)
+    if found is None or None in found:
+        missing = Figure(metric, None, len(units), method=why or "no unit in every repeat of both sides")
+        return Paired(missing, missing, Figure(f"{metric} (b − a)", None, len(units), method=missing.method),
+                      missing.method, differ)
+    stat_a, stat_b, c = found
+    assert stat_a is not None and stat_b is not None and c is not None
+    test = c.mcnemar if c.primary == "mcnemar" else c.paired_t
+    detail = f" ({'b vs a: ' if test is c.mcnemar else ''}{test.note})" if test.note else ""
+    said = (f"{test.method}: p = {pvalue(c.pvalue)}{detail} · MDE {number(c.mde.estimate)}"
+            f" · {c.paired} paired, {c.dropped} dropped")
+    return Paired(of_interval(metric, headline(stat_a)), of_interval(metric, headline(stat_b)),
+                  of_interval(f"{metric} (b − a)", c.delta), said, differ)
 
 
 def paired_means(name: str, a: Sequence[float], b: Sequence[float]) -> Paired:
-    """A measure on the same units in two runs (the lists are aligned by unit)."""
-    diffs = [y - x for x, y in zip(a, b)]
-    differ = sum(1 for d in diffs if d != 0)
-    return Paired(mean(name, a), mean(name, b), mean(f"{name} (b - a)", diffs), differ=differ)
+    """A measure on the same units in two runs (the lists are aligned by unit): each mean, the mean
+    difference with its paired bootstrap interval, and the Wilcoxon signed-rank test."""
+    differ = sum(1 for x, y in zip(a, b) if x != y)
+    difference = of_interval(f"{name} (b − a)", stats.paired_bootstrap(b, a, stats.mean))
+    test = stats.wilcoxon(b, a)
+    detail = f" ({test.note})" if test.note else ""
+    return Paired(mean(name, a), mean(name, b), difference, f"{test.method}: p = {pvalue(test.pvalue)}{detail}",
+                  differ)
 
 
-def paired_correct(name: str, a: Sequence[float], b: Sequence[float]) -> Paired:
-    """Correctness (1/0) of the same items in two runs: accuracy of each, the difference, and the
-    discordant pairs (what McNemar's test is over)."""
-    found = paired_means(name, a, b)
-    b_only = sum(1 for x, y in zip(a, b) if y > x)
-    a_only = sum(1 for x, y in zip(a, b) if x > y)
-    test = f"discordant items: {a_only} right only in a, {b_only} right only in b (n = {len(a)})"
-    return Paired(found.a, found.b, found.difference, test, found.differ)
+class Intervals:
+    """Figures whose interval takes long to compute (more than INLINE_UNITS units), computed one at a
+    time in a background thread (which also bounds the memory a bootstrap takes) and kept by key;
+    until then a page shows the point estimate, marked pending, and its live stream updates it.
+    `inline` (the bundle): every interval is computed at once."""
+
+    def __init__(self, inline: bool = False):
+        self.inline = inline
+        self._done: dict[Hashable, Figure] = {}
+        self._queued: set[Hashable] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="moot-view-intervals")
+
+    def figure(self, key: Hashable, n: int, full: Callable[[], Figure], quick: Callable[[], Figure]) -> Figure:
+        with self._lock:
+            found = self._done.get(key)
+        if found is not None:
+            return found
+        if self.inline or n <= INLINE_UNITS:
+            return self._keep(key, full)
+        with self._lock:
+            queued = key in self._queued
+            self._queued.add(key)
+        if not queued:
+            self._pool.submit(self._keep, key, full)
+        shown = quick()
+        return replace(shown, pending=True, method="its interval is being computed") if shown.value is not None \
+            else shown
+
+    def _keep(self, key: Hashable, full: Callable[[], Figure]) -> Figure:
+        found = full()
+        with self._lock:
+            if len(self._done) >= KEPT:
+                self._done.clear()
+            self._done[key] = found
+            self._queued.discard(key)
+        return found
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from moot.engine.folder import live_file
 from moot.errors import MootError
-from moot.viewer.catalog import stamps
+from moot.viewer.catalog import RunSummary, stamps
 from moot.viewer.links import Links
 from moot.viewer.pages import NotFound, Pages, RunFilters, region_hash, regions_of
 from moot.viewer.units import Query
@@ -42,7 +42,7 @@ def watched(pages: Pages, kind: str, rel: Optional[PurePosixPath], key: str) -> 
         return lambda: None
     path = pages.run_path(rel)
     if kind == "run":
-        return lambda: (stamps(path, path.is_dir()), pages.catalog.summary(path, path.is_dir()).status)
+        return lambda: (stamps(path, path.is_dir()), shown_state(pages.catalog.summary(path, path.is_dir())))
     _, table = pages.table(rel)
     ref = table.refs.get(key)
     if ref is None:
@@ -50,6 +50,12 @@ def watched(pages: Pages, kind: str, rel: Optional[PurePosixPath], key: str) -> 
     transcript = ref.path
     return lambda: (stamps(transcript, False), stamps(live_file(transcript), False),
                     pages.catalog.summary(path, path.is_dir()).status)
+
+
+def shown_state(summary: RunSummary) -> tuple[str, bool]:
+    """What a run's page shows beyond its files: its status, and whether its headline's interval is
+    still being computed (moot.viewer.figures.Intervals)."""
+    return summary.status, summary.headline is not None and summary.headline.pending
 
 
 async def stream(request: web.Request, pages: Pages, links: Links, executor: Executor, kind: str,

@@ -26,6 +26,7 @@ from moot.log.events import TranscriptError
 from moot.log.transcript import Transcript, load
 from moot.viewer import compare as comparing
 from moot.viewer.catalog import EXPERIMENT, STATUSES, Catalog, RunSummary, stamps
+from moot.viewer.figures import Intervals
 from moot.viewer.links import Links
 from moot.viewer.paths import Refused, Root
 from moot.viewer.unitpage import call_html, calls_toggle, content, live_turn
@@ -80,6 +81,7 @@ class Pages:
     """The viewer's pages over one folder (see the module docstring)."""
 
     root: Root
+    inline: bool = False  # every interval computed with its page (the bundle), none in the background
     catalog: Catalog = field(init=False)
     indexer: Indexer = field(default_factory=Indexer)
     env: Environment = field(default_factory=environment)
@@ -87,7 +89,12 @@ class Pages:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.catalog = Catalog(self.root)
+        self.catalog = Catalog(self.root, Intervals(self.inline))
+
+    def close(self) -> None:
+        """Stop the background work (facts, intervals)."""
+        self.indexer.close()
+        self.catalog.intervals.close()
 
     def render(self, template: str, links: Links, **context: Any) -> str:
         return self.env.get_template(template).render(links=links, statuses=STATUSES, csp=META_CSP, **context)

@@ -203,7 +203,7 @@ async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready:
     finally:
         await runner.cleanup()
         viewer.executor.shutdown(wait=False, cancel_futures=True)
-        pages.indexer.close()
+        pages.close()
 
 
 def bound_port(runner: web.AppRunner, asked: int) -> int:
