@@ -101,6 +101,32 @@ def test_an_experiment_groups_its_runs_by_arm(cola, tmp_path):
     assert experiment.title == "Arms" and experiment.arms == ["base", "variant"] and len(experiment.runs) == 2
 
 
+def test_an_experiments_findings_on_the_runs_list_are_those_of_moot_report(tmp_path, monkeypatch):
+    import re
+
+    from moot.viewer.pages import Pages
+
+    data = stance_dataset(tmp_path / "data", "s", {"s2", "s5"})
+    (tmp_path / "exp.yaml").write_text(
+        "experiment: pair\narms:\n  - {name: direct, scenario: cola_direct}\n  - {name: cola, scenario: cola}\n"
+        f"datasets: [{data}]\nmodels: [scripted]\nrepeats: 2\ncompare: {{reference: direct}}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "exp.yaml", "--quiet", "--out", "runs/pair"]) == 0
+    assert main(["report", "runs/pair", "--out", "report"]) == 0
+    report = (tmp_path / "report" / "experiment.md").read_text(encoding="utf-8")
+    first = report.split("**")[2]  # the first table: every item (then one per target, not on the runs list)
+    rows = [line.strip("| ").split(" | ") for line in first.splitlines() if line.startswith(("| direct", "| cola"))]
+    assert len(rows) == 2
+    pages = Pages(Root(tmp_path / "runs"))
+    try:
+        html = pages.runs_regions(ServerLinks())["experiments"]
+    finally:
+        pages.close()
+    shown = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
+             for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+    assert rows == [r for r in shown if r and r[0] in ("direct", "cola")]
+
+
 # ------------------------------------------------------------------------------------------ facts
 def decided(turn: int, speaker: str, round_: int, decision: str) -> Message:
     return Message(turn=turn, speaker=speaker, role=speaker, action="debate", round=round_, content=decision,

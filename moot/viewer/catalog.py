@@ -26,6 +26,7 @@ from moot.engine.folder import RunFolderError, iter_results, read_meta
 from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.report.runs import models_text
+from moot.viewer.experiments import Findings, findings
 from moot.viewer.figures import Figure, Intervals, classification, mean, point
 from moot.viewer.paths import Root
 
@@ -83,6 +84,7 @@ class Experiment:
     rel: PurePosixPath
     title: str
     runs: tuple[RunSummary, ...] = ()
+    findings: Findings = Findings()
 
     @property
     def arms(self) -> list[str]:
@@ -108,7 +110,9 @@ class Catalog:
         for run in runs:
             if run.experiment:
                 groups.setdefault(run.experiment, []).append(run)
-        return [Experiment(PurePosixPath(rel), experiment_title(self.root.path / rel), tuple(found))
+        return [Experiment(PurePosixPath(rel), experiment_title(self.root.path / rel), tuple(found),
+                           findings(self.intervals, self.root.path / rel, sum(r.done for r in found),
+                                    (rel, tuple((r.name, r.done, r.status) for r in found))))
                 for rel, found in sorted(groups.items())]
 
     def walk(self) -> Iterator[tuple[Path, bool, str]]:

@@ -13,8 +13,6 @@ headline with its interval, and two runs (or two arms) paired on their units.
 from __future__ import annotations
 
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Hashable, Optional, Sequence
 
@@ -22,9 +20,9 @@ from moot.experiment.analysis import Cell, Column, arm_stat, compare
 from moot.experiment.tables import headline, number, pvalue
 from moot.metrics import stats
 from moot.metrics.classification import summarize, value_of
+from moot.viewer.deferred import Deferred
 
 INLINE_UNITS = 1000  # up to this many units an interval is computed with its page (~0.1 s here)
-KEPT = 512  # intervals kept
 
 
 @dataclass(frozen=True)
@@ -160,43 +158,15 @@ def paired_means(name: str, a: Sequence[float], b: Sequence[float]) -> Paired:
                   differ)
 
 
-class Intervals:
-    """Figures whose interval takes long to compute (more than INLINE_UNITS units), computed one at a
-    time in a background thread (which also bounds the memory a bootstrap takes) and kept by key;
-    until then a page shows the point estimate, marked pending, and its live stream updates it.
-    `inline` (the bundle): every interval is computed at once."""
-
-    def __init__(self, inline: bool = False):
-        self.inline = inline
-        self._done: dict[Hashable, Figure] = {}
-        self._queued: set[Hashable] = set()
-        self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="moot-view-intervals")
+class Intervals(Deferred):
+    """Headline figures whose interval takes long (more than INLINE_UNITS units): until it is
+    computed (moot.viewer.deferred) a page shows the point estimate, marked pending, and its live
+    stream updates it. `inline` (the bundle): every interval is computed at once."""
 
     def figure(self, key: Hashable, n: int, full: Callable[[], Figure], quick: Callable[[], Figure]) -> Figure:
-        with self._lock:
-            found = self._done.get(key)
-        if found is not None:
+        ready, found = self.value(("figure", key), n <= INLINE_UNITS, full)
+        if ready:
             return found
-        if self.inline or n <= INLINE_UNITS:
-            return self._keep(key, full)
-        with self._lock:
-            queued = key in self._queued
-            self._queued.add(key)
-        if not queued:
-            self._pool.submit(self._keep, key, full)
         shown = quick()
         return replace(shown, pending=True, method="its interval is being computed") if shown.value is not None \
             else shown
-
-    def _keep(self, key: Hashable, full: Callable[[], Figure]) -> Figure:
-        found = full()
-        with self._lock:
-            if len(self._done) >= KEPT:
-                self._done.clear()
-            self._done[key] = found
-            self._queued.discard(key)
-        return found
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)

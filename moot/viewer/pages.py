@@ -109,14 +109,18 @@ class Pages:
     def runs_page(self, links: Links, filters: RunFilters = RunFilters()) -> str:
         runs = self.catalog.runs()
         return self.with_regions("runs.html", links, self.runs_regions(links, filters, runs), filters=filters,
-                                 experiments=self.catalog.experiments(runs), protocols=sorted({r.protocol for r in runs}),
-                                 models=sorted({r.models for r in runs}), live=links.events("runs"), title="Runs")
+                                 protocols=sorted({r.protocol for r in runs}), models=sorted({r.models for r in runs}),
+                                 live=links.events("runs"), title="Runs")
 
     def runs_regions(self, links: Links, filters: RunFilters = RunFilters(),
                      runs: Optional[list[RunSummary]] = None) -> dict[str, str]:
         runs = self.catalog.runs() if runs is None else runs
         shown = [r for r in runs if filters.keep(r)]
-        return {"runs": self.render("_runs_table.html", links, runs=shown, every=runs)}
+        found = {"runs": self.render("_runs_table.html", links, runs=shown, every=runs)}
+        experiments = self.catalog.experiments(runs)
+        if experiments:
+            found["experiments"] = self.render("_experiments.html", links, experiments=experiments)
+        return found
 
     # ------------------------------------------------------------------ a run
     def run_path(self, rel: PurePosixPath) -> Path:
@@ -259,7 +263,7 @@ class Pages:
                 members.append(comparing.Member(sub, found, self.table(self.root.rel_of(found))[1]))
         if not members:
             raise NotFound(f"no run under {rel}")
-        return members
+        return sorted(members, key=lambda m: m.sub)
 
     def compare_context(self, a: PurePosixPath, b: PurePosixPath) -> dict[str, Any]:
         left, right = self.side(a), self.side(b)
