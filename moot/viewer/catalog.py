@@ -147,7 +147,7 @@ class Catalog:
         with self._lock:
             cached = self._cache.get(path)
         if cached is not None and cached[0] == stamp and holder is None:
-            return cached[1]
+            return self.settled(path, stamp, cached[1])
         rel = self.root.rel_of(path)
         arm = rel.relative_to(experiment).parts[0] if experiment and rel.parts != PurePosixPath(experiment).parts \
             and len(rel.relative_to(experiment).parts) > 1 else ""
@@ -156,9 +156,20 @@ class Catalog:
             found = summarize_folder(path, base, self.intervals) if is_folder else summarize_file(path, base)
         except (MootError, OSError, ValueError) as exc:
             found = replace(base, status="failed", problem=str(exc))
+        with self._lock:
+            self._cache[path] = (stamp, found)
+        return found
+
+    def settled(self, path: Path, stamp: tuple[Any, ...], found: RunSummary) -> RunSummary:
+        """A kept summary, with its headline's interval once it is computed (then kept so)."""
         if found.headline is None or not found.headline.pending:
-            with self._lock:
-                self._cache[path] = (stamp, found)
+            return found
+        headline = self.intervals.settled((path, stamp), found.headline)
+        if headline is found.headline:
+            return found
+        found = replace(found, headline=headline)
+        with self._lock:
+            self._cache[path] = (stamp, found)
         return found
 
 
@@ -285,7 +296,7 @@ def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunS
         scenario=Path(str(meta.get("scenario_path") or "")).stem, dataset=Path(str(meta.get("dataset_path") or "")).stem,
         models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
         noun=contract.units.noun if contract else "units",
-        headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),
+        headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
         started=created, wall_s=wall_seconds(created, max(times) if times else None))
 
 

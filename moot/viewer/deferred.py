@@ -4,11 +4,40 @@ by key, so a page is served at once and its live stream shows them when they are
 
 from __future__ import annotations
 
+import queue
+import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Optional
 
 KEPT = 512  # results kept (then forgotten all at once: they are recomputed when asked again)
+
+
+class Worker:
+    """One daemon thread running the jobs given to it in turn. Stopping, or the process exiting,
+    never waits for a job to end (a bootstrap, the facts of thousands of transcripts)."""
+
+    def __init__(self, name: str):
+        self.stopped = threading.Event()
+        self._jobs: queue.SimpleQueue[Optional[tuple[Callable[..., Any], tuple[Any, ...]]]] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def submit(self, job: Callable[..., Any], *args: Any) -> None:
+        self._jobs.put((job, args))
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            found = self._jobs.get()
+            if found is None:
+                return
+            job, args = found
+            try:
+                job(*args)
+            except Exception as exc:  # a bug: said once, and the page asks again later
+                print(f"moot view: background work failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def close(self) -> None:
+        self.stopped.set()
+        self._jobs.put(None)
 
 
 class Deferred:
@@ -19,7 +48,7 @@ class Deferred:
         self._done: dict[Hashable, Any] = {}
         self._queued: set[Hashable] = set()
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="moot-view-deferred")
+        self._worker = Worker("moot-view-deferred")
 
     def value(self, key: Hashable, quick: bool, compute: Callable[[], Any]) -> tuple[bool, Any]:
         """(True, the result) when it is known or `quick` to compute (then computed now), else
@@ -33,8 +62,13 @@ class Deferred:
         if self.inline or quick:
             return True, self._keep(key, compute)
         if not queued:
-            self._pool.submit(self._keep, key, compute)
+            self._worker.submit(self._keep, key, compute)
         return False, None
+
+    def known(self, key: Hashable) -> tuple[bool, Any]:
+        """(True, the result) once it is computed; else (False, None), and nothing is started."""
+        with self._lock:
+            return (True, self._done[key]) if key in self._done else (False, None)
 
     def _keep(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         try:
@@ -49,4 +83,4 @@ class Deferred:
                 self._queued.discard(key)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._worker.close()

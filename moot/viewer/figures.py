@@ -170,3 +170,10 @@ class Intervals(Deferred):
         shown = quick()
         return replace(shown, pending=True, method="its interval is being computed") if shown.value is not None \
             else shown
+
+    def settled(self, key: Hashable, shown: Figure) -> Figure:
+        """`shown` (a figure `figure` gave under `key`), or its interval once it is computed."""
+        if not shown.pending:
+            return shown
+        ready, found = self.known(("figure", key))
+        return found if ready else shown

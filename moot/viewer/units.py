@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
@@ -25,6 +24,7 @@ from moot.log.events import Message, Outcome
 from moot.log.transcript import Transcript, load
 from moot.metrics.classification import UNPARSED, MetricReport, summarize
 from moot.viewer.catalog import contract_of, stamps
+from moot.viewer.deferred import Worker
 
 PAGE = 100
 FILTERS = {  # name -> what the filter keeps
@@ -117,7 +117,7 @@ class Indexer:
         self._facts: dict[Path, tuple[tuple[Any, ...], Facts]] = {}
         self._queued: set[Path] = set()
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="moot-view-index")
+        self._worker = Worker("moot-view-index")
 
     def get(self, path: Path) -> Optional[Facts]:
         with self._lock:
@@ -139,10 +139,12 @@ class Indexer:
         if todo:
             with self._lock:
                 self._queued.update(todo)
-            self._pool.submit(self._index, todo)
+            self._worker.submit(self._index, todo)
 
     def _index(self, paths: list[Path]) -> None:
         for path in paths:
+            if self._worker.stopped.is_set():
+                return
             stamp = stamps(path, False)
             found = read_facts(path)
             with self._lock:
@@ -150,7 +152,7 @@ class Indexer:
                 self._queued.discard(path)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._worker.close()
 
 
 @dataclass
