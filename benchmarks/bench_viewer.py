@@ -50,9 +50,9 @@ participants:
   - {name: Cem}
   - {name: Dee}
 judge: {name: Judge}
-models: {default: "scripted:MORE_DEBATE"}
+models: {default: "scripted:%s"}
 limits: {max_rounds_per_topic: 5}
-"""
+""" % ",".join(["MORE_DEBATE"] * 20)
 
 
 def moot(*argv: object, expect: tuple[int, ...] = (0,)) -> None:

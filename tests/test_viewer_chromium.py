@@ -129,6 +129,7 @@ def test_server_side_filters_work_without_script(viewer, runs):
 
 def test_keyboard_moves_through_rows_and_opens_one(viewer, browser):
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
 
     browser.get(viewer.url)
     body = css(browser, "body")[0]
@@ -147,6 +148,14 @@ def test_keyboard_moves_through_rows_and_opens_one(viewer, browser):
     assert dark != light  # one of them chosen now, and kept for the next page
     ActionChains(browser).send_keys("/").perform()
     assert browser.switch_to.active_element.get_attribute("name") == "q"
+    run = browser.current_url
+    ActionChains(browser).send_keys(Keys.ESCAPE).send_keys("j").send_keys("\n").perform()
+    wait_for(lambda: "/unit/" in browser.current_url)
+    first = browser.current_url
+    for key, moved in (("n", lambda: browser.current_url != first), ("p", lambda: browser.current_url == first),
+                       ("u", lambda: browser.current_url == run), ("u", lambda: browser.current_url == viewer.url)):
+        ActionChains(browser).send_keys(key).perform()
+        assert wait_for(moved), (key, browser.current_url)  # u: up one level (the unit's run, then the list)
 
 
 # ------------------------------------------------------------------------------------------ a run

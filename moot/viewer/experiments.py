@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Hashable
 
 from moot.errors import MootError
-from moot.metrics import stats
-from moot.metrics.coded import Resampling
 from moot.report.formats import Grid
 from moot.viewer.deferred import Deferred
+from moot.viewer.figures import resampling
 
 INLINE_UNITS = 5000  # up to this many units in its runs, an experiment is analysed with the page
 
@@ -33,7 +32,7 @@ def analysed(folder: Path) -> Findings:
 
     try:
         loaded = load([folder])
-        found = analyses(loaded, Resampling(stats.RESAMPLES, stats.SEED))
+        found = analyses(loaded, resampling(max((len(c.gold) for c in loaded.cells), default=1)))
     except (MootError, OSError, ValueError, KeyError) as exc:
         return Findings(problem=str(exc))
     grids = [arms_grid(a, loaded.labels) for a in found if a.column.target is None]

@@ -20,9 +20,11 @@ from moot.experiment.analysis import Cell, Column, arm_stat, compare
 from moot.experiment.tables import headline, number, pvalue
 from moot.metrics import stats
 from moot.metrics.classification import summarize, value_of
+from moot.metrics.coded import Resampling
 from moot.viewer.deferred import Deferred
 
 INLINE_UNITS = 1000  # up to this many units an interval is computed with its page (~0.1 s here)
+BLOCK = 250_000  # weights drawn at a time by a bootstrap (moot.metrics.coded.Resampling): ~8 MB of work arrays
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,12 @@ def unlabelled(gold: Sequence[str], labels: Sequence[str]) -> str:
     return f"gold label {outside[0]!r} is not one of the run's labels" if outside else ""
 
 
+def resampling(n: int) -> Resampling:
+    """moot report's bootstrap (the same draws) for n units, its weights drawn a block at a time
+    instead of kept, so a server's memory does not grow with the run."""
+    return Resampling(stats.RESAMPLES, stats.SEED, batch=max(1, BLOCK // max(1, n)), keep_weights=False)
+
+
 def cells(arm: str, units: Sequence[Scored], side: str, labels: Sequence[str]) -> list[Cell]:
     """A side's units as one cell per repeat (moot.experiment.analysis)."""
     found = []
@@ -111,7 +119,7 @@ def classification(gold: Sequence[str], pred: Sequence[Optional[str]], labels: S
     if found.value is None:
         return found
     units = [Scored(0, str(n), g, p, None) for n, (g, p) in enumerate(zip(gold, pred))]
-    stat = arm_stat(cells("run", units, "a", labels), Column("", metric))
+    stat = arm_stat(cells("run", units, "a", labels), Column("", metric), boot=resampling(len(units)))
     return of_interval(metric, headline(stat)) if stat else found
 
 
@@ -129,8 +137,9 @@ def paired_classification(units: Sequence[Scored], labels: Sequence[str], metric
     found = None
     if not why:
         a, b = cells("a", units, "a", labels), cells("b", units, "b", labels)
+        boot = resampling(max(len(c.gold) for c in a))
         try:
-            found = (arm_stat(a, column), arm_stat(b, column), compare(b, a, column))
+            found = (arm_stat(a, column, boot=boot), arm_stat(b, column, boot=boot), compare(b, a, column, boot=boot))
         except ValueError as exc:  # a metric the labels do not define
             why = str(exc)
     if found is None or None in found:

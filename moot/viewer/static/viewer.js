@@ -50,9 +50,9 @@
     if (link) { window.location.href = link.href; }
   }
 
-  function up() {
-    var crumbs = $$(".crumbs a");
-    if (crumbs.length) { window.location.href = crumbs[Math.max(0, crumbs.length - 2)].href; }
+  function up() {  /* the nearest crumb above this page (the page's own crumb is aria-current) */
+    var crumbs = $$(".crumbs a:not([aria-current])");
+    if (crumbs.length) { window.location.href = crumbs[crumbs.length - 1].href; }
   }
 
   function toggleHelp() {
