@@ -6,7 +6,8 @@
   through DNS rebinding).
 - Every page is a GET route (HEAD too); any other method is answered 405 by the router, so a
   route that takes input (a human seat's POST on a live page) is added to the router beside the
-  pages and passes the same guard. Nothing is ever written under the folder.
+  pages and passes the same guard (which checks the Host and the token: such a route must also
+  check the request's Origin). Nothing is ever written under the folder.
 - Paths are parsed from the raw URL (moot.viewer.paths): `..`, encoded separators, hidden names and
   symbolic links are refused with 403, unknown pages 404.
 - Every response forbids inline scripts and styles (Content-Security-Policy), framing and sniffing.
@@ -27,6 +28,7 @@ from aiohttp import web
 
 from moot.errors import MootError
 from moot.log.events import TranscriptError
+from moot.plugins import load_protocols
 from moot.viewer.links import Links, ServerLinks
 from moot.viewer.live import stream
 from moot.viewer.pages import CSP, NotFound, Pages, RunFilters, decoded_rel, parse_query
@@ -188,7 +190,10 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready: Callable[[str], None],
                 stop: asyncio.Event) -> None:
-    """Serve until `stop` is set (Ctrl-C, SIGTERM, SIGHUP), then close every stream at once."""
+    """Serve until `stop` is set (Ctrl-C, SIGTERM, SIGHUP), then close every stream at once. The
+    protocols are imported before the address is printed, and the runs summarised in the background
+    right after, so the first page does not wait for either."""
+    load_protocols()
     app, viewer = make_app(pages, token)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
@@ -198,9 +203,12 @@ async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready:
     viewer.hosts |= loopback_hosts(host, bound)
     shown = f"[{host}]" if ":" in host else host
     ready(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
+    warming = asyncio.get_running_loop().run_in_executor(viewer.executor, pages.catalog.runs)
+    warming.add_done_callback(lambda done: done.cancelled() or done.exception())  # a page will say what failed
     try:
         await stop.wait()
     finally:
+        warming.cancel()
         await runner.cleanup()
         viewer.executor.shutdown(wait=False, cancel_futures=True)
         pages.close()
