@@ -99,10 +99,12 @@ class Catalog:
     intervals: Intervals = field(default_factory=Intervals)
     _cache: dict[Path, tuple[tuple[Any, ...], RunSummary]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _walking: threading.Lock = field(default_factory=threading.Lock)
 
     def runs(self) -> list[RunSummary]:
-        locks = held_locks()
-        found = [self.summary(path, is_folder, experiment, locks) for path, is_folder, experiment in self.walk()]
+        with self._walking:  # one walk at a time: a second caller then finds the summaries kept
+            locks = held_locks()
+            found = [self.summary(path, is_folder, experiment, locks) for path, is_folder, experiment in self.walk()]
         return sorted(found, key=lambda r: (r.experiment, r.started or "", r.name), reverse=True)
 
     def experiments(self, runs: list[RunSummary]) -> list[Experiment]:
