@@ -185,7 +185,8 @@ def main() -> int:
             started = time.monotonic()
             while "[interval…]" in server.get("/run/large")[1] and time.monotonic() - started < 120:
                 time.sleep(0.2)
-            print(f"  its headline interval shown {time.monotonic() - started:.1f} s later (computed in the background)")
+            print(f"  its headline interval shown {time.monotonic() - started:.1f} s later (computed in the "
+                  "background)")
             print(f"  page 50: {server.timed('/run/large?page=50')[1]:.3f} s warm; filter wrong: "
                   f"{server.timed('/run/large?show=wrong')[1]:.3f} s warm")
             first, warm = server.timed("/unit/conference?u=conference")

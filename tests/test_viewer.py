@@ -174,7 +174,8 @@ def test_paired_figures_are_those_of_moot_compare_and_equal_scipy():
                                   rng=np.random.default_rng(20240229)).confidence_interval
     assert (found.a.low, found.a.high) == (pytest.approx(alone.low), pytest.approx(alone.high))
     mcnemar = scipy_stats.binomtest(0, 3, 0.5).pvalue
-    assert f"McNemar test (two-sided binomial on discordant pairs): p = {mcnemar:.3f} (b vs a: 3 vs 0 discordant)" in found.test
+    assert f"McNemar test (two-sided binomial on discordant pairs): p = {mcnemar:.3f} (b vs a: 3 vs 0 discordant)" \
+        in found.test
     assert "12 paired, 0 dropped" in found.test and found.differ == 3
     assert classification(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy") == found.a
 

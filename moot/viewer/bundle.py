@@ -80,7 +80,8 @@ class Writer:
                 self.write(compare_file(folder, query), partial(pages.compare_page, a=a, b=b, query=query))
         for pair in found:
             if pair.both:
-                self.write(f"{folder}/u/{short(pair.key)}.html", partial(pages.compare_unit_page, a=a, b=b, pair=pair.key))
+                self.write(f"{folder}/u/{short(pair.key)}.html",
+                           partial(pages.compare_unit_page, a=a, b=b, pair=pair.key))
 
 
 def write_bundle(folder: Path, out: Path) -> int:

@@ -295,7 +295,8 @@ def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunS
     created = str(meta.get("created") or "")
     return replace(
         base, protocol=protocol, title=str(scenario.get("title") or ""),
-        scenario=Path(str(meta.get("scenario_path") or "")).stem, dataset=Path(str(meta.get("dataset_path") or "")).stem,
+        scenario=Path(str(meta.get("scenario_path") or "")).stem,
+        dataset=Path(str(meta.get("dataset_path") or "")).stem,
         models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
         noun=contract.units.noun if contract else "units",
         headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key

@@ -58,7 +58,7 @@ class Paired:
     a: Figure
     b: Figure
     difference: Figure
-    test: str = ""  # `exact McNemar p = 0.031 (5 vs 1 discordant) · MDE 0.120 · 200 paired`
+    test: str = ""  # `exact McNemar test (…): p = 0.250 (b vs a: 3 vs 0 discordant) · MDE 0.350 · 12 paired, …`
     differ: int = 0  # units whose result differs
 
 

@@ -83,7 +83,8 @@ class Viewer:
         """Loopback-or-token, and the security headers on every response (the router's own errors too)."""
         given = request.query.get("token") or request.cookies.get(COOKIE) or ""
         if self.token is not None and not hmac.compare_digest(given.encode(), self.token.encode()):
-            return with_headers(web.Response(status=401, text="moot view: this address needs the token printed at start"))
+            return with_headers(web.Response(status=401,
+                                             text="moot view: this address needs the token printed at start"))
         if self.token is None and request.host not in self.hosts:
             return with_headers(web.Response(status=421, text="moot view answers on its loopback address only"))
         try:
@@ -114,7 +115,8 @@ class Viewer:
         if kind == "static":
             if rest not in STATIC:
                 raise NotFound(f"no static file {rest!r}")
-            return web.Response(text=static_text(rest), content_type=STATIC[rest], headers={"Cache-Control": "no-cache"})
+            return web.Response(text=static_text(rest), content_type=STATIC[rest],
+                                headers={"Cache-Control": "no-cache"})
         if kind == "":
             filters = RunFilters(query.get("q", ""), query.get("protocol", ""), query.get("model", ""),
                                  query.get("status", ""))

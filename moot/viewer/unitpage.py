@@ -123,7 +123,8 @@ def content(transcript: Transcript, links: Links, rel: PurePosixPath, key: str) 
     renderer = ViewerBlocks(links, rel, key, decisions_changed(transcript.messages))
     taken = {c.seq for b in blocks if isinstance(b, Entry) for c in b.calls}
     stray = tuple(c for c in transcript.calls if c.seq not in taken)
-    return UnitContent(transcript, view, title, renderer.render(blocks[1:split]), renderer.render(blocks[split:]), stray)
+    return UnitContent(transcript, view, title, renderer.render(blocks[1:split]), renderer.render(blocks[split:]),
+                       stray)
 
 
 def first_body_index(blocks: Sequence[Block], body: Sequence[Block]) -> int:
@@ -152,5 +153,6 @@ def live_turn(transcript_path: Path, view: UnitView, speakers: dict[str, int]) -
             f"<div class=\"avatar {c}\" aria-hidden=\"true\">{esc(initials(label))}</div>"
             f"<div class=\"bubble\"><div><span class=\"speaker {c}\" dir=\"auto\">{esc(label)}</span> "
             f"<span class=\"meta\">{esc(where)} · generating…</span></div>"
-            f"<div class=\"content\" dir=\"auto\">{esc(text)}<span class=\"cursor\" aria-hidden=\"true\">▍</span></div>"
+            f"<div class=\"content\" dir=\"auto\">{esc(text)}"
+            "<span class=\"cursor\" aria-hidden=\"true\">▍</span></div>"
             "</div></article>")
