@@ -92,5 +92,7 @@ def test_listeners_pass_text_to_everyone_and_stay_a_watcher_when_all_watch(tmp_p
     assert got == ["hello"]
     alone = Listeners(None, live).speaking(turn)
     assert isinstance(alone, Watcher)
+    # known before any turn starts (a base model's document turn makes its text sink first)
+    assert Listeners(None, live).watch_only and not Listeners(Screen(), live).watch_only
     Listeners(Screen(), live)([Message(turn=1, speaker="Ann", role="p", action="speak", content="hi", seq=4)])
     assert got[-1] == "events 1" and not live_file(tmp_path / "u.jsonl").exists() and live.last_seq == 4

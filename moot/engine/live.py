@@ -30,6 +30,8 @@ EVERY_S = 0.2  # the text so far is written at most this often
 class LiveTurn:
     """The live side file of one unit (see the module docstring)."""
 
+    watch_only = True  # its turns' text goes to a Watcher: no server is asked to stream for it
+
     def __init__(self, transcript: Path, last_seq: int = 0, clock: Callable[[], float] = time.monotonic):
         self.path = live_file(transcript)
         self.clock = clock
@@ -84,6 +86,13 @@ class Listeners:
 
     def __init__(self, *listeners: Optional[Listener]):
         self.listeners = [listener for listener in listeners if listener is not None]
+
+    @property
+    def watch_only(self) -> bool:
+        """Whether every turn's text would go to Watchers only (a text sink made before a turn
+        starts must then be a Watcher too: moot.protocols.items.document.shown_live)."""
+        return all(getattr(listener, "watch_only", False) for listener in self.listeners
+                   if getattr(listener, "speaking", None) is not None)
 
     def __call__(self, events: list[EventBase]) -> None:
         for listener in self.listeners:
