@@ -39,7 +39,7 @@ META_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 CSP = META_CSP + "; frame-ancestors 'none'"  # the server's header (a <meta> cannot forbid framing)
 
 
-class NotFound(MootError, LookupError):
+class NotFound(MootError, ValueError):
     """No such page (a run, a unit or a call that is not there)."""
 
 
