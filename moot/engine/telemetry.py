@@ -26,7 +26,7 @@ EVENTS = logging.getLogger(EVENT_LOGGER_NAME)
 _serialize = SingleThreadedAgentRuntime._try_serialize
 
 
-def _no_span(self: Any, *args: Any, **kwargs: Any) -> contextlib.nullcontext:
+def _no_span(self: Any, *args: Any, **kwargs: Any) -> contextlib.nullcontext[None]:
     return contextlib.nullcontext()
 
 
@@ -42,6 +42,6 @@ def quiet_runtime_telemetry() -> None:
     """Skip AutoGen's per-message spans unless MOOT_AUTOGEN_TRACING=1 (idempotent)."""
     if os.environ.get("MOOT_AUTOGEN_TRACING") == "1":
         return
-    TraceHelper.trace_block = _no_span  # type: ignore[method-assign]
+    TraceHelper.trace_block = _no_span  # type: ignore[method-assign, assignment]  # a no-op span, not a Span
     SingleThreadedAgentRuntime._create_otel_attributes = _no_attributes  # type: ignore[method-assign]
     SingleThreadedAgentRuntime._try_serialize = _serialize_when_logged  # type: ignore[method-assign]
