@@ -17,9 +17,8 @@ import webbrowser
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.cli import EXIT_OK
 from moot.cli.options import Parser
-from moot.errors import UsageError
+from moot.errors import EXIT_OK, UsageError
 
 
 def parser() -> argparse.ArgumentParser:

@@ -46,4 +46,4 @@ def analysed(folder: Path) -> Findings:
 def findings(deferred: Deferred, folder: Path, units: int, key: Hashable) -> Findings:
     """The experiment's findings (pending while a large one is analysed); `key` changes with its cells."""
     ready, found = deferred.value(("experiment", key), units <= INLINE_UNITS, lambda: analysed(folder))
-    return found if ready else Findings(pending=True)
+    return found if ready and isinstance(found, Findings) else Findings(pending=True)

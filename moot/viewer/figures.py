@@ -174,7 +174,7 @@ class Intervals(Deferred):
 
     def figure(self, key: Hashable, n: int, full: Callable[[], Figure], quick: Callable[[], Figure]) -> Figure:
         ready, found = self.value(("figure", key), n <= INLINE_UNITS, full)
-        if ready:
+        if ready and isinstance(found, Figure):
             return found
         shown = quick()
         return replace(shown, pending=True, method="its interval is being computed") if shown.value is not None \
@@ -185,4 +185,4 @@ class Intervals(Deferred):
         if not shown.pending:
             return shown
         ready, found = self.known(("figure", key))
-        return found if ready else shown
+        return found if ready and isinstance(found, Figure) else shown
