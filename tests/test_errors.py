@@ -27,6 +27,8 @@ ERRORS = {
     "moot.safety.places": ["OutError"],
     "moot.experiment.schema": ["ExperimentError"],
     "moot.experiment.grid": ["ExperimentChanged"],
+    "moot.viewer.paths": ["Refused"],
+    "moot.viewer.pages": ["NotFound"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 

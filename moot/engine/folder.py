@@ -3,6 +3,7 @@
     RUN/run.json         what was run (identity: protocol, scenario and dataset hashes, models)
     RUN/results.jsonl    one line per finished unit, appended as it finishes
     RUN/UNIT.jsonl       one transcript per unit (a conference, or one item)
+    RUN/UNIT.live.json   the turn being generated, while one is (moot.engine.live)
     RUN/cache.sqlite     model replies: a rerun or a resume never sends a finished call twice
     RUN/run.lock         held by the process running it (released when that process ends)
 
@@ -41,6 +42,11 @@ def unit_file(unit_id: str) -> str:
     if safe != unit_id or safe in RESERVED:
         safe += "-" + hashlib.sha1(unit_id.encode("utf-8")).hexdigest()[:8]
     return safe + ".jsonl"
+
+
+def live_file(transcript: Path) -> Path:
+    """The side file describing the turn in progress of the unit whose transcript this is."""
+    return transcript.with_name(transcript.name.removesuffix(".jsonl") + ".live.json")
 
 
 class RunFolder:

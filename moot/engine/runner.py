@@ -31,6 +31,7 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.engine.context import Listener, Unit, UnitContext
 from moot.engine.folder import RunFolder, iter_results
+from moot.engine.live import Listeners, LiveTurn
 from moot.engine.setup import started_event
 from moot.scenario.load import scenario_content_hash
 from moot.views.summary import totals_of
@@ -138,7 +139,9 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     if prior is not None and prior.completed:
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
-    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats)
+    live = LiveTurn(path, last_seq=prior.events[-1].seq if prior else 0)
+    live.close()  # one a killed run left behind
+    ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats)
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
@@ -154,6 +157,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     finally:
         setup.stop.contexts.discard(ctx)
         log.close()
+        live.close()
 
 
 async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, started: float) -> UnitResult:

@@ -14,7 +14,8 @@ A call may carry a request beyond a chat reply (moot.models.requests: a continua
 choice, a score): it is part of the cache key and reaches the client in `extra_create_args`, so
 every kind is cached, bounded, retried and counted the same way; what it measured comes back in
 `CallResult.detail`. `on_text` receives a reply's text as it is generated, from clients that
-stream (`streams = True`: the embedded model); a retried call streams again from its start.
+stream (`streams = True`: the embedded model); a retried call streams again from its start. An
+`on_text` that only watches (moot.models.streaming.Watcher) is served by in-process models only.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, RetryPolicy, complete
 from moot.models.factory import BackendOptions, build_client, endpoints_of
 from moot.models.requests import REQUEST_ARG, Request
-from moot.models.streaming import final_of
+from moot.models.streaming import Watcher, final_of
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,7 @@ class ModelEngine:
             async with endpoint.slots:
                 self.stats.backend_calls += 1
                 chat = self.client(model, endpoint.address, role)
-                streamed = on_text is not None and getattr(chat, "streams", False)
-                client: Creates = Streamed(chat, on_text) if on_text is not None and streamed else chat
+                client: Creates = Streamed(chat, on_text) if on_text is not None and streamed(chat, on_text) else chat
                 done = await complete(client, messages, output=output, retry=self.retry,
                                       cancellation_token=cancellation_token,
                                       extra_create_args=request_args(model, request),
@@ -171,6 +171,14 @@ class ModelEngine:
         for client in self._clients.values():
             await client.close()
         self.cache.close()
+
+
+def streamed(client: ChatCompletionClient, on_text: Optional[Callable[[str], None]]) -> bool:
+    """Whether to stream this call: someone shows its text, and the client streams (in-process
+    only, for a Watcher)."""
+    if on_text is None or not getattr(client, "streams", False):
+        return False
+    return not isinstance(on_text, Watcher) or bool(getattr(client, "in_process", False))
 
 
 def request_args(model: RoleModel, request: Optional[Request]) -> Optional[dict[str, Any]]:

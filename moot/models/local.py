@@ -140,6 +140,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     """In-process llama.cpp client with bounded, reproducible, optionally constrained generation."""
 
     streams = True  # create_stream yields text as it is generated
+    in_process = True  # streaming costs nothing more (moot.models.streaming.Watcher)
 
     def __init__(self, model_path: str, settings: Mapping[str, Any], n_ctx: int = 8192,
                  n_threads: Optional[int] = None, n_gpu_layers: int = 0, kind: str = "auto"):

@@ -22,6 +22,18 @@ T = TypeVar("T")
 _END = object()
 
 
+class Watcher:
+    """Where a reply's text goes for someone who only watches it (a run's live side file,
+    moot.engine.live): a model streams to it only when it streams in-process anyway (the embedded
+    and the scripted model, `in_process = True`); a server is never asked to stream for it."""
+
+    def __init__(self, write: Callable[[str], None]):
+        self.write = write
+
+    def __call__(self, text: str) -> None:
+        self.write(text)
+
+
 async def stream_in_thread(produce: Callable[[threading.Event], Generator[T, None, None]],
                            cancelled: threading.Event | None = None) -> AsyncGenerator[T, None]:
     """Yield what `produce(cancelled)` yields, running it in a worker thread."""

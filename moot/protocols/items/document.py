@@ -23,6 +23,7 @@ from autogen_core.models import LLMMessage, UserMessage
 from moot.agents.document import choice_request, turn_request
 from moot.engine.context import OnText, Reply, UnitContext
 from moot.models.requests import Choose, Continue
+from moot.models.streaming import Watcher
 
 
 @dataclass(frozen=True)
@@ -98,4 +99,4 @@ def shown_live(ctx: UnitContext, speaker: str, label: str, stage: str, round: in
         if target[0] is not None:
             target[0](text)
 
-    return on_text
+    return Watcher(on_text) if getattr(ctx.listener, "watch_only", False) else on_text
