@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -95,9 +96,9 @@ class Item:
     analyses: dict = field(default_factory=dict)
     arguments: dict = field(default_factory=dict)
 
-    @property
+    @cached_property
     def labels(self) -> dict[str, str]:
-        """Each role's label in the document."""
+        """Each role's label in the document (rendered once per item)."""
         t, fields = self.templates, self.fields
         found = {e: capitalised(render(t[f"label_{e}"], fields)) for e in self.s.experts}
         found.update({debater_name(lab): render(t["label_debater"], {**fields, "stance": self.s.text_of(lab).name})
@@ -147,7 +148,8 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     start = Item(s, templates, {"text": item.text, "target": item.target, "role": role})
 
     async def analyse(expert: str) -> str:
-        document = start.document(render(templates[f"document_{expert}"], start.fields))
+        document = start.document(render(templates[f"document_{expert}"], start.fields)) \
+            if in_document(ctx, expert) else None
         return (await speak(ctx, expert, messages(templates, expert, start.fields), document, start.labels[expert],
                             opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
 
@@ -254,8 +256,8 @@ async def _argue(ctx: UnitContext, item: Item, label: str) -> str:
     s, t = item.s, item.templates
     key = "debater" if s.experts else "debater_no_analysis"
     fields = {**item.fields, "analyses": item.analyses_text(), "stance": s.text_of(label).stance}
-    document = item.document(render(t[f"document_{key}"], fields))
     name = debater_name(label)
+    document = item.document(render(t[f"document_{key}"], fields)) if in_document(ctx, name) else None
     return (await speak(ctx, name, messages(t, key, fields, "debater"), document, item.labels[name],
                         opening=render(t["opening_debater"], fields), stage="debate")).text
 
