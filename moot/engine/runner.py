@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
-from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
 from moot.models.calls import FatalModelError, ModelCallError, describe
@@ -76,7 +75,6 @@ class RunSetup:
     backends: Mapping[str, Any] = field(default_factory=dict)
     allow_model_change: bool = False
     stop: Stop = field(default_factory=Stop)
-    chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
 
 
 @dataclass(frozen=True)
@@ -137,7 +135,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     if prior is not None and prior.completed:
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
-    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats)
+    ctx = UnitContext(unit, engine, models, log, prior, listener)
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
@@ -260,6 +258,4 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
         if isinstance(exc, asyncio.CancelledError):
             return BatchOutcome(folder.path, len(done), failed, interrupted=True)
         raise
-    finally:
-        await setup.chats.close()
     return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)
