@@ -14,7 +14,9 @@ asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of 
 
 A unit that was cut short and runs again continues its log: its recorded calls are served back
 from the log (not sent, not recorded twice) as the protocol asks them again, so the log stays
-append-only with no event repeated, and no finished call is sent twice even without a cache.
+append-only with no event repeated, and no finished call is sent twice even without a cache. A
+call is served back to the same stage that recorded it: the same prompt asked elsewhere (another
+negotiation's twin, in whatever order concurrent stages run) is its own call.
 """
 
 from __future__ import annotations
@@ -138,9 +140,9 @@ class UnitContext:
         self.listener = listener
         self.cancellation = CancellationToken()
         self.events: list[EventBase] = list(prior.events) if prior else []
-        self._replay: dict[str, list[Call]] = defaultdict(list)
+        self._replay: dict[tuple[str, str], list[Call]] = defaultdict(list)  # by (key, stage)
         for call in (prior.calls if prior else []):
-            self._replay[call.key].append(call)
+            self._replay[call.key, call.stage].append(call)
         self._turn = max((m.turn for m in (prior.messages if prior else [])), default=0)
 
     @property
@@ -199,8 +201,8 @@ class UnitContext:
         """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
         model = self.models[role]
         key = cache_key(model.spec, model.settings, messages, output, request.as_dict() if request else None)
-        if self._replay.get(key):
-            call = self._replay[key].pop(0)
+        if self._replay.get((key, recording.stage)):  # the same call at the same point, not its twin elsewhere
+            call = self._replay[key, recording.stage].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
         asking = asyncio.ensure_future(self.engine.ask(model, messages, output, request=request, role=role, key=key,
