@@ -50,7 +50,7 @@ def schema_of(data: dict, source: Optional[YamlSource] = None) -> type[BaseModel
     from moot.protocols.registry import REGISTRY
 
     name = data.get("protocol", DEFAULT_PROTOCOL)
-    if not isinstance(name, str) or name not in REGISTRY.names():
+    if not isinstance(name, str) or name not in REGISTRY or not REGISTRY.get(name).from_yaml:
         names = REGISTRY.names()
         hint = nearest(name, names) if isinstance(name, str) else ""
         file = source.file if source else "scenario"
