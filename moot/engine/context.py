@@ -37,9 +37,10 @@ from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Mes
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
-from moot.models.requests import NotSupported, Request, RequestKind, answer_model
+from moot.models.requests import Continue, NotSupported, Request, RequestKind, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
+from moot.scenario.blocks import ScenarioBase
 
 OnText = Callable[[str], None]
 
@@ -83,7 +84,7 @@ class Unit:
     """One thing a run does: a conference (with its variant), or one item of a protocol."""
 
     id: str
-    scenario: Any
+    scenario: ScenarioBase
     inputs: Mapping[str, Any] = field(default_factory=dict)
     gold: Optional[str] = None
     variant: Mapping[str, Any] = field(default_factory=dict)
@@ -190,7 +191,7 @@ class UnitContext:
         except NotSupported as exc:
             if request is None:
                 raise
-            fallback = answer_model(request) if request.kind in ("choice", "score") else output
+            fallback = answer_model(request) if not isinstance(request, Continue) else output
             how = "structured" if fallback is not None else "text"
             note = f"{request.kind} not available from this backend ({exc}); asked for {how} output"
             return await self._call(role, messages, fallback, None, recording, on_text, (request.kind, how, note))
@@ -211,7 +212,7 @@ class UnitContext:
         try:
             result = await asking
         except ModelCallError as exc:
-            exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
+            exc.role = role
             raise
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
         detail = result.detail if request else None

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
 from moot.safety.diskio import is_environment_error
+from moot.safety.secrets import describe
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
-from moot.models.calls import FatalModelError, ModelCallError, describe
+from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.engine.context import Listener, Unit, UnitContext
@@ -140,7 +141,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     started = time.monotonic()
     try:
         if prior is None:
-            seed = getattr(getattr(unit.scenario, "generation", None), "seed", None)
+            seed = unit.scenario.generation.seed
             ctx.record(started_event(protocol, unit, setup.scenario_path, setup.scenario_sha256,
                                      scenario_content_hash(unit.scenario), models, setup.backends, seed))
         else:
@@ -163,7 +164,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
-        ctx.record(Error(speaker=getattr(exc, "role", None), stage="model_call", cause=exc.cause,
+        ctx.record(Error(speaker=exc.role, stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on

@@ -16,7 +16,7 @@ runtime routes some forty messages through its queues and costs more than the st
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Iterable, Optional, Sequence
+from typing import Awaitable, Callable, Iterable, Optional, Sequence, TypeVar
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
@@ -26,6 +26,7 @@ from moot.engine.thread import ThreadAgent
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]
 Select = Callable[[Sequence[BaseChatMessage]], Optional[str]]  # the agents' messages so far -> next
+T = TypeVar("T")
 
 
 class StageAgent(ThreadAgent):
@@ -39,7 +40,7 @@ class StageAgent(ThreadAgent):
         return TextMessage(content=await self.respond(list(self._thread)), source=self.name)
 
 
-def cancel_calls(calls: Iterable[asyncio.Future]) -> None:
+def cancel_calls(calls: Iterable[asyncio.Future[T]]) -> None:
     """Stop a stage's model calls still running (a turn failed, or the stage is over). A call that
     already failed has its exception retrieved: its cause reached the caller through the turn that
     awaited it, or does not matter once the stage stopped."""

@@ -30,11 +30,11 @@ _serialize = SingleThreadedAgentRuntime._try_serialize
 _message_event = runtime_module.MessageEvent
 
 
-def _no_span(*args: Any, **kwargs: Any) -> contextlib.nullcontext:
+def _no_span(*args: Any, **kwargs: Any) -> contextlib.nullcontext[None]:
     return contextlib.nullcontext()
 
 
-def _no_span_method(self: Any, *args: Any, **kwargs: Any) -> contextlib.nullcontext:
+def _no_span_method(self: Any, *args: Any, **kwargs: Any) -> contextlib.nullcontext[None]:
     return contextlib.nullcontext()
 
 

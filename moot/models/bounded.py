@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from autogen_core.models import CreateResult
 
@@ -42,13 +42,16 @@ def bound_reply(result: CreateResult, max_tokens: Optional[int]) -> CreateResult
     return result.model_copy(update={"content": result.content[:limit], "finish_reason": "length"})
 
 
+Hook = Callable[[Any], Awaitable[None]]  # an httpx event hook (its request or response)
+
+
 class _Bounded:
     """A response body stream that raises ReplyTooLarge past `limit` bytes."""
 
     def __init__(self, stream: Any, limit: int):
         self._stream, self._limit, self._read = stream, limit, 0
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._stream:
             self._read += len(chunk)
             if self._read > self._limit:
@@ -71,7 +74,7 @@ async def _ask_identity(request: Any) -> None:
     request.headers["Accept-Encoding"] = "identity"
 
 
-def _checker(limit: int):
+def _checker(limit: int) -> Hook:
     async def check(response: Any) -> None:
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
@@ -88,6 +91,6 @@ def _checker(limit: int):
     return check
 
 
-def bounded_http_hooks(limit: int = MAX_RESPONSE_BYTES) -> dict[str, list]:
+def bounded_http_hooks(limit: int = MAX_RESPONSE_BYTES) -> dict[str, list[Hook]]:
     """`event_hooks=` for an httpx (or httpx2) AsyncClient: see the module docstring."""
     return {"request": [_ask_identity], "response": [_checker(limit)]}

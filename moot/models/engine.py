@@ -31,7 +31,7 @@ from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from pydantic import BaseModel
 
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
-from moot.models.calls import FatalModelError, RetryPolicy, complete
+from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
 from moot.models.factory import BackendOptions, build_client, endpoints_of
 from moot.models.requests import REQUEST_ARG, Request
 from moot.models.streaming import final_of
@@ -47,7 +47,7 @@ class RoleModel:
     settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def settings_key(self) -> tuple:
+    def settings_key(self) -> tuple[tuple[str, str], ...]:
         return tuple(sorted((k, str(v)) for k, v in self.settings.items()))
 
 
@@ -75,7 +75,7 @@ class CallResult:
     cached: bool
     key: str
     finish_reason: Optional[str] = None
-    detail: Optional[dict] = None
+    detail: Optional[dict[str, Any]] = None
 
 
 @dataclass
@@ -132,9 +132,9 @@ class ModelEngine:
         self.cache = cache if cache is not None else NoCache()
         self.stats = EngineStats()
         self._given = dict(clients or {})
-        self._clients: dict[tuple, ChatCompletionClient] = {}
+        self._clients: dict[tuple[str, tuple[tuple[str, str], ...], Optional[str]], ChatCompletionClient] = {}
         self._endpoints: dict[tuple[str, Optional[str]], Endpoint] = {}
-        self._pending: dict[str, asyncio.Future] = {}
+        self._pending: dict[str, asyncio.Future[None]] = {}
 
     def endpoint(self, spec: str) -> Endpoint:
         """The least busy endpoint serving `spec` (a local or scripted model has one)."""
@@ -188,9 +188,9 @@ class ModelEngine:
                 probing = await endpoint.admit()
                 try:
                     self.stats.backend_calls += 1
-                    client = self.client(model, endpoint.address, role)
-                    if on_text is not None and getattr(client, "streams", False):
-                        client = Streamed(client, on_text)
+                    chat = self.client(model, endpoint.address, role)
+                    streamed = on_text is not None and getattr(chat, "streams", False)
+                    client: Creates = Streamed(chat, on_text) if on_text is not None and streamed else chat
                     done = await complete(client, messages, output=output, retry=self.retry,
                                           cancellation_token=cancellation_token,
                                           extra_create_args=request_args(model, request),

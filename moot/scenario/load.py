@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,13 +39,13 @@ def scenario_from_source(source: YamlSource) -> Any:
         raise to_scenario_error(exc, source, model) from None
 
 
-def _mapping(source: YamlSource) -> dict:
+def _mapping(source: YamlSource) -> dict[str, object]:
     if not isinstance(source.data, dict):
         raise ScenarioError(source.file, "a scenario must be a mapping of keys", (), source.line_of(()))
     return source.data
 
 
-def schema_of(data: dict, source: Optional[YamlSource] = None) -> type[BaseModel]:
+def schema_of(data: Mapping[str, object], source: Optional[YamlSource] = None) -> type[BaseModel]:
     """The scenario model of the file's `protocol:`; an unknown name is one error, not many."""
     from moot.protocols.registry import REGISTRY
 
@@ -77,7 +77,7 @@ def scenario_errors(path: str | Path) -> list[ScenarioError]:
     except ValidationError as exc:
         errors = [error_of(err, source, model) for err in without_echoes(exc.errors(include_url=False), model)]
     else:
-        errors = [error_of({"loc": (), "msg": text, "type": "value_error"}, source) for text in problems]
+        errors = [error_of({"loc": (), "msg": text, "type": "value_error", "input": None}, source) for text in problems]
     return sorted(errors, key=lambda e: e.line or 0)  # in file order
 
 

@@ -94,7 +94,7 @@ class ConferenceView(UnitView):
     def row(self, row: Mapping[str, Json]) -> str:
         """`seed-1: completed (T1: agreement after 2, T2: round_cap after 3)`."""
         closed = row.get("topics")
-        topics = ", ".join(f"T{int(t['topic']) + 1}: {t['closed_by']} after {t['rounds']}"
+        topics = ", ".join(f"T{int(str(t['topic'])) + 1}: {t['closed_by']} after {t['rounds']}"
                            for t in closed if isinstance(t, dict)) if isinstance(closed, list) else ""
         return f"{row.get('id')}: {row.get('status')} ({topics})"
 

@@ -16,7 +16,7 @@ evaluates only its own tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from autogen_core.models import LLMMessage, UserMessage
 
@@ -63,7 +63,8 @@ def in_document(ctx: UnitContext, role: str) -> bool:
 
 
 async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], document: Optional[ItemDocument],
-                label: str, *, opening: str = "", stage: str, round: int = 1, decide=None,
+                label: str, *, opening: str = "", stage: str, round: int = 1,
+                decide: Optional[Callable[[str], Optional[str]]] = None,
                 speaker: Optional[str] = None) -> Reply:
     """A free-text turn of `role`, recorded as its message: on a base model `document` continued
     under `label` (the turn begins with `opening`, which the model continues, for at most the
