@@ -24,10 +24,11 @@ from autogen_agentchat.teams._group_chat import _chat_agent_container
 from autogen_core import EVENT_LOGGER_NAME, SingleThreadedAgentRuntime
 from autogen_core import _single_threaded_agent_runtime as runtime_module
 from autogen_core._telemetry._tracing import TraceHelper
+from autogen_core.logging import MessageEvent
 
 EVENTS = logging.getLogger(EVENT_LOGGER_NAME)
 _serialize = SingleThreadedAgentRuntime._try_serialize
-_message_event = runtime_module.MessageEvent
+_message_event = MessageEvent
 
 
 def _no_span(*args: Any, **kwargs: Any) -> contextlib.nullcontext[None]:

@@ -52,7 +52,7 @@ from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, re
 try:  # the SDK's HTTP library: httpx2 since openai 3 (importing httpx as well would cost start-up time)
     from httpx2 import Response as HTTPResponse
 except ImportError:
-    from httpx import Response as HTTPResponse
+    from httpx import Response as HTTPResponse  # type: ignore[assignment]  # openai < 3
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
 TOP_LOGPROBS = 20  # OpenAI's most

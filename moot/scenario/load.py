@@ -92,15 +92,17 @@ def scenario_content_hash(scenario: BaseModel) -> str:
     Comments, key order, quoting and layout of the file leave it unchanged (the file's own
     sha256, scenario_hash, changes with any byte); resume and run folders compare this. The last
     scenario's hash is kept: every unit of a run asks it of the same (frozen) scenario."""
+    global _last_hashed
     if _last_hashed[0] is scenario:
         return _last_hashed[1]
     blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
-    _last_hashed[:] = [scenario, hashlib.sha256(blob.encode("utf-8")).hexdigest()]
-    return _last_hashed[1]
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    _last_hashed = (scenario, digest)
+    return digest
 
 
-_last_hashed: list = [None, ""]
+_last_hashed: tuple[Optional[BaseModel], str] = (None, "")
 
 
 def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,
