@@ -342,10 +342,13 @@ def test_negotiation_by_likelihood_reads_the_discriminator_yes(tmp_path):
     # The base model continues documents: as generator its decision is a choice after its
     # reasoning turn; as discriminator its yes/no follows the document of the generator's decision.
     # The instruction model answers in chat, its yes/no where its JSON begins. A yes needs no JSON.
-    assert [(c.role, c.stage, c.reply) for c in choices] == [
-        ("second", "second->first", "positive"), ("second", "first->second", "yes"), ("first", "second->first", "yes")]
+    # (the two negotiations run concurrently: their calls interleave in the log as they are answered)
+    by_turn = {(c.role, c.stage): c for c in choices}
+    assert len(by_turn) == len(choices) and {k: c.reply for k, c in by_turn.items()} == {
+        ("second", "second->first"): "positive", ("second", "first->second"): "yes", ("first", "second->first"): "yes"}
     assert len(transcript.calls) == 5 and not any(c.output for c in transcript.calls)
-    gen_choice, base_yes, chat_yes = choices
+    gen_choice, base_yes, chat_yes = (by_turn["second", "second->first"], by_turn["second", "first->second"],
+                                      by_turn["first", "second->first"])
     assert gen_choice.messages[0]["source"] == "document" and set(gen_choice.detail.probabilities) == {"positive",
                                                                                                        "negative"}
     assert base_yes.messages[0]["content"].endswith("Decision: positive.")

@@ -14,7 +14,9 @@ asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of 
 
 A unit that was cut short and runs again continues its log: its recorded calls are served back
 from the log (not sent, not recorded twice) as the protocol asks them again, so the log stays
-append-only with no event repeated, and no finished call is sent twice even without a cache.
+append-only with no event repeated, and no finished call is sent twice even without a cache. A
+call is served back to the same stage that recorded it: the same prompt asked elsewhere (another
+negotiation's twin, in whatever order concurrent stages run) is its own call.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.engine.stage import GroupChats, Select, StageAgent
+from moot.engine.stage import Select, StageAgent, run_stage
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
@@ -133,17 +135,15 @@ class UnitContext:
     """One unit's access to its models and its log (see the module docstring)."""
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
-                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
-                 chats: Optional[GroupChats] = None):
+                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
-        self.chats = chats or GroupChats()
         self.prior = prior
         self.listener = listener
         self.cancellation = CancellationToken()
         self.events: list[EventBase] = list(prior.events) if prior else []
-        self._replay: dict[str, list[Call]] = defaultdict(list)
+        self._replay: dict[tuple[str, str], list[Call]] = defaultdict(list)  # by (key, stage)
         for call in (prior.calls if prior else []):
-            self._replay[call.key].append(call)
+            self._replay[call.key, call.stage].append(call)
         self._turn = max((m.turn for m in (prior.messages if prior else [])), default=0)
 
     @property
@@ -152,8 +152,8 @@ class UnitContext:
 
     async def group_chat(self, agents: Sequence[StageAgent], select: Select, task: str,
                          max_turns: int) -> list[BaseChatMessage]:
-        """A stage's AutoGen group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
-        return await self.chats.run(agents, select, task, max_turns, self.cancellation)
+        """A stage's group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
+        return await run_stage(agents, select, task, max_turns, self.cancellation)
 
     def model(self, role: str) -> RoleModel:
         return self.models[role]
@@ -202,8 +202,8 @@ class UnitContext:
         """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
         model = self.models[role]
         key = cache_key(model.spec, model.settings, messages, output, request.as_dict() if request else None)
-        if self._replay.get(key):
-            call = self._replay[key].pop(0)
+        if self._replay.get((key, recording.stage)):  # the same call at the same point, not its twin elsewhere
+            call = self._replay[key, recording.stage].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
         asking = asyncio.ensure_future(self.engine.ask(model, messages, output, request=request, role=role, key=key,

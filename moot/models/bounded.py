@@ -16,6 +16,7 @@ backends (OpenAI-compatible and Ollama):
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from autogen_core.models import CreateResult
@@ -61,19 +62,12 @@ class _Bounded:
         await self._stream.aclose()
 
 
-def _stream_bases() -> tuple[type, ...]:
-    """The async byte stream classes of the HTTP libraries in use (the OpenAI SDK's may be httpx2,
-    Ollama's is httpx): each checks that a response's stream is one of its own."""
-    bases = []
-    for name in ("httpx", "httpx2"):
-        try:
-            bases.append(importlib.import_module(name).AsyncByteStream)
-        except (ImportError, AttributeError):
-            pass
-    return tuple(bases)
-
-
-_BoundedStream = type("_BoundedStream", (_Bounded, *_stream_bases()), {})
+@lru_cache(maxsize=None)
+def _bounded_stream(library: str) -> type:
+    """A bounded stream that is also an async byte stream of `library` (the OpenAI SDK's is httpx2
+    or httpx, Ollama's httpx): each checks that a response's stream is one of its own. Made from
+    the library a response comes from, so a process imports only the HTTP libraries it uses."""
+    return type("_BoundedStream", (_Bounded, importlib.import_module(library).AsyncByteStream), {})
 
 
 async def _ask_identity(request: Any) -> None:
@@ -92,7 +86,7 @@ def _checker(limit: int) -> Hook:
             await response.aclose()
             raise ReplyTooLarge(f"the server's reply is {int(length) // 1024} KiB, over the {limit // 1024} KiB "
                                 "limit (max_tokens ignored?)")
-        response.stream = _BoundedStream(response.stream, limit)
+        response.stream = _bounded_stream(type(response).__module__.partition(".")[0])(response.stream, limit)
 
     return check
 

@@ -42,7 +42,12 @@ class ModelCallError(RuntimeError):
 
 
 class FatalModelError(ModelCallError):
-    """A call that cannot succeed on retry (bad key, unknown model, refused request)."""
+    """A call that cannot succeed on retry (bad key, unknown model, refused request); `status`:
+    the HTTP status that said so, if one did."""
+
+    def __init__(self, cause: str, attempts: int, status: Optional[int] = None):
+        super().__init__(cause, attempts)
+        self.status = status
 
 
 class EmptyReply(RuntimeError):
@@ -167,7 +172,7 @@ async def complete(client: Creates, messages: Sequence[LLMMessage], *,
         except Exception as exc:  # noqa: BLE001 - classified: fatal at once, else retried
             last = exc
             if is_fatal(exc):
-                raise FatalModelError(describe(exc), attempt) from None
+                raise FatalModelError(describe(exc), attempt, status_of(exc)) from None
             if isinstance(exc, UNREADABLE):
                 last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
             if status_of(exc) == 429:

@@ -32,7 +32,6 @@ from __future__ import annotations
 from contextlib import aclosing, contextmanager
 from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, cast
 
-import httpx
 import openai
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -49,6 +48,11 @@ from moot.models.requests import (
 )
 from moot.models.server_likelihood import NoLogprobs, logprob, read_options
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
+
+try:  # the SDK's HTTP library: httpx2 since openai 3 (importing httpx as well would cost start-up time)
+    from httpx2 import Response as HTTPResponse
+except ImportError:
+    from httpx import Response as HTTPResponse  # type: ignore[assignment]  # openai < 3
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
 TOP_LOGPROBS = 20  # OpenAI's most
@@ -177,7 +181,7 @@ class OpenAIClient(MootClient):
         JSON body and reply: the SDK's typed request and response layers cost more per call than
         everything else moot does for it (benchmarks/bench_overhead.py)."""
         with connection_errors_named():
-            response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=httpx.Response)
+            response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=HTTPResponse)
             reply: dict[str, Any] = response.json()
             return reply
 

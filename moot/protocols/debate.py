@@ -4,7 +4,7 @@ through Multiagent Debate") for one labelled item — the common baseline for CO
 1. Round 0: N agents answer the question about the text independently.
 2. Rounds 1..R: each agent is shown the other agents' previous answers (its own is already in
    its memory: every agent is a chat with its own history, as in the paper) and may revise.
-   The turns are taken in agent order by an AutoGen group chat (speaker_selection.debate); a
+   The turns are taken in agent order by a group chat of AutoGen agents (speaker_selection.debate); a
    round's N calls start together at its first turn, since none depends on another.
 3. Every answer is mapped onto a label by the shared rule (LabelSet.decide: unambiguous, else
    unparsed). The final label is the plurality of the last round's parsed answers; unparsed

@@ -50,7 +50,7 @@ def schema_of(data: Mapping[str, object], source: Optional[YamlSource] = None) -
     from moot.protocols.registry import REGISTRY
 
     name = data.get("protocol", DEFAULT_PROTOCOL)
-    if not isinstance(name, str) or name not in REGISTRY.names():
+    if not isinstance(name, str) or name not in REGISTRY or not REGISTRY.get(name).from_yaml:
         names = REGISTRY.names()
         hint = nearest(name, names) if isinstance(name, str) else ""
         file = source.file if source else "scenario"
@@ -90,10 +90,19 @@ def scenario_content_hash(scenario: BaseModel) -> str:
     """sha256 of the validated scenario as JSON with sorted keys: what actually drives a run.
 
     Comments, key order, quoting and layout of the file leave it unchanged (the file's own
-    sha256, scenario_hash, changes with any byte); resume and run folders compare this."""
+    sha256, scenario_hash, changes with any byte); resume and run folders compare this. The last
+    scenario's hash is kept: every unit of a run asks it of the same (frozen) scenario."""
+    global _last_hashed
+    if _last_hashed[0] is scenario:
+        return _last_hashed[1]
     blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    _last_hashed = (scenario, digest)
+    return digest
+
+
+_last_hashed: tuple[Optional[BaseModel], str] = (None, "")
 
 
 def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,

@@ -3,7 +3,8 @@
 1. Analysts (linguist, domain specialist, social media veteran) see only the text (and target)
    and run concurrently; they never see each other. Each is told its role in the system message.
 2. One debater per label sees the text and the analyses and argues for its label. The stage runs
-   as an AutoGen group chat ordered by speaker_selection.cola; debaters ignore the thread.
+   as a group chat of AutoGen agents (moot.engine.stage) ordered by speaker_selection.cola;
+   debaters ignore the thread.
 3. The judger sees the text and every debater's argument (read from the thread) and answers one
    option; in the explainability variant with structured output {stance, explanation}.
 A baseline (Table 2) is the judger alone, asked from the text with the baseline prompt.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -95,9 +97,9 @@ class Item:
     analyses: dict[str, str] = field(default_factory=dict)
     arguments: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def labels(self) -> dict[str, str]:
-        """Each role's label in the document."""
+        """Each role's label in the document (rendered once per item)."""
         t, fields = self.templates, self.fields
         found: dict[str, str] = {e: capitalised(render(t[f"label_{e}"], fields)) for e in self.s.experts}
         found.update({debater_name(lab): render(t["label_debater"], {**fields, "stance": self.s.text_of(lab).name})
@@ -147,7 +149,8 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     start = Item(s, templates, {"text": item.text, "target": item.target, "role": role})
 
     async def analyse(expert: str) -> str:
-        document = start.document(render(templates[f"document_{expert}"], start.fields))
+        document = start.document(render(templates[f"document_{expert}"], start.fields)) \
+            if in_document(ctx, expert) else None
         return (await speak(ctx, expert, messages(templates, expert, start.fields), document, start.labels[expert],
                             opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
 
@@ -254,8 +257,8 @@ async def _argue(ctx: UnitContext, item: Item, label: str) -> str:
     s, t = item.s, item.templates
     key = "debater" if s.experts else "debater_no_analysis"
     fields = {**item.fields, "analyses": item.analyses_text(), "stance": s.text_of(label).stance}
-    document = item.document(render(t[f"document_{key}"], fields))
     name = debater_name(label)
+    document = item.document(render(t[f"document_{key}"], fields)) if in_document(ctx, name) else None
     return (await speak(ctx, name, messages(t, key, fields, "debater"), document, item.labels[name],
                         opening=render(t["opening_debater"], fields), stage="debate")).text
 

@@ -9,8 +9,9 @@ baseline prompt (`baseline: direct | cot`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, cached_property
 from string import Template
-from typing import Literal, Optional
+from typing import Literal, Mapping, Optional
 
 from pydantic import model_validator
 
@@ -24,6 +25,7 @@ EXPERTS: tuple[Expert, ...] = ("linguist", "domain", "social")
 JUDGER = "judger"
 
 
+@cache
 def debater_name(label: str) -> str:
     return "debater_" + "".join(c if c.isalnum() else "_" for c in label)
 
@@ -73,6 +75,14 @@ DEFAULT_LABEL_TEXT = {
     "neutral": LabelText(option="Neutral", stance="neutral towards", name="neutral", answer="neutral"),
     "none": LabelText(option="None", stance="neutral towards", name="neutral", answer="neutral"),
 }
+
+
+def label_text_of(label: str, given: Mapping[str, LabelText]) -> LabelWords:
+    """A label's words: the scenario's `label_text`, over the defaults, over the label itself."""
+    base = DEFAULT_LABEL_TEXT.get(label, LabelText())
+    mine = given.get(label, LabelText())
+    merged = {**base.model_dump(exclude_none=True), **mine.model_dump(exclude_none=True)}
+    return LabelWords(**{"option": label.capitalize(), "stance": label, "name": label, "answer": label, **merged})
 
 
 class DomainRole(Strict):
@@ -195,10 +205,13 @@ class ColaScenario(LabelledScenario):
         return PAPER_OPTIONS if set(self.labels) == set(PAPER_OPTIONS) else tuple(self.labels)
 
     def text_of(self, label: str) -> LabelWords:
-        base = DEFAULT_LABEL_TEXT.get(label, LabelText())
-        given = self.label_text.get(label, LabelText())
-        merged = {**base.model_dump(exclude_none=True), **given.model_dump(exclude_none=True)}
-        return LabelWords(**{"option": label.capitalize(), "stance": label, "name": label, "answer": label, **merged})
+        known = self.label_texts.get(label)
+        return known if known is not None else label_text_of(label, self.label_text)
+
+    @cached_property
+    def label_texts(self) -> dict[str, LabelWords]:
+        """Every label's words, merged once (a scenario is frozen; each item's prompts ask often)."""
+        return {label: label_text_of(label, self.label_text) for label in self.labels}
 
     def headline_metric(self) -> str:
         if self.metric:

@@ -2,7 +2,7 @@
 
 Demonstrations: the k nearest training items; each LLM writes the reasoning chain of a demo
 as generator and the explanation of a demo as discriminator (cached, so shared across items).
-A negotiation (AutoGen group chat, speaker_selection.negotiation): the generator reasons and
+A negotiation (a group chat of AutoGen agents, speaker_selection.negotiation): the generator reasons and
 decides ("Decision: X", mapped by the shared rule of moot.protocols.items.labels: no decisive label
 = no decision, never a default); the discriminator answers {attitude, explanation, decision}
 (structured output). "yes" with the generator's decision as its decision is a consensus

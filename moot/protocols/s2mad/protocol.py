@@ -6,7 +6,7 @@
    to forty comments sampled at random, split into two equal parts.
 2. Subjectivity: the claim is classified (Yes/No); the subjective or objective prompt then
    produces the initial opinions h_p^0 (from P) and h_n^0 (from N), concurrently.
-3. Debate (AutoGen group chat, speaker_selection.s2mad): in round j each debater sees its own
+3. Debate (a group chat of AutoGen agents, speaker_selection.s2mad): in round j each debater sees its own
    initial prompt, its own last reply and the other's round j-1 reply only; both calls of a
    round run concurrently. Same final label = consensus; otherwise the judge decides.
 One agent instead (w/o Debate): the initial-opinion prompt over P and N together decides. The
