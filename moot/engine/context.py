@@ -32,7 +32,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.engine.stage import Select, StageAgent, run_stage
+from moot.engine.stage import GroupChats, Select, StageAgent
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
@@ -135,8 +135,10 @@ class UnitContext:
     """One unit's access to its models and its log (see the module docstring)."""
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
-                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None):
+                 prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
+                 chats: Optional[GroupChats] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.chats = chats or GroupChats()
         self.prior = prior
         self.listener = listener
         self.cancellation = CancellationToken()
@@ -152,8 +154,8 @@ class UnitContext:
 
     async def group_chat(self, agents: Sequence[StageAgent], select: Select, task: str,
                          max_turns: int) -> list[BaseChatMessage]:
-        """A stage's group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
-        return await run_stage(agents, select, task, max_turns, self.cancellation)
+        """A stage's AutoGen group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
+        return await self.chats.run(agents, select, task, max_turns, self.cancellation)
 
     def model(self, role: str) -> RoleModel:
         return self.models[role]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
+from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
 from moot.safety.secrets import describe
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
@@ -77,6 +78,7 @@ class RunSetup:
     backends: Mapping[str, Any] = field(default_factory=dict)
     allow_model_change: bool = False
     stop: Stop = field(default_factory=Stop)
+    chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
 
 
 @dataclass(frozen=True)
@@ -263,4 +265,6 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
         if isinstance(exc, asyncio.CancelledError):
             return BatchOutcome(folder.path, len(done), failed, interrupted=True)
         raise
+    finally:
+        await setup.chats.close()
     return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)

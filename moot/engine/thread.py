@@ -13,10 +13,6 @@ from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 
-from moot.engine.telemetry import quiet_runtime_telemetry
-
-quiet_runtime_telemetry()  # agents here need no per-message spans (moot/engine/telemetry.py)
-
 
 class ThreadAgent(BaseChatAgent):
     """Keeps the thread; `failure` holds a model failure so the caller can re-raise the real cause."""
