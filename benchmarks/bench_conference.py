@@ -24,6 +24,9 @@ call records) and generated, the bound = evaluated / prompt rate + generated / g
 and the ratio = time / bound (in all: the process's wall time, start-up and model load included;
 target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
 another interpreter whose moot is an earlier version (A/B), and prints both sides' medians.
+`--server` runs the same seeds, interleaved, through `python -m llama_cpp.server` serving the
+embedded model, declared `kind: base` (issue 21: the same quality figures as in-process and <= 1.5x
+its wall time), and prints each side's figures and the server's wall time against in-process.
 
 With --controls it also scores three fixed debates with the scenario's evaluator (`moot score
 --role evaluator=...`): an excerpt of a good debate, a recitation of the personas, and a rude,
@@ -32,12 +35,14 @@ model does not (issue 11 FINDINGS §5), which this keeps visible.
 
     python benchmarks/bench_conference.py --seeds 1,2 --controls
     python benchmarks/bench_conference.py --seeds 42,1,2 --against ../main/.venv/bin/python
+    python benchmarks/bench_conference.py --seeds 42,1 --server
     python benchmarks/bench_conference.py transcripts/drug_policy      # read runs already made
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -46,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
@@ -209,18 +215,87 @@ def excerpt(t: Transcript, f: dict, labels: dict[str, str], count: int = 6) -> N
 
 
 # ------------------------------------------------------------------ running
-def run_seed(python: str, seed: int, out: Path, model: Optional[str]) -> float:
+@dataclass(frozen=True)
+class Side:
+    """How one side of the comparison runs a conference: its interpreter, scenario and options."""
+
+    python: str
+    scenario: Path = SCENARIO
+    options: tuple[str, ...] = ()
+
+
+def run_seed(side: Side, seed: int, out: Path, model: Optional[str]) -> float:
     """One conference in its own process (the scenario's own seed: the default command, `python
     run_conference.py SCENARIO`); its wall time. Run outside the tree, so that `python` imports
     its own moot."""
-    command = [python, "-m", "moot", "run", str(SCENARIO), "--out", str(out), "--quiet", "--no-cache"]
+    command = [side.python, "-m", "moot", "run", str(side.scenario), "--out", str(out), "--quiet", "--no-cache",
+               *side.options]
     if seed != load_scenario(SCENARIO).generation.seed:
         command += ["--vary", f"seed={seed}"]
-    if model:
+    if model and not side.options:
         command += ["--model", model]
     started = time.monotonic()
     subprocess.run(command, check=True, cwd=out.parent, stdout=subprocess.DEVNULL)
     return time.monotonic() - started
+
+
+class LlamaServer:
+    """`python -m llama_cpp.server` on a free loopback port serving the embedded model as moot
+    loads it (context size; threads as moot.models.local.load_llama sets them: the server's own
+    default for prompts is every core), for a `with` block."""
+
+    def __init__(self, folder: Path):
+        from loopback import free_port
+        from moot.models.factory import BackendOptions
+        from moot.models.local import default_model_path
+
+        options = BackendOptions()
+        threads = options.local_n_threads or max((os.cpu_count() or 2) // 2, 1)  # as moot.models.local.load_llama
+        self.port, self.log = free_port(), folder / "llama_server.log"
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.command = [sys.executable, "-m", "llama_cpp.server", "--model", default_model_path(),
+                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(options.local_n_ctx),
+                        "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+
+    def __enter__(self) -> "LlamaServer":
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "wb") as sink:
+            self.proc = subprocess.Popen(self.command, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            if self._up():
+                return self
+            raise SystemExit(f"llama_cpp.server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _up(self, timeout: float = 180) -> bool:
+        """Whether the server answers within `timeout` seconds (False: it exited or never did)."""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                with opener.open(f"{self.url}/models", timeout=2):
+                    return True
+            except OSError:
+                time.sleep(0.5)
+        return False
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def side(self, folder: Path) -> Side:
+        """The same conference through this server, declared `kind: base` (documents through
+        /v1/completions, closed answers from the returned log-probabilities)."""
+        scenario = folder / "drug_policy_server.yaml"
+        scenario.write_text(SCENARIO.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base}}\n",
+                            encoding="utf-8")
+        return Side(sys.executable, scenario, ("--model", "openai:gemma", "--base-url", self.url))
 
 
 # ------------------------------------------------------------------ speed: against llama.cpp's own
@@ -297,28 +372,33 @@ def load_now() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def compare(seeds: Sequence[int], pythons: dict[str, str], folder: Path, model: Optional[str]) -> None:
-    """Each seed with each interpreter, interleaved (the order alternates), llama.cpp's rates
-    measured before and after each run; then each side's medians."""
-    ratios: dict[str, list[float]] = {side: [] for side in pythons}
-    walls: dict[str, list[float]] = {side: [] for side in pythons}
+def compare(seeds: Sequence[int], sides: dict[str, Side], folder: Path, model: Optional[str]) -> None:
+    """Each seed on each side, interleaved (the order alternates), llama.cpp's rates measured
+    before and after each run; then each side's medians and each side's wall time against the
+    first's."""
+    ratios: dict[str, list[float]] = {side: [] for side in sides}
+    walls: dict[str, list[float]] = {side: [] for side in sides}
     for n, seed in enumerate(seeds):
-        for side in (list(pythons) if n % 2 == 0 else list(reversed(pythons))):
+        for side in (list(sides) if n % 2 == 0 else list(reversed(sides))):
             before = llama_rates()
             print(f"-- seed {seed}, {side} ({load_now()})")
             out = folder / f"{side}-seed{seed}"
             folder.mkdir(parents=True, exist_ok=True)
-            wall = run_seed(pythons[side], seed, out, model)
+            wall = run_seed(sides[side], seed, out, model)
             after = llama_rates()
             rates = Rates(statistics.fmean([before.prompt, after.prompt]),
                           statistics.fmean([before.generation, after.generation]))
             ratios[side].append(speed(f"seed {seed}, {side}", transcripts_of([out])[0], wall, rates))
             walls[side].append(wall)
-    for side in pythons:
+    for side in sides:
         print(f"== {side}: median wall {statistics.median(walls[side]):.1f}s, median ratio "
               f"{statistics.median(ratios[side]):.2f} over seeds {', '.join(map(str, seeds))} "
               f"(walls {', '.join(f'{w:.1f}' for w in walls[side])}; ratios "
               f"{', '.join(f'{r:.2f}' for r in ratios[side])})")
+    first = next(iter(sides))
+    for side in list(sides)[1:]:
+        print(f"== {side} / {first} wall time: median {statistics.median(walls[side]) / statistics.median(walls[first]):.2f}x "
+              f"(per seed {', '.join(f'{b / a:.2f}' for a, b in zip(walls[first], walls[side]))})")
     print(f"({load_now()} at the end)")
 
 
@@ -394,27 +474,37 @@ def main() -> int:
     p.add_argument("--model", help="--model for moot run (default: the scenario's, the embedded model)")
     p.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder)")
     p.add_argument("--controls", action="store_true", help="also score the three control debates")
+    p.add_argument("--server", action="store_true", help="also run the seeds, interleaved, through llama_cpp.server "
+                                                         "serving the embedded model, declared `kind: base`")
     args = p.parse_args()
     scenario = load_scenario(SCENARIO)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         folder = args.out or Path(tmp) / "runs"
+        sides = {"this": Side(sys.executable), **({"against": Side(args.against)} if args.against else {})}
+        if args.server and not args.runs:
+            folder.mkdir(parents=True, exist_ok=True)
+            sides["server"] = stack.enter_context(LlamaServer(folder)).side(folder)
         if not args.runs:
-            pythons = {"this": sys.executable, **({"against": args.against} if args.against else {})}
-            compare([int(s) for s in args.seeds.split(",")], pythons, folder, args.model)
+            compare([int(s) for s in args.seeds.split(",")], sides, folder, args.model)
         try:
-            found = transcripts_of(args.runs or sorted(folder.glob("this-seed*")))
+            found = {"": transcripts_of(args.runs)} if args.runs else \
+                {side: transcripts_of(sorted(folder.glob(f"{side}-seed*"))) for side in sides}
         except RunFolderError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        if not found:
+        if not any(found.values()):
             print("no conference transcripts found", file=sys.stderr)
             return 2
         if args.runs:
             rates = llama_rates()
-            for t in found:
+            for t in found[""]:
                 wall = t.finished.wall_s if t.finished else float("nan")
                 speed(f"{t.path} (llama.cpp's rates measured now; the run's own wall time)", t, wall, rates)
-        quality(found, scenario)
+        for side, transcripts in found.items():
+            if side:
+                print(f"==== {side}")
+            quality(transcripts, scenario)
+        found = found.get("this") or found[""]
         if args.controls:
             controls(found[0], Path(tmp), args.model or scenario.models.get("evaluator", scenario.models["default"]))
     return 0

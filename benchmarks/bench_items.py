@@ -7,7 +7,10 @@ process (the model is loaded once), in fresh run folders, then reads the transcr
 
 - echo: free-text turns holding a run of 7 words of one of the protocol's prompt templates (its
   literal text between placeholders; target <= 5 %);
-- unparsed: items whose answer is unparsed, and (debate) agents' answers unparsed (target 0 %);
+- unparsed: items whose answer is unparsed, and among them those the protocol's own rule left
+  without a label though every closed answer was read (a debate's tied vote under `tie:
+  unparsed`, the negotiation's two conflicting negotiations without a third model), and (debate)
+  agents' answers unparsed (target 0 %);
 - the predicted labels against the gold labels (with calibration, the run's own: no label above
   70 % when no gold label is above 50 %);
 - macro-F1 with calibration (the run's predictions), without it (the same transcripts, each
@@ -17,7 +20,9 @@ process (the model is loaded once), in fresh run folders, then reads the transcr
   the longest gap between two recorded calls, which is how long the status line can stand still
   (target <= 5 s).
 
-The machine is shared (2 cores): the load average is printed before and after.
+ChatEval runs on the demo preference set (its labels a, b, tie; scores are read as expected
+values, not calibrated, so it has no raw column). The machine is shared (2 cores): the load
+average (1 minute) is printed before and after each run, and in the table.
 
     python benchmarks/bench_items.py                                  # every protocol, demo sets
     python benchmarks/bench_items.py --protocols cola --limit 20 --vast ../shared/datasets/vast_dev_sample.csv
@@ -44,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from moot.cli.run import run as moot_run  # noqa: E402
 from moot.engine.folder import read_results  # noqa: E402
-from moot.log.events import Call, Message, RunFinished  # noqa: E402
+from moot.log.events import Call, Message, Outcome, RunFinished  # noqa: E402
 from moot.log.transcript import Transcript, load  # noqa: E402
 from moot.metrics.classification import UNPARSED, summarize  # noqa: E402
 from moot.models.calibration import best  # noqa: E402
@@ -54,7 +59,7 @@ from moot.scenario.bundled import find_dataset, find_scenario  # noqa: E402
 from moot.scenario.load import load_scenario  # noqa: E402
 
 DEMOS = {"cola": "demo-stance", "debate": "demo-stance", "s2mad": "demo-rumour-veracity",
-         "negotiation": "demo-sentiment"}
+         "negotiation": "demo-sentiment", "chateval": "demo-preference"}
 WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
 RUN = 7  # words in a row that make an echo
 
@@ -128,6 +133,14 @@ def raw_prediction(protocol: str, scenario, t: Transcript) -> Optional[str]:
     return None
 
 
+def undecided(t: Transcript) -> bool:
+    """The item is unparsed by the protocol's rule, not for an unreadable answer: every closed
+    answer it recorded was read."""
+    answers = [m for m in t.messages if m.measured is not None]
+    return bool(answers) and all(m.decision != UNPARSED for m in answers) and \
+        any(o.prediction == UNPARSED for o in t.of_type(Outcome))
+
+
 # ------------------------------------------------------------------ one run
 def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int]) -> float:
     if out.exists():
@@ -177,7 +190,9 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     for m in echoed[:5]:
         print(f"    {m.speaker} ({m.action}): {m.content[:140]!r}")
     unparsed_answers = sum(1 for m in agent_answers if m.decision == UNPARSED)
+    ruled = sum(1 for t in transcripts if undecided(t))
     print(f"  unparsed: {predicted.count(UNPARSED)}/{n} items"
+          + (f" ({ruled} of them by the protocol's rule, every answer read: a tie, a conflict)" if ruled else "")
           + (f", {unparsed_answers}/{len(agent_answers)} answers" if agent_answers else "") + "  target 0%")
     print(f"  predicted: {share(predicted)}   (raw: {share([r or UNPARSED for r in raw])})")
     print(f"  gold:      {share(gold)}")
@@ -188,13 +203,13 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     print(f"  seconds per item: mean {statistics.fmean(walls):.1f}, median {statistics.median(walls):.1f} "
           f"(run wall {wall:.0f}s); longest gap between calls {max(gaps):.1f}s, median {statistics.median(gaps):.1f}s")
     return dict(protocol=protocol, dataset=dataset, n=n, echo=len(echoed) / max(len(turns), 1),
-                unparsed=predicted.count(UNPARSED) / n, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
+                unparsed=predicted.count(UNPARSED) / n, ruled=ruled, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
                 mean_s=statistics.fmean(walls), median_s=statistics.median(walls), gap=max(gaps))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--protocols", default="cola,debate,s2mad,negotiation")
+    p.add_argument("--protocols", default=",".join(DEMOS), help="on their demo sets (\"\": none, only --vast)")
     p.add_argument("--limit", type=int, help="the first N items of each dataset")
     p.add_argument("--vast", type=Path, help="the shared VAST sample (CSV): COLA and debate run on it too")
     p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
@@ -202,7 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = p.parse_args(argv)
     base = args.out or Path(tempfile.mkdtemp(prefix="bench_items-"))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",")]
+    plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",") if name]
     if args.vast:
         spec = base / "vast.yaml"
         base.mkdir(parents=True, exist_ok=True)
@@ -212,15 +227,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     found = []
     for protocol, dataset in plan:
         out = base / f"{protocol}-{Path(dataset).stem}"
+        before = os.getloadavg()[0]
         wall = run_one(protocol, dataset, out, args.limit)
-        found.append(report(protocol, Path(dataset).stem, out, wall))
+        found.append({**report(protocol, Path(dataset).stem, out, wall), "load": (before, os.getloadavg()[0])})
+        print(f"  load average {before:.2f} before, {found[-1]['load'][1]:.2f} after")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("\n| protocol | dataset | items | echo | unparsed | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| protocol | dataset | items | echo | unparsed (by rule) | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in found:
         raw = f"{f['f1_raw']:.3f}" if f["f1_raw"] is not None else "n/a"
-        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} | {f['top']:.0%} | "
-              f"{f['f1']:.3f} | {raw} | {f['f1_major']:.3f} | {f['mean_s']:.1f} | {f['median_s']:.1f} | {f['gap']:.1f}s |")
+        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} ({f['ruled']}) | {f['top']:.0%} | "
+              f"{f['f1']:.3f} | {raw} | {f['f1_major']:.3f} | {f['mean_s']:.1f} | {f['median_s']:.1f} | {f['gap']:.1f}s | "
+              f"{f['load'][0]:.1f}-{f['load'][1]:.1f} |")
     return 0
 
 

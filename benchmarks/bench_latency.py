@@ -4,10 +4,11 @@
 With K requests in flight and L seconds per request, N calls cannot finish faster than the bound
 N x L / K. moot runs the batch as a whole process (`moot run ... --concurrency K`) against a
 loopback server (benchmarks/loopback.py) that answers after L seconds; printed: wall, the bound,
-wall/bound (target, issue 8: <= 1.2x), the peak number of requests the server saw at once, and
+wall/bound (target, issue 18: <= 1.1x), the peak number of requests the server saw at once, and
 where the wall went: start-up (interpreter, imports, reading the dataset) before the first
 request, the run itself (first request to last reply: the scheduling the bound is about), and
-the end (results, metrics, closing).
+the end (results, metrics, closing); for scale, how long a process takes that only imports the
+openai SDK and builds its client (a floor no start-up through the SDK can go below).
 
     python benchmarks/bench_latency.py --items 600 --concurrency 32 --latency 0.1
 """
@@ -22,6 +23,9 @@ import time
 from pathlib import Path
 
 from loopback import CALLS_PER_ITEM, Server, moot_cola, timed, write_dataset
+
+SDK_START = "import openai; openai.AsyncOpenAI(api_key='x', http_client=openai.DefaultAioHttpClient())"
+
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -39,10 +43,12 @@ def main() -> int:
     serving = seen["last"] - seen["first"]
     print(f"items={args.items} calls={calls} (server saw {seen['requests']}) concurrency={args.concurrency} "
           f"latency={args.latency * 1000:.0f}ms peak_in_flight={seen['peak']} (load average {os.getloadavg()[0]:.1f})")
-    print(f"wall={wall:.2f}s (cpu {cpu:.2f}s) bound={bound:.2f}s wall/bound={wall / bound:.2f}x (target <= 1.2x)")
+    print(f"wall={wall:.2f}s (cpu {cpu:.2f}s) bound={bound:.2f}s wall/bound={wall / bound:.2f}x (target <= 1.1x)")
     print(f"  of which: start-up before the first request {seen['first'] - started:.2f}s, first request to last "
           f"reply {serving:.2f}s ({serving / bound:.2f}x the bound), after the last reply "
           f"{started + wall - seen['last']:.2f}s")
+    floor, _, _ = timed([sys.executable, "-c", SDK_START])
+    print(f"  for scale: a process that only imports the openai SDK and builds its aiohttp client takes {floor:.2f}s")
     return 0
 
 

@@ -17,7 +17,10 @@ BUILTIN = "moot.protocols.registry"
 
 @lru_cache(maxsize=1)
 def load_protocols() -> None:
-    """Import every installed protocol registry (once per process)."""
+    """Import every installed protocol registry and every protocol it declares (once per process)."""
     importlib.import_module(BUILTIN)
     for point in entry_points(group="moot.protocols"):
         point.load()
+    from moot.contract.registry import PROTOCOLS
+
+    PROTOCOLS.load_all()

@@ -19,6 +19,7 @@ from typing import Iterable, Literal, Optional, Sequence
 from moot.engine.order import PolicyError
 
 AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED = "AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"
+ClosedBy = Literal["agreement", "round_cap", "moderator"]
 Action = Literal["open", "continue", "speak", "judge", "decide", "evaluate", "assess", "close", "end"]
 
 
@@ -66,7 +67,13 @@ class Step:
     action: Action
     topic: Optional[int]
     round: int = 1
-    closed_by: Optional[str] = None
+    closed_by: Optional[ClosedBy] = None
+
+    @property
+    def in_topic(self) -> int:
+        """The topic of a step within one (every step but the closing turn and the end)."""
+        assert self.topic is not None, f"a {self.action} step is within no topic"
+        return self.topic
 
 
 def first_step(plan: ConferencePlan) -> Step:
@@ -116,7 +123,7 @@ def advance(plan: ConferencePlan, step: Step, turn: Turn) -> Step:
     if step.action == "evaluate":
         return _after_evaluation(plan, step)
     if step.action == "assess":
-        return _after_topic(plan, step.topic)
+        return _after_topic(plan, step.in_topic)
     return Step(None, "end", None, step.round)
 
 
@@ -128,7 +135,7 @@ def _more_debate(plan: ConferencePlan, step: Step) -> Step:
     return Step(plan.participants[0], "speak", step.topic, step.round + 1)
 
 
-def _close_topic(plan: ConferencePlan, step: Step, reason: str) -> Step:
+def _close_topic(plan: ConferencePlan, step: Step, reason: ClosedBy) -> Step:
     if plan.evaluator:
         return Step(plan.evaluator, "evaluate", step.topic, step.round, closed_by=reason)
     return replace(_after_evaluation(plan, step), closed_by=reason)
@@ -137,7 +144,7 @@ def _close_topic(plan: ConferencePlan, step: Step, reason: str) -> Step:
 def _after_evaluation(plan: ConferencePlan, step: Step) -> Step:
     if step.topic in plan.assessed:
         return Step(plan.assessor, "assess", step.topic, step.round)
-    return _after_topic(plan, step.topic)
+    return _after_topic(plan, step.in_topic)
 
 
 def _after_topic(plan: ConferencePlan, topic: int) -> Step:

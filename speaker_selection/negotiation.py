@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from moot.speaker_selection.conference import PolicyError, Turn
+from moot.engine.order import PolicyError
+from moot.speaker_selection.conference import Turn
 
 AGREE = "yes"
 

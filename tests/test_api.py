@@ -91,6 +91,13 @@ def test_one_item_given_by_hand_and_its_transcript_file_read_as_a_run(tmp_path):
     assert moot.units_df(alone)["prediction"].tolist() == ["favor"]
 
 
+def test_a_run_without_out_goes_to_its_default_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default folders are relative to the working directory
+    single = moot.prepare("drug_policy", models="scripted", check_models=False)
+    batch = moot.prepare("drug_policy", models="scripted", check_models=False, vary={"seed": [1, 2]})
+    assert (single.out, batch.out) == (Path("transcripts/drug_policy"), Path("transcripts/drug_policy-seed-1-2"))
+
+
 def test_running_again_continues_without_calling_a_model(items):
     again = moot.run("cola", dataset=STANCE, limit=8, models="scripted", out=items)
     assert again.status == "completed" and again.done == 8

@@ -124,11 +124,11 @@ def test_exports_show_what_was_measured_and_what_was_cut(make_scenario, tmp_path
     assert page.count('<rect class="dist"') == 10 * 10  # the distribution over 1-10 of each criterion
     assert "<title>clarity: p(7)=0.50</title>" in page
     assert page.count('<span class="cut" title="cut at its last full sentence">cut</span>') == 2  # open and close
-    assert 'data-speaker="Alice"' in page and '<span class="speaker" style="color:#b45309">Dr. Alice</span>' in page
+    assert 'data-speaker="Alice"' in page and '<span class="speaker c1" dir="auto">Dr. Alice</span>' in page
     markdown = render_markdown([t])
-    assert "**Expected scores \\(measured\\: scripted\\)** by Evaluator: overall **7.0**/10" in markdown
-    assert "| clarity | `███████   ` 7.0 | 7\\: 50%, 6\\: 25%, 8\\: 25% |" in markdown
-    assert "cut at its last full sentence" in markdown and "**Verdict: `AGREEMENT`** — p\\(agree\\)\\=0\\.70 &gt;\\= 0\\.60" in markdown
+    assert "**Expected scores (measured: scripted)** by Evaluator: overall **7.0**/10" in markdown
+    assert "| clarity | `███████   ` 7.0 | 7: 50%, 6: 25%, 8: 25% |" in markdown
+    assert "cut at its last full sentence" in markdown and "**Verdict: `AGREEMENT`** — p(agree)=0.70 &gt;= 0.60" in markdown
 
 
 def test_rescoring_by_likelihood_grades_and_evaluates_with_distributions(make_scenario, tmp_path, capsys):

@@ -20,7 +20,7 @@ from moot.log.registry import EventRegistry, EventType
 from moot.log.transcript import load
 from moot.protocols.conference import protocol as conference
 from moot.protocols.conference.events import EVENT_TYPES
-from moot.scenario.blocks import Generation, ScenarioBase
+from moot.scenario.blocks import Backends, Generation, Retry, ScenarioBase
 from moot.views.unit import UnitView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 class ToyScenario(ScenarioBase):
     PROTOCOL = "toy"
     protocol: Literal["toy"] = "toy"
+    models: dict[str, str] = {}
     generation: Generation = Generation()
+    retry: Retry = Retry()
+    backends: Backends = Backends()
 
     def roles(self) -> list[str]:
         return ["speaker"]
@@ -83,6 +86,19 @@ def test_a_protocol_missing_a_hook_or_with_a_wrong_type_is_refused(change, messa
     with pytest.raises(ProtocolError) as refused:
         registered(toy(**change))
     assert str(refused.value).startswith(message)
+
+
+class BareScenario(ScenarioBase):
+    """A scenario without the blocks ScenarioBase promises the engine (models, retry, backends)."""
+
+    PROTOCOL = "toy"
+    protocol: Literal["toy"] = "toy"
+    generation: Generation = Generation()
+
+
+def test_a_scenario_without_the_shared_blocks_is_refused():
+    with pytest.raises(ProtocolError, match=r"^toy: its scenario schema must have models, retry, backends"):
+        registered(toy(scenario=BareScenario))
 
 
 def test_only_a_protocol_registers():

@@ -55,6 +55,9 @@ class PairwiseScenario(ScenarioBase):
     def templates(self) -> dict[str, str]:
         return {}
 
+    def label_set(self) -> list[str]:
+        return list(self.labels)
+
     def headline_metric(self) -> str:
         return "accuracy"
 

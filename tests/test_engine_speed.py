@@ -22,8 +22,21 @@ def test_the_autogen_telemetry_names_moot_skips_still_exist():
 
 def test_telemetry_is_skipped_unless_asked_for(monkeypatch):
     telemetry.quiet_runtime_telemetry()
-    for owner, name in telemetry.PATCHED:
-        assert getattr(owner, name) in (telemetry._no_span, telemetry._no_attributes, telemetry._serialize_when_logged)
+    for owner, name, replacement in telemetry.PATCHES:
+        assert getattr(owner, name) is replacement
+
+
+def test_message_events_are_still_built_for_an_enabled_events_logger():
+    telemetry.quiet_runtime_telemetry()
+    fields = {"payload": "p", "sender": None, "receiver": None, "kind": "k", "delivery_stage": "s"}
+    level = telemetry.EVENTS.level
+    try:
+        telemetry.EVENTS.setLevel(telemetry.logging.WARNING)
+        assert telemetry._message_event_when_logged(**fields) is None  # nothing takes them: not built
+        telemetry.EVENTS.setLevel(telemetry.logging.INFO)
+        assert telemetry._message_event_when_logged(**fields).kwargs["payload"] == "p"
+    finally:
+        telemetry.EVENTS.setLevel(level)
 
 
 def test_a_call_over_its_time_limit_is_a_timeout():

@@ -28,6 +28,8 @@ ERRORS = {
     "moot.experiment.schema": ["ExperimentError"],
     "moot.experiment.grid": ["ExperimentChanged"],
     "moot.log.annotations": ["AnnotationError"],
+    "moot.viewer.paths": ["Refused"],
+    "moot.viewer.pages": ["NotFound"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 

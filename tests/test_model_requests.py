@@ -261,6 +261,21 @@ def test_server_options_absent_from_the_top_list_are_no_reading():
         asyncio.run(read_options(_top(barely), [str(n) for n in range(1, 11)], False, number=True))
 
 
+
+def test_a_document_s_options_all_listed_are_read_at_any_share():
+    """As the embedded model's likelihood reads them: after a document line the options may be
+    unlikely next tokens, yet both listed; in a chat reply, or with an option only bounded, the
+    same share is no reading."""
+    judge = {"": {" are": math.log(0.3), " have": math.log(0.2), " agree": math.log(0.012), " disagree": math.log(0.004)}}
+    found, bounded = asyncio.run(read_options(_top(judge), ["agree", "disagree"], True))
+    assert found == pytest.approx({"agree": math.log(0.012), "disagree": math.log(0.004)}) and bounded == []
+    with pytest.raises(NotSupported, match="does not begin with one of them"):
+        asyncio.run(read_options(_top(judge), ["agree", "disagree"], False))
+    one = {"": {" are": math.log(0.3), " agree": math.log(0.012), " the": math.log(0.001)}}
+    with pytest.raises(NotSupported, match="does not begin with one of them"):
+        asyncio.run(read_options(_top(one), ["agree", "disagree"], True))
+
+
 # --- the scenario's `choice` and the protocols on the scripted model ---------------------------
 
 def test_the_engine_tells_base_from_instruction_models():
@@ -327,10 +342,13 @@ def test_negotiation_by_likelihood_reads_the_discriminator_yes(tmp_path):
     # The base model continues documents: as generator its decision is a choice after its
     # reasoning turn; as discriminator its yes/no follows the document of the generator's decision.
     # The instruction model answers in chat, its yes/no where its JSON begins. A yes needs no JSON.
-    assert [(c.role, c.stage, c.reply) for c in choices] == [
-        ("second", "second->first", "positive"), ("second", "first->second", "yes"), ("first", "second->first", "yes")]
+    # (the two negotiations run concurrently: their calls interleave in the log as they are answered)
+    by_turn = {(c.role, c.stage): c for c in choices}
+    assert len(by_turn) == len(choices) and {k: c.reply for k, c in by_turn.items()} == {
+        ("second", "second->first"): "positive", ("second", "first->second"): "yes", ("first", "second->first"): "yes"}
     assert len(transcript.calls) == 5 and not any(c.output for c in transcript.calls)
-    gen_choice, base_yes, chat_yes = choices
+    gen_choice, base_yes, chat_yes = (by_turn["second", "second->first"], by_turn["second", "first->second"],
+                                      by_turn["first", "second->first"])
     assert gen_choice.messages[0]["source"] == "document" and set(gen_choice.detail.probabilities) == {"positive",
                                                                                                        "negative"}
     assert base_yes.messages[0]["content"].endswith("Decision: positive.")

@@ -1,6 +1,8 @@
 """A conference transcript as moot wrote it before the conference's events moved out of the core
-(schema 2): it loads, and replay, Markdown and HTML read it exactly as that moot did (its output
-is kept in tests/data/schema2/), but for the line that says it was upgraded on load."""
+(schema 2): it loads, and replay, Markdown and HTML read it exactly as kept in tests/data/schema2/
+(that moot's output, re-made only when the renderer changed on purpose: the exports of issue 17,
+item 9 — the setup folded, task and personas, scores as charts, Markdown escaped only where it
+would render), but for the line that says it was upgraded on load."""
 
 from __future__ import annotations
 

@@ -190,3 +190,6 @@ def test_the_shared_resampling_gives_scipys_interval_and_standard_error() -> Non
                                    pytest.approx(ref.confidence_interval.high, abs=1e-12))
     assert stats.standard_error(dist) == pytest.approx(ref.standard_error, abs=1e-12)
     assert boot.counts("run", run) is boot.counts("run", run)  # kept: a second metric costs no product
+    for batch in (1, 7, 700):  # weights not kept (a server): the same draws, a block at a time
+        streamed = Resampling(700, 21, batch=batch, keep_weights=False)
+        assert np.array_equal(streamed.counts("run", run), boot.counts("run", run)) and not streamed._weights

@@ -58,3 +58,14 @@ def test_more_unparsed_than_the_scenario_allows_exits_4(tmp_path, capsys, settin
     captured = capsys.readouterr()
     assert captured.out.strip().splitlines()[-1].endswith("unparsed=1")  # the partial count, in the run line
     assert ("1 of 2 answers unparsed (50%), more than max_unparsed 0.4" in captured.err) == bool(setting)
+
+
+def test_every_protocol_over_items_takes_max_unparsed():
+    """A run over a dataset's items can end all unparsed (exit 4): every such protocol lets its
+    scenario say how many unparsed answers it accepts."""
+    from moot.contract.units import ITEMS
+    from moot.protocols.registry import REGISTRY
+
+    over_items = [p for p in REGISTRY.all() if p.units is ITEMS]
+    assert len(over_items) >= 5
+    assert [p.name for p in over_items if "max_unparsed" not in p.scenario.model_fields] == []

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
@@ -39,7 +39,7 @@ from moot.agents.prompts import render
 from moot.engine.thread import ThreadAgent
 from moot.log.events import Measured
 from moot.models.requests import Choose
-from moot.engine.context import OnText, Reply
+from moot.engine.context import OnText, Reply, UnitContext
 from moot.speaker_selection.conference import (
     AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
 )
@@ -71,7 +71,7 @@ class ConferenceSetup:
     def output(self, step: Step) -> Optional[type]:
         """The structured output a turn asks for (None: free text)."""
         if step.action == "assess":
-            return coverage_model(tuple(i.name for i in self.references[step.topic]))
+            return coverage_model(tuple(i.name for i in self.references[step.in_topic]))
         return self.reading.output(step.action)
 
     def label(self, name: str) -> str:
@@ -91,14 +91,14 @@ def to_turns(thread: Sequence[object]) -> list[Turn]:
 class ConferenceAgent(ThreadAgent):
     """One conference role (moderator, participant, judge, evaluator or assessor) played by one model."""
 
-    def __init__(self, name: str, role: str, persona: str, ctx, setup: ConferenceSetup,
+    def __init__(self, name: str, role: str, persona: str, ctx: UnitContext, setup: ConferenceSetup,
                  system_template: Optional[str] = None):
         super().__init__(name, f"{role} of the conference")
         self.role, self.persona, self.ctx, self.setup = role, persona, ctx, setup
         self.system_template = system_template or setup.templates[f"{role}_system"]
         self.document = TranscriptDocument(setup)
         self.failure: Optional[Exception] = None  # kept so the runner sees the real cause (not AutoGen's text)
-        self.last_calls: list = []  # the Replies of this agent's latest turn, until the turn is recorded
+        self.last_calls: list[Reply] = []  # the Replies of this agent's latest turn, until the turn is recorded
 
     async def reply(self, cancellation_token: CancellationToken) -> TextMessage:
         steps = walk(self.setup.plan, to_turns(self._thread))
@@ -140,9 +140,11 @@ class ConferenceAgent(ThreadAgent):
             return await self.speak(step, shown, on_text)
         if not self.by_likelihood:
             return await self.written(step, shown)
-        return await getattr(self, step.action)(step, shown, on_text)
+        measure: Callable[[Step, Sequence[Shown], Optional[OnText]], Awaitable[Answer]] = getattr(self, step.action)
+        return await measure(step, shown, on_text)
 
-    async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: Optional[OnText] = None, **asked: Any):
+    async def call(self, messages: Sequence[LLMMessage], step: Step, on_text: Optional[OnText] = None,
+                   **asked: Any) -> Reply:
         return await self.ctx.call(self.name, messages, stage=step.action, record=False, on_text=on_text, **asked)
 
     async def written(self, step: Step, shown: Sequence[Shown]) -> Answer:
@@ -192,6 +194,7 @@ class ConferenceAgent(ThreadAgent):
         """A closed choice read from the model's probabilities, asked after the transcript document
         (a base model: the question `document()`) or the turn's chat prompt (`chat`): `closes` when
         the closing option reaches the threshold, else MORE_DEBATE; UNPARSED when no answer reads."""
+        messages: list[LLMMessage]
         if self.in_document:
             messages, request = [UserMessage(content=self.document.text(shown), source="document")], document()
         else:
@@ -207,8 +210,9 @@ class ConferenceAgent(ThreadAgent):
 
     async def assess(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """Per reference item: addressed or not, read from the model's probabilities; a quote for a yes."""
-        return await assess(self.ctx, self.name, self.document, shown, self.setup.references[step.topic], step.topic,
-                            self.in_document, self.chat(step, shown), step.action)
+        debate = [s for s in shown if isinstance(s, Said)]  # the assessor is shown the debate alone
+        return await assess(self.ctx, self.name, self.document, debate, self.setup.references[step.in_topic],
+                            step.in_topic, self.in_document, self.chat(step, shown), step.action)
 
     # ------------------------------------------------------------------ chat prompts
     def chat(self, step: Step, shown: Sequence[Shown]) -> ChatPrompt:
@@ -243,12 +247,12 @@ class ConferenceAgent(ThreadAgent):
         assessor, the participants' turns on the topic it assesses."""
         history = self.history(steps)
         if step.action == "assess":
-            return list(debate_of(history, step.topic))
+            return list(debate_of(history, step.in_topic))
         return context_window(history, step.topic, self.setup.window)
 
     def history(self, steps: Sequence[Step]) -> list[Said]:
         """The task message, then every turn so far as the others read it."""
-        task = next((m.content for m in self._thread if m.source == USER), "")
+        task = next((m.to_text() for m in self._thread if m.source == USER), "")
         chat = [m for m in self._thread if m.source != USER]
         return [Said("Task", task)] + [said_of(m, s, n, self.setup.reading)
                                       for n, (m, s) in enumerate(zip(chat, steps), 1)]
@@ -261,7 +265,7 @@ class ConferenceAgent(ThreadAgent):
             "topics": "\n".join(f"{i}. {t}" for i, t in enumerate(s.topics, 1)),
             "judge_reason": self.last_judge_reason(),
             "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA),
-            "reference": reference_text(s.references.get(step.topic, ())),
+            "reference": reference_text(s.references.get(step.topic, ()) if step.topic is not None else ()),
             "cast": self.document.cast(), "agenda": self.document.agenda(),
         }
 
@@ -269,12 +273,12 @@ class ConferenceAgent(ThreadAgent):
         """The judge's latest turn as the others read it; empty when its reason is not forwarded."""
         judge, reading = self.setup.plan.judge, self.setup.reading
         last = next((m for m in reversed(self._thread) if m.source == judge), None)
-        return reading.display("judge", last.content) if last and reading.forward_reason else ""
+        return reading.display("judge", last.to_text()) if last and reading.forward_reason else ""
 
 
 def said_of(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Said:
     """A turn as the other agents read it."""
-    return Said(message.source, reading.display(step.action, message.content, measured_of(message)), step.action,
+    return Said(message.source, reading.display(step.action, message.to_text(), measured_of(message)), step.action,
                 step.topic, step.round, turn, message.metadata.get("decision"))
 
 

@@ -77,6 +77,7 @@ def context_window(history: Sequence[Said], topic: Optional[int], window: "Conte
     elif window.window == "turns":
         kept = _last(list(range(len(turns))), window.turns)
     else:
+        assert window.tokens is not None  # required by `window: budget` (ContextWindow checks it)
         kept = _budget(turns, topic, window.tokens, count, count(line_of(task)))
     return [task, *_with_gaps(turns, kept)]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from autogen_core.models import LLMMessage, UserMessage
 
@@ -159,14 +159,14 @@ async def evaluate(ctx: UnitContext, role: str, speaker: str, doc: TranscriptDoc
     return Answer(content, [*replies, said], cut=cut, measured=measured)
 
 
-async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: Sequence[Said], items: Sequence,
+async def assess(ctx: UnitContext, role: str, doc: TranscriptDocument, debate: Sequence[Said], items: Sequence[Any],
                  topic: int, document: bool, chat: ChatPrompt, stage: str) -> Answer:
     """The assessor's answer on a topic's reference outcome, asked item by item: did the debate
     address it (read from the model's probabilities), and for a yes, the passage it copies from the
     debate. The content is the answer a structured assessor writes ({item: {evidence, covered}}),
     so its quotes are checked the same way (moot.agents.conference.coverage); an item without a
     readable yes or no is left out of it (unparsed)."""
-    answers: dict[str, dict] = {}
+    answers: dict[str, dict[str, object]] = {}
     distributions: dict[str, dict[str, float]] = {}
     asked, replies = [], []
     shared = [UserMessage(content=doc.assessed(debate, topic), source="document")] if document else []

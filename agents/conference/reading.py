@@ -17,18 +17,21 @@ turn carries a `Measured` record, which is how its scores are told from written 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel
 
 from moot.log.events import Measured
 from moot.speaker_selection.conference import UNPARSED
+from moot.models.replies import Closed, Parsed, parse_reply
 from moot.protocols.conference.verdicts import (
-    CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, Parsed, parse_reply, read_judge, read_scores,
-    score_text,
+    CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, read_judge, read_scores, score_text,
 )
 
-OUTPUT_OF_ACTION = {"judge": JudgeVerdict, "decide": ModeratorDecision, "evaluate": EvaluatorScores}
+if TYPE_CHECKING:
+    from moot.protocols.conference.schema import Judging
+
+OUTPUT_OF_ACTION: dict[str, type[Closed]] = {"judge": JudgeVerdict, "decide": ModeratorDecision, "evaluate": EvaluatorScores}
 NO_VERDICT = "(no clear verdict)"
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Reading:
     forward_reason: bool = True
 
     @classmethod
-    def of(cls, judging) -> "Reading":
+    def of(cls, judging: Judging) -> "Reading":
         """The reading a scenario's `judging` block asks for."""
         return cls(judging.form, judging.forward_reason)
 
@@ -59,7 +62,7 @@ class Reading:
             return "moderator_continue_no_reason"
         return f"{role}_{'turn' if action in ('speak', 'judge', 'evaluate', 'assess') else action}"
 
-    def parse(self, action: str, content: str, measured: Optional[Measured] = None) -> Optional[Parsed]:
+    def parse(self, action: str, content: str, measured: Optional[Measured] = None) -> Optional[Parsed[Any]]:
         """A judge, deciding-moderator or evaluator reply parsed (None for any other turn);
         `measured`: the turn's Measured record, if any."""
         if action == "judge":
@@ -73,7 +76,9 @@ class Reading:
         """The routing decision of a judge or deciding-moderator turn; UNPARSED when unreadable."""
         if action not in ("judge", "decide"):
             return None
-        value = self.parse(action, content).value
+        parsed = self.parse(action, content)
+        assert parsed is not None  # a judge's or deciding moderator's turn is always read
+        value = parsed.value
         if value is None:
             return UNPARSED
         return value.verdict if isinstance(value, JudgeVerdict) else value.decision
@@ -83,7 +88,7 @@ class Reading:
         its verdict alone unless its reason is forwarded."""
         if action == "judge" and not self.forward_reason:
             decision = self.decision(action, content)
-            return NO_VERDICT if decision == UNPARSED else decision.replace("_", " ")
+            return NO_VERDICT if decision is None or decision == UNPARSED else decision.replace("_", " ")
         if action == "judge" and self.judge_form == "text":
             return content.strip()
         parsed = self.parse(action, content, measured)

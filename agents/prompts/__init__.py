@@ -20,7 +20,8 @@ PROMPT_FIELDS = frozenset({
 def default_templates(protocol: str = "conference") -> Mapping[str, str]:
     """The shipped templates of a protocol, keyed by template name."""
     text = resources.files(__name__).joinpath(f"{protocol}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    templates: Mapping[str, str] = yaml.safe_load(text)  # the shipped files: names -> template texts
+    return templates
 
 
 def render(template: str, fields: Mapping[str, object]) -> str:

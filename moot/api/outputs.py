@@ -191,7 +191,7 @@ def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every
         raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
     chosen = roles_of(protocol, key_items(roles))
     scenario = recorded_scenario(protocol, first, source.meta)
-    backends = backend_options(options, getattr(scenario, "backends", None))
+    backends = backend_options(options, scenario.backends)
     if options.clients is None:
         preflight(chosen.values(), backends)
     job = Job(protocol, chosen, every, source.meta)

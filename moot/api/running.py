@@ -44,7 +44,7 @@ from moot.models.preflight import preflight
 from moot.models.spec import parse_spec
 from moot.protocols.registry import REGISTRY
 from moot.safety.signals import routed_to
-from moot.scenario.blocks import Retry, ScenarioBase
+from moot.scenario.blocks import ScenarioBase
 from moot.scenario.bundled import bundled_names, find_dataset, find_scenario
 from moot.scenario.load import load_scenario as load, scenario_content_hash, scenario_hash
 
@@ -110,16 +110,16 @@ def plan_of(protocol: AnyProtocol, scenario: ScenarioBase, dataset: Optional[Pat
 
 def headline_metric(scenario: ScenarioBase, plan: Plan) -> Optional[str]:
     """Declared, never guessed: the scenario's `metric:`, else the dataset's, else the protocol's default."""
-    if not getattr(scenario, "labels", None):
+    if not scenario.label_set():
         return None
-    declared = getattr(scenario, "metric", None) or (plan.spec.metric if plan.spec else None)
+    declared = scenario.declared_metric() or (plan.spec.metric if plan.spec else None)
     return declared or scenario.headline_metric()
 
 
-def retry_policy(scenario: object) -> RetryPolicy:
-    """The scenario's `retry:` as the engine's policy (the default one for a scenario without it)."""
-    retry = getattr(scenario, "retry", None)
-    return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s) if isinstance(retry, Retry) else RetryPolicy()
+def retry_policy(scenario: ScenarioBase) -> RetryPolicy:
+    """The scenario's `retry:` as the engine's policy."""
+    retry = scenario.retry
+    return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s)
 
 
 def check_seats(protocol: AnyProtocol, scenario: ScenarioBase, options: RunOptions) -> None:
@@ -163,11 +163,12 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     loaded, path = _scenario_and_source(scenario, source)
     protocol = REGISTRY.get(loaded.PROTOCOL)
     data = find_dataset(dataset) if dataset is not None else None
-    plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), key_items(vary, values_text))
-    folder = Path(out) if out is not None else default_out(path, data, vary_items(vary))
+    varied = key_items(vary, values_text)
+    plan = plan_of(protocol, loaded, data, limit, key_items(inputs, each_value), varied)
+    folder = Path(out) if out is not None else default_out(path, data, varied)
     overrides = tuple(key_items(models))
     resolved = resolve_models(loaded, overrides)
-    backends = backend_options(options, getattr(loaded, "backends", None))
+    backends = backend_options(options, loaded.backends)
     if check_models and options.clients is None:
         preflight(resolved.values(), backends)
     if check_models:
@@ -253,7 +254,7 @@ class Started:
     in_flight: int
 
     def result(self, prepared: "PreparedRun", outcome: BatchOutcome) -> RunResult:
-        unparsed = unparsed_failure(outcome.rows(), getattr(prepared.scenario, "max_unparsed", None))
+        unparsed = unparsed_failure(outcome.rows(), prepared.scenario.unparsed_limit())
         return RunResult(self.folder.path, prepared.protocol.name, prepared.planned, prepared.metric, outcome,
                          self.engine.stats, self.setup.stop.reason, unparsed)
 

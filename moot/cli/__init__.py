@@ -38,6 +38,7 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "annotate": "rate a run's units blind at the terminal (verdicts, scores, labels) for agreement in `moot report`",
     "report": "tables, per-class metrics and plots of finished runs (items and conferences) or an experiment",
     "compare": "two runs of labelled items paired on their items: delta with its interval, McNemar",
+    "view": "a local web viewer of every run under a folder: live, filterable, with comparison (--bundle: static)",
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",

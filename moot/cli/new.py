@@ -52,6 +52,7 @@ def retitle(text: str, title: str) -> str:
     """The scenario text with its top-level `title:` (however many lines) set to `title`, every
     comment and the rest of the layout kept; a text without a title gets one before its first key."""
     top = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert isinstance(top, yaml.MappingNode)  # a bundled scenario: a mapping of keys
     lines = text.splitlines(keepends=True)
     found = [(key, value) for key, value in top.value if key.value == "title"]
     if not found:

@@ -16,7 +16,8 @@ import sys
 import time
 from typing import Callable, Optional, Sequence, TextIO
 
-from moot.cli import EXIT_OK, EXIT_USAGE, silence
+from moot.cli import silence
+from moot.errors import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser
 from moot.contract.registry import result_name, view_of
 from moot.engine.source import RunSource, UnitRef, open_run

@@ -17,6 +17,8 @@ from typing import Any, Literal, Optional, TypeVar, Union, get_args, get_origin,
 
 from moot.contract.protocol import Protocol, ProtocolError
 
+SHARED_KEYS = ("models", "generation", "retry", "backends")  # what ScenarioBase says every scenario has
+
 
 def check(protocol: Protocol[Any]) -> None:
     """Refuse a protocol that does not keep the contract (ProtocolError naming it and the field)."""
@@ -31,6 +33,9 @@ def check(protocol: Protocol[Any]) -> None:
     declared = protocol.scenario.model_fields.get("protocol")
     if declared is None or name not in get_args(declared.annotation):
         raise ProtocolError(f"{name}: its scenario schema must have `protocol: Literal[{name!r}]`")
+    missing = [key for key in SHARED_KEYS if key not in protocol.scenario.model_fields]
+    if missing:
+        raise ProtocolError(f"{name}: its scenario schema must have {', '.join(missing)} (moot.scenario.blocks)")
     names = protocol.input_names()
     if len(set(names)) != len(names):
         raise ProtocolError(f"{name}: input fields must be distinct")

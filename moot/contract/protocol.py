@@ -7,8 +7,15 @@ each typed and checked at registration (moot.contract.check), so the engine, the
 and the command line name no protocol:
 
 - `scenario`: its schema (a pydantic model whose `protocol` field is the protocol's name), which
-  also says which roles take a model and with which settings; `example`: its bundled scenario;
-- `policy`: its speaker-selection policy (a pure function in moot.speaker_selection);
+  also says which roles take a model and with which settings, and answers the engine's questions
+  through ScenarioBase's typed hooks (its label set, declared and headline metric, unparsed limit;
+  its models, generation, retry and backends blocks, checked at registration); `example`: its
+  bundled scenario;
+- `policy`: its speaker-selection policy (a pure function in moot.speaker_selection, tested by
+  tables), typed as itself: Protocol's second type parameter P is the policy's own signature
+  (a protocol's plan and turns: names spoken, turns with decisions, a conference's steps). The
+  engine never calls it, as no two policies take the same arguments: the protocol's own `run`
+  does (judge-eval's one turn needs none); the contract names where its turn order lives;
 - `inputs`: what one item is (nothing for a protocol whose scenario is the input) and which
   dataset column fills each field;
 - `run`: how one unit runs to an Outcome, asking models through the UnitContext it is given
@@ -44,7 +51,9 @@ a protocol may leave it out).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Generic, Literal, Mapping, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Generic, Literal, Mapping, Optional
+
+from typing_extensions import TypeVar  # with a default (typing's own has one from Python 3.13)
 
 from moot.engine.context import UnitContext
 from moot.log.events import Json
@@ -60,6 +69,7 @@ from moot.contract.units import ITEMS, InputField, Units
 from moot.contract.vary import GENERIC, VaryKey
 
 S = TypeVar("S", bound=ScenarioBase)
+P = TypeVar("P", bound=Callable[..., object], default=Callable[..., object], covariant=True)  # its policy
 Rounds = list[list[Optional[str]]]  # per round, each agent's answer (a label; None: unparsed)
 
 __all__ = ["InputField", "Outcome", "Protocol", "ProtocolError", "Rescore", "Rescored"]
@@ -96,14 +106,14 @@ class Rescored:
 
 
 @dataclass(frozen=True)
-class Protocol(Generic[S]):
+class Protocol(Generic[S, P]):
     """One deliberation protocol; see the module docstring."""
 
     name: str
     title: str
     paper: str
     scenario: type[S]
-    policy: Callable[..., object]
+    policy: P
     run: Callable[[S, UnitContext], Awaitable[Outcome]]
     inputs: tuple[InputField, ...] = ()
     result_name: str = "prediction"

@@ -1,12 +1,15 @@
 """Protocols by name, each checked as it registers; `PROTOCOLS` holds every protocol a process knows.
 
-Registering a protocol registers its event types in the log (moot.log.registry). A name no
-imported module registered is looked for among the installed protocols (moot.plugins), so a
-transcript or a run folder opens in any process.
+Registering a protocol registers its event types in the log (moot.log.registry). A protocol may be
+declared by name and module instead, and is then imported when first asked for: a run imports
+its own protocol, not every one (start-up time). A name no imported module registered is looked
+for among the installed protocols (moot.plugins), so a transcript or a run folder opens in any
+process.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Mapping, Sequence
 
 from moot.contract.check import check
@@ -26,6 +29,8 @@ class Registry:
     def __init__(self, protocols: Sequence[AnyProtocol] = (), events: EventRegistry = EVENTS,
                  installed: bool = False):
         self._protocols: dict[str, AnyProtocol] = {}
+        self._order: dict[str, None] = {}  # every name, registered or declared, in the order given
+        self._declared: dict[str, str] = {}  # name -> module whose PROTOCOL it is, not imported yet
         self._events, self._installed = events, installed  # installed: a miss looks among moot.plugins
         for protocol in protocols:
             self.register(protocol)
@@ -34,14 +39,36 @@ class Registry:
         check(protocol)
         if protocol.name in self._protocols:
             raise ProtocolError(f"protocol {protocol.name!r} is registered twice")
-        if set(self.commands()) & {command.name for command in protocol.commands}:
+        taken = {c.name for p in self._protocols.values() for c in p.commands}
+        if taken & {command.name for command in protocol.commands}:
             raise ProtocolError(f"{protocol.name}: a command of its is another protocol's")
         try:
             self._events.register(*protocol.events)
         except ValueError as exc:
             raise ProtocolError(f"{protocol.name}: {exc}") from None
         self._protocols[protocol.name] = protocol
+        self._order[protocol.name] = None
+        self._declared.pop(protocol.name, None)
         return protocol
+
+    def declare(self, name: str, module: str) -> None:
+        """`module`'s PROTOCOL, named `name`, registered when first asked for."""
+        if name in self._order:
+            raise ProtocolError(f"protocol {name!r} is registered twice")
+        self._declared[name] = module
+        self._order[name] = None
+
+    def _import(self, name: str) -> None:
+        protocol = importlib.import_module(self._declared[name]).PROTOCOL
+        if protocol.name != name:
+            raise ProtocolError(f"{self._declared[name]} declares protocol {name!r} but defines {protocol.name!r}")
+        self.register(protocol)
+
+    def load_all(self) -> None:
+        """Import every declared protocol (what lists them, their commands and events need)."""
+        for name in list(self._declared):
+            if name in self._declared:
+                self._import(name)
 
     def get(self, name: str) -> AnyProtocol:
         if name not in self:
@@ -49,19 +76,22 @@ class Registry:
         return self._protocols[name]
 
     def __contains__(self, name: object) -> bool:
-        if name not in self._protocols and self._installed:
+        if name not in self._order and self._installed:
             load_protocols()
+        if name in self._declared:
+            self._import(str(name))
         return name in self._protocols
 
     def names(self, from_yaml: bool = True) -> list[str]:
-        return [n for n, p in self._protocols.items() if p.from_yaml or not from_yaml]
+        self.load_all()
+        return [n for n in self._order if self._protocols[n].from_yaml or not from_yaml]
 
     def all(self, from_yaml: bool = True) -> list[AnyProtocol]:
         return [self._protocols[n] for n in self.names(from_yaml)]
 
     def commands(self) -> dict[str, DatasetCommand]:
         """The protocols' own command-line entries by name (moot.contract.commands)."""
-        return {c.name: c for p in self._protocols.values() for c in p.commands}
+        return {c.name: c for p in self.all(from_yaml=False) for c in p.commands}
 
 
 PROTOCOLS = Registry(installed=True)

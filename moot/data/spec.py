@@ -88,6 +88,7 @@ class DatasetSpec(BaseModel):
     target_roles: dict[str, str] = {}  # target (case-insensitive) -> role, for rows without columns.role
     metric: Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"] | None = None  # the headline metric
     source: str | None = None  # where the data is published, for a file moot does not ship: named when it is missing
+    benchmark: str | None = None  # the published dataset it is (moot/report/published.yaml's `dataset`; default: its stem)
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source: str | None = PrivateAttr(default=None)
@@ -170,7 +171,7 @@ def load_dataset_spec(path: str | Path, inputs: Sequence[str] = ()) -> DatasetSp
     try:
         spec = model.model_validate(source.data)
     except ValidationError as exc:
-        errors = without_echoes([dict(e) for e in exc.errors()], model)
+        errors = without_echoes(exc.errors(), model)
         err = first_cause(errors)  # an unknown key (typo) before the "missing" key it causes
         loc, problem = tuple(err["loc"]), (err.get("ctx") or {}).get("error")
         if isinstance(problem, _Problem):

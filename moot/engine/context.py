@@ -14,7 +14,9 @@ asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of 
 
 A unit that was cut short and runs again continues its log: its recorded calls are served back
 from the log (not sent, not recorded twice) as the protocol asks them again, so the log stays
-append-only with no event repeated, and no finished call is sent twice even without a cache.
+append-only with no event repeated, and no finished call is sent twice even without a cache. A
+call is served back to the same stage that recorded it: the same prompt asked elsewhere (another
+negotiation's twin, in whatever order concurrent stages run) is its own call.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measur
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
-from moot.models.requests import NotSupported, Request, RequestKind, answer_model
+from moot.models.requests import Continue, NotSupported, Request, RequestKind, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
+from moot.scenario.blocks import ScenarioBase
 
 OnText = Callable[[str], None]
 
@@ -82,7 +85,7 @@ class Unit:
     """One thing a run does: a conference (with its variant), or one item of a protocol."""
 
     id: str
-    scenario: Any
+    scenario: ScenarioBase
     inputs: Mapping[str, Any] = field(default_factory=dict)
     gold: Optional[str] = None
     variant: Mapping[str, Any] = field(default_factory=dict)
@@ -142,9 +145,9 @@ class UnitContext:
         self.listener = listener
         self.cancellation = CancellationToken()
         self.events: list[EventBase] = list(prior.events) if prior else []
-        self._replay: dict[str, list[Call]] = defaultdict(list)
+        self._replay: dict[tuple[str, str], list[Call]] = defaultdict(list)  # by (key, stage)
         for call in (prior.calls if prior else []):
-            self._replay[call.key].append(call)
+            self._replay[call.key, call.stage].append(call)
         self._turn = max((m.turn for m in (prior.messages if prior else [])), default=0)
 
     @property
@@ -226,7 +229,7 @@ class UnitContext:
         except NotSupported as exc:
             if request is None:
                 raise
-            fallback = answer_model(request) if request.kind in ("choice", "score") else output
+            fallback = answer_model(request) if not isinstance(request, Continue) else output
             how = "structured" if fallback is not None else "text"
             note = f"{request.kind} not available from this backend ({exc}); asked for {how} output"
             return await self._call(role, messages, fallback, None, recording, on_text, (request.kind, how, note))
@@ -237,8 +240,8 @@ class UnitContext:
         """One call; `asked`: (kind, method, note) of a request answered by a fallback."""
         model = self.models[role]
         key = cache_key(model.spec, model.settings, messages, output, request.as_dict() if request else None)
-        if self._replay.get(key):
-            call = self._replay[key].pop(0)
+        if self._replay.get((key, recording.stage)):  # the same call at the same point, not its twin elsewhere
+            call = self._replay[key, recording.stage].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
         asking = asyncio.ensure_future(self.engine.ask(model, messages, output, request=request, role=role, key=key,
@@ -247,7 +250,7 @@ class UnitContext:
         try:
             result = await asking
         except ModelCallError as exc:
-            exc.role = role  # type: ignore[attr-defined]  # the runner records who failed
+            exc.role = role
             raise
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
         detail = result.detail if request else None

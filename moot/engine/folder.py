@@ -3,6 +3,7 @@
     RUN/run.json         what was run (identity: protocol, scenario and dataset hashes, models)
     RUN/results.jsonl    one line per finished unit, appended as it finishes
     RUN/UNIT.jsonl       one transcript per unit (a conference, or one item)
+    RUN/UNIT.live.json   the turn being generated, while one is (moot.engine.live)
     RUN/cache.sqlite     model replies: a rerun or a resume never sends a finished call twice
     RUN/run.lock         held by the process running it (released when that process ends)
 
@@ -26,6 +27,8 @@ from moot.safety.places import usable_out
 from moot.log.transcript import read_lines, set_aside_torn_tail
 from moot.errors import MootError
 
+Record = dict[str, Any]  # a JSON object moot wrote (run.json, a results row), read back as written
+
 RESERVED = {"run", "results", "cache"}
 
 
@@ -39,6 +42,11 @@ def unit_file(unit_id: str) -> str:
     if safe != unit_id or safe in RESERVED:
         safe += "-" + hashlib.sha1(unit_id.encode("utf-8")).hexdigest()[:8]
     return safe + ".jsonl"
+
+
+def live_file(transcript: Path) -> Path:
+    """The side file describing the turn in progress of the unit whose transcript this is."""
+    return transcript.with_name(transcript.name.removesuffix(".jsonl") + ".live.json")
 
 
 class RunFolder:
@@ -66,7 +74,7 @@ class RunFolder:
         self._lock = fd
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._results is not None:
             self._results.close()
             self._results = None
@@ -92,18 +100,18 @@ class RunFolder:
         return self.path / unit_file(unit_id)
 
     # --- run.json -------------------------------------------------------------------------
-    def meta(self) -> Optional[dict]:
+    def meta(self) -> Optional[Record]:
         return read_meta(self.path)
 
-    def write_meta(self, meta: dict) -> None:
+    def write_meta(self, meta: Record) -> None:
         """Replace run.json atomically (write a temporary file, then rename)."""
         write_atomic(self.meta_path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
 
     # --- results.jsonl --------------------------------------------------------------------
-    def results(self) -> dict[str, dict]:
+    def results(self) -> dict[str, Record]:
         return read_results(self.path)
 
-    def append_result(self, row: dict) -> None:
+    def append_result(self, row: Record) -> None:
         try:
             if self._results is None:
                 set_aside_torn_tail(self.results_path)
@@ -114,11 +122,11 @@ class RunFolder:
             raise named(exc, self.results_path) from None
 
 
-def read_meta(path: Path) -> Optional[dict]:
+def read_meta(path: Path) -> Optional[Record]:
     return read_object(Path(path) / "run.json", "run.json")
 
 
-def read_object(file: Path, what: str) -> Optional[dict]:
+def read_object(file: Path, what: str) -> Optional[Record]:
     """A JSON object file (None when absent); one line naming it when it is unreadable."""
     if not file.exists():
         return None
@@ -131,7 +139,7 @@ def read_object(file: Path, what: str) -> Optional[dict]:
     return data
 
 
-def iter_results(path: Path) -> Iterator[tuple[int, dict]]:
+def iter_results(path: Path) -> Iterator[tuple[int, Record]]:
     """(line, row) of a results.jsonl, strictly (see the module docstring)."""
     results = Path(path) / "results.jsonl"
     if not results.exists():
@@ -147,9 +155,9 @@ def iter_results(path: Path) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def read_results(path: Path) -> dict[str, dict]:
+def read_results(path: Path) -> dict[str, Record]:
     """Finished units by id; a unit recorded twice is an error naming the second line."""
-    done: dict[str, dict] = {}
+    done: dict[str, Record] = {}
     first: dict[str, int] = {}
     for number, row in iter_results(path):
         if row["id"] in done:
@@ -159,7 +167,7 @@ def read_results(path: Path) -> dict[str, dict]:
     return done
 
 
-def transcript_of(folder: Path, row: dict) -> Path:
+def transcript_of(folder: Path, row: Record) -> Path:
     """A result row's transcript: relative to the folder (or, in older runs, to where moot ran)."""
     given = Path(row.get("transcript", ""))
     for candidate in (Path(folder) / given, given, Path(folder) / "transcripts" / given.name):

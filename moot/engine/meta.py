@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 from moot.engine.folder import RunFolder, RunFolderError
 from moot.engine.plan import Plan
 from moot.scenario.load import same_scenario
+from moot.scenario.blocks import ScenarioBase
 
 FOLDER_VERSION = 2
 FILE_KEY, CONTENT_KEY = "scenario_sha256", "scenario_content_sha256"
@@ -30,14 +31,14 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def describe_run(protocol: str, scenario: Any, scenario_path: str, metric: Optional[str], plan: Plan,
+def describe_run(protocol: str, scenario: ScenarioBase, scenario_path: str, metric: Optional[str], plan: Plan,
                  limit: Optional[int]) -> dict[str, Any]:
     from moot import __version__
 
     info: dict[str, Any] = {
         "folder_version": FOLDER_VERSION, "protocol": protocol, "scenario_path": scenario_path,
         "scenario": scenario.model_dump(mode="json", exclude={"input", "prompts"}),
-        "labels": list(getattr(scenario, "labels", []) or []), "headline_metric": metric,
+        "labels": scenario.label_set(), "headline_metric": metric,
         "planned_units": plan.total, "limit": limit, "skipped_rows": plan.skipped,
         "created": now(), "last_invoked": now(), "moot_version": __version__,
     }

@@ -30,6 +30,7 @@ from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
 from moot.contract.vary import Choice, Data, VaryKey, find_key
 from moot.errors import MootError, UsageError, nearest
+from moot.scenario.blocks import ScenarioBase
 
 
 @dataclass
@@ -61,10 +62,10 @@ def check_inputs(protocol: Protocol[Any], inputs: dict[str, Any], where: str) ->
                          f"scenario, --input {missing[0]}=..., or a dataset with that column")
 
 
-def dataset_plan(protocol: Protocol[Any], scenario: Any, dataset: Path, limit: Optional[int]) -> Plan:
+def dataset_plan(protocol: Protocol[Any], scenario: ScenarioBase, dataset: Path, limit: Optional[int]) -> Plan:
     """One unit per dataset row; labels must be the scenario's, ids unique."""
     spec = load_dataset_spec(dataset, input_columns(protocol))
-    labels = set(getattr(scenario, "labels", ()) or ())
+    labels = set(scenario.label_set())
     skipped: Counter[str] = Counter()
     seen: set[str] = set()
     total = 0
@@ -107,7 +108,7 @@ def parse_inputs(protocol: Protocol[Any], pairs: Sequence[str]) -> dict[str, Any
     return given
 
 
-def item_plan(protocol: Protocol[Any], scenario: Any, pairs: Sequence[str]) -> Plan:
+def item_plan(protocol: Protocol[Any], scenario: ScenarioBase, pairs: Sequence[str]) -> Plan:
     """The one item of the scenario's `input:` with `--input` on top."""
     inputs = {**scenario.input_fields(), **parse_inputs(protocol, pairs)}
     inputs = {k: v for k, v in inputs.items() if v not in (None, [], "")}
@@ -144,7 +145,7 @@ def choices_of(key: VaryKey, values: Sequence[str], scenario: BaseModel) -> list
         raise UsageError(f"--vary {key.name}: {exc}") from None
 
 
-def variant_plan(protocol: Protocol[Any], scenario: BaseModel, vary: Sequence[str]) -> Plan:
+def variant_plan(protocol: Protocol[Any], scenario: ScenarioBase, vary: Sequence[str]) -> Plan:
     """The scenario once (the protocol's single unit), or one unit per combination of --vary values."""
     axes = parse_vary(protocol, vary)
     if not axes:
@@ -158,7 +159,7 @@ def variant_plan(protocol: Protocol[Any], scenario: BaseModel, vary: Sequence[st
     return Plan(lambda: iter(units), len(units))
 
 
-def apply_variant(scenario: BaseModel, combo: Sequence[tuple[VaryKey, Choice]]) -> BaseModel:
+def apply_variant(scenario: ScenarioBase, combo: Sequence[tuple[VaryKey, Choice]]) -> ScenarioBase:
     """The scenario with one combination of --vary values in place (validated again)."""
     data: Data = scenario.model_dump(exclude_unset=True)
     for key, choice in combo:

@@ -24,14 +24,16 @@ from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, Use
 from pydantic import BaseModel, ValidationError
 
 from moot.log.events import Call, Error, Outcome as OutcomeEvent
-from moot.models.calls import ModelCallError, describe
+from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
-from moot.contract.protocol import Protocol, Rescore, Rescored
+from moot.contract.protocol import Protocol, Rescore, Rescored, S
 from moot.engine.context import Reply, Unit, UnitContext
-from moot.engine.folder import unit_file
+from moot.engine.folder import Record, unit_file
 from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
 from moot.safety.diskio import is_environment_error, write_atomic
+from moot.safety.secrets import describe
+from moot.scenario.blocks import ScenarioBase
 
 
 # --- what protocols call ---------------------------------------------------------------------
@@ -74,7 +76,7 @@ class UnitRescored:
     """One unit after rescoring: its results row (None: no row, it failed or never finished)."""
 
     unit: str
-    row: Optional[dict]
+    row: Optional[Record]
     lines: tuple[str, ...] = ()
     changed: bool = False
     failed: str = ""
@@ -85,7 +87,7 @@ class UnitRescored:
 class Job:
     """What to rescore and how: the protocol, roles -> new specs, and the run's run.json."""
 
-    protocol: Protocol
+    protocol: Protocol[Any]
     roles: Mapping[str, str]
     every: bool = False
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -108,7 +110,7 @@ def copy_transcript(transcript: Transcript, out: Path) -> int:
     return len(events) + 1
 
 
-def recorded_scenario(protocol: Protocol, transcript: Transcript, meta: Mapping[str, Any]) -> Any:
+def recorded_scenario(protocol: Protocol[S], transcript: Transcript, meta: Mapping[str, Any]) -> S:
     """The unit's scenario as recorded (run_started; folders of earlier versions: run.json)."""
     data = transcript.started.scenario or meta.get("scenario") or {}
     try:
@@ -120,7 +122,7 @@ def recorded_scenario(protocol: Protocol, transcript: Transcript, meta: Mapping[
                          "by this moot") from None
 
 
-def models_for(transcript: Transcript, scenario: Any, roles: Mapping[str, str]) -> dict[str, RoleModel]:
+def models_for(transcript: Transcript, scenario: ScenarioBase, roles: Mapping[str, str]) -> dict[str, RoleModel]:
     """The recorded model of every role, the new one of each rescored role (same settings)."""
     started = transcript.started
     default = scenario.generation.model_dump() if hasattr(scenario, "generation") else {}
@@ -129,7 +131,7 @@ def models_for(transcript: Transcript, scenario: Any, roles: Mapping[str, str]) 
     return models
 
 
-async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], out: Path,
+async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], out: Path,
                        engine: ModelEngine) -> UnitRescored:
     """Copy one unit's transcript to `out` and, if it completed, rescore it there."""
     s = transcript.started
@@ -143,14 +145,15 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
     ctx = UnitContext(Unit(unit_id, scenario, s.inputs, s.gold, s.variant), engine,
                       models_for(transcript, scenario, job.roles), log, prior=transcript)
     try:
+        assert job.protocol.rescore is not None  # a Job is made for deciders, which come with a rescore
         done: Rescored = await job.protocol.rescore(scenario, Rescore(transcript, job.roles, job.every), ctx)
-        new = done.outcome if done.outcome is not None and done.outcome.prediction is not None else None
-        if new is not None:
-            new = replace(new, decided_by=f"{new.decided_by} ({rescored_by(job.roles)})")
-            ctx.record(OutcomeEvent(prediction=new.prediction, explanation=new.explanation, raw=new.raw,
+        new = None
+        if done.outcome is not None and (prediction := done.outcome.prediction) is not None:
+            new = replace(done.outcome, decided_by=f"{done.outcome.decided_by} ({rescored_by(job.roles)})")
+            ctx.record(OutcomeEvent(prediction=prediction, explanation=new.explanation, raw=new.raw,
                                     gold=s.gold, decided_by=new.decided_by))
     except ModelCallError as exc:
-        ctx.record(Error(speaker=getattr(exc, "role", None), stage="rescore", cause=exc.cause, attempts=exc.attempts))
+        ctx.record(Error(speaker=exc.role, stage="rescore", cause=exc.cause, attempts=exc.attempts))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
         if is_environment_error(exc):  # the disk refused (exit 3): nothing to record it in
@@ -165,15 +168,15 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[dict], ou
     row = {**(kept or {"id": unit_id, "status": "completed", "gold": s.gold, "transcript": out.name}),
            "prediction": new.prediction, "explanation": new.explanation, "decided_by": new.decided_by,
            "original_prediction": before.prediction if before else None, "rescored": dict(job.roles)}
-    return UnitRescored(unit_id, row, done.lines, changed=bool(before) and before.prediction != new.prediction)
+    return UnitRescored(unit_id, row, done.lines, changed=before is not None and before.prediction != new.prediction)
 
 
-async def rescore_units(job: Job, units: Sequence[tuple[Transcript, Optional[dict], Path]], engine: ModelEngine,
+async def rescore_units(job: Job, units: Sequence[tuple[Transcript, Optional[Record], Path]], engine: ModelEngine,
                         in_flight: int) -> list[UnitRescored]:
     """Rescore units, at most `in_flight` at once; results in the units' order."""
     slots = asyncio.Semaphore(max(1, in_flight))
 
-    async def one(transcript: Transcript, row: Optional[dict], out: Path) -> UnitRescored:
+    async def one(transcript: Transcript, row: Optional[Record], out: Path) -> UnitRescored:
         async with slots:
             return await rescore_unit(job, transcript, row, out, engine)
 

@@ -25,12 +25,14 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 from moot.engine.seats import Person, Seat, SeatSpec, seated_agents
 from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
+from moot.safety.secrets import describe
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
-from moot.models.calls import FatalModelError, ModelCallError, describe
+from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.engine.context import Listener, Unit, UnitContext
 from moot.engine.folder import RunFolder, iter_results
+from moot.engine.live import Listeners, LiveTurn
 from moot.engine.setup import started_event
 from moot.scenario.load import scenario_content_hash
 from moot.views.summary import totals_of
@@ -147,12 +149,15 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     if prior is not None and prior.completed:
         return _from_transcript(unit, prior, path)
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
-    ctx = UnitContext(unit, engine, models, log, prior, listener, setup.chats, setup.seats_of(unit, folder.path))
+    live = LiveTurn(path, last_seq=prior.events[-1].seq if prior else 0)
+    live.close()  # one a killed run left behind
+    ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats,
+                      setup.seats_of(unit, folder.path))
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:
         if prior is None:
-            seed = getattr(getattr(unit.scenario, "generation", None), "seed", None)
+            seed = unit.scenario.generation.seed
             ctx.record(started_event(protocol, unit, setup.scenario_path, setup.scenario_sha256,
                                      scenario_content_hash(unit.scenario), models, setup.backends, seed))
         else:
@@ -163,6 +168,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     finally:
         setup.stop.contexts.discard(ctx)
         log.close()
+        live.close()
 
 
 async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, started: float) -> UnitResult:
@@ -175,7 +181,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
-        ctx.record(Error(speaker=getattr(exc, "role", None), stage="model_call", cause=exc.cause,
+        ctx.record(Error(speaker=exc.role, stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on

@@ -18,9 +18,10 @@ from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
 from moot.errors import UsageError, nearest
+from moot.scenario.blocks import ScenarioBase
 
 
-def model_keys(scenario: Any) -> list[str]:
+def model_keys(scenario: ScenarioBase) -> list[str]:
     """Every key `--model KEY=SPEC` accepts for this scenario, `default` first."""
     keys = ["default"]
     for role in scenario.roles():
@@ -28,7 +29,7 @@ def model_keys(scenario: Any) -> list[str]:
     return keys
 
 
-def parse_overrides(scenario: Any, overrides: Sequence[str]) -> dict[str, str]:
+def parse_overrides(scenario: ScenarioBase, overrides: Sequence[str]) -> dict[str, str]:
     """`SPEC` / `KEY=SPEC` items as {key: spec} (key "" for all roles), each spec checked."""
     keys, parsed = model_keys(scenario), {}
     for item in overrides:
@@ -49,7 +50,7 @@ def parse_overrides(scenario: Any, overrides: Sequence[str]) -> dict[str, str]:
     return parsed
 
 
-def resolve_models(scenario: Any, overrides: Sequence[str] = ()) -> dict[str, str]:
+def resolve_models(scenario: ScenarioBase, overrides: Sequence[str] = ()) -> dict[str, str]:
     """Role -> model spec: a command-line key (most specific first, then a bare SPEC) beats the scenario."""
     given = parse_overrides(scenario, overrides)
     resolved = {}
@@ -63,7 +64,7 @@ def resolve_models(scenario: Any, overrides: Sequence[str] = ()) -> dict[str, st
     return resolved
 
 
-def role_models(scenario: Any, specs: Mapping[str, str]) -> dict[str, RoleModel]:
+def role_models(scenario: ScenarioBase, specs: Mapping[str, str]) -> dict[str, RoleModel]:
     """RoleModel (spec + generation settings) of every role."""
     return {role: RoleModel(spec, scenario.generation_for(role).model_dump()) for role, spec in specs.items()}
 

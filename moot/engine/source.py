@@ -9,6 +9,7 @@ Nothing is loaded until asked for: a folder of 10,000 items opens without readin
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,9 +68,13 @@ def open_run(path: str | Path) -> RunSource:
     meta = read_meta(path) or {}
     rows = read_results(path)
     units = [UnitRef(uid, transcript_of(path, row), row) for uid, row in rows.items()]
-    listed = {u.path.resolve() for u in units}
+    listed = {os.path.abspath(u.path) for u in units}  # the same file by name: no link to resolve
+    resolved: set[Path] = set()
     for file in transcripts_in(path):
-        if file.resolve() not in listed:
+        if os.path.abspath(file) in listed:
+            continue
+        resolved = resolved or {u.path.resolve() for u in units}  # a row naming it by another way
+        if file.resolve() not in resolved:
             units.append(UnitRef(_unit_id(file), file))
     if not units and not meta:
         raise RunFolderError(f"{path}: not a run folder (no run.json, results.jsonl or transcripts)")

@@ -11,10 +11,11 @@ pooled group chats (GroupChats), reached through the unit's context (`ctx.group_
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Iterable, Optional, Sequence
+from typing import Awaitable, Callable, Iterable, Optional, Sequence, TypeVar
 
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_agentchat.base import ChatAgent, Team
 from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken, SingleThreadedAgentRuntime
 from autogen_ext.models.replay import ReplayChatCompletionClient
@@ -26,6 +27,7 @@ quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/en
 
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]
+T = TypeVar("T")
 Select = Callable[[Sequence[BaseChatMessage]], Optional[str]]  # the agents' messages so far -> next
 
 
@@ -45,7 +47,7 @@ class StageAgent(ThreadAgent):
         return TextMessage(content=text, source=self.name)
 
 
-def cancel_calls(calls: Iterable[asyncio.Future]) -> None:
+def cancel_calls(calls: Iterable[asyncio.Future[T]]) -> None:
     """Stop a stage's model calls still running (a turn failed, or the stage is over). A call that
     already failed has its exception retrieved: its cause reached the caller through the turn that
     awaited it, or does not matter once the stage stopped."""
@@ -67,7 +69,8 @@ class _Team:
         self.agents = [StageAgent(name, _unbound) for name in names]
         self.select: Select = lambda said: None
         self.seen: list[object] = []
-        self.chat = SelectorGroupChat(self.agents, model_client=ReplayChatCompletionClient([]),
+        participants: list[ChatAgent | Team] = list(self.agents)
+        self.chat = SelectorGroupChat(participants, model_client=ReplayChatCompletionClient([]),
                                       selector_func=self._selector, allow_repeated_speaker=True, runtime=runtime,
                                       termination_condition=FunctionalTermination(self._over)
                                       | MaxMessageTermination(max_turns + 1))
@@ -116,8 +119,9 @@ class GroupChats:
     TEAMS_PER_RUNTIME = 8
 
     def __init__(self) -> None:
-        self._runtimes: list[list] = []  # [runtime, teams on it]
-        self._idle: dict[tuple, list[_Team]] = {}
+        self._runtimes: list[SingleThreadedAgentRuntime] = []
+        self._teams: list[int] = []  # teams on each runtime
+        self._idle: dict[tuple[tuple[str, ...], int], list[_Team]] = {}
 
     async def run(self, agents: Sequence[StageAgent], select: Select, task: str, max_turns: int,
                   cancellation_token: Optional[CancellationToken] = None) -> list[BaseChatMessage]:
@@ -145,17 +149,19 @@ class GroupChats:
 
     def _started(self) -> SingleThreadedAgentRuntime:
         """A started runtime with room for one more team."""
-        if not self._runtimes or self._runtimes[-1][1] >= self.TEAMS_PER_RUNTIME:
+        if not self._runtimes or self._teams[-1] >= self.TEAMS_PER_RUNTIME:
             runtime = SingleThreadedAgentRuntime()
             runtime.start()
-            self._runtimes.append([runtime, 0])
-        self._runtimes[-1][1] += 1
-        return self._runtimes[-1][0]
+            self._runtimes.append(runtime)
+            self._teams.append(0)
+        self._teams[-1] += 1
+        return self._runtimes[-1]
 
     async def close(self) -> None:
-        for runtime, _ in self._runtimes:
+        for runtime in self._runtimes:
             await runtime.stop()
         self._runtimes.clear()
+        self._teams.clear()
         self._idle.clear()
 
 

@@ -17,7 +17,7 @@ from moot.metrics.classification import UNPARSED
 __all__ = ["EXIT_UNPARSED", "unparsed_failure"]
 
 
-def unparsed_failure(rows: Iterable[Mapping], max_unparsed: Optional[float] = None) -> Optional[str]:
+def unparsed_failure(rows: Iterable[Mapping[str, object]], max_unparsed: Optional[float] = None) -> Optional[str]:
     """Why the run's answers fail it (None: they do not): a larger share of its completed items
     unparsed than `max_unparsed` (0..1; None: every one of them)."""
     answered = [r.get("prediction") for r in rows if r.get("status") == "completed" and r.get("prediction")]

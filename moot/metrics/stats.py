@@ -28,7 +28,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats  # type: ignore[import-untyped]  # (no stubs shipped)
+from scipy import optimize, stats
 
 Floats = NDArray[np.float64]
 Statistic = Callable[..., Floats]  # vectorized: sample arrays (..., n) -> values (...)

@@ -7,9 +7,18 @@ contexts with it), and streaming is offered where a client has it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, AsyncGenerator, Literal, Mapping, Optional, Sequence, Union
 
-from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo, RequestUsage
+from autogen_core import CancellationToken
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.tools import Tool, ToolSchema
+from pydantic import BaseModel
+
+# The parameter types of AutoGen's ChatCompletionClient.create and create_stream
+Tools = Sequence[Union[Tool, ToolSchema]]
+ToolChoice = Union[Tool, Literal["auto", "required", "none"]]
+JsonOutput = Optional[Union[bool, type[BaseModel]]]
+Stream = AsyncGenerator[Union[str, CreateResult], None]  # text chunks, then the CreateResult
 
 GENERIC_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                          structured_output=True, family="unknown")
@@ -27,8 +36,9 @@ class MootClient(ChatCompletionClient):
         self._usage = RequestUsage(prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
                                    completion_tokens=self._usage.completion_tokens + usage.completion_tokens)
 
-    def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
-                      extra_create_args: Mapping[str, Any] = {}, cancellation_token=None):
+    def create_stream(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
+                      json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
+                      cancellation_token: Optional[CancellationToken] = None) -> Stream:
         raise NotImplementedError(f"{type(self).__name__} does not stream")
 
     async def close(self) -> None:
@@ -40,14 +50,14 @@ class MootClient(ChatCompletionClient):
     def total_usage(self) -> RequestUsage:
         return self._usage
 
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools=()) -> int:
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Tools = ()) -> int:
         return sum(len(str(m.content)) for m in messages) // 4
 
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools=()) -> int:
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Tools = ()) -> int:
         return 1_000_000
 
     @property
-    def capabilities(self):  # deprecated in AutoGen, still abstract
+    def capabilities(self) -> ModelInfo:  # deprecated in AutoGen, still abstract
         return self.info
 
     @property

@@ -16,7 +16,8 @@ backends (OpenAI-compatible and Ollama):
 from __future__ import annotations
 
 import importlib
-from typing import Any, Optional
+from functools import lru_cache
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from autogen_core.models import CreateResult
 
@@ -41,13 +42,16 @@ def bound_reply(result: CreateResult, max_tokens: Optional[int]) -> CreateResult
     return result.model_copy(update={"content": result.content[:limit], "finish_reason": "length"})
 
 
+Hook = Callable[[Any], Awaitable[None]]  # an httpx event hook (its request or response)
+
+
 class _Bounded:
     """A response body stream that raises ReplyTooLarge past `limit` bytes."""
 
     def __init__(self, stream: Any, limit: int):
         self._stream, self._limit, self._read = stream, limit, 0
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._stream:
             self._read += len(chunk)
             if self._read > self._limit:
@@ -58,26 +62,19 @@ class _Bounded:
         await self._stream.aclose()
 
 
-def _stream_bases() -> tuple[type, ...]:
-    """The async byte stream classes of the HTTP libraries in use (the OpenAI SDK's may be httpx2,
-    Ollama's is httpx): each checks that a response's stream is one of its own."""
-    bases = []
-    for name in ("httpx", "httpx2"):
-        try:
-            bases.append(importlib.import_module(name).AsyncByteStream)
-        except (ImportError, AttributeError):
-            pass
-    return tuple(bases)
-
-
-_BoundedStream = type("_BoundedStream", (_Bounded, *_stream_bases()), {})
+@lru_cache(maxsize=None)
+def _bounded_stream(library: str) -> type:
+    """A bounded stream that is also an async byte stream of `library` (the OpenAI SDK's is httpx2
+    or httpx, Ollama's httpx): each checks that a response's stream is one of its own. Made from
+    the library a response comes from, so a process imports only the HTTP libraries it uses."""
+    return type("_BoundedStream", (_Bounded, importlib.import_module(library).AsyncByteStream), {})
 
 
 async def _ask_identity(request: Any) -> None:
     request.headers["Accept-Encoding"] = "identity"
 
 
-def _checker(limit: int):
+def _checker(limit: int) -> Hook:
     async def check(response: Any) -> None:
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
@@ -89,11 +86,11 @@ def _checker(limit: int):
             await response.aclose()
             raise ReplyTooLarge(f"the server's reply is {int(length) // 1024} KiB, over the {limit // 1024} KiB "
                                 "limit (max_tokens ignored?)")
-        response.stream = _BoundedStream(response.stream, limit)
+        response.stream = _bounded_stream(type(response).__module__.partition(".")[0])(response.stream, limit)
 
     return check
 
 
-def bounded_http_hooks(limit: int = MAX_RESPONSE_BYTES) -> dict[str, list]:
+def bounded_http_hooks(limit: int = MAX_RESPONSE_BYTES) -> dict[str, list[Hook]]:
     """`event_hooks=` for an httpx (or httpx2) AsyncClient: see the module docstring."""
     return {"request": [_ask_identity], "response": [_checker(limit)]}

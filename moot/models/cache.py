@@ -34,7 +34,7 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    detail: Optional[dict] = None
+    detail: Optional[dict[str, Any]] = None
 
 
 def message_data(message: LLMMessage) -> dict[str, Any]:
@@ -44,7 +44,7 @@ def message_data(message: LLMMessage) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=256)
-def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict]:
+def output_schema(output: Optional[type[BaseModel]]) -> Optional[dict[str, Any]]:
     """An output model's JSON schema, computed once per model (pydantic builds it afresh each time)."""
     return output.model_json_schema() if output is not None else None
 
@@ -142,7 +142,7 @@ class ReplyCache:
         with self._lock, sqlite_errors(self.path):
             row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, detail FROM replies "
                                    "LEFT JOIN details USING (key) WHERE key = ?", (key,)).fetchone()
-        return CachedReply(*row[:3], json.loads(row[3]) if row[3] else None) if row else None
+        return CachedReply(row[0], row[1], row[2], json.loads(row[3]) if row[3] else None) if row else None
 
     def put(self, key: str, spec: str, reply: CachedReply) -> None:
         with self._lock, sqlite_errors(self.path):
@@ -160,7 +160,8 @@ class ReplyCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+            count: int = self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+            return count
 
     def specs(self) -> dict[str, int]:
         """Entries per model spec (tests and `--stats` read this)."""
@@ -171,6 +172,23 @@ class ReplyCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def held(path: Path, keys: Sequence[str]) -> int:
+    """How many of `keys` the cache file at `path` holds, read only (no file made; none: 0)."""
+    if not keys or not path.is_file():
+        return 0
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        with sqlite_errors(path):
+            found = 0
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start:start + 500])
+                found += db.execute(f"SELECT COUNT(*) FROM replies WHERE key IN ({','.join('?' * len(chunk))})",
+                                    chunk).fetchone()[0]
+        return found
+    finally:
+        db.close()
 
 
 class NoCache:

@@ -43,7 +43,7 @@ def normalise(weights: Mapping[str, float]) -> dict[str, float]:
 
 def best(probabilities: Mapping[str, float]) -> str:
     """The most likely option (the first of equals, in the options' order)."""
-    return max(probabilities, key=probabilities.get)
+    return max(probabilities, key=lambda option: probabilities[option])
 
 
 def recalibrated(probabilities: Mapping[str, float], content_free: Mapping[str, Mapping[str, float]]

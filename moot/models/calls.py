@@ -16,10 +16,10 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Optional, Sequence, TypeVar
+from typing import Any, Awaitable, Mapping, Optional, Protocol, Sequence, TypeVar
 
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, LLMMessage
+from autogen_core.models import CreateResult, LLMMessage
 from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
@@ -32,15 +32,22 @@ SHOWN_WAIT_S = 5.0  # a wait this long before a retry is one line on stderr (moo
 
 
 class ModelCallError(RuntimeError):
-    """A model call that failed every attempt; `cause` says why in one line."""
+    """A model call that failed every attempt; `cause` says why in one line, `role` whose call it
+    was (set by the unit's context, so the runner records who failed)."""
 
     def __init__(self, cause: str, attempts: int):
         super().__init__(f"model call failed after {attempts} attempt(s): {cause}")
         self.cause, self.attempts = cause, attempts
+        self.role: Optional[str] = None
 
 
 class FatalModelError(ModelCallError):
-    """A call that cannot succeed on retry (bad key, unknown model, refused request)."""
+    """A call that cannot succeed on retry (bad key, unknown model, refused request); `status`:
+    the HTTP status that said so, if one did."""
+
+    def __init__(self, cause: str, attempts: int, status: Optional[int] = None):
+        super().__init__(cause, attempts)
+        self.status = status
 
 
 class EmptyReply(RuntimeError):
@@ -62,7 +69,7 @@ class Completion:
     latency_s: float
     attempts: int
     finish_reason: Optional[str] = None
-    detail: Optional[dict] = None  # what a request measured (moot.models.requests.MeasuredResult)
+    detail: Optional[dict[str, Any]] = None  # what a request measured (moot.models.requests.MeasuredResult)
 
 
 class MalformedReply(RuntimeError):
@@ -128,7 +135,16 @@ async def within(seconds: float, awaitable: Awaitable[T]) -> T:
     return await asyncio.wait_for(awaitable, seconds)
 
 
-async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage], *,
+class Creates(Protocol):
+    """What a call needs of a client: AutoGen's `create` (a ChatCompletionClient, or one streamed
+    through moot.models.engine.Streamed)."""
+
+    async def create(self, messages: Sequence[LLMMessage], *, json_output: Optional[type[BaseModel]] = None,
+                     extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: Optional[CancellationToken] = None) -> CreateResult: ...
+
+
+async def complete(client: Creates, messages: Sequence[LLMMessage], *,
                    output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
                    cancellation_token: Optional[CancellationToken] = None,
                    extra_create_args: Optional[dict[str, Any]] = None, what: str = "a model call") -> Completion:
@@ -156,7 +172,7 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
         except Exception as exc:  # noqa: BLE001 - classified: fatal at once, else retried
             last = exc
             if is_fatal(exc):
-                raise FatalModelError(describe(exc), attempt) from None
+                raise FatalModelError(describe(exc), attempt, status_of(exc)) from None
             if isinstance(exc, UNREADABLE):
                 last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
             if status_of(exc) == 429:
@@ -166,4 +182,5 @@ async def complete(client: ChatCompletionClient, messages: Sequence[LLMMessage],
             if wait >= SHOWN_WAIT_S:
                 show_wait(wait_line(wait, why, what, attempt, retry.attempts, last))
             await asyncio.sleep(wait)
+    assert last is not None  # attempts >= 1 (Retry's bound), each failed one set it
     raise ModelCallError(describe(last), retry.attempts)

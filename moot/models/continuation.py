@@ -53,7 +53,7 @@ class MinTokens:
     the embedded model: "The topic 1: development of a set of criteria ... (I)")."""
 
     def __init__(self, k: int, prompt_len: int, banned: Sequence[int],
-                 ends: Optional[Callable[[Sequence[int]], bool]] = None):
+                 ends: Optional[Callable[[Iterable[int]], bool]] = None):
         self.k, self.prompt_len, self.banned, self.ends = k, prompt_len, list(banned), ends
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -81,7 +81,7 @@ class NoRepeatNGram:
     word tokens mapped to the tokens that followed them). Only this reply's own tokens form the
     lookup key, and punctuation-only tokens are skipped on both sides."""
 
-    def __init__(self, n: int, index: dict[tuple, set[int]], prompt_len: int, word: np.ndarray):
+    def __init__(self, n: int, index: dict[tuple[int, ...], set[int]], prompt_len: int, word: np.ndarray):
         self.n, self.index, self.prompt_len, self.word = n, index, prompt_len, word
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -93,10 +93,10 @@ class NoRepeatNGram:
         return scores
 
 
-def ngram_index(tokens: Iterable[int], n: int, word: np.ndarray) -> dict[tuple, set[int]]:
+def ngram_index(tokens: Iterable[int], n: int, word: np.ndarray) -> dict[tuple[int, ...], set[int]]:
     """Every run of n-1 word tokens of `tokens`, mapped to the word tokens that followed it."""
     words = [int(t) for t in tokens if word[t]]
-    index: dict[tuple, set[int]] = {}
+    index: dict[tuple[int, ...], set[int]] = {}
     for i in range(len(words) - n + 1):
         index.setdefault(tuple(words[i:i + n - 1]), set()).add(words[i + n - 1])
     return index

@@ -5,7 +5,9 @@ Every protocol (conferences included) asks through a ModelEngine shared by all u
 - the reply cache is keyed by model spec, generation settings, every message and the output
   schema, so a finished call is never sent twice (a rerun or a resume answers from it);
 - each backend endpoint has its own bound on calls in flight; a model served by several
-  endpoints (a list of base URLs or Ollama hosts) sends each call to the least busy one;
+  endpoints (a list of base URLs or Ollama hosts) sends each call to the least busy one; an
+  endpoint's first call goes alone, and one that refuses the credentials (401/403) is sent no
+  more calls (Endpoint);
 - retries, backoff and fatal errors are moot.models.calls';
 - the same call asked twice at once is sent once: the second waits for the first's reply;
 - counters: backend calls, cache hits and tokens, for progress lines and summaries.
@@ -14,7 +16,8 @@ A call may carry a request beyond a chat reply (moot.models.requests: a continua
 choice, a score): it is part of the cache key and reaches the client in `extra_create_args`, so
 every kind is cached, bounded, retried and counted the same way; what it measured comes back in
 `CallResult.detail`. `on_text` receives a reply's text as it is generated, from clients that
-stream (`streams = True`: the embedded model); a retried call streams again from its start.
+stream (`streams = True`: the embedded model); a retried call streams again from its start. An
+`on_text` that only watches (moot.models.streaming.Watcher) is served by in-process models only.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from pydantic import BaseModel
 
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
-from moot.models.calls import RetryPolicy, complete
+from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
 from moot.models.factory import BackendOptions, build_client, endpoints_of
 from moot.models.requests import REQUEST_ARG, Request
-from moot.models.streaming import final_of
+from moot.models.streaming import Watcher, final_of
+
+REFUSED_STATUS = frozenset({401, 403})  # the endpoint refuses the credentials: no call to it can succeed
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class RoleModel:
     settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def settings_key(self) -> tuple:
+    def settings_key(self) -> tuple[tuple[str, str], ...]:
         return tuple(sorted((k, str(v)) for k, v in self.settings.items()))
 
 
@@ -71,16 +76,49 @@ class CallResult:
     cached: bool
     key: str
     finish_reason: Optional[str] = None
-    detail: Optional[dict] = None
+    detail: Optional[dict[str, Any]] = None
 
 
 @dataclass
 class Endpoint:
-    """One place calls go: a bound on calls in flight and how many are queued or running."""
+    """One place calls go: a bound on calls in flight and how many are queued or running.
+
+    Its first call goes alone: the others wait until an endpoint has answered once, so a bad key
+    costs one request, not one per slot. Once it refuses the credentials (HTTP 401/403) no call
+    still queued for it is sent: each fails at once with the same cause."""
 
     address: Optional[str]
     slots: asyncio.Semaphore
     load: int = 0
+    answered: bool = False
+    refused: Optional[FatalModelError] = None
+    probe: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def admit(self) -> bool:
+        """Wait for this call's turn; True when it is the endpoint's probe (it holds `probe` and
+        must `settle`). Raises the endpoint's refusal instead of sending."""
+        self.check()
+        if self.answered:
+            return False
+        await self.probe.acquire()
+        if self.answered or self.refused is not None:
+            self.probe.release()
+            self.check()
+            return False
+        return True
+
+    def check(self) -> None:
+        if self.refused is not None:
+            raise FatalModelError(self.refused.cause, 0, self.refused.status)
+
+    def settle(self, probing: bool, error: Optional[BaseException]) -> None:
+        """What a call sent here tells of the endpoint; ends its probe."""
+        if error is None:
+            self.answered = True
+        elif isinstance(error, FatalModelError) and error.status in REFUSED_STATUS:
+            self.refused = error
+        if probing:
+            self.probe.release()
 
 
 class ModelEngine:
@@ -95,9 +133,9 @@ class ModelEngine:
         self.cache = cache if cache is not None else NoCache()
         self.stats = EngineStats()
         self._given = dict(clients or {})
-        self._clients: dict[tuple, ChatCompletionClient] = {}
+        self._clients: dict[tuple[str, tuple[tuple[str, str], ...], Optional[str]], ChatCompletionClient] = {}
         self._endpoints: dict[tuple[str, Optional[str]], Endpoint] = {}
-        self._pending: dict[str, asyncio.Future] = {}
+        self._pending: dict[str, asyncio.Future[None]] = {}
 
     def endpoint(self, spec: str) -> Endpoint:
         """The least busy endpoint serving `spec` (a local or scripted model has one)."""
@@ -148,14 +186,20 @@ class ModelEngine:
         endpoint.load += 1
         try:
             async with endpoint.slots:
-                self.stats.backend_calls += 1
-                client = self.client(model, endpoint.address, role)
-                if on_text is not None and getattr(client, "streams", False):
-                    client = Streamed(client, on_text)
-                done = await complete(client, messages, output=output, retry=self.retry,
-                                      cancellation_token=cancellation_token,
-                                      extra_create_args=request_args(model, request),
-                                      what=f"{model.spec} ({role})" if role else model.spec)
+                probing = await endpoint.admit()
+                try:
+                    self.stats.backend_calls += 1
+                    chat = self.client(model, endpoint.address, role)
+                    client: Creates = Streamed(chat, on_text) if on_text is not None and streamed(chat, on_text) \
+                        else chat
+                    done = await complete(client, messages, output=output, retry=self.retry,
+                                          cancellation_token=cancellation_token,
+                                          extra_create_args=request_args(model, request),
+                                          what=f"{model.spec} ({role})" if role else model.spec)
+                except BaseException as exc:
+                    endpoint.settle(probing, exc)
+                    raise
+                endpoint.settle(probing, None)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
             self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens,
@@ -171,6 +215,14 @@ class ModelEngine:
         for client in self._clients.values():
             await client.close()
         self.cache.close()
+
+
+def streamed(client: ChatCompletionClient, on_text: Optional[Callable[[str], None]]) -> bool:
+    """Whether to stream this call: someone shows its text, and the client streams (in-process
+    only, for a Watcher)."""
+    if on_text is None or not getattr(client, "streams", False):
+        return False
+    return not isinstance(on_text, Watcher) or bool(getattr(client, "in_process", False))
 
 
 def request_args(model: RoleModel, request: Optional[Request]) -> Optional[dict[str, Any]]:

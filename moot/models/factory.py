@@ -7,7 +7,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient
@@ -16,6 +16,9 @@ from moot.models.base import GENERIC_INFO
 from moot.models.spec import ModelSpec, parse_spec
 from moot.safety.secrets import redact_url, register, url_secrets
 from moot.errors import MootError
+
+if TYPE_CHECKING:
+    from moot.models.ollama_client import OllamaClient  # imported when used: a backend's import is slow
 
 
 class MissingKey(MootError, ValueError):
@@ -91,15 +94,18 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
     spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.provider == "scripted":
         scripted = backend("scripted")
-        return scripted.ScriptedChatCompletionClient(scripted.parse_script(spec.model), record=False,
-                                                     max_tokens=int(settings.get("max_tokens") or 256))
+        client: ChatCompletionClient = scripted.ScriptedChatCompletionClient(
+            scripted.parse_script(spec.model), record=False, max_tokens=int(settings.get("max_tokens") or 256))
+        return client
     if spec.provider == "local":
         local = backend("local")
         path = spec.model or local.default_model_path()
         if not os.path.isfile(path):
             raise ValueError(f"local model file not found: {path}")
-        return local.LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
-                                               options.local_n_gpu_layers, options.local_kind)
+        client = local.LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
+                                                 options.local_n_gpu_layers, options.local_kind)
+        return client
+    assert spec.model is not None  # parse_spec: openai and ollama need a model (NEEDS_MODEL)
     if spec.provider == "openai":
         return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
     return _ollama(spec.model, settings, address or options.ollama_endpoints()[0], options.ollama_kind)
@@ -152,9 +158,10 @@ def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
     """User info in the URL is sent as HTTP basic auth, in place of the bearer key (a request has
     one Authorization header); its query parameters go with every request."""
     endpoint = Endpoint.of(base_url)
-    return backend("openai").OpenAIClient(model, options.openai_key(), endpoint.url, settings,
-                                          headers=endpoint.basic_header(), query=endpoint.query,
-                                          kind=options.openai_kind)
+    client: ChatCompletionClient = backend("openai").OpenAIClient(
+        model, options.openai_key(), endpoint.url, settings, headers=endpoint.basic_header(), query=endpoint.query,
+        kind=options.openai_kind)
+    return client
 
 
 def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str], kind: str = "auto") -> ChatCompletionClient:
@@ -166,7 +173,7 @@ def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str], kind: 
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
-    made = client(model=model, host=endpoint.url, model_info=GENERIC_INFO,
+    made: OllamaClient = client(model=model, host=endpoint.url, model_info=GENERIC_INFO,
                   options={k: v for k, v in ollama_options.items() if v is not None},
                   auth=endpoint.basic_auth, params=endpoint.query)
     made.model_kind = "base" if kind == "base" else "instruct"

@@ -31,6 +31,8 @@ import numpy as np
 
 from moot.models.local_kv import Row, Sequences, common_prefix, sequences_of
 
+Tokens = tuple[int, ...]  # a continuation's tokens, or a prefix of them (a node)
+
 
 @dataclass(frozen=True)
 class Question:
@@ -41,7 +43,7 @@ class Question:
     sequences: Sequence[Sequence[int]]
     continuing: Optional[np.ndarray] = None
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[object, ...]:
         """What identifies the question's answer: its sequences, and whether a mask continues them."""
         return (self.continuing is not None, *(tuple(s) for s in self.sequences))
 
@@ -58,32 +60,33 @@ class Tails:
             raise ValueError("continuations to score need a prompt token they share")
         self.question, self.shared = question, list(sequences[0][:k])
         self.tails = [tuple(s[k:]) for s in sequences]
-        self.following: dict[tuple, set[int]] = {}
+        self.following: dict[Tokens, set[int]] = {}
         for tail in self.tails:
             for i in range(len(tail)):
                 self.following.setdefault(tail[:i], set()).add(tail[i])
-        self.read: dict[tuple, np.ndarray] = {}
-        self.planned: set[tuple] = set()
+        self.read: dict[Tokens, np.ndarray] = {}
+        self.planned: set[Tokens] = set()
 
-    def paths(self) -> list[tuple]:
+    def paths(self) -> list[Tokens]:
         """The nodes no other node extends: decoding each one's tokens reads every node."""
-        found: list[tuple] = []
+        found: list[Tokens] = []
         for node in sorted(self.following, key=len, reverse=True):
             if not any(p[: len(node)] == node for p in found):
                 found.append(node)
         return found
 
-    def rows(self, path: tuple, at: int, seq: int) -> tuple[list[Row], list[tuple]]:
+    def rows(self, path: Tokens, at: int, seq: int) -> tuple[list[Row], list[Tokens]]:
         """The branch to `path` from position `at` in sequence `seq`: the question's own prompt
         tokens, then the path, with logits after each node not planned yet. Returns the rows and
         the nodes they read, in order."""
         own = self.shared[at:] + list(path)
         first = len(self.shared) - at - 1  # the row after which the empty node (the prompt) is read
-        rows, nodes = [], []
+        rows: list[Row] = []
+        nodes: list[Tokens] = []
         for i, token in enumerate(own):
             node = path[: i - first] if i >= first else None
             ask = node is not None and node not in self.planned
-            if ask:
+            if ask and node is not None:
                 self.planned.add(node)
                 nodes.append(node)
             rows.append(Row(token, at + i, (seq,), ask))
@@ -92,7 +95,7 @@ class Tails:
     def logprobs(self) -> list[float]:
         """Each continuation's log-probability from what was read after each node, charged for
         ending where another goes on (see the module docstring)."""
-        ending: dict[tuple, float] = {}
+        ending: dict[Tokens, float] = {}
         for node in self.following:
             if node in self.tails:  # a complete continuation that others extend: it must end here
                 mask = self.question.continuing
@@ -124,14 +127,14 @@ def question_logprobs(llm: Any, questions: Sequence[Question], decoded: Optional
     return [tree.logprobs() for tree in trees]
 
 
-def decode_branches(kv: Sequences, base: list[int], keep: int, group: list[tuple[tuple[Tails, tuple], int]]) -> int:
+def decode_branches(kv: Sequences, base: list[int], keep: int, group: list[tuple[tuple[Tails, Tokens], int]]) -> int:
     """Decode the branches of `group` ((question, path), sequence) off `base`, of which sequence 0
     holds the first `keep` tokens (the rest is decoded with them), and keep what each reads.
     Returns the tokens decoded."""
     used = [seq for _, seq in group]
     rows = [Row(t, keep + i, tuple(dict.fromkeys([0, *used]))) for i, t in enumerate(base[keep:])]
     kv.branch(used, keep)
-    wanted: list[tuple[Tails, tuple]] = []
+    wanted: list[tuple[Tails, Tokens]] = []
     for (tree, path), seq in group:
         branch, nodes = tree.rows(path, len(base), seq)
         rows += branch

@@ -37,19 +37,25 @@ import threading
 from contextlib import aclosing, contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, AsyncGenerator, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from autogen_core import CancellationToken
 from autogen_core.models import CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from moot.models.local_kv import open_sequences, sequences_of
-from moot.models.local_requests import LocalAnswers, chat_prompt, to_chat
+from moot.models.base import JsonOutput, Stream, ToolChoice, Tools
+from moot.models.local_requests import Chat, LocalAnswers, Sampling, chat_prompt, to_chat
 from moot.models.requests import request_of, without_request
 from moot.models.streaming import final_of, stream_in_thread
 from moot.models.structured import structured_max_tokens
+
+if TYPE_CHECKING:
+    from llama_cpp import LogitsProcessorList
+    from llama_cpp.llama_types import CreateChatCompletionResponse
 
 LOCAL_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,
                        structured_output=True, family="gemma3")
@@ -81,7 +87,7 @@ def file_stamp(path: Path, digest: str) -> str:
 
 
 @contextmanager
-def native_stderr_silenced():
+def native_stderr_silenced() -> Iterator[None]:
     """llama.cpp writes notes such as `llama_kv_cache_iswa: using full-size SWA cache` straight to
     file descriptor 2 while a model loads, whatever `verbose` says; a run's stderr is for moot."""
     sys.stderr.flush()
@@ -134,6 +140,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
     """In-process llama.cpp client with bounded, reproducible, optionally constrained generation."""
 
     streams = True  # create_stream yields text as it is generated
+    in_process = True  # streaming costs nothing more (moot.models.streaming.Watcher)
 
     def __init__(self, model_path: str, settings: Mapping[str, Any], n_ctx: int = 8192,
                  n_threads: Optional[int] = None, n_gpu_layers: int = 0, kind: str = "auto"):
@@ -152,8 +159,9 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
         the parent's close would free them under the other clients (a segfault on next use)."""
         return None
 
-    async def create(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
-                     extra_create_args: Mapping[str, Any] = {}, cancellation_token=None) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
+                     json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         if request_of(extra_create_args) is not None:
             return await final_of(self.create_stream(messages, extra_create_args=extra_create_args,
                                                      cancellation_token=cancellation_token))
@@ -169,13 +177,13 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
                              completion_tokens=response["usage"]["completion_tokens"])
         self._count(usage)
         choice = response["choices"][0]
-        finish = "length" if choice.get("finish_reason") == "length" else "stop"
         return CreateResult(content=choice["message"]["content"] or "", usage=usage,
-                            finish_reason=finish, cached=False)
+                            finish_reason="length" if choice.get("finish_reason") == "length" else "stop", cached=False)
 
-    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools: Tools = (),
+                            tool_choice: ToolChoice = "auto", json_output: JsonOutput = None,
                             extra_create_args: Mapping[str, Any] = {},
-                            cancellation_token=None) -> AsyncGenerator[Union[str, CreateResult], None]:
+                            cancellation_token: Optional[CancellationToken] = None) -> Stream:
         """Text chunks as they are generated, then the CreateResult (a request's: MeasuredResult).
         Closing or cancelling the consumer stops the generation within a token."""
         request = request_of(extra_create_args)
@@ -202,7 +210,7 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
         self._total_usage["prompt_tokens"] += usage.prompt_tokens
         self._total_usage["completion_tokens"] += usage.completion_tokens
 
-    def _generate(self, chat: list[dict], kwargs: dict, stop: threading.Event) -> dict:
+    def _generate(self, chat: Chat, kwargs: Sampling, stop: threading.Event) -> CreateChatCompletionResponse:
         """In a worker thread, one generation at a time. A stopped call ends before its turn, and a
         running plain one at its next token (the interpreter waits for these threads to exit)."""
         with self._lock:
@@ -211,15 +219,17 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
             if "response_format" not in kwargs:  # a grammar may not admit the end token yet
                 kwargs = {**kwargs, "logits_processor": self._end_when(stop)}
             sequences_of(self.llm).prepare(chat_prompt(self.llm, chat)[0])
-            return self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
+            response = self.llm.create_chat_completion(messages=chat, stream=False, **kwargs)
+            assert isinstance(response, dict)  # not streamed: one response
+            return response
 
-    def _end_when(self, stop: threading.Event):
+    def _end_when(self, stop: threading.Event) -> LogitsProcessorList:
         """A logits processor that leaves only the end-of-text token once `stop` is set."""
         from llama_cpp import LogitsProcessorList
 
         eos = self.llm.token_eos()
 
-        def end(input_ids, scores):
+        def end(input_ids: NDArray[np.intc], scores: NDArray[np.single]) -> NDArray[np.single]:
             if stop.is_set():
                 scores[:] = -np.inf
                 scores[eos] = 0.0
@@ -227,14 +237,17 @@ class LocalChatCompletionClient(LlamaCppChatCompletionClient):
 
         return LogitsProcessorList([end])
 
-    def _sampling(self, json_output, extra: Mapping[str, Any]) -> dict:
+    def _sampling(self, json_output: JsonOutput, extra: Mapping[str, Any]) -> Sampling:
         s = {**self._settings, **{k: v for k, v in extra.items() if v is not None}}
         # A constrained reply cut off by max_tokens would be broken JSON: give it room to finish.
         max_tokens = structured_max_tokens(int(s.get("max_tokens", 256)), json_output)
-        kwargs = {"max_tokens": max_tokens, "temperature": float(s.get("temperature", 0.7))}
-        for key in ("seed", "top_p", "repeat_penalty"):
-            if s.get(key) is not None:
-                kwargs[key] = s[key]
+        kwargs: Sampling = {"max_tokens": max_tokens, "temperature": float(s.get("temperature", 0.7))}
+        if s.get("seed") is not None:
+            kwargs["seed"] = int(s["seed"])
+        if s.get("top_p") is not None:
+            kwargs["top_p"] = float(s["top_p"])
+        if s.get("repeat_penalty") is not None:
+            kwargs["repeat_penalty"] = float(s["repeat_penalty"])
         if isinstance(json_output, type) and issubclass(json_output, BaseModel):
             kwargs["response_format"] = {"type": "json_object", "schema": json_output.model_json_schema()}
         elif json_output:

@@ -79,12 +79,13 @@ class Sequences:
         self.llm = llm
         self.count = int(llama_cpp.llama_n_seq_max(llm.ctx))
         self.parked: list[Parked] = []  # least recently parked first
-        self.answers: dict[tuple, list[float]] = {}  # the rest of the last batch of questions read
+        self.answers: dict[tuple[object, ...], list[float]] = {}  # the rest of the last batch of questions read
         self._batch: Any = None
 
     def held(self) -> list[int]:
         """The tokens sequence 0 holds."""
-        return self.llm.input_ids[: self.llm.n_tokens].tolist()
+        held: list[int] = self.llm.input_ids[: self.llm.n_tokens].tolist()
+        return held
 
     def free(self) -> list[int]:
         """Sequences for branches (none when the context has only llama-cpp-python's)."""
@@ -190,9 +191,10 @@ def log_softmax(llm: Any, index: int) -> np.ndarray:
     import llama_cpp
 
     ptr = llama_cpp.llama_get_logits_ith(llm.ctx, index)
-    logits = np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
+    logits: np.ndarray = np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
     top = logits.max()
-    return logits - (top + math.log(np.exp(logits - top).sum()))
+    result: np.ndarray = logits - (top + math.log(np.exp(logits - top).sum()))
+    return result
 
 
 @lru_cache(maxsize=4)

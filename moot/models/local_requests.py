@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import zlib
 from dataclasses import replace
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 from autogen_core.models import (
@@ -28,13 +28,30 @@ from moot.models.local_kv import common_prefix, sequences_of
 from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
+if TYPE_CHECKING:
+    from llama_cpp import LogitsProcessor, LogitsProcessorList
+    from llama_cpp.llama_types import ChatCompletionRequestMessage, ChatCompletionRequestResponseFormat
+
 Chunk = Union[str, CreateResult]
+Chat = list["ChatCompletionRequestMessage"]
 
 
-def to_chat(messages: Sequence[LLMMessage]) -> list[dict]:
+class Sampling(TypedDict, total=False):
+    """llama.cpp's sampling arguments of one generation (moot.models.local's settings)."""
+
+    max_tokens: Optional[int]
+    temperature: float
+    seed: int
+    top_p: float
+    repeat_penalty: float
+    response_format: ChatCompletionRequestResponseFormat
+    logits_processor: LogitsProcessorList
+
+
+def to_chat(messages: Sequence[LLMMessage]) -> Chat:
     """Gemma's template has no system role: fold system text into the first user turn."""
     system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
-    chat: list[dict] = []
+    chat: Chat = []
     for message in messages:
         if isinstance(message, UserMessage):
             chat.append({"role": "user", "content": str(message.content)})
@@ -58,7 +75,7 @@ class _Captured(Exception):
     pass
 
 
-def chat_prompt(llm: Any, chat: list[dict]) -> tuple[list[int], list[str]]:
+def chat_prompt(llm: Any, chat: Chat) -> tuple[list[int], list[str]]:
     """The tokens llama-cpp-python would generate from for `chat` (its chat handler's rendering,
     generation prompt included) and the handler's stop strings. The handler is run against a
     stand-in that tokenizes with the model and captures the prompt instead of generating."""
@@ -72,14 +89,15 @@ def chat_prompt(llm: Any, chat: list[dict]) -> tuple[list[int], list[str]]:
         verbose = False
 
         def tokenize(self, *args: Any, **kwargs: Any) -> list[int]:
-            return llm.tokenize(*args, **kwargs)
+            tokens: list[int] = llm.tokenize(*args, **kwargs)
+            return tokens
 
         def create_completion(self, prompt: list[int], **kwargs: Any) -> None:
             captured.update(prompt=list(prompt), stop=kwargs.get("stop") or [])
             raise _Captured
 
     try:
-        handler(llama=Probe(), messages=chat)
+        handler(llama=Probe(), messages=chat)  # type: ignore[arg-type]  # a stand-in for the Llama it renders for
     except _Captured:
         pass
     stop = captured["stop"]
@@ -98,7 +116,7 @@ class SentenceEnds:
         self.tokens: list[int] = []
         self.text = b""
 
-    def __call__(self, generated: Sequence[int]) -> bool:
+    def __call__(self, generated: Iterable[int]) -> bool:
         tokens = [int(t) for t in generated]
         done = len(self.tokens)
         if tokens[:done] == self.tokens and self.bos not in tokens:
@@ -115,8 +133,8 @@ class LocalAnswers:
     def __init__(self, llm: Any, lock: threading.Lock, kind: str):
         self.llm, self.lock, self.kind = llm, lock, kind
 
-    def stream(self, messages: Sequence[LLMMessage], request: Optional[Request], sampling: dict,
-               stop: threading.Event) -> Iterator[Chunk]:
+    def stream(self, messages: Sequence[LLMMessage], request: Optional[Request], sampling: Sampling,
+               stop: threading.Event) -> Generator[Chunk, None, None]:
         """Text chunks, then the result (a choice or score yields only its result)."""
         with self.lock:
             if stop.is_set():  # the caller stopped waiting before its turn
@@ -140,7 +158,7 @@ class LocalAnswers:
             tokens = tokens + self.llm.tokenize(request.reply_prefix.encode("utf-8"), add_bos=False)
         return tokens, stops
 
-    def _chat(self, messages: Sequence[LLMMessage], sampling: dict) -> Iterator[Chunk]:
+    def _chat(self, messages: Sequence[LLMMessage], sampling: Sampling) -> Iterator[Chunk]:
         chat = to_chat(messages)
         prompt = chat_prompt(self.llm, chat)[0]
         sequences_of(self.llm).prepare(prompt)
@@ -155,7 +173,7 @@ class LocalAnswers:
         yield CreateResult(content=text, usage=self._usage(len(prompt), text), cached=False,
                            finish_reason="length" if finish == "length" else "stop")
 
-    def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: dict,
+    def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: Sampling,
                   stop: threading.Event) -> Iterator[Chunk]:
         from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
@@ -186,10 +204,10 @@ class LocalAnswers:
         held = self.llm.input_ids[: self.llm.n_tokens].tolist()
         return len(tokens) - common_prefix(held, tokens[:-1])
 
-    def _processors(self, request: Continue, prompt_len: int) -> list:
+    def _processors(self, request: Continue, prompt_len: int) -> list[LogitsProcessor]:
         classes = token_classes(self.llm)
         newline = classes.newline.tolist()
-        found: list = [BanFirst(prompt_len, newline + first_tokens(self.llm, request.ban_first))]
+        found: list[LogitsProcessor] = [BanFirst(prompt_len, newline + first_tokens(self.llm, request.ban_first))]
         if request.min_tokens:
             ends = SentenceEnds(self.llm) if request.sentence else None
             found.append(MinTokens(request.min_tokens, prompt_len, newline + [self.llm.token_eos()], ends))

@@ -36,7 +36,8 @@ class Tokenizer:
 
     def __call__(self, text: str, add_bos: bool = True) -> list[int]:
         if not self.apart:
-            return self.llm.tokenize(text.encode("utf-8"), add_bos=add_bos)
+            tokens: list[int] = self.llm.tokenize(text.encode("utf-8"), add_bos=add_bos)
+            return tokens
         found = [self.llm.token_bos()] if add_bos and self.adds_bos() else []
         for piece in PIECES.findall(text):
             found += self.piece(piece)
@@ -54,7 +55,7 @@ class Tokenizer:
 
     @lru_cache(maxsize=1)
     def adds_bos(self) -> bool:
-        return self.llm.tokenize(b"", add_bos=True) == [self.llm.token_bos()]
+        return bool(self.llm.tokenize(b"", add_bos=True) == [self.llm.token_bos()])
 
 
 def pieces(llm: Any) -> list[str]:

@@ -16,13 +16,14 @@ answers NotSupported, and the caller asks for structured output instead; so does
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import ollama
 from autogen_core import CancellationToken
-from autogen_core.models import CreateResult, RequestUsage
+from autogen_core.models import CreateResult, LLMMessage, RequestUsage
 from autogen_ext.models.ollama import OllamaChatCompletionClient
 
+from moot.models.base import JsonOutput, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result
 from moot.models.requests import (
@@ -48,8 +49,8 @@ class OllamaClient(OllamaChatCompletionClient):
         self._client = ollama.AsyncClient(host=kwargs.get("host"), event_hooks=bounded_http_hooks(),
                                           auth=auth, params=params or None)
 
-    async def create(self, messages, *, tools=[], tool_choice="auto", json_output=None,
-                     extra_create_args: Mapping[str, Any] = {},
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = [], tool_choice: ToolChoice = "auto",
+                     json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         request = request_of(extra_create_args)
         if request is not None:
@@ -62,7 +63,7 @@ class OllamaClient(OllamaChatCompletionClient):
                                       extra_create_args=extra_create_args, cancellation_token=cancellation_token)
         return bound_reply(result, limit)
 
-    async def _answer(self, messages, request: Request, extra: Mapping[str, Any]) -> CreateResult:
+    async def _answer(self, messages: Sequence[LLMMessage], request: Request, extra: Mapping[str, Any]) -> CreateResult:
         if not (request.document or self.model_kind == "base"):
             raise NotSupported("Ollama's chat endpoint reads no given options (declare a base model: kind: base)")
         options = {**self._create_args.get("options", {}), **extra.get("options", {})}

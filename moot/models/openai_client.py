@@ -30,16 +30,16 @@ NotSupported, for good, and the caller falls back to structured output.
 from __future__ import annotations
 
 from contextlib import aclosing, contextmanager
-from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, cast
 
-import httpx
 import openai
 from autogen_core import CancellationToken
 from autogen_core.models import (
-    AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
+    AssistantMessage, CreateResult, FinishReasons, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
+from pydantic import BaseModel
 
-from moot.models.base import MootClient
+from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result
 from moot.models.requests import (
@@ -48,6 +48,11 @@ from moot.models.requests import (
 )
 from moot.models.server_likelihood import NoLogprobs, logprob, read_options
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
+
+try:  # the SDK's HTTP library: httpx2 since openai 3 (importing httpx as well would cost start-up time)
+    from httpx2 import Response as HTTPResponse
+except ImportError:
+    from httpx import Response as HTTPResponse  # type: ignore[assignment]  # openai < 3
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
 TOP_LOGPROBS = 20  # OpenAI's most
@@ -68,7 +73,7 @@ def connection_errors_named() -> Iterator[None]:
     try:
         yield
     except openai.APITimeoutError as exc:
-        root = exc
+        root: BaseException = exc
         while root.__cause__ is not None:
             root = root.__cause__
         if root is exc or isinstance(root, TimeoutError):
@@ -105,8 +110,8 @@ class OpenAIClient(MootClient):
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
 
-    async def create(self, messages: Sequence[LLMMessage], *, tools=(), tool_choice="auto", json_output=None,
-                     extra_create_args: Mapping[str, Any] = {},
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
+                     json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         request = request_of(extra_create_args)
         if request is not None:
@@ -119,7 +124,7 @@ class OpenAIClient(MootClient):
             args["max_tokens"] = limit
         return bound_reply(await self._structured(messages, json_output, args), limit)
 
-    async def _structured(self, messages: Sequence[LLMMessage], output, args: dict[str, Any]) -> CreateResult:
+    async def _structured(self, messages: Sequence[LLMMessage], output: type[BaseModel], args: dict[str, Any]) -> CreateResult:
         try:
             return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
         except openai.APIStatusError as exc:
@@ -130,10 +135,10 @@ class OpenAIClient(MootClient):
 
     streams = True  # create_stream yields text as the server sends it
 
-    async def create_stream(self, messages: Sequence[LLMMessage], *, tools=(), json_output=None,
+    async def create_stream(self, messages: Sequence[LLMMessage], *, tools: Tools = (),
+                            tool_choice: ToolChoice = "auto", json_output: JsonOutput = None,
                             extra_create_args: Mapping[str, Any] = {},
-                            cancellation_token: Optional[CancellationToken] = None
-                            ) -> AsyncGenerator[Union[str, CreateResult], None]:
+                            cancellation_token: Optional[CancellationToken] = None) -> Stream:
         """Text chunks as the server sends them (server-sent events), then the CreateResult. A
         structured reply, a choice or a score is not streamed: only its result is yielded."""
         request = request_of(extra_create_args)
@@ -144,16 +149,17 @@ class OpenAIClient(MootClient):
         document = request is not None and self.document_form(request)
         if request is not None and not document and request.reply_prefix:
             raise NotSupported("a chat reply cannot be prefilled on a server")
-        body = ({"prompt": document_text(messages, request.prefix)} if document
-                else {"messages": [as_openai(m) for m in messages]})
+        body: dict[str, Any] = ({"prompt": document_text(messages, request.prefix)} if request is not None and document
+                                else {"messages": [as_openai(m) for m in messages]})
         if request is not None and request.stop:
             body["stop"] = list(request.stop)
         text, finish = "", "stop"
         with connection_errors_named():
             stream = await self.sdk.post("/completions" if document else "/chat/completions", cast_to=dict,
                                          body={"model": self.model, **body, **args, "stream": True},
-                                         stream=True, stream_cls=openai.AsyncStream[dict])
-            async with aclosing(stream.__aiter__()) as chunks:
+                                         stream=True, stream_cls=openai.AsyncStream[dict[str, Any]])
+            # the SDK's __aiter__ is an async generator, typed as a plain iterator
+            async with aclosing(cast(AsyncGenerator[dict[str, Any], None], stream.__aiter__())) as chunks:
                 async for chunk in chunks:
                     choice = first_choice(chunk)
                     piece = choice.get("text") if document else (choice.get("delta") or {}).get("content")
@@ -175,8 +181,9 @@ class OpenAIClient(MootClient):
         JSON body and reply: the SDK's typed request and response layers cost more per call than
         everything else moot does for it (benchmarks/bench_overhead.py)."""
         with connection_errors_named():
-            response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=httpx.Response)
-            return response.json()
+            response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=HTTPResponse)
+            reply: dict[str, Any] = response.json()
+            return reply
 
     def _result(self, reply: dict[str, Any], holder: Mapping[str, Any], key: str) -> CreateResult:
         choice = first_choice(reply)
@@ -203,7 +210,7 @@ class OpenAIClient(MootClient):
         if self.no_logprobs:
             raise NotSupported(self.no_logprobs)
         prompt = document_text(messages, request.prefix) if document else ""
-        calls: list[dict] = []
+        calls: list[dict[str, Any]] = []
 
         async def top(extension: str) -> dict[str, float]:
             reply = await self._top_logprobs(messages, prompt + extension, document, args)
@@ -245,7 +252,7 @@ class OpenAIClient(MootClient):
         else:
             result = await self._send(messages, {**args, **stop})
         result = bound_reply(result, args.get("max_tokens"))
-        cut = continuation_result(result.content, result.finish_reason, request.sentence, result.usage)
+        cut = continuation_result(result.content if isinstance(result.content, str) else "", result.finish_reason, request.sentence, result.usage)
         if request.min_tokens or request.ban_first or request.no_repeat_ngram:
             cut.detail["note"] = "logits processors are not applied by a server"
         return cut
@@ -256,12 +263,14 @@ class OpenAIClient(MootClient):
 
 def first_choice(reply: Mapping[str, Any]) -> dict[str, Any]:
     """A completion's (or a stream chunk's) first choice; {} when it has none."""
-    return (reply.get("choices") or [{}])[0]
+    choice: dict[str, Any] = (reply.get("choices") or [{}])[0]
+    return choice
 
 
-def finish_reason(finish: Any) -> str:
+def finish_reason(finish: Any) -> FinishReasons:
     """The server's finish reason as AutoGen names it ("unknown" for anything else)."""
-    return finish if finish in ("stop", "length", "content_filter") else "unknown"
+    known: tuple[FinishReasons, ...] = ("stop", "length", "content_filter")
+    return next((reason for reason in known if reason == finish), "unknown")
 
 
 def first_top_logprobs(reply: Mapping[str, Any], document: bool) -> dict[str, float]:

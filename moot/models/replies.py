@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Generic, Optional, TypeVar
+from typing import Any, ClassVar, Generic, Optional, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -39,13 +39,13 @@ class Parsed(Generic[M]):
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
-def loads(text: str):
+def loads(text: str) -> Any:
     """json.loads that accepts raw control characters (newlines, tabs) inside strings: a model
     that breaks a line inside "explanation" still wrote JSON text (strict=False)."""
     return json.loads(text, strict=False)
 
 
-def json_object(text: str) -> Optional[dict]:
+def json_object(text: str) -> Optional[dict[str, Any]]:
     """The JSON object in a reply (bare, in a ```json fence, or between the first `{` and the
     last `}` of surrounding prose), parsed with `loads`; None if there is none."""
     body = text.strip()
@@ -89,7 +89,7 @@ def _canonical(label: str) -> str:
     return re.sub(r"[\s-]+", "_", label.strip().upper())
 
 
-def _normalise_label(model: type[Closed], data: dict) -> dict:
+def _normalise_label(model: type[Closed], data: dict[str, Any]) -> dict[str, Any]:
     """Accept "more debate" / "More-Debate" for MORE_DEBATE: same label, other spelling."""
     key = model.LABEL
     if key and isinstance(data.get(key), str):
@@ -103,7 +103,7 @@ def _bare_label(model: type[M], text: str) -> Optional[M]:
     if not key:
         return None
     label = _canonical(text.strip(" .!\"'"))
-    allowed = model.model_fields[key].annotation.__args__
+    allowed = get_args(model.model_fields[key].annotation)
     if label not in allowed:
         return None
     return model.model_validate({key: label, model.OTHER: ""})

@@ -132,10 +132,10 @@ class Score(_Closed):
 
 
 Request = Union[Continue, Choose, Score]
-KINDS: dict[str, type] = {c.kind: c for c in (Continue, Choose, Score)}
+KINDS: dict[str, type[Request]] = {c.kind: c for c in (Continue, Choose, Score)}
 
 
-def answer_model(request: Request) -> type[BaseModel]:
+def answer_model(request: Union[Choose, Score]) -> type[BaseModel]:
     """The structured output asked instead of a choice or score a backend cannot measure:
     `{"answer": one of the options}` (a score's options are its integers)."""
     values = tuple(range(request.lo, request.hi + 1)) if isinstance(request, Score) else request.options
@@ -143,8 +143,8 @@ def answer_model(request: Request) -> type[BaseModel]:
 
 
 @lru_cache(maxsize=64)
-def _answer_model(values: tuple) -> type[BaseModel]:
-    return create_model("Answer", answer=(Literal[values], ...))  # type: ignore[valid-type]
+def _answer_model(values: tuple[Union[str, int], ...]) -> type[BaseModel]:
+    return create_model("Answer", answer=(Literal[values], ...))  # type: ignore[arg-type]  # a Literal made at run time
 
 
 def request_of(extra: Optional[Mapping[str, Any]]) -> Optional[Request]:
@@ -156,7 +156,8 @@ def request_of(extra: Optional[Mapping[str, Any]]) -> Optional[Request]:
     if cls is None:
         raise ValueError(f"unknown request kind {data.get('kind')!r}")
     known = {f.name for f in fields(cls)}
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known})
+    given: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+    return cls(**given)
 
 
 def without_request(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,15 +184,15 @@ def normalised(logprobs: Mapping[str, float]) -> dict[str, float]:
     return {k: w / total for k, w in weights.items()}
 
 
-def choice_detail(method: str, logprobs: Mapping[str, float], bounded: Sequence[str] = ()) -> tuple[str, dict]:
+def choice_detail(method: str, logprobs: Mapping[str, float], bounded: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
     """(the most likely option, the detail recording the measurement)."""
     probs = normalised(logprobs)
-    best = max(probs, key=probs.get)
+    best = max(probs, key=lambda option: probs[option])
     return best, {"method": method, "probabilities": rounded(probs), "logprobs": rounded(logprobs),
                   "bounded": list(bounded)}
 
 
-def score_detail(method: str, logprobs: Mapping[str, float], bounded: Sequence[str] = ()) -> tuple[str, dict]:
+def score_detail(method: str, logprobs: Mapping[str, float], bounded: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
     """(the expected score as text, the detail with the distribution over the scores)."""
     probs = normalised(logprobs)
     expected = sum(int(k) * p for k, p in probs.items())

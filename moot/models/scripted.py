@@ -53,6 +53,7 @@ class ScriptedChatCompletionClient(MootClient):
 
     info = SCRIPTED_INFO
     streams = True
+    in_process = True
 
     def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7,
                  record: bool = True, max_tokens: int = 256):

@@ -18,7 +18,11 @@ as tokens of their own among the top-N (tokenizers that write "10" as one token)
 An option absent from every list read gets the smallest log-probability seen there, an upper
 bound, and is listed in `bounded`. When the options found hold less than NEGLIGIBLE of the
 probability (the reply would begin with something else: a chat reply that opens with prose), there
-is nothing to read: the choice is NotSupported, and the caller asks for structured output.
+is nothing to read: the choice is NotSupported, and the caller asks for structured output. Except
+in a document when every option is listed (none bounded): there the options are read whatever
+their share, as the embedded model's likelihood reads them (the conference judge's " agree" and
+" disagree" after the participants' names held 0.01-0.03 on the embedded model, yet both ranked
+among its top 20 tokens).
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ class Reader:
         found, _ = await self._node("")
         bounded = [o for o, v in found.items() if v == -math.inf]
         seen = sum(math.exp(v) for v in found.values() if v > -math.inf)
-        if seen < NEGLIGIBLE:  # the reply begins with something else: a distribution of bounds is no reading
+        listed = self.extendable and not bounded  # a document's options, each listed: a reading at any share
+        if seen < NEGLIGIBLE and not listed:  # the reply begins with something else: bounds are no reading
             raise NotSupported(f"the options hold {seen:.3f} of the server's top log-probabilities: "
                                f"the reply does not begin with one of them")
         return {o: (v if v > -math.inf else self.floor) for o, v in found.items()}, bounded

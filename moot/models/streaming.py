@@ -14,16 +14,31 @@ from __future__ import annotations
 import asyncio
 import threading
 from contextlib import aclosing, closing
-from typing import Any, AsyncIterator, Callable, Iterator, Optional
+from typing import AsyncGenerator, Callable, Generator, Optional, TypeVar, Union, cast
 
+from autogen_core.models import CreateResult
+
+T = TypeVar("T")
 _END = object()
 
 
-async def stream_in_thread(produce: Callable[[threading.Event], Iterator[Any]],
-                           cancelled: threading.Event | None = None) -> AsyncIterator[Any]:
+class Watcher:
+    """Where a reply's text goes for someone who only watches it (a run's live side file,
+    moot.engine.live): a model streams to it only when it streams in-process anyway (the embedded
+    and the scripted model, `in_process = True`); a server is never asked to stream for it."""
+
+    def __init__(self, write: Callable[[str], None]):
+        self.write = write
+
+    def __call__(self, text: str) -> None:
+        self.write(text)
+
+
+async def stream_in_thread(produce: Callable[[threading.Event], Generator[T, None, None]],
+                           cancelled: threading.Event | None = None) -> AsyncGenerator[T, None]:
     """Yield what `produce(cancelled)` yields, running it in a worker thread."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[object] = asyncio.Queue()
     cancelled = cancelled or threading.Event()
 
     def put(item: object) -> None:
@@ -50,20 +65,23 @@ async def stream_in_thread(produce: Callable[[threading.Event], Iterator[Any]],
         while (item := await queue.get()) is not _END:
             if isinstance(item, BaseException):
                 raise item
-            yield item
+            yield cast(T, item)  # neither marker: what `produce` yielded
     finally:
         cancelled.set()
         await loop.run_in_executor(None, thread.join)
 
 
-async def final_of(stream: AsyncIterator[Any], on_text: Optional[Callable[[str], None]] = None) -> Any:
+async def final_of(stream: AsyncGenerator[Union[str, CreateResult], None],
+                   on_text: Optional[Callable[[str], None]] = None) -> CreateResult:
     """A client stream's final result (its last non-text item), its text chunks handed to
     `on_text` on the way; the stream is closed however this ends."""
-    result = None
+    result: Optional[CreateResult] = None
     async with aclosing(stream) as items:
         async for item in items:
             if not isinstance(item, str):
                 result = item
             elif on_text is not None:
                 on_text(item)
+    if result is None:
+        raise RuntimeError("the model's stream ended without its result")
     return result

@@ -10,16 +10,17 @@ is finite. Plain turns keep the scenario's max_tokens unchanged.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Optional, TypeGuard
 
 from pydantic import BaseModel
 
+Schema = dict[str, Any]  # a JSON Schema (pydantic's model_json_schema)
 MARGIN = 16  # tokens of slack on top of the computed bound
 JSON_SCHEMA = "json_schema"  # OpenAI's structured outputs (OpenAI, vLLM, llama.cpp's llama-server, ...)
 JSON_OBJECT_SCHEMA = "json_object+schema"  # {"type": "json_object", "schema": ...} (llama-cpp-python's server)
 
 
-def is_model(output: Any) -> bool:
+def is_model(output: object) -> TypeGuard[type[BaseModel]]:
     return isinstance(output, type) and issubclass(output, BaseModel)
 
 
@@ -36,7 +37,7 @@ def reply_budget(output: type[BaseModel]) -> Optional[int]:
     return None if size is None else size + MARGIN
 
 
-def _longest_object(schema: dict, defs: dict) -> Optional[int]:
+def _longest_object(schema: Schema, defs: Schema) -> Optional[int]:
     """Characters of the longest compact object a schema allows (None: unbounded or not an object)."""
     properties = schema.get("properties")
     if schema.get("type") != "object" or not properties:
@@ -50,7 +51,7 @@ def _longest_object(schema: dict, defs: dict) -> Optional[int]:
     return size
 
 
-def _longest_value(prop: dict, defs: dict) -> Optional[int]:
+def _longest_value(prop: Schema, defs: Schema) -> Optional[int]:
     if "$ref" in prop:  # a nested object (e.g. one per reference item of the coverage assessor)
         return _longest_object(defs.get(prop["$ref"].rsplit("/", 1)[-1], {}), defs)
     if "enum" in prop:
@@ -80,7 +81,9 @@ def response_format(output: type[BaseModel], dialect: str = JSON_SCHEMA) -> dict
     """
     from openai.lib._parsing._completions import type_to_response_format_param
 
-    standard = dict(type_to_response_format_param(output))
+    param = type_to_response_format_param(output)
+    assert isinstance(param, dict)  # a model's format: its JSON schema
+    standard: dict[str, Any] = dict(param)
     if dialect == JSON_OBJECT_SCHEMA:
         return {"type": "json_object", "schema": standard["json_schema"]["schema"]}
     return standard

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Annotated, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -35,7 +35,7 @@ from pydantic import Field, model_validator
 from moot.agents.prompts import render
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.contract.report import Reporting, TableCells
-from moot.contract.vary import GENERIC, VaryKey, set_path
+from moot.contract.vary import GENERIC, Data, VaryKey, set_path
 from moot.engine.context import Reply, UnitContext
 from moot.engine.seats import Answered, Asking, Question, Seat, proxied
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
@@ -44,7 +44,7 @@ from moot.log.registry import EventType
 from moot.log.transcript import Transcript
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Continue, Score, answer_model
-from moot.protocols.items.schema import ItemScenario, check_distinct
+from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, MaxUnparsed, check_distinct
 from moot.scenario.blocks import (
     Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, choice_method, fail,
 )
@@ -118,6 +118,7 @@ class ChatEvalScenario(ItemScenario):
     task: Literal["pairwise", "scores"] = "pairwise"
     """`pairwise`: which of two answers is better (a, b or tie; the paper's FairEval task); `scores`:
     one answer (`response_a`) scored 1-10, no label."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     referees: Annotated[list[Referee], Field(min_length=1, max_length=8)] = Field(
         default=[GENERAL_PUBLIC, CRITIC], validate_default=True)
     """The panel in speaking order (the paper's main results: General Public and Critic)."""
@@ -162,6 +163,9 @@ class ChatEvalScenario(ItemScenario):
     def labels(self) -> list[str]:
         """The predictions a pairwise item may have (`tie`: equal summed scores); none for scores."""
         return list(LABELS) if self.task == "pairwise" else []
+
+    def label_set(self) -> list[str]:
+        return self.labels
 
     def roles(self) -> list[str]:
         found = [f"referee_{i}" for i in range(1, len(self.referees) + 1)]
@@ -234,7 +238,7 @@ def read_scores(text: str, order: str) -> tuple[dict[str, float], Optional[str]]
     return scores, None
 
 
-def decide(order: str):
+def decide(order: str) -> Callable[[str], str]:
     """A referee's last reply as its message's decision: its preference, or `unparsed`."""
     def reading(text: str) -> str:
         scores, _ = read_scores(text, order)
@@ -287,7 +291,7 @@ class _Panel:
         self.personas = {f"referee_{i}": r.persona for i, r in enumerate(s.referees, 1)}
         self.said: dict[int, str] = {}
         self.dropped: set[int] = set()  # last-turn replies whose scores could not be read: the code drops them
-        self.calls: dict[int, asyncio.Future] = {}
+        self.calls: dict[int, asyncio.Future[str]] = {}
         self.judgements: dict[int, Judgement] = {}
 
     def suffix(self, key: str) -> str:
@@ -320,7 +324,7 @@ class _Panel:
             self.said[position] = seated
             return seated
         document = self.document(position) if self.in_document(role) else None
-        messages = [UserMessage(content=document or self.prompt(position), source="user")]
+        messages: list[LLMMessage] = [UserMessage(content=document or self.prompt(position), source="user")]
         request = self.continuation(document, turn) if document is not None else None
         reading = decide(self.order) if final and self.method(role) == "text" else None
         reply = await self.ctx.call(role, messages, request=request, stage=stage, round=turn.round, speaker=name,
@@ -459,7 +463,7 @@ class _Panel:
         self.judgements[position] = judgement
 
     @staticmethod
-    def judgement(base: dict, scores: Mapping[str, float], error: Optional[str], method: str, raw: str) -> Judgement:
+    def judgement(base: dict[str, Any], scores: Mapping[str, float], error: Optional[str], method: str, raw: str) -> Judgement:
         parsed = error is None
         return Judgement(**base, scores=dict(scores) if parsed else {}, parsed=parsed, error=error, method=method,
                          raw=None if parsed else raw,
@@ -629,13 +633,13 @@ def table_cells(run: Run) -> list[TableCells]:
 
 
 # --- the protocol ---------------------------------------------------------------------------------
-def _strategy(data: dict, value: object) -> dict:
+def _strategy(data: Data, value: object) -> Data:
     if value not in STRATEGIES:
         raise ValueError(f"a strategy is one of {', '.join(STRATEGIES)}")
     return set_path(data, "strategy", value)
 
 
-def _turns(data: dict, value: object) -> dict:
+def _turns(data: Data, value: object) -> Data:
     try:
         return set_path(data, "turns", int(str(value)))
     except ValueError:

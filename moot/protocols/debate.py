@@ -4,7 +4,7 @@ through Multiagent Debate") for one labelled item — the common baseline for CO
 1. Round 0: N agents answer the question about the text independently.
 2. Rounds 1..R: each agent is shown the other agents' previous answers (its own is already in
    its memory: every agent is a chat with its own history, as in the paper) and may revise.
-   The turns are taken in agent order by an AutoGen group chat (speaker_selection.debate); a
+   The turns are taken in agent order by a group chat of AutoGen agents (speaker_selection.debate); a
    round's N calls start together at its first turn, since none depends on another.
 3. Every answer is mapped onto a label by the shared rule (LabelSet.decide: unambiguous, else
    unparsed). The final label is the plurality of the last round's parsed answers; unparsed
@@ -24,15 +24,15 @@ from pydantic import Field, model_validator
 
 from moot.agents.prompts import render
 from moot.engine.seats import Answered, Asking, Question, Seat, proxied
-from moot.engine.stage import StageAgent, cancel_calls, spoken_of
+from moot.engine.stage import Respond, StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
-from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
                                          check_distinct)
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
-from moot.protocols.items.metrics import RUMOUR_METRICS
+from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.engine.context import UnitContext
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
@@ -50,7 +50,7 @@ class DebateInputs(Strict):
     target: Optional[str] = None
 
 
-class DebateScenario(ItemScenario):
+class DebateScenario(LabelledScenario):
     """Multi-agent debate (Du et al.): N agents, R rounds of reading each other, a vote."""
 
     PROTOCOL = "debate"
@@ -121,7 +121,8 @@ class DebateScenario(ItemScenario):
     def generation_for(self, role: str) -> Generation:
         """Agent i samples with seed + i - 1: same settings otherwise, different draws."""
         offset = self.roles().index(role)
-        return self.generation.model_copy(update={"seed": self.generation.seed + offset})
+        seed = self.generation.seed
+        return self.generation.model_copy(update={"seed": None if seed is None else seed + offset})
 
     def check_models(self, resolved: Mapping[str, str]) -> None:
         if self.agents > 1 and self.generation.temperature == 0 and len(set(resolved.values())) == 1:
@@ -183,17 +184,9 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
     n = len(plan.agents)
     answers = [[turn.label for turn in turns.values()] for turns in debate.rounds(len(said) // n)]
     label, explanation, decided_by = vote(answers, s.tie)
-    raw = next((m.content for m, lab in zip(said[-n:], answers[-1]) if lab == label), None)
+    raw = next((m.to_text() for m, lab in zip(said[-n:], answers[-1]) if lab == label), None)
     return Outcome(label, explanation, raw if label != UNPARSED else None, decided_by=decided_by,
                    summary={"answers": answers})
-
-
-def answers_of(row: Mapping[str, object]) -> Optional[list[list[Optional[str]]]]:
-    """Each round's answers as its results row records them (`answers`); unparsed is None."""
-    found = row.get("answers")
-    if not isinstance(found, list) or not all(isinstance(r, list) for r in found):
-        return None
-    return [[None if a in (None, UNPARSED) else str(a) for a in r] for r in found]
 
 
 def item_fields(s: DebateScenario, inputs: Mapping[str, object]) -> dict[str, str]:
@@ -220,7 +213,7 @@ class _Debate:
     def __init__(self, s: DebateScenario, ctx: UnitContext, fields: Mapping[str, str], labels: LabelSet):
         self.s, self.plan, self.ctx, self.fields, self.labels = s, s.plan(), ctx, dict(fields), labels
         self.templates = s.templates()
-        self.calls: dict[int, dict[str, asyncio.Future]] = {}
+        self.calls: dict[int, dict[str, asyncio.Future[Said]]] = {}
         self.names = {a: render(self.templates["label_agent"], {"number": i})
                       for i, a in enumerate(self.plan.agents, 1)}
 
@@ -345,7 +338,7 @@ class _Debate:
         return ItemDocument((render(self.templates["document_answered"], fields), labelled(self.names[agent], turn)),
                             tuple(self.names.values()))
 
-    def turn(self, agent: str):
+    def turn(self, agent: str) -> Respond:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             r = self.plan.round_of(len(spoken_of(thread)))
             if r not in self.calls:

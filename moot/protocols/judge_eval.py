@@ -18,7 +18,7 @@ import json
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Literal, Mapping, Optional, Sequence
 
-from autogen_core.models import SystemMessage, UserMessage
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
 
 from moot.agents.prompts import default_templates, render
@@ -60,6 +60,9 @@ class JudgeEvalScenario(ScenarioBase):
 
     PROTOCOL = "judge_eval"
 
+    def label_set(self) -> list[str]:
+        return list(self.labels)
+
     def headline_metric(self) -> str:
         return "macro_f1"
 
@@ -86,7 +89,7 @@ def labels_for(task: str, dataset_labels: Sequence[str]) -> list[str]:
     return [lab for lab in known if lab in set(dataset_labels) or lab in ("favor", "against")]
 
 
-def from_conference(conference: Scenario, task: str, labels: Sequence[str], model: Optional[str] = None,
+def from_conference(conference: Scenario, task: Literal["stance", "polarity"], labels: Sequence[str], model: Optional[str] = None,
                     temperature: Optional[float] = 0.0) -> JudgeEvalScenario:
     """The judge of `conference` (default agent name Judge if it has none) as a classifier."""
     if not isinstance(conference, Scenario):
@@ -106,7 +109,7 @@ def from_conference(conference: Scenario, task: str, labels: Sequence[str], mode
 @lru_cache(maxsize=None)
 def label_model(labels: tuple[str, ...]) -> type[BaseModel]:
     """{label: one of labels, explanation: short text}; label first (scripted models rely on it)."""
-    return create_model("JudgeLabel", label=(Literal[labels], ...),  # type: ignore[valid-type]
+    return create_model("JudgeLabel", label=(Literal[labels], ...),  # type: ignore[arg-type]  # a Literal made at run time
                         explanation=(Annotated[str, Field(max_length=200)], ...))
 
 
@@ -115,7 +118,7 @@ def label_set(s: JudgeEvalScenario) -> LabelSet:
     return LabelSet(tuple(s.labels), tuple(s.labels), {}, aliases)
 
 
-def identity(s: JudgeEvalScenario) -> dict:
+def identity(s: JudgeEvalScenario) -> dict[str, object]:
     """Run-directory identity beyond the scenario/dataset hashes: task, labels and prompt texts."""
     prompts = json.dumps(s.templates(), sort_keys=True).encode("utf-8")
     return {"protocol": NAME, "task": s.task, "labels": list(s.labels),
@@ -132,7 +135,7 @@ async def run(s: JudgeEvalScenario, ctx: UnitContext) -> Outcome:
     fields = {"name": s.judge_name, "persona": s.judge_persona, "text": text,
               "target": target or "the topic it discusses", "choices": ", ".join(s.labels),
               "labels": " or ".join(json.dumps(lab) for lab in s.labels)}
-    messages = [SystemMessage(content=render(templates["system"], fields)),
+    messages: list[LLMMessage] = [SystemMessage(content=render(templates["system"], fields)),
                 UserMessage(content=render(templates[s.task], fields), source="user")]
     labels = label_set(s)
     reply = await ctx.call(JUDGE, messages, label_model(tuple(s.labels)), stage=s.task,
@@ -224,4 +227,5 @@ PROTOCOL = Protocol(
     rescore=rescore,
     report=Reporting(variant=variant, tables=table_cells),
     commands=(COMMAND,),
+    calls=lambda s: 1.0,  # one structured call per item
 )

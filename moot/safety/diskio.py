@@ -14,6 +14,7 @@ import os
 import resource
 import secrets
 from pathlib import Path
+from typing import Optional
 
 FREE_SPACE, PERMISSIONS = "free space", "fix the permissions"
 # errno -> (what happened, what to do about it)
@@ -43,7 +44,7 @@ def environment_message(exc: BaseException) -> str:
     """`FILE: the disk is full (No space left on device); free space, then run the same command again`."""
     if isinstance(exc, MemoryError):
         return OUT_OF_MEMORY
-    assert isinstance(exc, OSError)
+    assert isinstance(exc, OSError) and exc.errno is not None
     where = f"{exc.filename}: " if exc.filename else ""
     what, todo = ENVIRONMENT_ERRNOS[exc.errno]
     if exc.errno == errno.EFBIG:
@@ -51,7 +52,7 @@ def environment_message(exc: BaseException) -> str:
     return f"{where}{what} ({os.strerror(exc.errno)}); {todo}, then run the same command again"
 
 
-def out_of_memory(exc: BaseException) -> bool:
+def out_of_memory(exc: Optional[BaseException]) -> bool:
     """Did `exc` come of memory running out (a MemoryError in its chain, or a shared library that
     could not be mapped into memory)?"""
     seen: set[int] = set()

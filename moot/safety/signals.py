@@ -15,6 +15,7 @@ import asyncio
 import os
 import signal
 from contextlib import contextmanager
+from types import FrameType
 from typing import Callable, Iterator, Optional
 
 # signal -> (what a unit's transcript records as its stop reason, the line's first words)
@@ -31,7 +32,7 @@ class StopSignal(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise(signum: int, frame) -> None:
+def _raise(signum: int, frame: Optional[FrameType]) -> None:
     raise StopSignal(signum)
 
 
@@ -67,7 +68,7 @@ def routed_to(stop: Callable[[str], None], already: Callable[[], bool]) -> Itera
     handlers in place before are restored after (Python's, and asyncio's own for SIGINT)."""
     loop = asyncio.get_running_loop()
 
-    def handler(signum: int, frame) -> None:
+    def handler(signum: int, frame: Optional[FrameType]) -> None:
         if already():
             os._exit(exit_code(signum))
         loop.call_soon_threadsafe(stop, STOP_SIGNALS[signal.Signals(signum)][0])

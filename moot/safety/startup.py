@@ -13,7 +13,7 @@ import os
 import sysconfig
 from pathlib import Path
 from types import TracebackType
-from typing import Optional
+from typing import Iterator, Optional
 
 from moot.safety.secrets import describe
 
@@ -53,13 +53,13 @@ def failed_import(exc: BaseException) -> Optional[tuple[str, Optional[str]]]:
     """(module, its file) of the dependency whose import raised `exc`, or None (not an import's)."""
     if isinstance(exc, ImportError) and exc.name and not is_moot(exc.name):
         return exc.name, exc.path
-    if isinstance(exc, SyntaxError) and exc.filename and module_of(exc.filename):
-        return module_of(exc.filename), exc.filename
+    if isinstance(exc, SyntaxError) and exc.filename and (module := module_of(exc.filename)):
+        return module, exc.filename
     found = [(name, file) for name, file in importing(exc.__traceback__) if not is_moot(name)]
     return found[-1] if found else None  # the innermost: the package that failed, not the one importing it
 
 
-def importing(tb: Optional[TracebackType]):
+def importing(tb: Optional[TracebackType]) -> Iterator[tuple[str, Optional[str]]]:
     """(module name, file) of each module whose top-level code is running in `tb`, outermost first."""
     while tb is not None:
         frame = tb.tb_frame

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
@@ -141,7 +141,7 @@ class Backends(Strict):
     local: LocalBackend = LocalBackend()
 
 
-def fail(message: str, *key) -> ValueError:
+def fail(message: str, *key: object) -> ValueError:
     """A cross-field problem marked with its key path, so the error names the right line."""
     return ValueError(f"@{'.'.join(map(str, key))}@ {message}")
 
@@ -155,14 +155,14 @@ def unknown(what: str, given: object, allowed: Sequence[str], sigil: str = "") -
     return f"unknown {what} (allowed: {', '.join(sigil + name for name in allowed)})"
 
 
-def check_spec(spec: str, *key) -> None:
+def check_spec(spec: str, *key: object) -> None:
     try:
         parse_spec(spec)
     except ValueError as exc:
         raise fail(str(exc), *key) from None
 
 
-def check_template(template: str, fields: frozenset[str], *key) -> None:
+def check_template(template: str, fields: frozenset[str], *key: object) -> None:
     """A prompt template may use only the placeholders its role is given."""
     extra = sorted(set(Template(template).get_identifiers()) - fields)
     if extra:
@@ -180,6 +180,13 @@ class ScenarioBase(Strict):
 
     PROTOCOL: ClassVar[str]
     PLACEHOLDERS: ClassVar[frozenset[str]] = frozenset()  # the $fields its prompt templates may use
+
+    if TYPE_CHECKING:  # every protocol's scenario declares these, in its own field order and with its
+        # own defaults (a pydantic field here would come first); moot.contract.check checks they exist
+        models: dict[str, str]
+        generation: Generation
+        retry: Retry
+        backends: Backends
 
     @model_validator(mode="before")
     @classmethod
@@ -199,11 +206,11 @@ class ScenarioBase(Strict):
         return (role,)
 
     def model_for(self, role: str) -> str:
-        models: Mapping[str, str] = getattr(self, "models", {})
+        models = self.models
         return next((models[k] for k in self.model_keys(role) if k in models), models.get("default", "local"))
 
-    def generation_for(self, role: str) -> "Generation":
-        return self.generation  # type: ignore[attr-defined]
+    def generation_for(self, role: str) -> Generation:
+        return self.generation
 
     def templates(self) -> dict[str, str]:
         return {**default_templates(self.PROTOCOL), **getattr(self, "prompts", {})}
@@ -215,8 +222,23 @@ class ScenarioBase(Strict):
     def check_models(self, resolved: Mapping[str, str]) -> None:
         """A protocol's rule on the models finally chosen (e.g. negotiation: two different LLMs)."""
 
+    def label_set(self) -> list[str]:
+        """The closed label set each unit's prediction is one of; empty: units predict no label (a
+        conference, ChatEval's scores), so no accuracy or F1 is computed."""
+        return []
+
+    def declared_metric(self) -> Optional[str]:
+        """The file's `metric:`; None: not given (the dataset's or the protocol's default then)."""
+        return None
+
     def headline_metric(self) -> Optional[str]:
-        return getattr(self, "metric", None)
+        """The metric a run reports first: the declared one, else the protocol's default."""
+        return self.declared_metric()
+
+    def unparsed_limit(self) -> Optional[float]:
+        """The largest share of unparsed answers a run may end with and succeed (None: only a run
+        whose every answer is unparsed fails; see moot.engine.unparsed)."""
+        return None
 
     def input_fields(self) -> dict[str, Any]:
         """The one item given in the file (`input:`), for a run without a dataset."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -29,19 +30,19 @@ def find_scenario(given: str | Path) -> Path:
     return _find(given, bundled_dir())
 
 
-def find_dataset(given: str | Path) -> Path:
+def find_dataset(given: str | os.PathLike[str]) -> Path:
     """A dataset spec: the path as given when it exists, else the bundled one of that name
     (`demo-stance` or `demo-stance.yaml`); otherwise the path as given, for the reader to report."""
     return _find(given, datasets_dir())
 
 
-def find_experiment(given: str | Path) -> Path:
+def find_experiment(given: str | os.PathLike[str]) -> Path:
     """An experiment file: the path as given when it exists, else the bundled experiment of that
     name (experiments/, installed as moot.experiments); otherwise the path as given."""
     return _find(given, Path(str(resources.files("moot.experiments"))))
 
 
-def _find(given: str | Path, folder: Path) -> Path:
+def _find(given: str | os.PathLike[str], folder: Path) -> Path:
     path = Path(given)
     if path.exists() or path.parent != Path("."):
         return path

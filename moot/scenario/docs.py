@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from moot.agents.prompts import default_templates
 from moot.scenario.bundled import bundled_dir, bundled_names
-from moot.contract.protocol import Protocol
+from moot.contract.registry import AnyProtocol
+from moot.scenario.blocks import ScenarioBase
 from moot.scenario.load import DEFAULT_PROTOCOL
 from moot.scenario.keys import Key, Walk, either, held_paths, keys
 
@@ -65,7 +66,7 @@ SHARED_INTRO = ("The blocks {names} mean the same in every protocol. Only the de
                 "that default, and the keys it leaves out take the defaults below.")
 
 
-def scenarios_md(protocols: list[Protocol]) -> str:
+def scenarios_md(protocols: list[AnyProtocol]) -> str:
     """The whole page for these protocols (the registry's, from YAML)."""
     shared = shared_blocks(protocols)
     parts = [PREAMBLE.format(protocols=protocol_table(protocols))]
@@ -74,9 +75,9 @@ def scenarios_md(protocols: list[Protocol]) -> str:
     return "\n".join(parts)
 
 
-def shared_blocks(protocols: list[Protocol]) -> dict[type, str]:
+def shared_blocks(protocols: list[AnyProtocol]) -> dict[type[BaseModel], str]:
     """Blocks held at the same top-level key by more than one protocol: block -> that key."""
-    seen: dict[tuple[type, str], int] = {}
+    seen: dict[tuple[type[BaseModel], str], int] = {}
     for protocol in protocols:
         for block, paths in held_paths(protocol.scenario).items():
             for path in paths:
@@ -85,7 +86,7 @@ def shared_blocks(protocols: list[Protocol]) -> dict[type, str]:
 
 
 # --- the parts of the page ---------------------------------------------------------------------
-def protocol_table(protocols: list[Protocol]) -> str:
+def protocol_table(protocols: list[AnyProtocol]) -> str:
     rows = ["| `protocol` | what it runs | paper |", "|---|---|---|"]
     for p in protocols:
         default = " (the default)" if p.name == DEFAULT_PROTOCOL else ""
@@ -93,11 +94,11 @@ def protocol_table(protocols: list[Protocol]) -> str:
     return "\n".join(rows)
 
 
-def heading(protocol: Protocol) -> str:
+def heading(protocol: AnyProtocol) -> str:
     return f"{protocol.title} (`protocol: {protocol.name}`)"
 
 
-def protocol_section(protocol: Protocol, shared: dict[type, str]) -> str:
+def protocol_section(protocol: AnyProtocol, shared: dict[type[BaseModel], str]) -> str:
     model = protocol.scenario
     grouped = grouped_blocks(model, shared)
     elsewhere = {**{b: f"[`{k}`](#{anchor(k)})" for b, k in shared.items()},
@@ -115,9 +116,9 @@ def protocol_section(protocol: Protocol, shared: dict[type, str]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def grouped_blocks(model: type[BaseModel], shared: dict[type, str]) -> list[type]:
+def grouped_blocks(model: type[BaseModel], shared: dict[type[BaseModel], str]) -> list[type[BaseModel]]:
     """Blocks held at several keys (the conference's agents): documented once, in their own table."""
-    grouped: list[type] = []
+    grouped: list[type[BaseModel]] = []
     while True:
         paths = held_paths(model, frozenset([*shared, *grouped]))
         more = [b for b, where in paths.items() if len(where) > 1 and b not in shared and b not in grouped]
@@ -126,15 +127,15 @@ def grouped_blocks(model: type[BaseModel], shared: dict[type, str]) -> list[type
         grouped.append(more[0])
 
 
-def placeholder(block: type) -> str:
+def placeholder(block: type[BaseModel]) -> str:
     return f"<{block.model_config.get('title') or block.__name__}>"
 
 
-def group_heading(block: type) -> str:
+def group_heading(block: type[BaseModel]) -> str:
     return f"`{placeholder(block)}` keys"
 
 
-def contract_meaning(protocol: Protocol, path: str) -> str:
+def contract_meaning(protocol: AnyProtocol, path: str) -> str:
     """Meanings of the keys the contract gives every protocol: `protocol`, `prompts`, `input.*`."""
     if path == "protocol":
         default = " (a file without `protocol:` is one)" if protocol.name == DEFAULT_PROTOCOL else ""
@@ -145,7 +146,7 @@ def contract_meaning(protocol: Protocol, path: str) -> str:
     return f"{given[:1].upper()}{given[1:]}." if given else ""
 
 
-def input_text(protocol: Protocol) -> str:
+def input_text(protocol: AnyProtocol) -> str:
     if not protocol.units.items:
         keys = "; ".join(f"`{key.name}`: {key.help}" for key in protocol.vary)
         return paragraph(f"**One input** is the scenario itself: each run of it is one unit (counted as "
@@ -161,7 +162,7 @@ def input_text(protocol: Protocol) -> str:
                      "`--input NAME=VALUE` over it.")
 
 
-def bundled_text(protocol: Protocol) -> str:
+def bundled_text(protocol: AnyProtocol) -> str:
     names = [n for n in bundled_names() if protocol_of(n) == protocol.name]
     return paragraph(f"Bundled scenarios (`moot run NAME`): {', '.join(f'`{n}`' for n in names)}.") if names else ""
 
@@ -171,7 +172,7 @@ def protocol_of(name: str) -> str:
     return data.get("protocol", DEFAULT_PROTOCOL) if isinstance(data, dict) else ""
 
 
-def example_text(protocol: Protocol) -> str:
+def example_text(protocol: AnyProtocol) -> str:
     """The bundled example scenario, comments kept (`moot new` starts from the same file)."""
     text = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if not line.startswith(SCHEMA_LINE)]
@@ -183,7 +184,7 @@ def required_text(model: type[BaseModel]) -> str:
     return paragraph(f"Required: {', '.join(required)}. Every other key may be left out; its default applies.")
 
 
-def prompts_text(model: type[BaseModel]) -> str:
+def prompts_text(model: type[ScenarioBase]) -> str:
     templates = ", ".join(f"`{name}`" for name in default_templates(model.PROTOCOL))
     fields = ", ".join(f"`${name}`" for name in sorted(model.PLACEHOLDERS))
     return "### Prompts\n\n" + paragraph(
@@ -192,7 +193,7 @@ def prompts_text(model: type[BaseModel]) -> str:
         "template name or placeholder is an error.")
 
 
-def shared_section(shared: dict[type, str]) -> str:
+def shared_section(shared: dict[type[BaseModel], str]) -> str:
     parts = ["## Shared blocks\n", paragraph(SHARED_INTRO.format(names=either([f"`{k}`" for k in shared.values()])))]
     for block, key in shared.items():
         parts += [f"### `{key}`\n", paragraph(block.__doc__ or ""), table(keys(block, Walk({}), key))]

@@ -9,10 +9,11 @@ import re
 from typing import Optional
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from moot.scenario.blocks import unknown
 from moot.errors import closest, nearest
-from moot.scenario.yamlsource import SourceError, YamlSource
+from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource
 
 _MARKED = re.compile(r"^@([^@]*)@ (.*)$", re.S)  # a cross-field problem made by scenario_blocks.fail
 
@@ -29,13 +30,13 @@ def to_scenario_error(exc: ValidationError, source: YamlSource, model: type[Base
     return ScenarioError(source.file, first.detail + extra, first.key, first.line)
 
 
-def first_cause(errors: list[dict]) -> dict:
+def first_cause(errors: list[ErrorDetails]) -> ErrorDetails:
     """The error to report first: an unknown key (a typo also makes the intended key "missing",
     so the unknown key is the cause), else the first. Shared with dataset specs."""
     return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
-def without_echoes(errors: list[dict], model: Optional[type[BaseModel]]) -> list[dict]:
+def without_echoes(errors: list[ErrorDetails], model: Optional[type[BaseModel]]) -> list[ErrorDetails]:
     """A misspelt key also makes the key it meant "missing": keep only the misspelling's error.
     Shared with dataset specs."""
     meant = set()
@@ -46,13 +47,13 @@ def without_echoes(errors: list[dict], model: Optional[type[BaseModel]]) -> list
     return [err for err in errors if not (err["type"] == "missing" and tuple(err["loc"]) in meant)]
 
 
-def error_of(err: dict, source: YamlSource, model: Optional[type[BaseModel]] = None) -> ScenarioError:
+def error_of(err: ErrorDetails, source: YamlSource, model: Optional[type[BaseModel]] = None) -> ScenarioError:
     """One pydantic error (or marked cross-field problem) as a one-line ScenarioError."""
     key, message = key_and_message(err, model)
     return ScenarioError(source.file, message, key, source.line_of(key))
 
 
-def key_and_message(err: dict, model: Optional[type[BaseModel]] = None) -> tuple[tuple, str]:
+def key_and_message(err: ErrorDetails, model: Optional[type[BaseModel]] = None) -> tuple[KeyPath, str]:
     """The key path and the user's wording of one pydantic error (or marked cross-field problem)."""
     key, message = tuple(err["loc"]), err["msg"]
     marked = _MARKED.match(message.removeprefix("Value error, "))
@@ -75,14 +76,14 @@ def key_and_message(err: dict, model: Optional[type[BaseModel]] = None) -> tuple
     return key, message
 
 
-def choice_hint(err: dict) -> str:
+def choice_hint(err: ErrorDetails) -> str:
     """` (did you mean 'judge'?)` for a value close to one of the choices a Literal allows."""
     if err["type"] != "literal_error" or not isinstance(err.get("input"), str):
         return ""
     return nearest(err["input"], re.findall(r"'([^']*)'", (err.get("ctx") or {}).get("expected", "")))
 
 
-def _allowed_keys(parent: tuple, model: Optional[type[BaseModel]]) -> list[str]:
+def _allowed_keys(parent: KeyPath, model: Optional[type[BaseModel]]) -> list[str]:
     for part in parent:
         if isinstance(part, int) or model is None:
             continue
@@ -91,7 +92,7 @@ def _allowed_keys(parent: tuple, model: Optional[type[BaseModel]]) -> list[str]:
     return list(model.model_fields) if model else []
 
 
-def _model_of(annotation) -> Optional[type[BaseModel]]:
+def _model_of(annotation: object) -> Optional[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()):

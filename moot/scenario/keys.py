@@ -10,7 +10,7 @@ import inspect
 import re
 import types
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Iterator, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Iterator, Literal, Optional, Sequence, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel
@@ -66,10 +66,11 @@ def held_model(annotation: Any) -> tuple[Optional[type[BaseModel]], str]:
     return None, ""
 
 
-def held_paths(model: type[BaseModel], stop: frozenset = frozenset(), prefix: str = "") -> dict[type, list[str]]:
+def held_paths(model: type[BaseModel], stop: frozenset[type[BaseModel]] = frozenset(), prefix: str = ""
+               ) -> dict[type[BaseModel], list[str]]:
     """Every block `model` holds, however deep (not inside the `stop` blocks), with the key paths
     where it is held."""
-    found: dict[type, list[str]] = {}
+    found: dict[type[BaseModel], list[str]] = {}
     for name, field in model.model_fields.items():
         path = f"{prefix}.{name}" if prefix else name
         held, suffix = held_model(field.annotation)
@@ -89,7 +90,7 @@ def block_noun(model: type[BaseModel]) -> str:
 
 
 # --- types ------------------------------------------------------------------------------------
-def type_text(annotation: Any, metadata: list = ()) -> str:
+def type_text(annotation: Any, metadata: Sequence[object] = ()) -> str:
     """`integer 1-100`, `list of at least 2 agents`, `string or null`, ..."""
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Annotated:
@@ -106,7 +107,7 @@ def type_text(annotation: Any, metadata: list = ()) -> str:
     return _scalar(NOUNS.get(annotation, getattr(annotation, "__name__", str(annotation))), limits)
 
 
-def _scalar(noun: str, limits: dict) -> str:
+def _scalar(noun: str, limits: dict[str, object]) -> str:
     if limits.get("pattern"):
         return f"{noun} matching `{limits['pattern']}`"
     if limits.get("min_length") == 1:
@@ -117,7 +118,7 @@ def _scalar(noun: str, limits: dict) -> str:
     return f"{noun} {', '.join(bounds)}" if bounds else noun
 
 
-def _sized(text: str, min_length: Optional[int]) -> str:
+def _sized(text: str, min_length: object) -> str:
     if not min_length:
         return text
     return "non-empty " + text if min_length == 1 else text.replace("list of ", f"list of at least {min_length} ", 1)
@@ -141,9 +142,9 @@ def either(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
-def _limits(metadata: list) -> dict:
+def _limits(metadata: Sequence[object]) -> dict[str, object]:
     """Constraints (ge, gt, le, lt, min_length, pattern) from a field's metadata, however nested."""
-    found: dict = {}
+    found: dict[str, object] = {}
     for item in metadata:
         if isinstance(item, FieldInfo):
             found.update(_limits(item.metadata))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,18 +39,18 @@ def scenario_from_source(source: YamlSource) -> Any:
         raise to_scenario_error(exc, source, model) from None
 
 
-def _mapping(source: YamlSource) -> dict:
+def _mapping(source: YamlSource) -> dict[str, object]:
     if not isinstance(source.data, dict):
         raise ScenarioError(source.file, "a scenario must be a mapping of keys", (), source.line_of(()))
     return source.data
 
 
-def schema_of(data: dict, source: Optional[YamlSource] = None) -> type[BaseModel]:
+def schema_of(data: Mapping[str, object], source: Optional[YamlSource] = None) -> type[BaseModel]:
     """The scenario model of the file's `protocol:`; an unknown name is one error, not many."""
     from moot.protocols.registry import REGISTRY
 
     name = data.get("protocol", DEFAULT_PROTOCOL)
-    if not isinstance(name, str) or name not in REGISTRY.names():
+    if not isinstance(name, str) or name not in REGISTRY or not REGISTRY.get(name).from_yaml:
         names = REGISTRY.names()
         hint = nearest(name, names) if isinstance(name, str) else ""
         file = source.file if source else "scenario"
@@ -77,7 +77,7 @@ def scenario_errors(path: str | Path) -> list[ScenarioError]:
     except ValidationError as exc:
         errors = [error_of(err, source, model) for err in without_echoes(exc.errors(include_url=False), model)]
     else:
-        errors = [error_of({"loc": (), "msg": text, "type": "value_error"}, source) for text in problems]
+        errors = [error_of({"loc": (), "msg": text, "type": "value_error", "input": None}, source) for text in problems]
     return sorted(errors, key=lambda e: e.line or 0)  # in file order
 
 
@@ -90,10 +90,19 @@ def scenario_content_hash(scenario: BaseModel) -> str:
     """sha256 of the validated scenario as JSON with sorted keys: what actually drives a run.
 
     Comments, key order, quoting and layout of the file leave it unchanged (the file's own
-    sha256, scenario_hash, changes with any byte); resume and run folders compare this."""
+    sha256, scenario_hash, changes with any byte); resume and run folders compare this. The last
+    scenario's hash is kept: every unit of a run asks it of the same (frozen) scenario."""
+    global _last_hashed
+    if _last_hashed[0] is scenario:
+        return _last_hashed[1]
     blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    _last_hashed = (scenario, digest)
+    return digest
+
+
+_last_hashed: tuple[Optional[BaseModel], str] = (None, "")
 
 
 def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,

@@ -137,10 +137,10 @@ def check_bounds(text: str, file: str) -> None:
 
 def _check_bounds(text: str, file: str, loader: type) -> None:
     values = 0  # so far, aliases expanded
-    sizes: dict[str, int] = {}  # anchor -> the values it stands for (once its node has ended)
+    sizes: dict[Optional[str], int] = {}  # anchor -> the values it stands for (once its node has ended)
     open_: list[tuple[int, Optional[str]]] = []  # each open collection: (values before it, its anchor)
     for event in yaml.parse(text, Loader=loader):
-        line = event.start_mark.line + 1
+        line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, yaml.AliasEvent):
             if any(anchor == event.anchor for _, anchor in open_):
                 raise SourceError(file, f"alias *{event.anchor} inside its own anchor (a recursive structure)",

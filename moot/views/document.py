@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 from moot.contract.registry import view_of
-from moot.log.events import Error, EventBase, Human, Message, Outcome, RunResumed
+from moot.metrics.classification import summarize
+from moot.log.events import Call, Error, EventBase, Human, Message, Outcome, RunResumed
 from moot.log.transcript import Transcript
 from moot.views.blocks import Companion
 from moot.views.timeline import (
@@ -75,6 +76,17 @@ class Entry:
     rank: int
     meta: str
     name: str = ""  # what the speaker is called in the conversation (its label), default its name
+    calls: tuple[Call, ...] = ()  # the model calls that made it
+    text: Optional[str] = None  # the turn as its view reads it (None: the message as written)
+
+    @property
+    def shown(self) -> str:
+        return self.message.content.strip() if self.text is None else self.text
+
+    @property
+    def rewritten(self) -> bool:
+        """Whether the view shows the turn otherwise than written (the reply is then folded)."""
+        return self.text is not None and self.text != self.message.content.strip()
 
     @property
     def speaker(self) -> str:
@@ -95,7 +107,17 @@ class Explanation:
     text: str
 
 
-Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation]
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded away under one line (HTML: a <details>; Markdown: a heading and the blocks):
+    a unit's setup, so the conversation comes first on a small screen."""
+
+    summary: str
+    blocks: list["Block"]
+    level: int = 2
+
+
+Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation, Fold]
 
 
 def run_document(transcripts: Sequence[Transcript], title: str, facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
@@ -103,13 +125,34 @@ def run_document(transcripts: Sequence[Transcript], title: str, facts: Sequence[
     views = [view_of(t.started) for t in transcripts]
     if len(transcripts) == 1:
         return unit_blocks(transcripts[0], views[0], 1, title)
-    blocks: list[Block] = [Heading(1, title), Facts(list(facts))]
+    blocks: list[Block] = [Heading(1, title), Facts(list(facts)), *metric_blocks(transcripts, 2)]
     anchors = [f"unit-{n}" for n in range(1, len(transcripts) + 1)]
     blocks.append(Contents([(a, unit_title(t), unit_status(t, v.result_name))
                             for a, t, v in zip(anchors, transcripts, views)]))
     for anchor, transcript, view in zip(anchors, transcripts, views):
         blocks += unit_blocks(transcript, view, 2, unit_title(transcript), anchor)
     return blocks
+
+
+def metric_blocks(transcripts: Sequence[Transcript], level: int) -> list[Block]:
+    """A labelled run's metrics over its scored units (their outcomes): accuracy, macro-F1 (and F_avg
+    where defined), each class's F1 and the confusion matrix; nothing for a run without gold labels."""
+    outcomes = [o for o in (t.outcome for t in transcripts) if o is not None and o.gold is not None]
+    if not outcomes:
+        return []
+    recorded = transcripts[0].started.scenario.get("labels")
+    labels = [str(x) for x in recorded] if isinstance(recorded, list) else []
+    labels += sorted({str(o.gold) for o in outcomes} - set(labels))
+    report = summarize([str(o.gold) for o in outcomes], [o.prediction for o in outcomes], labels)
+    rows = [["scored units", str(report.n)], ["unparsed", str(report.n_unparsed)],
+            ["accuracy", f"{report.accuracy:.3f}"], ["macro-F1", f"{report.macro_f1:.3f}"]]
+    if report.f_avg is not None:
+        rows.append(["F_avg (favor, against)", f"{report.f_avg:.3f}"])
+    rows += [[f"F1 of {label}", f"{value:.3f}"] for label, value in report.per_class_f1.items()]
+    columns = list(next(iter(report.confusion.values())))
+    confusion = [[gold, *(str(row[c]) for c in columns)] for gold, row in report.confusion.items()]
+    return [Heading(level, "Metrics"), Table(["Metric", "Value"], rows, kind="metrics"),
+            Table(["gold \\ prediction", *columns], confusion, kind="confusion")]
 
 
 def unit_title(transcript: Transcript) -> str:
@@ -125,14 +168,35 @@ def unit_status(transcript: Transcript, result_name: str) -> str:
 
 
 def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, anchor: str = "") -> list[Block]:
+    """A unit: its heading, what it was asked (the task, the item's input), its setup folded (facts,
+    agents with their personas), its sections, its usage (folded) and how it stopped."""
     s = transcript.started
     heading = (s.scenario.get("title") or title) if level == 1 else title
-    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), Facts(run_facts(transcript))]
+    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), *setup_blocks(transcript, view, level)]
+    for label, text in view.brief():
+        blocks.append(Quote(label, text))
     inputs = input_texts(transcript)
     if inputs:
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
+    blocks += body_blocks(transcript, view, level, anchor)
+    blocks += [Fold("Tokens and latency per role", [Table(*usage_table(transcript), kind="usage")], level + 1),
+               Note(stop_text(transcript), "stop")]
+    return blocks
+
+
+def setup_blocks(transcript: Transcript, view: UnitView, level: int) -> list[Block]:
+    """The unit's facts and agents, folded under one line that says what ran."""
     head, rows = agent_table(transcript, view)
-    blocks += [Heading(level + 1, "Agents"), Table(head, rows, text_columns=head.index("Model") + 1, kind="agents")]
+    s = transcript.started
+    summary = f"Setup: {s.protocol} · {len(rows)} agents · {unit_status(transcript, view.result_name)}"
+    return [Fold(summary, [Facts(run_facts(transcript)), Heading(level + 1, "Agents"),
+                           Table(head, rows, text_columns=head.index("Persona" if "Persona" in head else "Model") + 1,
+                                 kind="agents")], level + 1)]
+
+
+def body_blocks(transcript: Transcript, view: UnitView, level: int, anchor: str = "") -> list[Block]:
+    """The conversation: a table of contents where the view lists one, then each section."""
+    blocks: list[Block] = []
     sections = grouped(transcript, view)
     prefix = anchor or "section"
     if view.contents:
@@ -140,8 +204,6 @@ def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, 
                                 for n, sec in enumerate(sections, 1)]))
     for n, section in enumerate(sections, 1):
         blocks += section_blocks(section, transcript, view, level + 1, f"{prefix}-{n}")
-    blocks += [Heading(level + 1, "Tokens and latency per role"), Table(*usage_table(transcript), kind="usage"),
-               Note(stop_text(transcript), "stop")]
     return blocks
 
 
@@ -161,7 +223,8 @@ def section_blocks(section: Section, transcript: Transcript, view: UnitView, lev
         label = labels.get(m.speaker, "")
         meta = message_meta(m, view)
         companions = tuple(c for c in map(view.companion, turn.events[1:]) if c is not None)
-        blocks.append(Entry(m, companions, ranks.get(m.speaker, 0), f"{m.speaker} · {meta}" if label else meta, label))
+        blocks.append(Entry(m, companions, ranks.get(m.speaker, 0), f"{m.speaker} · {meta}" if label else meta, label,
+                            tuple(turn.calls), view.turn(m).text))
     return blocks
 
 

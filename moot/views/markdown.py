@@ -1,11 +1,15 @@
 """A run as Markdown, for pasting into issues, notes and papers (blocks from moot.views.document).
 
-No recorded string is live markup: every character Markdown (CommonMark, GitHub) gives a meaning
-to is backslash-escaped — links and images (`[x](javascript:...)`, `![i](...)`), emphasis, code,
-headings, lists, tables, autolinks (`http:` loses its colon's meaning), mentions, math — and
-`& < >` become HTML entities, so raw HTML is text too; escape sequences and other control
-characters are dropped (moot.views.neutral), so `cat`ing the file cannot drive a terminal. A model's
-text keeps its line breaks inside a block quote.
+No recorded string is live markup, and the raw file stays readable: a character is escaped only
+where Markdown (CommonMark, GitHub, markdown-it with linkify) would give it a meaning there —
+brackets (links, images, footnotes, references), `*`, backticks, `|` (tables), `~` and `$`
+(strikethrough, math) everywhere; `_` at a word's edge (emphasis), not inside `snake_case`;
+what opens a line (`#`, `-`, `+`, `=`, `1.`); and whatever an autolinker would take: the `:` of
+`scheme://`, a `//` start, the dot of `name.tld`, the `@` of an address or a mention. `& < >`
+become HTML entities, so raw HTML is text too. Numbers and sentences read as written (`0.75`,
+`p(agree)=0.70`). Escape sequences and other control characters are dropped (moot.views.neutral),
+so `cat`ing the file cannot drive a terminal. A model's text keeps its line breaks inside a block
+quote.
 """
 
 from __future__ import annotations
@@ -17,13 +21,18 @@ from typing import Sequence
 from moot.log.transcript import Transcript
 from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Unreadable
 from moot.views.document import (
-    Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
+    Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
 from moot.views.neutral import terminal_safe
 from moot.views.timeline import spread_text
 
 BLOCKS = "█" * 10
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
+_ALWAYS = r"[\\`*\[\]|~$]"  # meaningful wherever they are
+_EDGE_UNDERSCORE = r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"  # emphasis; inside a word it is a letter
+_LINKED = r":(?=//)|(?<![^\s(])/(?=/)|(?<=[A-Za-z0-9])\.(?=[A-Za-z])|@(?=\w)"  # scheme://, //host, name.tld, @x
+_SPECIAL = re.compile(f"({_ALWAYS}|{_EDGE_UNDERSCORE}|{_LINKED})")
+# what a line may open with: a heading, a bullet, an ordered item's number, a setext underline
+_LINE_START = re.compile(r"^(?:(#{1,6}|[-+])(?=\s|$)|(\d{1,9})([.)])(?=\s|$)|(=)(?==*\s*$))")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
 
@@ -31,6 +40,7 @@ _NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
 def inline(text: object) -> str:
     """One line of recorded text as inert Markdown (see the module docstring)."""
     escaped = _SPECIAL.sub(r"\\\1", " ".join(terminal_safe(str(text)).split()))
+    escaped = _LINE_START.sub(lambda m: f"{m[2]}\\{m[3]}" if m[2] else "\\" + m.group(), escaped)
     return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], escaped)
 
 
@@ -82,12 +92,16 @@ def markdown_of(block: Block) -> list[str]:
         return entry(block)
     if isinstance(block, Explanation):
         return quote(block.text)
+    if isinstance(block, Fold):
+        lines = [f"{'#' * min(block.level, 6)} {inline(block.summary)}"]
+        for inner in block.blocks:
+            lines += ["", *markdown_of(inner)]
+        return lines
     return note(block)
 
 
 def entry(block: Entry) -> list[str]:
-    m = block.message
-    lines = [f"**{inline(block.speaker)}** · {inline(block.meta)}", ""] + quote(m.content)
+    lines = [f"**{inline(block.speaker)}** · {inline(block.meta)}", ""] + quote(block.shown)
     for companion in block.companions:
         lines += ["", *figure(companion.figure)]
     return lines
@@ -121,12 +135,12 @@ def figure(shown: Figure) -> list[str]:
 def chart(shown: Chart) -> list[str]:
     """Scores as bars of ten blocks; measured ones with the model's most likely scores."""
     spreads = any(bar.distribution for bar in shown.bars)
-    head = ["| Criterion | Score | Model's most likely scores |", "|---|---|---|"] if spreads else \
-        ["| Criterion | Score |", "|---|---|"]
+    head = [f"| Criterion | Score (1–{shown.scale}) | Model's most likely scores |", "|---|---|---|"] if spreads \
+        else [f"| Criterion | Score (1–{shown.scale}) |", "|---|---|"]
     lines = [f"**{inline(shown.caption)}** by {inline(shown.by)}: overall **{number(shown.overall)}**/{shown.scale}",
              "", *head]
     for bar in shown.bars:
         blocks = BLOCKS[:max(0, min(round(bar.value * (10 / shown.scale)), 10))]
         spread = f" {inline(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
         lines.append(f"| {inline(bar.name)} | `{blocks:<10}` {number(bar.shown)} |{spread}")
-    return lines + (["", f"_{inline(shown.rationale)}_"] if shown.rationale else [])
+    return lines

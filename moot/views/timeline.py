@@ -26,10 +26,12 @@ RUN, OUTCOME = Place("run", "Run"), Place("outcome", "Outcome")  # notes before 
 @dataclass
 class Turn:
     """One turn: a message and the events recorded with it, or a note between turns (an error,
-    a resume, an outcome) that has no message."""
+    a resume, an outcome) that has no message. `calls`: the model calls recorded since the
+    previous message, up to this one (what the turn asked of its model)."""
 
     number: int
     events: list[EventBase] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
 
     @property
     def message(self) -> Optional[Message]:
@@ -56,17 +58,23 @@ class Section:
 
 
 def turns_of(events: Sequence[EventBase], view: UnitView) -> list[Turn]:
-    """Group events into turns. Calls, run_started and run_finished belong to no turn; a companion
+    """Group events into turns. A message takes the calls recorded before it (since the previous
+    message); run_started and run_finished belong to no turn; a companion
     (the view says which events are) joins the message of its turn (a rescoring appends them
     later), else the last one."""
     turns: list[Turn] = []
     by_number: dict[int, Turn] = {}
     last = 0
+    calls: list[Call] = []
     for event in events:
-        if isinstance(event, (RunStarted, RunFinished, Call)) or (isinstance(event, Human) and not event.fallback):
+        if isinstance(event, Call):
+            calls.append(event)
+            continue
+        if isinstance(event, (RunStarted, RunFinished)) or (isinstance(event, Human) and not event.fallback):
             continue  # a person's answer shows as its message (marked human); a time-out as a note
         if isinstance(event, Message):
-            by_number[event.turn] = Turn(event.turn, [event])
+            by_number[event.turn] = Turn(event.turn, [event], calls)
+            calls = []
             turns.append(by_number[event.turn])
             last = event.turn
             continue
@@ -162,16 +170,23 @@ def shown(value: object) -> str:
 
 
 def agent_table(transcript: Transcript, view: UnitView) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (agent, [role,] model, then each generation setting), as recorded at the start."""
+    """Header and rows (agent, [the name its turns show,] [role,] model, [persona,] then each
+    generation setting), as recorded at the start."""
     s = transcript.started
     speakers = speakers_of(transcript, view)
     key = {name: name if name in s.models else role for role, name in speakers}  # models by name, else by role
+    labels, personas = view.labels(), view.personas()
     settings = {name: s.settings.get(key[name], {}) for _, name in speakers}
     keys = list(dict.fromkeys(k for values in settings.values() for k in values))
     with_role = any(role != name for role, name in speakers)
-    rows = [[name] + ([role] if with_role else []) + [s.models.get(key[name], "?")]
+    with_label = any(name in labels for _, name in speakers)
+    with_persona = any(personas.get(name) for _, name in speakers)
+    rows = [[name] + ([labels.get(name, name)] if with_label else []) + ([role] if with_role else [])
+            + [s.models.get(key[name], "?")] + ([personas.get(name, "")] if with_persona else [])
             + [shown(settings[name].get(k)) for k in keys] for role, name in speakers]
-    return ["Agent"] + (["Role"] if with_role else []) + ["Model"] + keys, rows
+    head = ["Agent"] + (["Shown as"] if with_label else []) + (["Role"] if with_role else []) + ["Model"] \
+        + (["Persona"] if with_persona else []) + keys
+    return head, rows
 
 
 def usage_table(transcript: Transcript) -> tuple[list[str], list[list[str]]]:

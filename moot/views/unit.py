@@ -67,6 +67,15 @@ class UnitView:
         """What a speaker is called in the conversation, where that is not its name."""
         return {}
 
+    def personas(self) -> dict[str, str]:
+        """Each speaker's persona as the scenario gives it (by name), where it has one."""
+        return {}
+
+    def brief(self) -> list[tuple[str, str]]:
+        """What the unit was asked, before its input: (label, text), such as the scenario's task."""
+        task = self.scenario.get("task")
+        return [("Task", task)] if isinstance(task, str) and task.strip() else []
+
     def parts(self) -> list[str]:
         """The unit's parts (`Message.part` numbers them), by title."""
         return []

@@ -3,7 +3,8 @@
 1. Analysts (linguist, domain specialist, social media veteran) see only the text (and target)
    and run concurrently; they never see each other. Each is told its role in the system message.
 2. One debater per label sees the text and the analyses and argues for its label. The stage runs
-   as an AutoGen group chat ordered by speaker_selection.cola; debaters ignore the thread.
+   as a group chat of AutoGen agents (moot.engine.stage) ordered by speaker_selection.cola;
+   debaters ignore the thread.
 3. The judger sees the text and every debater's argument (read from the thread) and answers one
    option; in the explainability variant with structured output {stance, explanation}.
 A baseline (Table 2) is the judger alone, asked from the text with the baseline prompt.
@@ -27,13 +28,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from typing import Optional, Sequence
+from functools import cached_property
+from typing import Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import render
-from moot.engine.stage import StageAgent, cancel_calls
+from moot.engine.stage import Respond, StageAgent, cancel_calls
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.items.labels import LabelSet, stance_model
@@ -69,10 +71,10 @@ async def run(s: ColaScenario, ctx: UnitContext) -> Outcome:
     return await run_item(s, ctx, ItemInput(given["text"], given["target"], given.get("role") or s.input.role))
 
 
-def messages(templates, key: str, fields, role: str = "") -> list[LLMMessage]:
+def messages(templates: Mapping[str, str], key: str, fields: Mapping[str, object], role: str = "") -> list[LLMMessage]:
     """The role's system message (template `<role>_system`, if not empty) and its prompt `key`."""
     system = render(templates[f"{role or key}_system"], fields)
-    prompt = [UserMessage(content=render(templates[key], fields), source="user")]
+    prompt: list[LLMMessage] = [UserMessage(content=render(templates[key], fields), source="user")]
     return [SystemMessage(content=system), *prompt] if system else prompt
 
 
@@ -90,16 +92,16 @@ class Item:
     beginning (a base model's: moot.protocols.items.document), labelled as `labels` says."""
 
     s: ColaScenario
-    templates: dict
-    fields: dict
-    analyses: dict = field(default_factory=dict)
-    arguments: dict = field(default_factory=dict)
+    templates: Mapping[str, str]
+    fields: dict[str, str]
+    analyses: dict[str, str] = field(default_factory=dict)
+    arguments: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def labels(self) -> dict[str, str]:
-        """Each role's label in the document."""
+        """Each role's label in the document (rendered once per item)."""
         t, fields = self.templates, self.fields
-        found = {e: capitalised(render(t[f"label_{e}"], fields)) for e in self.s.experts}
+        found: dict[str, str] = {e: capitalised(render(t[f"label_{e}"], fields)) for e in self.s.experts}
         found.update({debater_name(lab): render(t["label_debater"], {**fields, "stance": self.s.text_of(lab).name})
                       for lab in self.s.labels})
         found[JUDGER] = render(t["label_judger"], fields)
@@ -119,7 +121,7 @@ class Item:
             *self.said(self.arguments if self.s.debate else self.analyses), render(t["document_judger"], self.fields),
             render(t["document_post"], self.fields))
 
-    def said(self, turns: dict) -> list[str]:
+    def said(self, turns: Mapping[str, str]) -> list[str]:
         """Analyses (by analyst) or arguments (by label) as labelled paragraphs, in order."""
         labels = self.labels
         if turns is self.analyses:
@@ -147,7 +149,8 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     start = Item(s, templates, {"text": item.text, "target": item.target, "role": role})
 
     async def analyse(expert: str) -> str:
-        document = start.document(render(templates[f"document_{expert}"], start.fields))
+        document = start.document(render(templates[f"document_{expert}"], start.fields)) \
+            if in_document(ctx, expert) else None
         return (await speak(ctx, expert, messages(templates, expert, start.fields), document, start.labels[expert],
                             opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
 
@@ -209,7 +212,7 @@ async def judge(ctx: UnitContext, item: Item, labels: LabelSet, stage: str, spea
     return judged_outcome(labels, answered)
 
 
-def judger_fields(item: Item, labels: LabelSet) -> dict:
+def judger_fields(item: Item, labels: LabelSet) -> dict[str, str]:
     s, t = item.s, item.templates
     arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": item.arguments[lab].strip()})
                          for lab in s.labels if lab in item.arguments)
@@ -254,22 +257,22 @@ async def _argue(ctx: UnitContext, item: Item, label: str) -> str:
     s, t = item.s, item.templates
     key = "debater" if s.experts else "debater_no_analysis"
     fields = {**item.fields, "analyses": item.analyses_text(), "stance": s.text_of(label).stance}
-    document = item.document(render(t[f"document_{key}"], fields))
     name = debater_name(label)
+    document = item.document(render(t[f"document_{key}"], fields)) if in_document(ctx, name) else None
     return (await speak(ctx, name, messages(t, key, fields, "debater"), document, item.labels[name],
                         opening=render(t["opening_debater"], fields), stage="debate")).text
 
 
-def _awaiting(task: "asyncio.Future[str]"):
+def _awaiting(task: "asyncio.Future[str]") -> Respond:
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
         return await task
 
     return respond
 
 
-def _judger(ctx: UnitContext, item: Item, labels: LabelSet, judged: dict[str, Outcome]):
+def _judger(ctx: UnitContext, item: Item, labels: LabelSet, judged: dict[str, Outcome]) -> Respond:
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
-        said = {m.source: m.content.strip() for m in thread if isinstance(m, BaseChatMessage)}
+        said = {m.source: m.to_text().strip() for m in thread if isinstance(m, BaseChatMessage)}
         arguments = {lab: said[debater_name(lab)] for lab in item.s.labels if debater_name(lab) in said}
         stage = "baseline" if item.s.baseline else "conclusion"
         judged["outcome"] = outcome = await judge(ctx, replace(item, arguments=arguments), labels, stage)

@@ -8,20 +8,24 @@ baseline prompt (`baseline: direct | cot`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cache, cached_property
 from string import Template
-from typing import Literal, Optional
+from typing import Literal, Mapping, Optional
 
 from pydantic import model_validator
 
-from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Label, Labels, MaxUnparsed, TurnTokens,
+from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Label, Labels, MaxUnparsed, TurnTokens,
                                          check_aliases, check_distinct)
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 
-EXPERTS = ("linguist", "domain", "social")
+Expert = Literal["linguist", "domain", "social"]
+EXPERTS: tuple[Expert, ...] = ("linguist", "domain", "social")
 JUDGER = "judger"
 
 
+@cache
 def debater_name(label: str) -> str:
     return "debater_" + "".join(c if c.isalnum() else "_" for c in label)
 
@@ -55,12 +59,30 @@ class LabelText(Strict):
     for this label (e.g. `positive`); the most likely is the answer."""
 
 
+@dataclass(frozen=True)
+class LabelWords:
+    """A label's LabelText with every word given: the file's, else the default's, else its own."""
+
+    option: str
+    stance: str
+    name: str
+    answer: str
+
+
 DEFAULT_LABEL_TEXT = {
     "favor": LabelText(option="Favor", stance="in favor of", name="in favor", answer="positive"),
     "against": LabelText(option="Against", stance="against", name="against", answer="negative"),
     "neutral": LabelText(option="Neutral", stance="neutral towards", name="neutral", answer="neutral"),
     "none": LabelText(option="None", stance="neutral towards", name="neutral", answer="neutral"),
 }
+
+
+def label_text_of(label: str, given: Mapping[str, LabelText]) -> LabelWords:
+    """A label's words: the scenario's `label_text`, over the defaults, over the label itself."""
+    base = DEFAULT_LABEL_TEXT.get(label, LabelText())
+    mine = given.get(label, LabelText())
+    merged = {**base.model_dump(exclude_none=True), **mine.model_dump(exclude_none=True)}
+    return LabelWords(**{"option": label.capitalize(), "stance": label, "name": label, "answer": label, **merged})
 
 
 class DomainRole(Strict):
@@ -96,7 +118,7 @@ class ColaInputs(Strict):
     role: Optional[str] = None
 
 
-class ColaScenario(ItemScenario):
+class ColaScenario(LabelledScenario):
     """Stance detection (Lan et al.): three analysts (a linguist, a domain specialist and a social
     media veteran) read the text independently, one debater per label argues from their analyses,
     and the judger picks the stance. The ablations of the paper's Table 5 are plain data
@@ -124,7 +146,7 @@ class ColaScenario(ItemScenario):
     """The headline metric of a dataset run; null: `f_avg` (mean F1 of favor and against) when the
     labels are among favor/against/none, else `macro_f1`. `f_avg` needs favor and against."""
     max_unparsed: MaxUnparsed = MAX_UNPARSED
-    experts: list[Literal["linguist", "domain", "social"]] = list(EXPERTS)
+    experts: list[Expert] = list(EXPERTS)
     """The analysts of the analysis stage; `[]` is the without-analysis ablation."""
     debate: bool = True
     """`false` is the without-debate ablation: the judger decides from the analyses."""
@@ -182,11 +204,14 @@ class ColaScenario(ItemScenario):
             return tuple(self.options)
         return PAPER_OPTIONS if set(self.labels) == set(PAPER_OPTIONS) else tuple(self.labels)
 
-    def text_of(self, label: str) -> LabelText:
-        base = DEFAULT_LABEL_TEXT.get(label, LabelText())
-        given = self.label_text.get(label, LabelText())
-        merged = {**base.model_dump(exclude_none=True), **given.model_dump(exclude_none=True)}
-        return LabelText(**{"option": label.capitalize(), "stance": label, "name": label, "answer": label, **merged})
+    def text_of(self, label: str) -> LabelWords:
+        known = self.label_texts.get(label)
+        return known if known is not None else label_text_of(label, self.label_text)
+
+    @cached_property
+    def label_texts(self) -> dict[str, LabelWords]:
+        """Every label's words, merged once (a scenario is frozen; each item's prompts ask often)."""
+        return {label: label_text_of(label, self.label_text) for label in self.labels}
 
     def headline_metric(self) -> str:
         if self.metric:

@@ -9,7 +9,7 @@ and every script written for them keep working.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,6 +30,44 @@ class Verdict(EventBase):
     method: str = ""  # how it was read: likelihood | top_logprobs | scripted (measured), structured, text
     probabilities: dict[str, float] = {}  # measured: each option's probability
     threshold: Optional[float] = None  # measured: the probability the closing option needed
+
+
+class Where(TypedDict):
+    """The turn an evaluator's, grader's or assessor's event is about, and who made it with which
+    model (the keyword arguments of Score and Coverage that say where)."""
+
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    model: str
+
+
+class ScoreHow(TypedDict, total=False):
+    """How a Score's numbers were read from the model's probabilities (nothing: written)."""
+
+    method: str
+    distributions: dict[str, dict[str, float]]
+
+
+class VerdictHow(TypedDict, total=False):
+    """How a Verdict was read from the model's probabilities (nothing: written)."""
+
+    method: str
+    probabilities: dict[str, float]
+    threshold: Optional[float]
+
+
+class GradeFields(Where, ScoreHow):
+    """A grader's Score: where, how it was read, and that it grades a judge decision."""
+
+    kind: Literal["debate", "judge_decision"]
+
+
+class VerdictFields(VerdictHow):
+    turn: int
+    speaker: str
+    topic: Optional[int]
+    round: int
 
 
 class Score(EventBase):

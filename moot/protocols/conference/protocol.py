@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from autogen_agentchat.base import TaskResult
+from autogen_agentchat.base import ChatAgent, TaskResult, Team
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import SelectorGroupChat
@@ -33,7 +33,7 @@ from moot.protocols.conference.metrics import METRICS
 from moot.protocols.conference.vary import VARY
 from moot.protocols.conference.views import ConferenceView
 from moot.engine.context import UnitContext
-from moot.speaker_selection.conference import ConferencePlan, next_step, walk
+from moot.speaker_selection.conference import ConferencePlan, Turn, next_step, walk
 
 if TYPE_CHECKING:
     from moot.report.runs import Run
@@ -91,8 +91,9 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
     by_name = {a.name: a for a in agents}
     turns, said = list(point.turns), list(point.said)
     task = [TextMessage(content=scenario.task_message(), source=USER), *point.messages]
+    participants: list[ChatAgent | Team] = list(agents)
     team = SelectorGroupChat(
-        agents, model_client=ReplayChatCompletionClient([]), selector_func=selector_for(plan),
+        participants, model_client=ReplayChatCompletionClient([]), selector_func=selector_for(plan),
         allow_repeated_speaker=True,
         termination_condition=FunctionalTermination(_closed) | MaxMessageTermination(scenario.limits.max_messages + 1))
     reason, seen = "no stop reason", 0
@@ -116,7 +117,7 @@ async def run(scenario: Scenario, ctx: UnitContext) -> Outcome:
     return _ending(scenario, plan, turns, reason, ctx)
 
 
-def _ending(scenario: Scenario, plan: ConferencePlan, turns, reason: str, ctx: UnitContext) -> Outcome:
+def _ending(scenario: Scenario, plan: ConferencePlan, turns: Sequence[Turn], reason: str, ctx: UnitContext) -> Outcome:
     closed = {e.topic: e for e in ctx.events if isinstance(e, TopicClosed)}
     summary = {"topics": [{"topic": t, "rounds": closed[t].rounds, "closed_by": closed[t].closed_by}
                           for t in sorted(closed)]}

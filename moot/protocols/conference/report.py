@@ -17,7 +17,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from moot.contract.report import CsvFile, ReportPart
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
@@ -38,14 +38,14 @@ class TopicStats:
 
     number: int
     name: str
-    closed: Counter = field(default_factory=Counter)
+    closed: Counter[str] = field(default_factory=Counter)
     rounds: list[int] = field(default_factory=list)  # rounds to agreement, per conference that agreed
-    verdicts: Counter = field(default_factory=Counter)
+    verdicts: Counter[str] = field(default_factory=Counter)
     overall: list[float] = field(default_factory=list)
     criteria: dict[str, list[float]] = field(default_factory=dict)
     grades: list[float] = field(default_factory=list)
     coverage: list[float] = field(default_factory=list)  # covered fraction, per conference assessed
-    items: dict[str, Counter] = field(default_factory=dict)  # reference item -> statuses over conferences
+    items: dict[str, Counter[str]] = field(default_factory=dict)  # reference item -> statuses over conferences
 
 
 @dataclass
@@ -103,7 +103,8 @@ def topic_stats(transcripts: Sequence[Transcript]) -> list[TopicStats]:
                 for criterion, value in score.scores.items():
                     topic.criteria.setdefault(criterion, []).append(value)
             topic.grades += [s.overall for s in t.of_type(Score)
-                             if s.kind == "judge_decision" and s.topic == topic.number and s.parsed]
+                             if s.kind == "judge_decision" and s.topic == topic.number and s.parsed
+                             and s.overall is not None]
             assessed = [c for c in t.of_type(Coverage) if c.topic == topic.number]
             if assessed:  # the last one counts
                 topic.coverage.append(assessed[-1].fraction)
@@ -181,7 +182,7 @@ def column_name(run: ConferenceRun, group: Group) -> str:
     return " · ".join(filter(None, [f"{run.ref} {Path(path).stem}", group.name]))
 
 
-def item_cell(statuses: Counter, conferences: int) -> str:
+def item_cell(statuses: Counter[str], conferences: int) -> str:
     """`covered/conferences`, then any unverified or unparsed answers: `0/2 (1 unverified)`."""
     doubtful = ", ".join(f"{statuses[k]} {k}" for k in ("unverified", "unparsed") if statuses[k])
     return f"{statuses['covered']}/{conferences}" + (f" ({doubtful})" if doubtful else "")
@@ -204,7 +205,7 @@ def coverage_markdown(runs: Sequence[ConferenceRun]) -> str:
     return "\n\n".join(parts)
 
 
-def coverage_csv_rows(runs: Sequence[ConferenceRun]) -> list[list]:
+def coverage_csv_rows(runs: Sequence[ConferenceRun]) -> list[list[object]]:
     """coverage.csv: run, variant, topic, item, then conferences covered / unverified / unparsed / assessed."""
     return [[run.ref, g.name or "-", t.number + 1, name, statuses["covered"], statuses["unverified"],
              statuses["unparsed"], len(t.coverage)]
@@ -214,7 +215,7 @@ def coverage_csv_rows(runs: Sequence[ConferenceRun]) -> list[list]:
 COVERAGE_CSV_HEAD = ["run", "variant", "topic", "item", "covered", "unverified", "unparsed", "conferences"]
 
 
-def csv_rows(run: ConferenceRun) -> list[list[str]]:
+def csv_rows(run: ConferenceRun) -> list[list[object]]:
     """conference.csv: run, group, topic, closed-by counts, rounds, verdicts, overall, grades."""
     out = []
     for group in run.groups:
@@ -235,7 +236,7 @@ def provenance(runs: Sequence[ConferenceRun]) -> str:
     for run in runs:
         m = run.source.meta
         done = sum(len(g.transcripts) for g in run.groups)
-        rescored: Optional[dict] = m.get("rescored")
+        rescored: Optional[dict[str, Any]] = m.get("rescored")
         first = run.groups[0].transcripts[0].started if run.groups else None
         rows.append([run.ref, str(run.source.path), m.get("scenario_path") or (first.scenario_path if first else "?"),
                      m.get("scenario_sha256") or (first.scenario_sha256 if first else "?"),

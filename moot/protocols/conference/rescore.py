@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
-from autogen_core.models import UserMessage
+from autogen_core.models import LLMMessage, UserMessage
+from pydantic import BaseModel
 
 from moot.agents.conference.agent import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference.context import Said
@@ -37,7 +38,7 @@ from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_like
 from moot.agents.conference.reading import Reading
 from moot.agents.prompts import render
 from moot.log.events import EventBase, Message
-from moot.protocols.conference.events import Coverage, Score, TopicClosed
+from moot.protocols.conference.events import Coverage, GradeFields, Score, TopicClosed, Where
 from moot.models.requests import Continue, Score as ScoreRequest
 from moot.contract.protocol import Rescore, Rescored
 from moot.protocols.conference.schema import Scenario
@@ -53,6 +54,9 @@ DECIDERS = ("evaluator", "grader", "assessor")
 GRADER_NAME, ASSESSOR_NAME = "Grader", "Assessor"
 
 
+E = TypeVar("E", bound=EventBase)
+
+
 @dataclass(frozen=True)
 class Decision:
     """One judge decision and the debate the judge had seen when it made it."""
@@ -60,8 +64,13 @@ class Decision:
     judge: Message
     debate: tuple[Message, ...]
 
+    @property
+    def topic(self) -> int:
+        assert self.judge.part is not None  # a judge rules on a topic
+        return self.judge.part
 
-def topic_debate(messages: Sequence[Message], topic: int, until_turn: int) -> tuple[Message, ...]:
+
+def topic_debate(messages: Sequence[Message], topic: Optional[int], until_turn: int) -> tuple[Message, ...]:
     """The topic's turns before `until_turn`, judges and evaluators included (they shape the debate)."""
     return tuple(m for m in messages if m.part == topic and m.turn < until_turn)
 
@@ -101,25 +110,27 @@ class Rescorer:
                 "participants": self.setup.participants(),
                 "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA)}
 
-    def prompt(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION,
-               turn: str = "") -> list:
+    def prompt(self, role: str, fields: Mapping[str, object], shown: Sequence[Said], heading: str = CONVERSATION,
+               turn: str = "") -> list[LLMMessage]:
         """`role`'s system prompt, then what it is shown and its instruction (`turn`, default `<role>_turn`)."""
         templates = self.setup.templates
         return turn_prompt(render(templates[f"{role}_system"], fields), heading, shown,
                            render(templates[turn or f"{role}_turn"], fields), self.setup.labels)
 
-    def chat(self, role: str, fields: dict, shown: Sequence[Said], heading: str = CONVERSATION) -> ChatPrompt:
+    def chat(self, role: str, fields: Mapping[str, object], shown: Sequence[Said],
+             heading: str = CONVERSATION) -> ChatPrompt:
         """`role`'s prompt for one question of a measured answer: the instruction `key`, `extra` fields."""
         return lambda key, extra: self.prompt(role, {**fields, **extra}, shown, heading, turn=key)
 
-    def _record(self, answer: Answer, event: EventBase) -> EventBase:
+    def _record(self, answer: Answer, event: E) -> E:
         self.ctx.record_replies(answer.replies, event)
         return event
 
     def shown(self, debate: Sequence[Message]) -> list[Said]:
         return [said(m, self.setup.reading) for m in debate]
 
-    async def _ask(self, role: str, messages: list, output, make_event) -> EventBase:
+    async def _ask(self, role: str, messages: list[LLMMessage], output: type[BaseModel],
+                   make_event: Callable[[str], E]) -> E:
         """One call; its record (unless the transcript already held it) and the event it gives, appended together."""
         reply = await self.ctx.call(role, messages, output, stage=f"rescore {role}", record=False)
         event = make_event(reply.text)
@@ -133,7 +144,7 @@ class Rescorer:
 
         async def one(topic: int, debate: tuple[Message, ...]) -> Score:
             fields, shown = self.fields(name, topic), self.shown(debate)
-            where = dict(turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec)
+            where = Where(turn=debate[-1].turn, speaker=f"rescore:{spec}", topic=topic, model=spec)
             if not likelihood:
                 return await self._ask("evaluator", self.prompt("evaluator", fields, shown), EvaluatorScores,
                                        lambda reply: score_from_reply(reply, **where))
@@ -149,7 +160,7 @@ class Rescorer:
 
         async def one(decision: Decision) -> Score:
             judge = decision.judge
-            fields = self.fields(GRADER_NAME, judge.part, judge.round, judge.content.strip())
+            fields = self.fields(GRADER_NAME, decision.topic, judge.round, judge.content.strip())
             shown = self.shown(decision.debate)
             if not likelihood:
                 return await self._ask("grader", self.prompt("grader", fields, shown), JudgeGrade,
@@ -158,7 +169,7 @@ class Rescorer:
 
         return list(await asyncio.gather(*(one(d) for d in judge_decisions(self.transcript))))
 
-    async def measured_grade(self, fields: dict, shown: Sequence[Said], document: bool, judge: Message,
+    async def measured_grade(self, fields: Mapping[str, object], shown: Sequence[Said], document: bool, judge: Message,
                              spec: str) -> Score:
         """The grader's rating as an expected score, then its explanation as a separate reply; the
         Score of the grade (unparsed when no score could be read), recorded with its calls."""
@@ -171,14 +182,15 @@ class Rescorer:
         if document:
             request = Continue(document=True, prefix=templates["document_explain"], stop=("\n\n",),
                                min_tokens=MIN_TOKENS)
-            reply = await self.ctx.call("grader", [UserMessage(content=m.content, source="document") for m in explain],
+            documents: list[LLMMessage] = [UserMessage(content=str(m.content), source="document") for m in explain]
+            reply = await self.ctx.call("grader", documents,
                                         request=request, stage="rescore grader", record=False)
         else:
             reply = await self.ctx.call("grader", explain, stage="rescore grader", record=False)
         explanation, _ = spoken(reply)
         score = scores["correctness_format"]
-        common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec, kind="judge_decision",
-                      method=measured.method, distributions=measured.distributions)
+        common = GradeFields(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec,
+                             kind="judge_decision", method=measured.method, distributions=measured.distributions)
         if score is None:
             event = Score(**common, parsed=False, raw=json.dumps({"score": None, "explanation": explanation}),
                           error="no score could be read")
@@ -198,7 +210,7 @@ class Rescorer:
         async def one(topic: int) -> Coverage:
             items, debate = references[topic], debate_of(history, topic)
             fields = {**self.fields(ASSESSOR_NAME, topic), "reference": reference_text(items)}
-            where = dict(turn=debate[-1].turn, speaker=f"assessor:{spec}", topic=topic, model=spec)
+            where = Where(turn=debate[-1].turn, speaker=f"assessor:{spec}", topic=topic, model=spec)
             if not likelihood:
                 output = coverage_model(tuple(i.name for i in items))
                 return await self._ask("assessor", self.prompt("assessor", fields, debate, DEBATE), output,
@@ -213,7 +225,7 @@ class Rescorer:
 
 def grade_score(reply: str, judge: Message, spec: str) -> Score:
     parsed = parse_reply(JudgeGrade, reply)
-    common = dict(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec, kind="judge_decision")
+    common = GradeFields(turn=judge.turn, speaker=f"grader:{spec}", topic=judge.part, model=spec, kind="judge_decision")
     if parsed.value is None:
         return Score(**common, parsed=False, raw=reply, error=parsed.error)
     return Score(**common, scores={"correctness_format": parsed.value.score}, overall=parsed.value.score,
@@ -224,13 +236,14 @@ def grade_table(scores: Sequence[Score], decisions: Sequence[Decision]) -> list[
     """Table 5 of the paper for one transcript: each judge decision's grade, then the mean."""
     verdict_of = {d.judge.turn: d for d in decisions}
     lines = ["| # | topic | round | judge decision | grade | explanation |", "|---|---|---|---|---|---|"]
-    graded = []
+    graded: list[float] = []
     for number, score in enumerate(sorted(scores, key=lambda s: s.turn), 1):
-        judge = verdict_of[score.turn].judge
+        decision = verdict_of[score.turn]
+        judge = decision.judge
         grade = shown_score(score, score.overall) if score.parsed else "unparsed"
-        if score.parsed:
+        if score.parsed and score.overall is not None:
             graded.append(score.overall)
-        lines.append(f"| {number} | {judge.part + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
+        lines.append(f"| {number} | {decision.topic + 1} | {judge.round} | {judge.decision or '?'} | {grade} | "
                      f"{' '.join((score.rationale or score.error or '').split()).replace('|', '/')[:80]} |")
     mean: Optional[float] = sum(graded) / len(graded) if graded else None
     lines.append(f"| mean | | | | {mean:.2f} | {len(graded)} of {len(scores)} graded |" if mean is not None
@@ -244,7 +257,8 @@ async def rescore(s: Scenario, job: Rescore, ctx: UnitContext) -> Rescored:
     rescorer = Rescorer(s, job.transcript, ctx)
     lines: list[str] = []
     if "evaluator" in job.roles:
-        lines += [f"Topic {sc.topic + 1}: {score_line(sc)}" for sc in await rescorer.evaluate(job.roles["evaluator"])]
+        scores = await rescorer.evaluate(job.roles["evaluator"])
+        lines += [f"Topic {sc.topic + 1 if sc.topic is not None else '-'}: {score_line(sc)}" for sc in scores]
     if "grader" in job.roles:
         grades = await rescorer.grade(job.roles["grader"])
         lines += [f"Judge decisions graded by {job.roles['grader']} (cf. Heller et al. Table 5):",

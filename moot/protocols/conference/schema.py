@@ -280,9 +280,10 @@ class Scenario(ScenarioBase):
         return self.generation.model_copy(update=agent.generation.model_dump(exclude_none=True))
 
 
-def _agent_keys(s: Scenario) -> list[tuple[tuple, AgentSpec]]:
+def _agent_keys(s: Scenario) -> list[tuple[tuple[str | int, ...], AgentSpec]]:
     """(key path in the file, agent) pairs: ('moderator',), ('participants', 1), ..."""
-    keys = [(("moderator",), s.moderator)] + [(("participants", i), p) for i, p in enumerate(s.participants)]
+    keys: list[tuple[tuple[str | int, ...], AgentSpec]] = [(("moderator",), s.moderator)]
+    keys += [(("participants", i), p) for i, p in enumerate(s.participants)]
     optional = (("judge", s.judge), ("evaluator", s.evaluator), ("assessor", s.assessor))
     return keys + [((role,), a) for role, a in optional if a]
 

@@ -10,7 +10,7 @@ whose message never got written to be served back to the agent that asks it agai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
@@ -20,11 +20,16 @@ from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
 from moot.log.events import MEASURED, EventBase, Human, Measured, Message, Usage
-from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
-from moot.speaker_selection.conference import PolicyError, Step, Turn, walk
+from moot.protocols.conference.events import (Coverage, Score, ScoreHow, TopicClosed, Verdict, VerdictFields,
+                                              VerdictHow, Where)
+from moot.engine.order import PolicyError
+from moot.speaker_selection.conference import Step, Turn, walk
 from moot.log.transcript import Transcript
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict, read_scores
 from moot.errors import MootError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -38,7 +43,7 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
     measured = measured_of(message)
     event = Message(
         turn=turn, speaker=message.source, role=meta.get("role", ""), action=step.action,
-        part=step.topic, round=step.round, content=message.content, model=meta.get("model", ""),
+        part=step.topic, round=step.round, content=message.to_text(), model=meta.get("model", ""),
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured,
@@ -58,7 +63,7 @@ def companions(message: BaseChatMessage, step: Step, following: Step, turn: int,
     if extra:
         events.append(extra)
     if following.closed_by:
-        events.append(TopicClosed(topic=step.topic, rounds=step.round, closed_by=following.closed_by))
+        events.append(TopicClosed(topic=step.in_topic, rounds=step.round, closed_by=following.closed_by))
     return events
 
 
@@ -68,22 +73,23 @@ def _decision_event(message: BaseChatMessage, step: Step, turn: int, reading: Re
     keeps the raw reply. One read from probabilities says so, with them."""
     if step.action not in ("judge", "decide"):
         return None
-    parsed = reading.parse(step.action, message.content)
-    common = dict(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
+    parsed = reading.parse(step.action, message.to_text())
+    assert parsed is not None  # a judge's or deciding moderator's turn is always read
+    common = VerdictFields(turn=turn, speaker=message.source, topic=step.topic, round=step.round, **_how(measured))
     if parsed.value is None:
-        return Verdict(**common, verdict="UNPARSED", raw=message.content, error=parsed.error)
+        return Verdict(**common, verdict="UNPARSED", raw=message.to_text(), error=parsed.error)
     value = parsed.value
     if isinstance(value, JudgeVerdict):
-        raw = message.content if reading.output("judge") is None and measured is None else None
+        raw = message.to_text() if reading.output("judge") is None and measured is None else None
         return Verdict(**common, verdict=value.verdict, reason=value.reason or _reading(measured), raw=raw)
     return Verdict(**common, verdict=value.decision, reason=value.message)
 
 
-def _how(measured: Optional[Measured]) -> dict:
+def _how(measured: Optional[Measured]) -> VerdictHow:
     """A verdict's fields saying how it was read from probabilities (nothing for a written one)."""
     if measured is None:
         return {}
-    return dict(method=measured.method, probabilities=measured.probabilities, threshold=measured.threshold)
+    return VerdictHow(method=measured.method, probabilities=measured.probabilities, threshold=measured.threshold)
 
 
 def _reading(measured: Optional[Measured]) -> str:
@@ -100,7 +106,7 @@ def _reading(measured: Optional[Measured]) -> str:
 def _score_event(message: BaseChatMessage, step: Step, turn: int, measured: Optional[Measured]) -> Optional[Score]:
     if step.action != "evaluate":
         return None
-    return score_from_reply(message.content, measured, turn=turn, speaker=message.source,
+    return score_from_reply(message.to_text(), measured, turn=turn, speaker=message.source,
                             topic=step.topic, model=message.metadata.get("model", ""))
 
 
@@ -108,16 +114,16 @@ def _coverage_event(message: BaseChatMessage, step: Step, turn: int, setup: Conf
                     earlier: Sequence[Said], measured: Optional[Measured]) -> Optional[Coverage]:
     if step.action != "assess":
         return None
-    return coverage_event(message.content, setup.references[step.topic], debate_of(earlier, step.topic),
+    return coverage_event(message.to_text(), setup.references[step.in_topic], debate_of(earlier, step.in_topic),
                           measured, turn=turn, speaker=message.source, topic=step.topic,
                           model=message.metadata.get("model", ""))
 
 
-def score_from_reply(content: str, measured: Optional[Measured] = None, **fields) -> Score:
+def score_from_reply(content: str, measured: Optional[Measured] = None, **fields: Unpack[Where]) -> Score:
     """A Score event from an evaluator reply (its scores written, or `measured`); unparsed replies
     keep their raw text."""
     parsed = read_scores(content, measured is not None)
-    how = dict(method=measured.method, distributions=measured.distributions) if measured else {}
+    how = ScoreHow(method=measured.method, distributions=measured.distributions) if measured else ScoreHow()
     if parsed.value is None:
         return Score(**fields, **how, parsed=False, raw=content, error=parsed.error)
     value = parsed.value

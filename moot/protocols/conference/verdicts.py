@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, create_model
 
@@ -94,7 +94,7 @@ class ExpectedScores(Closed):
     rationale: str
 
 
-def read_scores(raw: str, measured: bool) -> Parsed:
+def read_scores(raw: str, measured: bool) -> Parsed[Union[EvaluatorScores, ExpectedScores]]:
     """An evaluator turn's scores: integers the model wrote (EvaluatorScores), or, for a turn whose
     scores were measured, expected scores (ExpectedScores)."""
     return parse_reply(ExpectedScores if measured else EvaluatorScores, raw)
@@ -127,7 +127,9 @@ def coverage_model(items: tuple[str, ...]) -> type[CoverageReply]:
     """{item name: {evidence, covered}} for these items, in order, all required (one class per
     item list; the names are JSON keys, held as aliases of valid field names)."""
     fields = {f"item_{n}": (ItemVerdict, Field(alias=name)) for n, name in enumerate(items)}
-    return create_model("CoverageReply", __base__=CoverageReply, **fields)  # type: ignore[call-overload]
+    model: type[CoverageReply] = create_model(  # type: ignore[call-overload]  # fields named at run time
+        "CoverageReply", __base__=CoverageReply, **fields)
+    return model
 
 
 _JUDGE_LABEL = re.compile(r"\b(?:(?P<more>more[\s_-]*debate)|agreement)\b", re.I)
@@ -153,7 +155,8 @@ def read_judge_text(raw: str) -> Parsed[JudgeVerdict]:
     has not been reached", "almost agreement", "no more debate is needed"). The reason is left
     empty: the reply itself is the judge's word (a verdict event keeps it as `raw`)."""
     mentions = list(_JUDGE_LABEL.finditer(raw))
-    labels = {"MORE_DEBATE" if m.group("more") else "AGREEMENT" for m in mentions}
+    labels: set[Literal["AGREEMENT", "MORE_DEBATE"]] = {"MORE_DEBATE" if m.group("more") else "AGREEMENT"
+                                                          for m in mentions}
     if not labels:
         return Parsed(None, raw, "no verdict: neither AGREEMENT nor MORE DEBATE")
     if len(labels) > 1:
@@ -165,7 +168,7 @@ def read_judge_text(raw: str) -> Parsed[JudgeVerdict]:
     return Parsed(JudgeVerdict(verdict=labels.pop(), reason=""), raw)
 
 
-def _plain_problem(text: str, mention: re.Match) -> Optional[str]:
+def _plain_problem(text: str, mention: re.Match[str]) -> Optional[str]:
     """Why a label mention is not a plain verdict: it is in a question, or its clause negates or
     hedges it; None when it is plain."""
     sentence = next(m for m in _SENTENCE.finditer(text) if m.start() <= mention.start() < m.end())

@@ -82,6 +82,10 @@ class ConferenceView(UnitView):
     def labels(self) -> dict[str, str]:
         return {str(a["name"]): str(a["label"]) for _, a in agents_of(self.scenario) if a.get("label")}
 
+    def personas(self) -> dict[str, str]:
+        return {str(a["name"]): str(a["persona"]) for _, a in agents_of(self.scenario)
+                if isinstance(a.get("persona"), str) and str(a["persona"]).strip()}
+
     def parts(self) -> list[str]:
         return list(self.topics)
 
@@ -94,16 +98,16 @@ class ConferenceView(UnitView):
     def row(self, row: Mapping[str, Json]) -> str:
         """`seed-1: completed (T1: agreement after 2, T2: round_cap after 3)`."""
         closed = row.get("topics")
-        topics = ", ".join(f"T{int(t['topic']) + 1}: {t['closed_by']} after {t['rounds']}"
+        topics = ", ".join(f"T{int(str(t['topic'])) + 1}: {t['closed_by']} after {t['rounds']}"
                            for t in closed if isinstance(t, dict)) if isinstance(closed, list) else ""
         return f"{row.get('id')}: {row.get('status')} ({topics})"
 
 
 def said(message: Message) -> str:
-    """A turn's text as a terminal shows it: an evaluator's measured scores are its score line's,
-    so its rationale stands for the turn; the assessor's answer per reference item is its coverage
-    line's (the documents and the transcript keep the reply)."""
-    if message.action == "evaluate" and message.measured is not None:
+    """A turn's text as the views show it: an evaluator's scores are its chart's (its score line on
+    a terminal), so its rationale stands for the turn; the assessor's answer per reference item is
+    its coverage table's (the documents fold the reply as written; the transcript keeps it)."""
+    if message.action == "evaluate":
         data = json_object(message.content) or {}
         return str(data.get("rationale", message.content)).strip()
     if message.action == "assess":

@@ -16,13 +16,14 @@ evaluates only its own tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from autogen_core.models import LLMMessage, UserMessage
 
 from moot.agents.document import choice_request, turn_request
 from moot.engine.context import OnText, Reply, UnitContext
 from moot.models.requests import Choose, Continue
+from moot.models.streaming import Watcher
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ def in_document(ctx: UnitContext, role: str) -> bool:
 
 
 async def speak(ctx: UnitContext, role: str, chat: Sequence[LLMMessage], document: Optional[ItemDocument],
-                label: str, *, opening: str = "", stage: str, round: int = 1, decide=None,
+                label: str, *, opening: str = "", stage: str, round: int = 1,
+                decide: Optional[Callable[[str], Optional[str]]] = None,
                 speaker: Optional[str] = None) -> Reply:
     """A free-text turn of `role`, recorded as its message: on a base model `document` continued
     under `label` (the turn begins with `opening`, which the model continues, for at most the
@@ -97,4 +99,4 @@ def shown_live(ctx: UnitContext, speaker: str, label: str, stage: str, round: in
         if target[0] is not None:
             target[0](text)
 
-    return on_text
+    return Watcher(on_text) if getattr(ctx.listener, "watch_only", False) else on_text

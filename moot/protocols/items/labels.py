@@ -65,7 +65,7 @@ def stance_model(labels: Sequence[str], name: str = "StanceAnswer") -> type[Base
 
 @lru_cache(maxsize=64)
 def _stance_model(labels: tuple[str, ...], name: str) -> type[BaseModel]:
-    return create_model(name, stance=(Literal[labels], ...),  # type: ignore[valid-type]
+    return create_model(name, stance=(Literal[labels], ...),  # type: ignore[arg-type]  # a Literal made at run time
                         explanation=(str, ""))  # no maxLength: llama.cpp grammars cannot repeat 2000x
 
 
@@ -108,8 +108,8 @@ class LabelSet:
         if lines:
             found.add(self.exact(lines[-1]))
             found.add(self._concluded(lines[-1]))
-        found.discard(None)
-        return found.pop() if len(found) == 1 else UNPARSED
+        named = {label for label in found if label is not None}
+        return named.pop() if len(named) == 1 else UNPARSED
 
     def exact(self, text: str) -> Optional[str]:
         """The label `text` is exactly (label, alias, option word, or option letter), else None."""

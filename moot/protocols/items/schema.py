@@ -8,7 +8,7 @@ placeholders), shared with the conference, are in moot.scenario.blocks.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Annotated, ClassVar, Mapping, Optional, Sequence
 
 from pydantic import Field
 
@@ -35,7 +35,25 @@ class ItemScenario(ScenarioBase):
     PROTOCOL: ClassVar[str]
 
 
-def check_distinct(values: list, *key) -> None:
+class LabelledScenario(ItemScenario):
+    """Base of a per-item protocol whose units predict one of `labels`, scored by `metric`."""
+
+    if TYPE_CHECKING:  # each protocol declares them in its own field order
+        labels: list[str]
+        metric: Optional[str]
+        max_unparsed: Optional[float]
+
+    def label_set(self) -> list[str]:
+        return list(self.labels)
+
+    def declared_metric(self) -> Optional[str]:
+        return self.metric
+
+    def unparsed_limit(self) -> Optional[float]:
+        return self.max_unparsed
+
+
+def check_distinct(values: Sequence[str], *key: object) -> None:
     if len(set(values)) != len(values):
         raise fail(f"{key[-1]} must be distinct", *key)
 

@@ -24,7 +24,7 @@ class NearestNeighbours:
         self.idf = {w: math.log((1 + n) / (1 + c)) + 1 for w, c in df.items()}
         self.vectors = [self._vector(doc) for doc in docs]
 
-    def _vector(self, counts: Counter) -> dict[str, float]:
+    def _vector(self, counts: Counter[str]) -> dict[str, float]:
         vec = {w: c * self.idf.get(w, 0.0) for w, c in counts.items()}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         return {w: v / norm for w, v in vec.items()}

@@ -2,7 +2,7 @@
 
 Demonstrations: the k nearest training items; each LLM writes the reasoning chain of a demo
 as generator and the explanation of a demo as discriminator (cached, so shared across items).
-A negotiation (AutoGen group chat, speaker_selection.negotiation): the generator reasons and
+A negotiation (a group chat of AutoGen agents, speaker_selection.negotiation): the generator reasons and
 decides ("Decision: X", mapped by the shared rule of moot.protocols.items.labels: no decisive label
 = no decision, never a default); the discriminator answers {attitude, explanation, decision}
 (structured output). "yes" with the generator's decision as its decision is a consensus
@@ -26,10 +26,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, Optional, Sequence
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
-from autogen_core.models import AssistantMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel, create_model
 
 from moot.agents.prompts import render
@@ -46,6 +46,8 @@ from moot.protocols.negotiation.schema import NegotiationScenario
 from moot.models.replies import json_object
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
+
+Demos = Sequence[Mapping[str, str]]  # each demonstration's fields (demo_fields)
 
 GEN, DISC = "generator", "discriminator"
 
@@ -89,10 +91,15 @@ def vote(results: Sequence[Result]) -> Optional[str]:
     return next(d for d in decisions if counts[d] == best)
 
 
+class _Verdict(BaseModel):
+    attitude: Literal["yes", "no"]
+    explanation: str = ""
+
+
 @lru_cache(maxsize=16)
 def verdict_model(labels: tuple[str, ...]) -> type[BaseModel]:
-    return create_model("DiscriminatorVerdict", attitude=(Literal["yes", "no"], ...), explanation=(str, ""),
-                        decision=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
+    return create_model("DiscriminatorVerdict", __base__=_Verdict,
+                        decision=(Literal[labels], ...))  # type: ignore[arg-type]  # a Literal made at run time
 
 
 @lru_cache(maxsize=8)
@@ -112,7 +119,7 @@ def neighbours(s: NegotiationScenario, text: str) -> list[tuple[str, str]]:
 class _Negotiator:
     """Everything one item's negotiations share: prompts, demos per LLM, the context."""
 
-    def __init__(self, s: NegotiationScenario, ctx: UnitContext, item: ItemInput, demos):
+    def __init__(self, s: NegotiationScenario, ctx: UnitContext, item: ItemInput, demos: list[tuple[str, str]]):
         self.s, self.ctx, self.item, self.demos = s, ctx, item, demos
         self.templates, self.labels = s.templates(), labels_of(s)
         self.options = ", ".join(s.labels)
@@ -122,7 +129,8 @@ class _Negotiator:
                                            "Correct"]))
         self.measured = False  # a closed answer was read from the model's probabilities
 
-    async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
+    async def _ask(self, llm: str, prompt: str, stage: str, output: Optional[type[BaseModel]] = None,
+                   **record: Any) -> str:
         return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
                                     **record)).text
 
@@ -159,7 +167,7 @@ class _Negotiator:
         t = self.templates
         gen_demos = "\n\n".join(render(t["generator_demo"], d) for d in demos)
         stage = f"{gen}->{disc}"
-        history: list = [UserMessage(content=render(t["generator"], {
+        history: list[LLMMessage] = [UserMessage(content=render(t["generator"], {
             "text": self.item.text, "options": self.options, "demonstrations": gen_demos}), source="user")]
         verdicts: list[tuple[str, Optional[str], str]] = []  # (attitude, decision, explanation)
         reasoned: list[tuple[str, str]] = []  # a base model's (reasoning, decision) per turn
@@ -179,7 +187,7 @@ class _Negotiator:
             return reply
 
         async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
-            reasoning = thread[-1].content
+            reasoning = thread[-1].to_text()
             decision = self._decision(reasoning)
             if in_document(self.ctx, disc):
                 reasoning = reasoned[-1][0] if len(reasoned) > len(verdicts) else reasoning
@@ -197,19 +205,19 @@ class _Negotiator:
 
         def attitude(said: Sequence[BaseChatMessage], n: int) -> Optional[str]:
             """A discriminator turn counts as "yes" only if it is a consensus (see `agreed`)."""
-            return AGREE if agreed(self._decision(said[n - 1].content), self._verdict(said[n].content)) else "no"
+            return AGREE if agreed(self._decision(said[n - 1].to_text()), self._verdict(said[n].to_text())) else "no"
 
         plan = NegotiationPlan(GEN, DISC, self.s.max_turns)
         select = lambda said: next_speaker(plan, [  # noqa: E731
             Turn(m.source, attitude(said, n) if m.source == DISC else None) for n, m in enumerate(said)])
         thread = await self.ctx.group_chat([StageAgent(GEN, generate), StageAgent(DISC, discriminate)],
                                       select, self.item.text, 2 * self.s.max_turns)
-        gen_decision = self._decision(thread[-2].content)
+        gen_decision = self._decision(thread[-2].to_text())
         done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
         return Result(gen, disc, done, gen_decision if done else None)
 
     # ------------------------------------------------------------------ a base model's turns
-    def generator_document(self, text: str, turns: Sequence[tuple[str, str, str]], demos) -> ItemDocument:
+    def generator_document(self, text: str, turns: Sequence[tuple[str, str, str]], demos: Demos) -> ItemDocument:
         """The generator's document: the task, its demonstrations, the input, then each earlier
         turn (reasoning, decision) and the discriminator's explanation of why it was wrong."""
         t = self.templates
@@ -220,7 +228,8 @@ class _Negotiator:
                            render(t["document_disagree"], {"explanation": explanation})]
         return self._document(*paragraphs)
 
-    async def generate_in_document(self, gen: str, stage: str, round: int, turns, demos) -> tuple[str, str]:
+    async def generate_in_document(self, gen: str, stage: str, round: int, turns: Sequence[tuple[str, str, str]],
+                                   demos: Demos) -> tuple[str, str]:
         """The generator's reasoning turn, then its decision: the label most likely after
         `document_decision` (calibrated: the input, reasonings and explanations content-free)."""
         t = self.templates
@@ -228,7 +237,7 @@ class _Negotiator:
         reasoning = await self._say(gen, "", document, "reasoning", stage, round)
         label = t["label_reasoning"]
 
-        def content_free(text: str) -> list:
+        def content_free(text: str) -> list[LLMMessage]:
             blank = [(text, d, text) for _, d, _ in turns]
             return self.generator_document(text, blank, demos).then(labelled(label, text)).messages()
 
@@ -240,7 +249,7 @@ class _Negotiator:
         self.measured = self.measured or answered.measured_read
         return reasoning, self.labels.map(answered.text)[0]
 
-    def discriminator_document(self, text: str, reasoning: str, decision: str, demos) -> ItemDocument:
+    def discriminator_document(self, text: str, reasoning: str, decision: str, demos: Demos) -> ItemDocument:
         t = self.templates
         return self._document(render(t["document_discriminator_header"], {"options": self.options}),
                               *(render(t["document_discriminator_demo"], d) for d in demos),
@@ -248,7 +257,7 @@ class _Negotiator:
                                                              "decision": decision}))
 
     async def discriminate_in_document(self, disc: str, reasoning: str, decision: Optional[str], stage: str,
-                                       round: int, demos) -> tuple[str, tuple[str, Optional[str], str]]:
+                                       round: int, demos: Demos) -> tuple[str, tuple[str, Optional[str], str]]:
         """The discriminator's yes/no (most likely after `document_correct`); after a "no" its
         explanation turn and its own decision (most likely after `document_corrected`). The yes/no
         is not calibrated: it checks another answer, it is no label with a prior to correct (with a
@@ -268,7 +277,7 @@ class _Negotiator:
             why = await self._say(disc, "", judged, "explanation", stage, round)
             label = t["label_explanation"]
 
-            def content_free(text: str) -> list:
+            def content_free(text: str) -> list[LLMMessage]:
                 free = self.discriminator_document(text, text, decision or "", demos)
                 return free.then(f"{t['document_correct']} no.", labelled(label, text)).messages()
 
@@ -295,6 +304,7 @@ class _Negotiator:
                                 decide=chosen_option)
         self.measured = self.measured or said.measured_read
         attitude = "yes" if chosen_option(said.text) == "yes" else "no"
+        verdict: tuple[str, Optional[str], str]
         if attitude == "yes" and decision is not None:
             verdict = (attitude, decision, "")
         else:
@@ -390,7 +400,7 @@ async def rescore(s: NegotiationScenario, job: Rescore, ctx: UnitContext) -> Res
     the recorded outcome, never re-run; calls the transcript already holds (demonstrations of the
     first and second LLM) are served from it."""
     recorded = job.transcript.outcome
-    pair = [r for r in results_of(recorded.raw if recorded else "") if (r.generator, r.discriminator) in PAIRS]
+    pair = [r for r in results_of(recorded.raw or "" if recorded else "") if (r.generator, r.discriminator) in PAIRS]
     if len(pair) != 2:
         raise ValueError("the recorded outcome does not name both negotiations (first->second, second->first)")
     _, conflict = combine(*pair)

@@ -9,11 +9,11 @@ from `demonstrations.train`, a DATA.yaml relative to the scenario file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, Mapping, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases
+from moot.protocols.items.schema import MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
 
@@ -39,7 +39,7 @@ class NegotiationInputs(Strict):
     text: Optional[str] = None
 
 
-class NegotiationScenario(ItemScenario):
+class NegotiationScenario(LabelledScenario):
     """Sentiment by negotiation (Sun et al.): `models.first` generates a decision with its reasoning
     and `models.second` discriminates, until they agree or `max_turns`; then they swap roles.
     Conflicting results bring in `models.third`, if given: four more negotiations and a six-way
@@ -114,7 +114,7 @@ class NegotiationScenario(ItemScenario):
         absolute = str((base / train).resolve())
         return self.model_copy(update={"demonstrations": self.demonstrations.model_copy(update={"train": absolute})})
 
-    def check_models(self, resolved) -> None:
+    def check_models(self, resolved: Mapping[str, str]) -> None:
         specs = list(resolved.values())
         if len(set(specs)) != len(specs) and not self.allow_same_model:
             raise ValueError("the negotiating LLMs must be different model specs (the paper's point is two "

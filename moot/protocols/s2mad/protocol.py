@@ -6,7 +6,7 @@
    to forty comments sampled at random, split into two equal parts.
 2. Subjectivity: the claim is classified (Yes/No); the subjective or objective prompt then
    produces the initial opinions h_p^0 (from P) and h_n^0 (from N), concurrently.
-3. Debate (AutoGen group chat, speaker_selection.s2mad): in round j each debater sees its own
+3. Debate (a group chat of AutoGen agents, speaker_selection.s2mad): in round j each debater sees its own
    initial prompt, its own last reply and the other's round j-1 reply only; both calls of a
    round run concurrently. Same final label = consensus; otherwise the judge decides.
 One agent instead (w/o Debate): the initial-opinion prompt over P and N together decides. The
@@ -29,24 +29,25 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 from autogen_agentchat.messages import BaseChatMessage
-from autogen_core.models import AssistantMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel
 
 from moot.agents.prompts import render
-from moot.engine.stage import StageAgent, cancel_calls
+from moot.engine.stage import Respond, StageAgent, cancel_calls
 from moot.data.load import Comment
 from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
 from moot.log.events import Call
-from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, how_read, method_for
+from moot.log.transcript import Transcript
+from moot.protocols.items.choices import Answered, ask_choice, calibrates, chosen_option, document_method, how_read, method_for
 from moot.protocols.items.document import in_document, speak
 from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
-from moot.protocols.items.metrics import RUMOUR_METRICS
+from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.engine.context import Reply, UnitContext
 from moot.engine.rescore import recorded_messages, resend
@@ -74,7 +75,7 @@ class ItemInput:
     comments: tuple[Comment, ...]
 
 
-def comments_of(given) -> tuple[Comment, ...]:
+def comments_of(given: Optional[Iterable[object]]) -> tuple[Comment, ...]:
     """Comments as given: Comment objects (a dataset), {text, time} mappings or plain strings."""
     out = []
     for c in given or ():
@@ -115,12 +116,13 @@ def parse_score(text: str) -> Optional[float]:
 
 def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[str], list[str]]:
     """(P, N) of Eq. 2: the k highest positive and the k lowest negative scores (stable order)."""
-    pos = sorted((x for x in scored if x[0] is not None and x[0] > 0), key=lambda x: -x[0])
-    neg = sorted((x for x in scored if x[0] is not None and x[0] < 0), key=lambda x: x[0])
+    known = [(score, text) for score, text in scored if score is not None]
+    pos = sorted((x for x in known if x[0] > 0), key=lambda x: -x[0])
+    neg = sorted((x for x in known if x[0] < 0), key=lambda x: x[0])
     return [t for _, t in pos[:k]], [t for _, t in neg[:k]]
 
 
-async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates) -> tuple[list[str], list[str]]:
+async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates: Mapping[str, str]) -> tuple[list[str], list[str]]:
     texts = [c.text for c in early_comments(s, item.comments)]
     if not s.stance_separation:  # up to `random_comments` at random, in two equal parts
         sample = texts[:]
@@ -160,7 +162,7 @@ async def score_in_document(s: S2madScenario, ctx: UnitContext, docs: ClaimDocum
     return {SUPPORTS: 1.0, DENIES: -1.0}.get(answered.option or "")
 
 
-async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, templates) -> bool:
+async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, templates: Mapping[str, str]) -> bool:
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
     if in_document(ctx, "classifier"):
@@ -223,12 +225,15 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
         debate.cancel()
     last = {d: debate.said[d][-1] for d in (P, N)}
     agreed = consensus(last[P].label, last[N].label)
+    # both debaters' answers per round (0: the initial opinions), for the deliberation's dynamics
+    answers = {"answers": [[said.label or UNPARSED for said in pair] for pair in zip(debate.said[P], debate.said[N])]}
     if agreed and not any(m.source == JUDGE for m in thread):
         return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)" + last[P].note,
-                       replies[P][-1], decided_by="consensus")
+                       replies[P][-1], decided_by="consensus", summary=answers)
     verdict = debate.verdict
-    return Outcome(verdict.label or UNPARSED, "judge's determination" + verdict.note, thread[-1].content,
-                   decided_by=verdict.by(JUDGE))
+    assert verdict is not None  # no consensus: the judge spoke
+    return Outcome(verdict.label or UNPARSED, "judge's determination" + verdict.note, thread[-1].to_text(),
+                   decided_by=verdict.by(JUDGE), summary=answers)
 
 
 @dataclass(frozen=True)
@@ -237,14 +242,14 @@ class Answer:
 
     label: Optional[str]
     note: str
-    reply: Reply
+    reply: Union[Reply, Answered]  # the deciding call, or the closed answer asked after it
 
     def by(self, role: str) -> str:
         return f"{role} ({self.reply.method})" if self.reply.measured else role
 
 
-async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: list, stage: str, round: int,
-                 document: Optional[tuple[Build, Content]] = None, **record) -> tuple[Reply, Answer]:
+async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: Sequence[LLMMessage], stage: str, round: int,
+                 document: Optional[tuple[Build, Content]] = None, **record: Any) -> tuple[Reply, Answer]:
     """A reasoning call as the paper prompts it, and the label it came to (`answer`); on a base
     model the role's turn in its `document` (built from the item's content) and its verdict."""
     if document is not None and in_document(ctx, role):
@@ -274,7 +279,7 @@ async def reason_in_document(s: S2madScenario, ctx: UnitContext, role: str, buil
     return reply, Answer(None if found == UNPARSED else found, how_read(answered), answered.reply)
 
 
-async def answer(s: S2madScenario, ctx: UnitContext, role: str, messages: list, reply: Reply, stage: str,
+async def answer(s: S2madScenario, ctx: UnitContext, role: str, messages: Sequence[LLMMessage], reply: Reply, stage: str,
                  round: int) -> Answer:
     """The label of a reasoning reply: parsed from it (`text`), or asked for after it as a closed
     choice (see the module docstring)."""
@@ -304,7 +309,7 @@ async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Se
     return Outcome(said.label or UNPARSED, what + said.note, reply.text, decided_by=said.by(AGENT))
 
 
-def cut_note(reply) -> str:
+def cut_note(reply: Reply) -> str:
     """Says so when a reply stopped at max_tokens (its answer "at the end" may be missing)."""
     return " (the reply was cut off at max_tokens)" if reply.call.finish_reason == "length" else ""
 
@@ -315,7 +320,7 @@ def options_of(s: S2madScenario) -> str:
 
 
 async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
-                    labels: tuple[Optional[str], Optional[str]] = (None, None), **record) -> tuple[Reply, Answer]:
+                    labels: tuple[Optional[str], Optional[str]] = (None, None), **record: Any) -> tuple[Reply, Answer]:
     """The judge's call: the claim and both debaters' last replies (and, on a base model, their verdicts)."""
     prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
                                              "options": options_of(s)})
@@ -347,7 +352,7 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
                             decided_by=said.by(JUDGE)))
 
 
-async def judge_again(s: S2madScenario, ctx: UnitContext, transcript) -> Answer:
+async def judge_again(s: S2madScenario, ctx: UnitContext, transcript: Transcript) -> Answer:
     """The judge asked anew from the debaters' last recorded turns (and labels), as it would
     have seen them."""
     turns = [m for m in transcript.messages if m.role in (P, N)]
@@ -358,7 +363,7 @@ async def judge_again(s: S2madScenario, ctx: UnitContext, transcript) -> Answer:
     return said
 
 
-def last_reasoning(transcript, role: str) -> Optional[Call]:
+def last_reasoning(transcript: Transcript, role: str) -> Optional[Call]:
     """The role's last reasoning call (not the follow-up asking for its answer)."""
     found = [c for c in transcript.calls if c.role == role and not c.stage.endswith("_answer")]
     return found[-1] if found else None
@@ -379,14 +384,16 @@ def _label(labels: LabelSet, text: str) -> Optional[str]:
 class _Debate:
     """Debate state of one item: replies and their answers so far; a round's two calls start together."""
 
-    def __init__(self, s, ctx, templates, opening, replies, options, said, claim: Content, read):
+    def __init__(self, s: S2madScenario, ctx: UnitContext, templates: Mapping[str, str], opening: dict[str, str],
+                 replies: dict[str, list[str]], options: str, said: dict[str, list[Answer]], claim: Content,
+                 read: dict[str, tuple[str, ...]]):
         self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
         self.replies, self.options, self.said = replies, options, said
         self.claim, self.read, self.docs = claim, read, ClaimDocuments(templates)
-        self.rounds: dict[int, dict[str, asyncio.Task]] = {}
+        self.rounds: dict[int, dict[str, asyncio.Future[tuple[Reply, Answer]]]] = {}
         self.verdict: Optional[Answer] = None  # the judge's, once it spoke
 
-    def _messages(self, who: str, j: int) -> list:
+    def _messages(self, who: str, j: int) -> list[LLMMessage]:
         other = N if who == P else P
         ask = render(self.templates["debate"], {"other": self.replies[other][j - 1], "options": self.options})
         return [UserMessage(content=self.opening[who], source="user"),
@@ -402,7 +409,7 @@ class _Debate:
 
     def turns(self, said: Sequence[BaseChatMessage]) -> list[Turn]:
         """The debate so far as the speaker policy reads it: each turn with its answer's label."""
-        seen: Counter = Counter()
+        seen: Counter[str] = Counter()
         out = []
         for m in said:
             seen[m.source] += 1
@@ -410,7 +417,7 @@ class _Debate:
             out.append(Turn(m.source, label))
         return out
 
-    def turn(self, who: str):
+    def turn(self, who: str) -> Respond:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             j = len(self.replies[who])  # this debater's round
             if j not in self.rounds:
@@ -424,7 +431,7 @@ class _Debate:
 
         return respond
 
-    def judge(self, claim: str):
+    def judge(self, claim: str) -> Respond:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1],
                                                   (self.said[P][-1].label, self.said[N][-1].label))
@@ -458,4 +465,5 @@ PROTOCOL = Protocol(
     example="s2mad",
     metrics=RUMOUR_METRICS,
     report=Reporting(part=report_part),
+    rounds=answers_of,  # the debaters' answers per round (none without the debate)
 )

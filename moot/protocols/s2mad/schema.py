@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
                                          check_distinct)
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
@@ -43,7 +43,7 @@ class S2madInputs(Strict):
     comments: list[str] = []
 
 
-class S2madScenario(ItemScenario):
+class S2madScenario(LabelledScenario):
     """Rumor detection (Zhang et al.): every comment is scored for or against the claim, the top-`k`
     of each side brief two debaters (with the subjective or the objective prompt), who debate for
     `rounds` rounds; agreement, else the judge, gives the label. The ablations of the paper's

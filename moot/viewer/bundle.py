@@ -1,0 +1,108 @@
+"""`moot view DIR --bundle OUT`: the viewer's pages as a static site, for a paper's supplement.
+
+OUT holds index.html (the runs list), a folder per run (its page per filter and page, a page per
+unit with its calls page, the scenario page), comparisons of runs that share a protocol and a
+dataset, and the style sheets and script; every link is relative, so the folder opens from disk
+(file://) or any static host. Filters do not combine and nothing is live. Every transcript is
+read (the facts behind the filters are complete). OUT is written whole or not at all
+(moot.safety.fileset): an existing bundle is replaced only when everything in it is a bundle's.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from itertools import combinations
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from moot.safety.fileset import file_set
+from moot.viewer import compare as comparing
+from moot.viewer.catalog import RunSummary
+from moot.viewer.links import BundleLinks, Links, Rel, compare_file, run_file, short
+from moot.viewer.pages import NotFound, Pages
+from moot.viewer.paths import Root
+from moot.viewer.server import STATIC, static_text
+from moot.viewer.units import FILTERS, Query, select, targets
+
+OWNED = {"index.html", "static", "r", "c"}
+MAX_PAIRS = 40  # comparisons a bundle holds at most
+
+
+def pairs_of(runs: list[RunSummary]) -> dict[tuple[Rel, Rel], str]:
+    """Comparisons worth writing: runs of one protocol on one dataset (the first MAX_PAIRS)."""
+    found: dict[tuple[Rel, Rel], str] = {}
+    folders = [r for r in runs if r.is_folder and not r.problem]
+    for x, y in combinations(sorted(folders, key=lambda r: r.name), 2):
+        if (x.protocol, x.dataset) == (y.protocol, y.dataset) and len(found) < MAX_PAIRS:
+            found[(x.rel, y.rel)] = f"c/{len(found) + 1}"
+    return found
+
+
+class Writer:
+    """Writes pages into the fresh bundle folder."""
+
+    def __init__(self, pages: Pages, out: Path, pairs: dict[tuple[Rel, Rel], str]):
+        self.pages, self.out, self.pairs = pages, out, pairs
+        self.written = 0
+
+    def links(self, here: str) -> BundleLinks:
+        return BundleLinks(PurePosixPath(here), self.pairs)
+
+    def write(self, here: str, render: Callable[[Links], str]) -> None:
+        path = self.out / here
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(self.links(here)), encoding="utf-8")
+        self.written += 1
+
+    def run(self, rel: Rel) -> None:
+        pages = self.pages
+        _, table = pages.table(rel)
+        for ref in table.refs.values():
+            pages.indexer.now(ref.path)
+        queries = [Query(show=name) for name in FILTERS] + [Query(gold=g) for g in table.golds()] \
+            + [Query(target=t) for t in targets(table, pages.indexer)]
+        for query in queries:
+            for number in range(1, select(table, query, pages.indexer).pages + 1):
+                paged = query.changed(show=query.show, page=number)
+                self.write(run_file(rel, paged), partial(pages.run_page, rel=rel, query=paged))
+        folder = run_file(rel).rsplit("/", 1)[0]
+        for key in table.refs:
+            self.write(f"{folder}/u/{key}.html", partial(pages.unit_page, rel=rel, key=key))
+            self.write(f"{folder}/u/{key}.calls.html", partial(pages.calls_page, rel=rel, key=key))
+        self.write(f"{folder}/scenario.html", partial(pages.scenario_page, rel=rel))
+
+    def comparison(self, a: Rel, b: Rel, folder: str) -> None:
+        pages = self.pages
+        found = pages.compare_context(a, b)["found"]
+        for show in comparing.COMPARE_FILTERS:
+            for number in range(1, comparing.select(found, show, 1).pages + 1):
+                query = Query(show=show, page=number)
+                self.write(compare_file(folder, query), partial(pages.compare_page, a=a, b=b, query=query))
+        for pair in found:
+            if pair.both:
+                self.write(f"{folder}/u/{short(pair.key)}.html",
+                           partial(pages.compare_unit_page, a=a, b=b, pair=pair.key))
+
+
+def write_bundle(folder: Path, out: Path) -> int:
+    """Write the bundle; the number of pages written."""
+    pages = Pages(Root(folder), inline=True)
+    try:
+        runs = pages.catalog.runs()
+        pairs = pairs_of(runs)
+        with file_set(out, lambda name: name in OWNED, kind="bundle") as fresh:
+            (fresh / "static").mkdir()
+            for name in STATIC:
+                (fresh / "static" / name).write_text(static_text(name), encoding="utf-8")
+            writer = Writer(pages, fresh, pairs)
+            writer.write("index.html", pages.runs_page)
+            for run in runs:
+                try:
+                    writer.run(run.rel)
+                except NotFound:
+                    continue  # a run that cannot be opened: its row in the list says why
+            for (a, b), where in pairs.items():
+                writer.comparison(a, b, where)
+            return writer.written
+    finally:
+        pages.close()

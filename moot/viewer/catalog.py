@@ -1,0 +1,367 @@
+"""The runs and experiments under the served folder, each summarised without opening its units.
+
+A run is a run folder (it holds run.json or results.jsonl) or a transcript file outside any run
+folder; an experiment is a folder holding experiment.json, whose runs are the run folders below it.
+A summary reads run.json, results.jsonl, the folder's listing and the last line of each transcript
+that has no result row (to tell a failed unit from one cut short); it is kept until any of those
+changes, or recomputed every time while the run folder's lock is held (a run in progress).
+Whatever cannot be read becomes the summary's `problem` (one line naming the file and line); the
+other runs are not affected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator, Mapping, Optional
+
+from moot.contract.metrics import UnitRecord
+from moot.contract.registry import PROTOCOLS, AnyProtocol
+from moot.engine.folder import RunFolderError, iter_results, read_meta
+from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
+from moot.errors import MootError
+from moot.report.runs import models_text
+from moot.viewer.experiments import Findings, findings
+from moot.viewer.figures import Figure, Intervals, classification, mean, point
+from moot.viewer.paths import Root
+
+EXPERIMENT = "experiment.json"
+TAIL_BYTES = 16_384
+STATUSES = ("running", "finished", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class Tail:
+    """How a transcript ends: its last event's type, the run_finished status if that is it, the
+    unit's id from its first line (when read), and whether a torn line follows (being written)."""
+
+    last: str = ""
+    status: str = ""
+    torn: bool = False
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run as the runs list shows it."""
+
+    rel: PurePosixPath
+    is_folder: bool
+    protocol: str = "?"
+    title: str = ""
+    scenario: str = ""
+    dataset: str = ""
+    models: str = ""
+    status: str = "finished"
+    done: int = 0
+    total: Optional[int] = None
+    failed: int = 0
+    noun: str = "units"
+    headline: Optional[Figure] = None
+    started: str = ""
+    wall_s: Optional[float] = None
+    experiment: str = ""  # the experiment folder it belongs to (relative), if any
+    arm: str = ""  # its arm in that experiment (the first folder below it)
+    problem: str = ""  # what could not be read, if anything
+    holder: Optional[int] = None  # the pid holding its lock (running)
+
+    @property
+    def name(self) -> str:
+        return self.rel.as_posix() if self.rel.parts else "."
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    rel: PurePosixPath
+    title: str
+    runs: tuple[RunSummary, ...] = ()
+    findings: Findings = Findings()
+
+    @property
+    def arms(self) -> list[str]:
+        return sorted({r.arm for r in self.runs if r.arm})
+
+
+@dataclass
+class Catalog:
+    """Every run and experiment under a folder (see the module docstring)."""
+
+    root: Root
+    intervals: Intervals = field(default_factory=Intervals)
+    _cache: dict[Path, tuple[tuple[Any, ...], RunSummary]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _walking: threading.Lock = field(default_factory=threading.Lock)
+
+    def runs(self) -> list[RunSummary]:
+        with self._walking:  # one walk at a time: a second caller then finds the summaries kept
+            locks = held_locks()
+            found = [self.summary(path, is_folder, experiment, locks) for path, is_folder, experiment in self.walk()]
+        return sorted(found, key=lambda r: (r.experiment, r.started or "", r.name), reverse=True)
+
+    def experiments(self, runs: list[RunSummary]) -> list[Experiment]:
+        groups: dict[str, list[RunSummary]] = {}
+        for run in runs:
+            if run.experiment:
+                groups.setdefault(run.experiment, []).append(run)
+        return [Experiment(PurePosixPath(rel), experiment_title(self.root.path / rel), tuple(found),
+                           findings(self.intervals, self.root.path / rel, sum(r.done for r in found),
+                                    (rel, tuple((r.name, r.done, r.status) for r in found))))
+                for rel, found in sorted(groups.items())]
+
+    def walk(self) -> Iterator[tuple[Path, bool, str]]:
+        """(path, is a folder, experiment) of every run under the root; links and hidden names skipped."""
+        stack: list[tuple[Path, str]] = [(self.root.path, "")]
+        while stack:
+            folder, experiment = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            names = {e.name for e in entries}
+            if "run.json" in names or "results.jsonl" in names:
+                yield folder, True, experiment
+                continue
+            if EXPERIMENT in names:
+                experiment = self.root.rel_of(folder).as_posix()
+            for entry in entries:
+                if entry.name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((Path(entry.path), experiment))
+                elif is_transcript_name(entry.name):
+                    yield Path(entry.path), False, experiment
+
+    def summary(self, path: Path, is_folder: bool, experiment: str = "",
+                locks: Optional[Mapping[tuple[int, int, int], int]] = None) -> RunSummary:
+        """One run's summary, from the cache while its files are unchanged and it is not running."""
+        locks = held_locks() if locks is None else locks
+        stamp = stamps(path, is_folder)
+        holder = lock_holder(path / "run.lock", locks) if is_folder else None
+        with self._lock:
+            cached = self._cache.get(path)
+        if cached is not None and cached[0] == stamp and holder is None:
+            return self.settled(path, stamp, cached[1])
+        rel = self.root.rel_of(path)
+        arm = rel.relative_to(experiment).parts[0] if experiment and rel.parts != PurePosixPath(experiment).parts \
+            and len(rel.relative_to(experiment).parts) > 1 else ""
+        base = RunSummary(rel, is_folder, experiment=experiment, arm=arm, holder=holder)
+        try:
+            found = summarize_folder(path, base, self.intervals) if is_folder else summarize_file(path, base)
+        except (MootError, OSError, ValueError) as exc:
+            found = replace(base, status="failed", problem=str(exc))
+        with self._lock:
+            self._cache[path] = (stamp, found)
+        return found
+
+    def settled(self, path: Path, stamp: tuple[Any, ...], found: RunSummary) -> RunSummary:
+        """A kept summary, with its headline's interval once it is computed (then kept so)."""
+        if found.headline is None or not found.headline.pending:
+            return found
+        headline = self.intervals.settled((path, stamp), found.headline)
+        if headline is found.headline:
+            return found
+        found = replace(found, headline=headline)
+        with self._lock:
+            self._cache[path] = (stamp, found)
+        return found
+
+
+def experiment_title(folder: Path) -> str:
+    try:
+        data = json.loads((folder / EXPERIMENT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return folder.name
+    title = data.get("title") or data.get("name") if isinstance(data, dict) else None
+    return str(title) if title else folder.name
+
+
+def is_transcript_name(name: str) -> bool:
+    return name.endswith(".jsonl") and name not in NOT_TRANSCRIPTS and not SET_ASIDE.search(name)
+
+
+def stamps(path: Path, is_folder: bool) -> tuple[Any, ...]:
+    """What changes when the run changes (its folder's listing, run.json, results.jsonl)."""
+    def stamp(p: Path) -> tuple[int, int]:
+        try:
+            info = p.stat()
+        except OSError:
+            return (0, 0)
+        return (info.st_mtime_ns, info.st_size)
+
+    if not is_folder:
+        return (stamp(path),)
+    return (stamp(path), stamp(path / "run.json"), stamp(path / "results.jsonl"))
+
+
+# ---------------------------------------------------------------------------------------------- locks
+LockKey = tuple[int, int, int]  # (device major, minor, inode)
+_LOCK_LINE = re.compile(r"^\d+:\s+FLOCK\s+\S+\s+WRITE\s+(\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s", re.M)
+
+
+def held_locks() -> dict[LockKey, int]:
+    """Exclusive flock()s held on this machine, by file, with the pid holding each (Linux's
+    /proc/locks; elsewhere empty, and `lock_holder` falls back on the pid a run.lock names)."""
+    try:
+        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return {}
+    return {(int(major, 16), int(minor, 16), int(inode)): int(pid)
+            for pid, major, minor, inode in _LOCK_LINE.findall(text)}
+
+
+def lock_holder(lock: Path, locks: Mapping[LockKey, int]) -> Optional[int]:
+    """The pid running the run folder whose lock file this is, or None. Only looked at, never
+    locked: taking even a shared lock could make a starting run think the folder busy."""
+    try:
+        info = os.stat(lock)
+    except OSError:
+        return None
+    if locks or Path("/proc/locks").exists():
+        return locks.get((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
+    try:
+        pid = int(lock.read_text(encoding="ascii").strip() or "0")
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+# ---------------------------------------------------------------------------------------------- tails
+def tail(path: Path) -> Tail:
+    """How a transcript ends (see Tail), from its last TAIL_BYTES."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - TAIL_BYTES))
+        data = f.read()
+    lines = data.split(b"\n")
+    torn = bool(lines[-1].strip())
+    for line in reversed(lines[1:] if size > TAIL_BYTES else lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            last = str(event.get("type", ""))
+            status = str(event.get("status", "")) if last == "run_finished" else ""
+            seq = event.get("seq")
+            return Tail(last, status, torn and line is not lines[-1], seq if isinstance(seq, int) else 0)
+    return Tail(torn=torn)
+
+
+def first_event(path: Path) -> dict[str, Any]:
+    with open(path, "rb") as f:
+        line = f.readline(4_000_000)
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+# ---------------------------------------------------------------------------------------------- summaries
+def contract_of(name: str) -> Optional[AnyProtocol]:
+    return PROTOCOLS.get(name) if name in PROTOCOLS else None
+
+
+def stamp_text(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunSummary:
+    meta = read_meta(path) or {}
+    rows = [row for _, row in iter_results(path)]
+    listed = {Path(str(row.get("transcript", ""))).name for row in rows}
+    loose = [e for e in os.scandir(path) if is_transcript_name(e.name) and e.name not in listed]
+    ends = [tail(Path(e.path)) for e in loose]
+    failed = sum(1 for t in ends if t.status == "failed")
+    cut = sum(1 for t in ends if t.status != "failed")
+    protocol = str(meta.get("protocol") or (first_event(Path(loose[0].path)).get("protocol") if loose else "?"))
+    contract = contract_of(protocol)
+    total = meta.get("planned_units", meta.get("planned_items"))
+    total = int(total) if isinstance(total, int) else None
+    status = run_status(base.holder, failed, cut, len(rows), total)
+    scenario = mapping(meta.get("scenario"))
+    results = path / "results.jsonl"
+    times = [e.stat().st_mtime for e in loose] + ([results.stat().st_mtime] if results.exists() else [])
+    created = str(meta.get("created") or "")
+    return replace(
+        base, protocol=protocol, title=str(scenario.get("title") or ""),
+        scenario=Path(str(meta.get("scenario_path") or "")).stem,
+        dataset=Path(str(meta.get("dataset_path") or "")).stem,
+        models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
+        noun=contract.units.noun if contract else "units",
+        headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
+        started=created, wall_s=wall_seconds(created, max(times) if times else None))
+
+
+def mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def run_status(holder: Optional[int], failed: int, cut: int, done: int, total: Optional[int]) -> str:
+    if holder is not None:
+        return "running"
+    if failed:
+        return "failed"
+    if cut or (total is not None and done < total):
+        return "interrupted"
+    return "finished"
+
+
+def wall_seconds(created: str, last: Optional[float]) -> Optional[float]:
+    """From the run's creation to its last write (across every invocation)."""
+    if not created or last is None:
+        return None
+    try:
+        start = datetime.fromisoformat(created).timestamp()
+    except ValueError:
+        return None
+    return max(0.0, last - start)
+
+
+def summarize_file(path: Path, base: RunSummary) -> RunSummary:
+    """A transcript file on its own: one unit."""
+    first, end = first_event(path), tail(path)
+    if first.get("type") != "run_started":
+        return replace(base, status="failed", problem=f"{path.name}:1: not a moot transcript")
+    protocol = str(first.get("protocol", "?"))
+    contract = contract_of(protocol)
+    scenario = mapping(first.get("scenario"))
+    status = {"completed": "finished", "failed": "failed"}.get(end.status, "interrupted")
+    return replace(base, protocol=protocol, title=str(scenario.get("title") or ""),
+                   scenario=Path(str(first.get("scenario_path") or "")).stem,
+                   models=models_text(first.get("models") or {}), status=status,
+                   done=1 if end.status == "completed" else 0, total=1, failed=int(end.status == "failed"),
+                   noun=contract.units.noun if contract else "units", started=str(first.get("ts") or ""))
+
+
+def headline(rows: list[dict[str, Any]], meta: Mapping[str, Any], contract: Optional[AnyProtocol],
+             intervals: Intervals, key: Any) -> Optional[Figure]:
+    """The run's headline: its classification metric over scored items, else the mean of its
+    protocol's headline measure (when that reads only results rows); with its interval
+    (moot.viewer.figures), kept under `key` by `intervals`."""
+    scored = [r for r in rows if r.get("gold") is not None]
+    labels = [str(x) for x in meta.get("labels") or []]
+    if scored and labels:
+        metric = str(meta.get("headline_metric") or meta.get("metric") or "macro_f1")
+        gold = [str(r["gold"]) for r in scored]
+        pred = [None if r.get("prediction") is None else str(r["prediction"]) for r in scored]
+        return intervals.figure(key, len(gold), lambda: classification(gold, pred, labels, metric),
+                                lambda: point(gold, pred, labels, metric))
+    if contract is None or not rows:
+        return None
+    measure = contract.metrics.measure(contract.metrics.headline)
+    if measure.reads_transcript:
+        return None
+    values = [v for v in (measure.of(UnitRecord(row, labels)) for row in rows) if v is not None]
+    return intervals.figure(key, len(values), lambda: mean(measure.name, values),
+                            lambda: Figure(measure.name, sum(values) / len(values) if values else None, len(values)))
