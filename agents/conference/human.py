@@ -20,6 +20,7 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 
 from moot.agents.conference.agent import ConferenceAgent, ConferenceSetup, to_turns, turn_metadata
+from moot.engine.context import Reply
 from moot.engine.seats import Answered, Asking, Question, Seat, SeatProxy
 from moot.protocols.conference.texts import where_text
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, OVERALL_TEXT, criterion_title
@@ -70,7 +71,7 @@ class SeatedConferenceAgent(SeatProxy):
         self.step: Optional[Step] = None
 
     @property
-    def last_calls(self) -> list:
+    def last_calls(self) -> list[Reply]:
         return self.stand_in.last_calls
 
     def received(self, messages: Sequence[BaseChatMessage]) -> None:

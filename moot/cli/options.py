@@ -15,6 +15,9 @@ from moot.errors import nearest
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
+    from moot.cli.seat import TerminalPerson
+    from moot.engine.seats import SeatSpec
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with bad input as one line (not the usage block), naming the nearest option for a
@@ -71,7 +74,8 @@ def positive_int(text: str) -> int:
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
     """The engine and backend options a command was given, as the API's RunOptions; seats a
     person takes (`--human`) are answered at the terminal."""
-    seats, person = (), None
+    seats: tuple["SeatSpec", ...] = ()
+    person: Optional["TerminalPerson"] = None
     if getattr(args, "human", []):
         from moot.cli.seat import TerminalPerson
         from moot.engine.seats import SeatSpec

@@ -63,7 +63,7 @@ class SeatSpec:
         if fallback not in FALLBACKS:
             raise UsageError(f"--human {text!r}: the fallback must be one of {', '.join(FALLBACKS)}"
                              f"{nearest(fallback, FALLBACKS)}")
-        return cls(name.strip(), None if fallback == "wait" else limit, fallback)  # type: ignore[arg-type]
+        return cls(name.strip(), None if fallback == "wait" else limit, fallback)
 
 
 def seated_agents(seats: Mapping[str, Sequence[str]], specs: Sequence[SeatSpec], protocol: str) -> dict[str, SeatSpec]:
@@ -330,17 +330,23 @@ class SeatProxy(UserProxyAgent):
     async def on_messages_stream(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
                                  ) -> AsyncGenerator[BaseAgentEvent | BaseChatMessage | Response, None]:
         self.received(messages)
-        self._asking, self.answered = self.asking(), None
+        self._asking = self.asking()
+        self._forget()
         async for item in super().on_messages_stream(messages, cancellation_token):
-            if isinstance(item, Response) and self.answered is not None:
+            answered = self.answered
+            if isinstance(item, Response) and answered is not None:
                 try:
-                    message = await self.message_of(self.answered, cancellation_token)
+                    message = await self.message_of(answered, cancellation_token)
                 except Exception as exc:  # noqa: BLE001 - e.g. the stand-in model's call failed
                     self.failure = self.failure or exc
                     raise
                 yield Response(chat_message=message)
             else:
                 yield item
+
+    def _forget(self) -> None:
+        """A new turn: the last turn's answers are not this one's."""
+        self.answered = None
 
     def received(self, messages: Sequence[BaseChatMessage]) -> None:
         """Keep what the group chat sent since this seat's last turn."""

@@ -145,7 +145,7 @@ class Message(EventBase):
     def _without_model_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A model's message is written as before seats existed (no `source`), so a run without a
         person at a seat stays readable by earlier moot versions."""
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if data.get("source") == "model":
             del data["source"]
         return data

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
+from scipy import stats
 
 from moot.metrics.stats import CONFIDENCE, RESAMPLES, SEED, Interval
 
@@ -108,7 +108,7 @@ def paired_n(data: Columns) -> int:
     return int((~missing.any(axis=0)).sum())
 
 
-def with_interval(statistic: Callable[[Columns], float], data: Columns, n: int, resamples: int = RESAMPLES,
+def with_interval(statistic: Callable[[Columns], Union[float, np.ndarray]], data: Columns, n: int, resamples: int = RESAMPLES,
                   seed: int = SEED, confidence: float = CONFIDENCE, vectorized: bool = False) -> Interval:
     """`statistic(data)` (raters x units) with a percentile bootstrap interval over units (units
     resampled, every rater's answers with them; `vectorized`: the statistic takes every resample

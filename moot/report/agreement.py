@@ -176,12 +176,12 @@ def _part_cell(asked: Sequence[Asked], raters: Sequence[str], parts: set[str]) -
         return "–"
     if asked[0].question.kind == "choice":
         return f"{sum(m == h for m, h in pairs) / len(pairs):.0%} (n={len(pairs)})"
-    model = [float(m) for m, _ in pairs]
-    people = [float(h) for _, h in pairs]
+    model = [float(str(m)) for m, _ in pairs]
+    people = [float(str(h)) for _, h in pairs]
     return f"{sum(model) / len(model):.1f} / {sum(people) / len(people):.1f} (n={len(pairs)})"
 
 
-def _row(run: Run, q: Asked, raters: Sequence[str], csv_rows: list) -> tuple[list[str], list[tuple[str, str]]]:
+def _row(run: Run, q: Asked, raters: Sequence[str], csv_rows: list[tuple[object, ...]]) -> tuple[list[str], list[tuple[str, str]]]:
     """One question's cells: each rater's summary answer, then its statistics (also as CSV rows)."""
     if q.question.kind == "choice":
         cells = [_mode(q.answers[r]) for r in (MODEL, *raters)]

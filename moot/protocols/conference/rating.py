@@ -38,7 +38,8 @@ def rateables(transcript: Transcript) -> tuple[Rateable, ...]:
         said = by_turn.get(getattr(event, "turn", -1))
         if said is None or said.source == "human":
             continue
-        where = f"T{(event.topic or 0) + 1}" if getattr(event, "topic", None) is not None else "closing"
+        topic = getattr(event, "topic", None)
+        where = f"T{topic + 1}" if isinstance(topic, int) else "closing"
         if isinstance(event, Verdict) and said.action == "judge":
             question = Question(VERDICT, "Have the participants reached agreement?", (AGREEMENT, MORE_DEBATE))
             answer = event.verdict if event.verdict in (AGREEMENT, MORE_DEBATE) else None
