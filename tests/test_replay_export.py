@@ -401,9 +401,9 @@ def test_markdown_export(demo, tmp_path):
     text = out.read_text()
     assert text.startswith("# Find a new approach")
     assert text.count("\n## Topic ") == 3 and "## Closing" in text and "### Round 2" in text
-    assert "**Verdict: `UNPARSED`**" in text and "| emotional\\_intelligence | `███████   ` 7 |" in text
-    assert "| total | 25 |" in text and "| Judge | judge | scripted\\:MORE\\_DEBATE,AGREEMENT,GARBAGE |" in text
-    assert "**reference coverage of topic 1\\: 0/7 items \\(0%\\); not covered\\: health," in text
+    assert "**Verdict: `UNPARSED`**" in text and "| emotional_intelligence | `███████   ` 7 |" in text
+    assert "| total | 25 |" in text and "| Judge | judge | scripted:MORE_DEBATE,AGREEMENT,GARBAGE |" in text
+    assert "**reference coverage of topic 1: 0/7 items (0%); not covered: health," in text
     assert "| Reference item | Status | Evidence |" in text and "| public | not covered |  |" in text
     assert "| Assessor | assessor | scripted |" in text
 
@@ -436,11 +436,11 @@ def test_item_exports_show_input_stages_and_outcome(items, tmp_path):
     text = md.read_text()
     for heading in ("## Stance separation", "## Initial opinion", "## Debate", "### Round 2", "## Judge", "## Outcome"):
         assert heading in text
-    assert "**veracity\\:" in text
+    assert "**veracity:" in text
     md = tmp_path / "negotiation.md"
     assert main(["export", str(items["negotiation"]), "--out", str(md)]) == 0
     text = md.read_text()
-    assert text.count("## First\\-&gt;second") == 1 and text.count("## Second\\-&gt;first") == 1
+    assert text.count("## First-&gt;second") == 1 and text.count("## Second-&gt;first") == 1
 
 
 def test_batch_export_is_one_document_with_a_section_per_unit(make_scenario, tmp_path):

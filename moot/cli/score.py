@@ -199,5 +199,5 @@ def show(results: Sequence[UnitRescored], job: Job, many: bool, labels: Optional
         for name, key in (("before", "original_prediction"), ("after", "prediction")):
             report = summarize([r["gold"] for r in scored], [r[key] for r in scored], labels,
                                metric=metric or "macro_f1")
-            print(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
-                  f"(the {len(scored)} rescored items)")
+            print(terminal_safe(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
+                                f"(the {len(scored)} rescored items)"))

@@ -1,13 +1,13 @@
 """A run as one self-contained HTML page (blocks from moot.views.document): no scripts, no network,
 no external fonts.
 
-Every string passes through `esc` (control characters dropped, then html.escape) before it
-reaches the page, and a Content-Security-Policy forbids scripts as a second line of defence.
+Every string passes through `esc` (moot.views.neutral.html_safe: control and bidirectional-override
+characters dropped, then html.escape) before it reaches the page, and a Content-Security-Policy
+forbids scripts as a second line of defence.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Mapping, Sequence
 
 from moot.log.transcript import Transcript
@@ -15,7 +15,7 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import terminal_safe
+from moot.views.neutral import html_safe
 from moot.views.timeline import CUT, initials
 
 COLORS = ("#0e7490", "#b45309", "#15803d", "#a21caf", "#1d4ed8", "#b91c1c", "#0891b2", "#a16207")
@@ -61,8 +61,7 @@ footer{margin:32px 0;color:var(--mute)}
 """
 
 
-def esc(text: object) -> str:
-    return html.escape(terminal_safe(str(text)), quote=True)
+esc = html_safe
 
 
 def render_html(transcripts: Sequence[Transcript], title: str = "moot run",

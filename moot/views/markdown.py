@@ -1,16 +1,13 @@
 """A run as Markdown, for pasting into issues, notes and papers (blocks from moot.views.document).
 
-No recorded string is live markup: every character Markdown (CommonMark, GitHub) gives a meaning
-to is backslash-escaped — links and images (`[x](javascript:...)`, `![i](...)`), emphasis, code,
-headings, lists, tables, autolinks (`http:` loses its colon's meaning), mentions, math — and
-`& < >` become HTML entities, so raw HTML is text too; escape sequences and other control
-characters are dropped (moot.views.neutral), so `cat`ing the file cannot drive a terminal. A model's
-text keeps its line breaks inside a block quote.
+No recorded string is live markup: each goes through moot.views.neutral.markdown_safe, which
+escapes only what would change the rendering (links and images, raw HTML, emphasis, code,
+headings, lists, tables, autolinks, mentions, math) and drops escape sequences, control and
+bidirectional-override characters, so the file reads as plain text and `cat`ing it cannot drive
+a terminal. A model's text keeps its line breaks inside a block quote.
 """
 
 from __future__ import annotations
-
-import re
 
 from typing import Sequence
 
@@ -19,19 +16,20 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import terminal_safe
+from moot.views.neutral import markdown_safe, terminal_safe
 from moot.views.timeline import spread_text
 
 BLOCKS = "█" * 10
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$@=^])")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
 
 
 def inline(text: object) -> str:
-    """One line of recorded text as inert Markdown (see the module docstring)."""
-    escaped = _SPECIAL.sub(r"\\\1", " ".join(terminal_safe(str(text)).split()))
-    return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], escaped)
+    """One line of recorded text as inert Markdown, where it may start a line."""
+    return markdown_safe(text)
+
+
+def cell(text: object) -> str:
+    """One line of recorded text as inert Markdown inside a table cell or a heading."""
+    return markdown_safe(text, cell=True)
 
 
 def quote(text: str) -> list[str]:
@@ -40,19 +38,15 @@ def quote(text: str) -> list[str]:
     return [f"> {inline(line)}  " if line.strip() else ">" for line in lines]
 
 
-def number(text: str) -> str:
-    """A figure's number as written (`7.0`, `—`); anything else escaped like text."""
-    return text if _NUMBER.fullmatch(text) else inline(text)
-
-
 def code(text: str) -> str:
     """A label in a code span (no backtick or line break can end it early)."""
     return "`" + " ".join(terminal_safe(text).replace("`", "'").split()) + "`"
 
 
-def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(inline(h) for h in head) + " |", "|" + "---|" * len(head)]
-    return lines + ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
+def table(head: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A Markdown table; every cell is text (escaped), a `|` in it stays in its cell."""
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
 
 
 def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
@@ -65,7 +59,7 @@ def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
 
 def markdown_of(block: Block) -> list[str]:
     if isinstance(block, Heading):
-        heading = [f"{'#' * min(block.level, 6)} {inline(block.text)}"]
+        heading = [f"{'#' * min(block.level, 6)} {cell(block.text)}"]
         return heading + (["", f"_{inline(block.note)}_"] if block.note else [])
     if isinstance(block, Facts):
         return table(["", ""], [[k, v] for k, v in block.rows])
@@ -109,7 +103,7 @@ def figure(shown: Figure) -> list[str]:
         return [f"_{inline(shown.text[:1].upper() + shown.text[1:])}\\._"]
     if isinstance(shown, Grade):
         spread = f" (model's scores: {inline(shown.spread)})" if shown.spread else ""
-        return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{number(shown.value)}**/{shown.scale}{spread} "
+        return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{inline(shown.value)}**/{shown.scale}{spread} "
                 f"— {inline(shown.rationale)}"]
     if isinstance(shown, Checklist):
         return [f"**{inline(shown.title)}**", "", *table([h[:1].upper() + h[1:] for h in shown.head], shown.rows)]
@@ -123,10 +117,10 @@ def chart(shown: Chart) -> list[str]:
     spreads = any(bar.distribution for bar in shown.bars)
     head = ["| Criterion | Score | Model's most likely scores |", "|---|---|---|"] if spreads else \
         ["| Criterion | Score |", "|---|---|"]
-    lines = [f"**{inline(shown.caption)}** by {inline(shown.by)}: overall **{number(shown.overall)}**/{shown.scale}",
+    lines = [f"**{inline(shown.caption)}** by {inline(shown.by)}: overall **{inline(shown.overall)}**/{shown.scale}",
              "", *head]
     for bar in shown.bars:
         blocks = BLOCKS[:max(0, min(round(bar.value * (10 / shown.scale)), 10))]
-        spread = f" {inline(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
-        lines.append(f"| {inline(bar.name)} | `{blocks:<10}` {number(bar.shown)} |{spread}")
+        spread = f" {cell(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
+        lines.append(f"| {cell(bar.name)} | `{blocks:<10}` {cell(bar.shown)} |{spread}")
     return lines + (["", f"_{inline(shown.rationale)}_"] if shown.rationale else [])
