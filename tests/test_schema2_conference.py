@@ -1,6 +1,8 @@
 """A conference transcript as moot wrote it before the conference's events moved out of the core
 (schema 2): it loads, and replay, Markdown and HTML read it exactly as that moot did (its output
-is kept in tests/data/schema2/), but for the line that says it was upgraded on load."""
+is kept in tests/data/schema2/), but for the line that says it was upgraded on load. (export.md
+was written again when Markdown escaping became minimal, moot.views.neutral: the old and the new
+file render to the same HTML.)"""
 
 from __future__ import annotations
 
