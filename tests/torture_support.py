@@ -38,6 +38,7 @@ HANDLED: Counter = Counter()
 CLASSES = {"signals": "every stop signal is a clean stop", "files": "files written safely and as a set",
            "credentials": "credentials in any URL", "environment": "the environment refusing is exit 3",
            "neutral": "every output neutralises what others wrote",
+           "reading": "reading is bounded before it is trusted",
            "start-up": "one line even when moot cannot start", "out": "odd output places",
            "yaml": "YAML as people write it", "waits": "waits are visible",
            "logprobs": "logprob answers handled one way"}

@@ -6,9 +6,10 @@
     RUN/cache.sqlite     model replies: a rerun or a resume never sends a finished call twice
     RUN/run.lock         held by the process running it (released when that process ends)
 
-Results are read as strictly as transcripts: a blank line is harmless, a torn last line (a killed
-writer) is left out and set aside before the next append, and a garbled or duplicated row is an
-error naming its line — never silently skipped.
+Results are read as strictly and as bounded as transcripts (moot.log.jsonl): a blank line is
+harmless, a torn last line (a killed writer) is left out and set aside before the next append, and
+a garbled, overlong or duplicated row is an error naming its line — never silently skipped. run.json
+is refused unread when it is larger than any run.json moot writes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Iterator, Optional
 
 from moot.safety.diskio import named, write_atomic
 from moot.safety.places import usable_out
-from moot.log.transcript import read_lines, set_aside_torn_tail
+from moot.log.jsonl import MAX_LINE, JsonLines, set_aside_torn_tail
 from moot.errors import MootError
 
 RESERVED = {"run", "results", "cache"}
@@ -106,7 +107,7 @@ class RunFolder:
     def append_result(self, row: dict) -> None:
         try:
             if self._results is None:
-                set_aside_torn_tail(self.results_path)
+                set_aside_torn_tail(self.results_path, RunFolderError)
                 self._results = open(self.results_path, "a", encoding="utf-8")
             self._results.write(json.dumps(row, ensure_ascii=False) + "\n")
             self._results.flush()
@@ -119,9 +120,12 @@ def read_meta(path: Path) -> Optional[dict]:
     if not meta.exists():
         return None
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        big = meta.stat().st_size > MAX_LINE
+        data = None if big else json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise RunFolderError(f"{meta}: unreadable run.json ({exc})") from None
+    if big:
+        raise RunFolderError(f"{meta}: larger than {MAX_LINE // 2**20} MiB: not a run.json moot wrote")
     if not isinstance(data, dict):
         raise RunFolderError(f"{meta}: run.json must be a JSON object")
     return data
@@ -132,13 +136,8 @@ def iter_results(path: Path) -> Iterator[tuple[int, dict]]:
     results = Path(path) / "results.jsonl"
     if not results.exists():
         return
-    rows, _ = read_lines(results)
-    for number, line in rows:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise RunFolderError(f"{results}:{number}: garbled result row (not JSON)") from None
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+    for number, row in JsonLines(results, RunFolderError, "result row", "a results file"):
+        if not isinstance(row.get("id"), str):
             raise RunFolderError(f"{results}:{number}: a result row needs an \"id\"")
         yield number, row
 
