@@ -64,6 +64,7 @@ from moot.scenario.load import load_scenario  # noqa: E402
 from moot.log.transcript import Transcript, load  # noqa: E402
 from moot.engine.folder import RunFolderError  # noqa: E402
 from moot.engine.source import open_run  # noqa: E402
+from moot.protocols.conference.turns import suspect_of  # noqa: E402
 from moot.protocols.conference.verdicts import CRITERIA  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "drug_policy.yaml"
@@ -131,11 +132,6 @@ def impersonates(text: str, own: Sequence[str], others: Iterable[str]) -> bool:
     return False
 
 
-def monotone_or_constant(values: Sequence[float]) -> bool:
-    steps = [b - a for a, b in zip(values, values[1:])]
-    return all(d == 0 for d in steps) or all(d > 0 for d in steps) or all(d < 0 for d in steps)
-
-
 def calls_per_turn(t: Transcript) -> list[tuple[Message, list[Call]]]:
     """Each turn with the calls recorded with it (they precede its message in the same write)."""
     found, pending = [], []
@@ -163,7 +159,7 @@ def figures(t: Transcript, grams: set, labels: dict[str, str]) -> dict:
                                                  everyone - names.get(m.speaker, set()))]
     unfinished = [m for m in spoken if not ends_sentence(text[id(m)])]
     scores = [s for s in t.of_type(Score) if s.kind == "debate" and s.parsed]
-    flat = [s for s in scores if monotone_or_constant([s.scores[c] for c in CRITERIA])]
+    flat = [s for s in scores if suspect_of([s.scores[c] for c in CRITERIA])]
     measured = [(m, sum(c.detail.evaluated for c in calls), sum(c.usage.prompt_tokens for c in calls),
                  sum(c.latency_s for c in calls))
                 for m, calls in calls_per_turn(t)

@@ -1,3 +1,66 @@
-"""moot: LLM deliberation protocols declared in YAML, run on AutoGen, recorded honestly."""
+"""moot: LLM deliberation protocols declared in YAML, run on AutoGen, recorded honestly.
 
+The Python API (docs/api.md has a worked example); the command line is a thin layer over it:
+
+    run, prepare           run (or continue) a scenario: one unit, an item, a dataset, a batch of variants
+    load_scenario          read and validate a scenario file or a bundled scenario
+    RunOptions             how runs are carried out: servers, concurrency, reply cache, resuming
+    open_run, open_runs    read saved runs: units, events, metrics (SavedRun, SavedUnit, RunMetrics)
+    runs_df, units_df,     saved runs as pandas data frames: one row per run, unit, event, model call
+    events_df, calls_df
+    rescore                re-run a protocol's deciding roles with other models on a saved run
+    document, export       a run as one Markdown or HTML document
+    write_report           the report folder of finished runs (tables, CSV, plots)
+    MootError              every error moot reports as one line (its `exit_code` is the command line's)
+
+Each name is imported when first used, so `import moot` loads nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
 __version__ = "0.1.0"
+
+_WHERE = {
+    "run": "moot.api.running", "prepare": "moot.api.running", "load_scenario": "moot.api.running",
+    "PreparedRun": "moot.api.running", "RunResult": "moot.api.running", "Running": "moot.api.running",
+    "Watcher": "moot.api.running",
+    "RunOptions": "moot.api.options",
+    "open_run": "moot.api.saved", "open_runs": "moot.api.saved", "SavedRun": "moot.api.saved",
+    "SavedUnit": "moot.api.saved", "RunMetrics": "moot.api.saved", "MeasureSummary": "moot.api.saved",
+    "runs_df": "moot.api.frames", "units_df": "moot.api.frames", "events_df": "moot.api.frames",
+    "calls_df": "moot.api.frames",
+    "rescore": "moot.api.outputs", "Rescoring": "moot.api.outputs", "document": "moot.api.outputs",
+    "export": "moot.api.outputs", "write_report": "moot.api.outputs",
+    "MootError": "moot.errors",
+}
+__all__ = [
+    "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
+    "open_run", "open_runs", "SavedRun", "SavedUnit", "RunMetrics", "MeasureSummary",
+    "runs_df", "units_df", "events_df", "calls_df",
+    "rescore", "Rescoring", "document", "export", "write_report", "MootError",
+]
+
+if TYPE_CHECKING:
+    from moot.api.frames import calls_df, events_df, runs_df, units_df
+    from moot.api.options import RunOptions
+    from moot.api.outputs import Rescoring, document, export, rescore, write_report
+    from moot.api.running import PreparedRun, RunResult, Running, Watcher, load_scenario, prepare, run
+    from moot.api.saved import MeasureSummary, RunMetrics, SavedRun, SavedUnit, open_run, open_runs
+    from moot.errors import MootError
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use."""
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'moot' has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

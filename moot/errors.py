@@ -11,7 +11,11 @@ from __future__ import annotations
 import difflib
 from typing import ClassVar, Iterable, Optional
 
-EXIT_USAGE = 2  # bad input: one line, nothing written
+# The process's exit codes (moot.cli): 0 done, 1 a run failed or moot hit a bug, 2 bad input
+# (nothing written), 3 the environment refused, 130 interrupted (Ctrl-C; a stop signal: 128 + its
+# number, moot.safety.signals), 141 the output was closed.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 3, 130, 141
+EXIT_UNPARSED = 4  # the run finished but its answers measured nothing (moot.engine.unparsed)
 
 
 class MootError(Exception):

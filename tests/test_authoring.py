@@ -15,6 +15,7 @@ from moot.scenario.bundled import bundled_dir
 from moot.cli import main
 from moot.cli.new import SCHEMA_LINE, retitle, scenario_text
 from moot.cli.schema import DRAFT, docs_text, scenario_schema
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import read_results, transcript_of
 from moot.scenario.load import load_scenario
@@ -157,9 +158,11 @@ def test_new_writes_the_example_under_a_new_title_and_it_runs(protocol, tmp_path
     assert main(["validate", str(path)]) == 0
     capsys.readouterr()
     out = tmp_path / "run"
-    assert main(["run", str(path), "--model", "scripted", "--out", str(out), "--quiet"]) == 0
+    code = main(["run", str(path), "--model", "scripted", "--out", str(out), "--quiet"])
     [row] = read_results(out).values()
     assert row["status"] == "completed"
+    # The scripted model gives no label to most examples: a run whose every answer is unparsed exits 4.
+    assert code == (EXIT_UNPARSED if row["prediction"] == "unparsed" else 0)
     assert load(transcript_of(out, row)).started.protocol == protocol.name
     assert main(["new", "--protocol", protocol.name, "my-study", "--dir", str(tmp_path / "sc")]) == 2
     assert "exists" in capsys.readouterr().err  # never overwrites

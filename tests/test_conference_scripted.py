@@ -216,3 +216,17 @@ def test_api_key_never_reaches_the_transcript(make_scenario, tmp_path, monkeypat
     started = conference(out).started
     assert isinstance(started, RunStarted)
     assert started.settings["backends"]["openai_base_urls"] == ["http://127.0.0.1:9/v1"]
+
+
+def test_a_constant_or_monotone_written_score_set_is_kept_and_flagged(make_scenario, tmp_path, capsys):
+    """The scripted evaluator writes 7 for every criterion: kept as written, flagged as suspect in
+    the transcript and the summary (llama_cpp.server's structured output gave 1, 2, ..., 10)."""
+    from moot.protocols.conference.turns import suspect_of
+
+    assert [suspect_of(v) for v in ([7, 7, 7], [1, 2, 3], [9, 5, 2], [3, 5, 4], [6])] == \
+        ["constant", "monotone", "monotone", "", ""]
+    out = tmp_path / "run"
+    assert main([str(make_scenario(topics=1)), "--model", "scripted", "--out", str(out)]) == 0
+    (score,) = conference(out).of_type(Score)
+    assert score.method == "" and set(score.scores.values()) == {7} and score.suspect == "constant"
+    assert "(suspect: constant scores)" in capsys.readouterr().out

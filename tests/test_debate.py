@@ -15,6 +15,7 @@ from moot.models.engine import ModelEngine
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote
 from moot.engine.context import Unit
 from moot.engine.folder import RunFolder
@@ -340,7 +341,8 @@ def test_whole_run_from_the_command_line(tmp_path, capsys):
 
 
 def test_bundled_scenario_runs_by_name_with_its_default_item(tmp_path, capsys):
-    assert main(["run", "debate", "--model", "scripted", "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    # The scripted model's answers name no label: the run's one answer is unparsed, exit 4.
+    assert main(["run", "debate", "--model", "scripted", "--out", str(tmp_path / "r"), "--quiet"]) == EXIT_UNPARSED
     assert last_line(capsys) == f"run: {tmp_path / 'r'} items=1 backend_calls=9 cache_hits=0 unparsed=1"
 
 
@@ -380,5 +382,6 @@ def test_run_conference_shorthand(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "run_conference.py"), str(ROOT / "scenarios" / "debate.yaml"),
                            "--model", "scripted", "--out", str(tmp_path / "dbt"), "--quiet"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_UNPARSED, done.stderr
+    assert done.stderr == "failed: every answer is unparsed (1 of 1): the run measured nothing\n"
     assert done.stdout.strip().splitlines()[-1].endswith("items=1 backend_calls=9 cache_hits=0 unparsed=1")

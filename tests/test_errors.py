@@ -25,6 +25,8 @@ ERRORS = {
     "moot.models.preflight": ["Unreachable"],
     "moot.report.runs": ["RunError"],
     "moot.safety.places": ["OutError"],
+    "moot.experiment.schema": ["ExperimentError"],
+    "moot.experiment.grid": ["ExperimentChanged"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 
@@ -36,7 +38,9 @@ def error_class(module: str, name: str) -> type[MootError]:
 
 
 def make(cls: type[MootError]) -> MootError:
-    if cls.__name__ in ("SourceError", "ScenarioError"):
+    from moot.scenario.yamlsource import SourceError
+
+    if issubclass(cls, SourceError):
         return cls("file.yaml", "a problem", ("key",), 3)
     return cls("file.yaml:3: key: a problem")
 

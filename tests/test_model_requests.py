@@ -324,6 +324,15 @@ def test_negotiation_by_likelihood_reads_the_discriminator_yes(tmp_path):
     _, transcript = run_item("negotiation", scenario, {"text": "Lovely SCRIPTED_LABEL=positive"}, clients,
                              tmp_path / "run")
     choices = [c for c in transcript.calls if c.kind == "choice"]
-    assert [c.reply for c in choices] == ["yes", "yes"] and len(transcript.calls) == 4  # a yes needs no JSON
-    assert choices[0].messages[-1]["content"].endswith("Decision: positive")
-    assert transcript.outcome.prediction == "positive" and "yes/no by likelihood" in transcript.outcome.decided_by
+    # The base model continues documents: as generator its decision is a choice after its
+    # reasoning turn; as discriminator its yes/no follows the document of the generator's decision.
+    # The instruction model answers in chat, its yes/no where its JSON begins. A yes needs no JSON.
+    assert [(c.role, c.stage, c.reply) for c in choices] == [
+        ("second", "second->first", "positive"), ("second", "first->second", "yes"), ("first", "second->first", "yes")]
+    assert len(transcript.calls) == 5 and not any(c.output for c in transcript.calls)
+    gen_choice, base_yes, chat_yes = choices
+    assert gen_choice.messages[0]["source"] == "document" and set(gen_choice.detail.probabilities) == {"positive",
+                                                                                                       "negative"}
+    assert base_yes.messages[0]["content"].endswith("Decision: positive.")
+    assert chat_yes.messages[-1]["content"].endswith("Decision: positive")
+    assert transcript.outcome.prediction == "positive" and "by likelihood" in transcript.outcome.decided_by

@@ -1,5 +1,6 @@
 """What a non-editable install gets: only the `moot` import name, every package, the bundled
-scenarios and prompts, and `python -m moot run NAME` working from any directory."""
+scenarios, prompts, experiments, published figures and demo datasets, and `python -m moot run NAME
+[--dataset DEMO]` working from any directory."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-SOURCES = ("pyproject.toml", "README.md", "moot", "agents", "speaker_selection", "scenarios")
+SOURCES = ("pyproject.toml", "README.md", "moot", "agents", "speaker_selection", "scenarios", "experiments", "datasets")
 
 
 def packages_on_disk() -> set[str]:
     """Every folder with an __init__.py under each package root, named as it installs."""
     roots = {"moot": "moot", **PYPROJECT["package-dir"]}
-    assert set(roots.values()) == {"moot", "agents", "speaker_selection", "scenarios"}
+    assert set(roots.values()) == {"moot", "agents", "speaker_selection", "scenarios", "experiments", "datasets"}
     found = set()
     for package, folder in roots.items():
         for init in (ROOT / folder).rglob("__init__.py"):
@@ -57,10 +58,15 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_installs_only_moot_with_its_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"moot", wheel.name.split("-py")[0] + ".dist-info"}
-    for folder in ("scenarios", "agents/prompts"):
+    for folder in ("scenarios", "agents/prompts", "experiments"):
         shipped = {Path(n).name for n in names if n.startswith(f"moot/{folder}/") and n.endswith(".yaml")}
         assert shipped == {p.name for p in (ROOT / folder).glob("*.yaml")}, folder
+    demos = {n for n in names if n.startswith("moot/datasets/") and not n.endswith(".py")}
+    assert demos == {f"moot/datasets/{p.relative_to(ROOT / 'datasets')}" for p in
+                     [*(ROOT / "datasets").glob("demo-*.yaml"), *(ROOT / "datasets" / "demo").glob("*.jsonl")]}
+    assert "moot/datasets/vast.yaml" not in names  # the others name data files users supply
     assert "moot/__main__.py" in names
+    assert "moot/report/published.yaml" in names
 
 
 def test_an_unpacked_wheel_runs_bundled_scenarios_by_name_from_elsewhere(wheel, tmp_path):
@@ -81,4 +87,13 @@ def test_an_unpacked_wheel_runs_bundled_scenarios_by_name_from_elsewhere(wheel, 
         assert ran.returncode == 0, ran.stderr
         assert f"run: {out} {'conferences' if name == 'drug_policy' else 'items'}=1 backend_calls=" in ran.stdout
         assert (out / "results.jsonl").read_text(encoding="utf-8").count('"status": "completed"') == 1
+    for protocol, demo in (("cola", "demo-stance"), ("s2mad", "demo-rumour-veracity"),
+                           ("negotiation", "demo-sentiment"), ("debate", "demo-stance")):
+        out = tmp_path / f"run-{protocol}-{demo}"
+        ran = python("-m", "moot", "run", protocol, "--dataset", demo, "--limit", "2", "--model", "scripted",
+                     "--out", str(out), "--quiet")
+        # The scripted model names no label for S2MAD, negotiation and debate: every answer
+        # unparsed, exit 4 (COLA's option letters it answers).
+        assert ran.returncode == (0 if protocol == "cola" else 4), ran.stderr
+        assert f"run: {out} items=2 backend_calls=" in ran.stdout
     assert sorted(p.name for p in cwd.iterdir()) == [], "nothing written where it ran"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import export, main, replay
 from moot.log.events import SCHEMA_VERSION, Message, TranscriptError
 from moot.protocols.conference.events import Coverage, Score, Verdict
@@ -40,7 +41,12 @@ MARKDOWN_PAYLOAD = ("[click](https://evil.example/) [js](javascript:alert(1)) ![
 
 
 def run_folder(argv: list[str], out: Path) -> Path:
-    assert main(["run", *argv, "--out", str(out), "--quiet"]) == 0
+    """Run it; a run whose every answer is unparsed (exit 4: the scripted model names no label) is
+    a run to show too."""
+    code = main(["run", *argv, "--out", str(out), "--quiet"])
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    unparsed = rows and all(r.get("prediction") == "unparsed" for r in rows)
+    assert code == (EXIT_UNPARSED if unparsed else 0)
     return out
 
 

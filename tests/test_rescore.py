@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.log.events import Call, Message
 from moot.protocols.conference.events import Score
@@ -26,7 +27,10 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def run(argv: list[str], out: Path) -> Path:
-    assert main(["run", *argv, "--out", str(out), "--quiet"]) == 0
+    """Run it; a run whose every answer is unparsed (exit 4) is a run to rescore too."""
+    code = main(["run", *argv, "--out", str(out), "--quiet"])
+    unparsed = all(r["prediction"] == "unparsed" for r in rows(out))
+    assert code == (EXIT_UNPARSED if unparsed else 0)
     return out
 
 
@@ -303,3 +307,22 @@ def test_model_means_what_it_means_in_run(finished, tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
     assert main(["score", str(finished)]) == 2
     assert "give --role ROLE=SPEC" in capsys.readouterr().err
+
+
+def test_a_base_model_rescoring_an_s2mad_judge_continues_its_own_document(tmp_path, capsys):
+    """A base model as the new judge gets its document (the post, both debaters' last turns and
+    verdicts, its direction), not the recorded chat prompt; its verdict is read by likelihood."""
+    original = run(["s2mad", "--model", "scripted:BASE", "--input", "claim=Water is poisoned",
+                    "--input", "comment=no it is not", "--input", "comment=yes it is"], tmp_path / "s2")
+    source = load(transcript_in(original))
+    every = tmp_path / "every"
+    assert main(["score", str(original), "--role", "judge=scripted:BASE", "--every", "--out", str(every)]) == 0
+    copy = load(transcript_in(every))
+    added = copy.calls[len(source.calls):]
+    turn = next(c for c in added if c.kind == "continue")
+    document = turn.messages[0]["content"]
+    last_p = [m for m in source.messages if m.role == "debater_p" and not m.action.endswith("_answer")][-1]
+    assert turn.messages[0]["source"] == "document" and f"\n\nAgent P: {last_p.content}\n\n" in document
+    assert "Agent P's verdict: the post is fake." in document
+    assert document.endswith("[The judge weighs both agents' arguments and decides whether the post is real or fake.]")
+    assert copy.outcome.decided_by == "judge (scripted) (rescored: judge=scripted:BASE)"

@@ -10,6 +10,7 @@ import pytest
 from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
+from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.data.load import Comment
 from moot.models.scripted import ScriptedChatCompletionClient
@@ -252,13 +253,13 @@ def test_s2mad_dataset_run_and_resume(tmp_path, capsys):
     scenario = tmp_path / "s.yaml"
     scenario.write_text("protocol: s2mad\nmodels: {default: scripted}\n")
     argv = [str(scenario), "--dataset", str(spec), "--out", str(tmp_path / "run")]
-    assert main(argv) == 0
+    assert main(argv) == EXIT_UNPARSED  # the scripted model names no label: every answer unparsed
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert re.fullmatch(rf"run: {tmp_path / 'run'} items=2 backend_calls=\d+ cache_hits=\d+ unparsed=2", last)
-    assert main(argv) == 0
+    assert main(argv) == EXIT_UNPARSED
     assert capsys.readouterr().out.strip().splitlines()[-1].endswith("items=2 backend_calls=0 cache_hits=0 unparsed=2")
     assert main([str(scenario), "--input", "claim=Sky is green", "--input", "comment=no", "--input", "comment=yes",
-                 "--no-cache", "--out", str(tmp_path / "one.jsonl")]) == 0
+                 "--no-cache", "--out", str(tmp_path / "one.jsonl")]) == EXIT_UNPARSED
     assert "veracity: unparsed" in capsys.readouterr().out
 
 
@@ -275,13 +276,22 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
     transcript = load(next(out.glob("item-*.jsonl")))
     calls = transcript.calls
     assert {c.stage for c in calls} >= {"stance_separation", "subjectivity", "initial_opinion", "debate"}
-    # The embedded default reads every closed answer by likelihood: the classifier's Yes/No, and
-    # after each reasoning reply the question its prompt ended with: never unparsed.
-    answers = [c for c in calls if c.kind == "choice"]
-    assert [c.stage for c in answers][:3] == ["subjectivity", "initial_opinion_answer", "initial_opinion_answer"]
+    # The embedded default (a base model) continues the claim's document and reads every closed
+    # answer by likelihood, calibrated: each reply's support, the classifier's yes/no, and after
+    # each turn its verdict: never unparsed.
+    assert all(c.messages[0]["source"] == "document" and len(c.messages) == 1 for c in calls)
+    turns = [c for c in calls if c.kind == "continue"]
+    assert [c.stage for c in turns][:2] == ["initial_opinion", "initial_opinion"]
+    answers = [c for c in calls if c.kind == "choice" and c.stage != "calibration"]
+    assert [c.stage for c in answers][:5] == ["stance_separation", "stance_separation", "subjectivity",
+                                              "initial_opinion_answer", "initial_opinion_answer"]
     assert {c.stage for c in answers} >= {"debate_answer"}
     assert all(c.detail.method == "likelihood" and c.reply in c.detail.probabilities for c in answers)
-    assert set(answers[1].detail.probabilities) == {"Fake", "Real"}
+    assert set(answers[0].detail.probabilities) == {"supports", "denies"}
+    assert set(answers[3].detail.probabilities) == {"fake", "real"}
+    verdicts = [m for m in transcript.messages if m.action.endswith("_answer")]
+    assert verdicts and all(m.measured.calibration == "contextual" and set(m.measured.content_free) ==
+                            {"N/A", "[MASK]", "(empty)"} for m in verdicts)
     assert transcript.outcome.prediction in ("fake", "real")
 
 

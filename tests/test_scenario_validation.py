@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from moot.cli import EXIT_USAGE, main
+from moot.protocols.registry import REGISTRY
 from moot.scenario.load import ScenarioError, load_scenario
 
 BASE = """\
@@ -228,6 +229,13 @@ def data_of(spec: Path) -> Path:
     return (spec.parent / yaml.safe_load(spec.read_text())["path"]).resolve()
 
 
+def missing_line(spec: Path) -> str:
+    """What `validate` says of a spec whose data file is absent: its path, and where the data is
+    published when the spec says (`source:`)."""
+    source = yaml.safe_load(spec.read_text()).get("source")
+    return f"{spec}: path: file not found: {data_of(spec)}" + (f" (published at {source})" if source else "")
+
+
 def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
     """Dataset specs name the shared samples beside the checkout; without them (a bare clone) a spec
     is valid but for its file, one line each."""
@@ -236,7 +244,7 @@ def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
     absent = [p for p in DATASETS if not data_of(p).is_file()]
     assert code == (2 if absent else 0)
     assert capsys.readouterr().out.splitlines() == [
-        f"ok: {p}" if p not in absent else f"{p}: path: file not found: {data_of(p)}" for p in SCENARIOS + DATASETS]
+        f"ok: {p}" if p not in absent else missing_line(p) for p in SCENARIOS + DATASETS]
 
 
 @pytest.mark.parametrize("name", sorted(USER_SUPPLIED))
@@ -255,7 +263,8 @@ def test_unknown_protocol_is_one_line_with_the_nearest(tmp_path, capsys):
     code, lines, [path] = validate(tmp_path, capsys, "protocol: colla\ntitle: t\nlabels: [x]\ncolour: red\n")
     assert code == 2
     assert lines == [f"{path}:1: protocol: unknown protocol 'colla' (did you mean 'cola'?) "
-                     "(allowed: conference, cola, s2mad, negotiation, debate)"]
+                     f"(allowed: {', '.join(REGISTRY.names())})"]
+    assert REGISTRY.names()[:5] == ["conference", "cola", "s2mad", "negotiation", "debate"]
 
 
 @pytest.mark.parametrize("text, expected", [

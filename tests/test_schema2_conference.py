@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.cli import export, replay
+import moot
+from moot.cli import replay
 from moot.log.transcript import load
 
 DATA = Path(__file__).parent / "data" / "schema2"
@@ -114,7 +115,7 @@ def rendered(path: Path) -> dict[str, str]:
         assert replay.run([str(path), "--no-delay", "--no-color", *argv], stream=stream) == 0
         out[name] = stream.getvalue()
     for fmt in ("md", "html"):
-        out[f"export.{fmt}"] = export.document(export.open_run(path), None, fmt)
+        out[f"export.{fmt}"] = moot.document(path, fmt)
     return {name: text.replace(str(path), "RUN") for name, text in out.items()}
 
 

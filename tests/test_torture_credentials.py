@@ -72,7 +72,9 @@ def shown_by_other_commands(folder, tmp_path, report: bool = True) -> str:
 
 
 def cola(tmp_path, backends: str = "") -> object:
-    return write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'openai:m'}\n"
+    """A COLA scenario on the stand-in server, whose replies are no labels (`max_unparsed: 1`: this
+    tests credentials, not answers)."""
+    return write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'openai:m'}\nmax_unparsed: 1\n"
                                          f"retry: {{attempts: 2, backoff_s: 0.05, timeout_s: 5}}\n{backends}")
 
 
@@ -105,7 +107,7 @@ def test_an_ollama_host_with_credentials_is_used_as_basic_auth_and_never_recorde
 
     with RecordingServer(checked) as server, case("fault modes", "credentials"):
         url = with_credentials(server.url)
-        scenario = write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'ollama:llama3'}\n" + (
+        scenario = write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'ollama:llama3'}\nmax_unparsed: 1\n" + (
             f"backends: {{ollama: {{host: '{url}'}}}}\n" if where == "scenario" else ""))
         extra = ["--ollama-host", url] if where == "--ollama-host" else []
         ran = moot(scenario, *ITEM, "--out", tmp_path / "run", "--quiet", *extra)

@@ -21,7 +21,7 @@ ITEM = ["--input", "text=Cut taxes now!", "--input", "target=taxes"]
 
 
 def cola(tmp_path, backoff: float):
-    return write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'openai:fault'}\n"
+    return write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: 'openai:fault'}\nmax_unparsed: 1\n"
                                          f"retry: {{attempts: 3, backoff_s: {backoff}, timeout_s: 5}}\n")
 
 

@@ -208,7 +208,10 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-COLA = "protocol: cola\nmodels: {default: 'openai:fault'}\nretry: {attempts: 2, backoff_s: 0.05, timeout_s: 0.5}\n"
+# The fault server's replies are no labels: every answer is unparsed, which these runs accept
+# (they test faults; `max_unparsed: 1`), so an undisturbed run exits 0.
+COLA = ("protocol: cola\nmodels: {default: 'openai:fault'}\nretry: {attempts: 2, backoff_s: 0.05, timeout_s: 0.5}\n"
+        "max_unparsed: 1\n")
 CONFERENCE = """\
 title: Torture
 task: Decide the questions.

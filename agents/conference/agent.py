@@ -132,7 +132,7 @@ class ConferenceAgent(ThreadAgent):
 
     @property
     def by_likelihood(self) -> bool:
-        return by_likelihood(self.setup.choice, self.ctx.model(self.name).spec)
+        return by_likelihood(self.setup.choice, self.ctx.model(self.name).spec, self.in_document)
 
     async def answer(self, step: Step, shown: Sequence[Shown], on_text: Optional[OnText]) -> Answer:
         """The turn's reply, asked the way this model and the scenario's `choice` call for."""

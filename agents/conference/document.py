@@ -9,9 +9,10 @@ the evaluator's questions are short branches off the same document. The document
 grows, so llama.cpp keeps its evaluated prefix and a turn evaluates only its new tokens (FINDINGS
 §3: 98 % of prompt tokens reused), as long as the context window shows the whole conference.
 
-What a turn may write is bounded as measured there: it stops at a blank line or any speaker's
-label, may not open with a newline or a name, writes at least MIN_TOKENS tokens, never copies
-NO_REPEAT words in a row from the document, and ends at its last complete sentence.
+What a turn may write is bounded as measured there, the same for every protocol's document
+(moot.agents.document): it stops at a blank line or any speaker's label, may not open with a
+newline or a name, writes a minimum of tokens, never copies a run of words from the document, and
+ends at its last complete sentence.
 
 Every paragraph is rendered from the conversation alone (what each turn said and decided), so
 every speaker, and a resumed run, builds the same document. The templates are the scenario's
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from moot.agents.conference.context import TASK, Left, Said, Shown, line_of
 from moot.agents.conference.coverage import NO, YES, item_text
+from moot.agents.document import choice_request, stops, turn_request
 from moot.agents.prompts import render
 from moot.models.requests import Choose, Continue, Score
 from moot.speaker_selection.conference import AGREEMENT, NEXT_TOPIC
@@ -31,15 +33,11 @@ from moot.speaker_selection.conference import AGREEMENT, NEXT_TOPIC
 if TYPE_CHECKING:
     from moot.agents.conference.agent import ConferenceSetup
 
-MIN_TOKENS = 20  # shorter turns were "Yes." and "Thank you."
-NO_REPEAT = 7  # word tokens: without it half the turns copied 8+ words of an earlier one
 SPOKEN = ("open", "continue", "speak", "close", "decide")  # turns that are a line of the transcript
 AGREE, DISAGREE = "agree", "disagree"  # the judge's options, after its question
 MOVE_ON, CONTINUE = "move", "continue"  # the deciding moderator's (" move on", " continue")
 ARTICLES = ("A ", "An ", "The ")
 COUNTS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
-OPENERS = ("(", '"', "[", "*", "'")  # a turn opening with one of these goes on as a quote or a stage
-# direction ("(speaking in a low voice) ..."), and the habit spreads from turn to turn
 
 
 def and_list(items: Sequence[str]) -> str:
@@ -160,27 +158,22 @@ class TranscriptDocument:
         return list(dict.fromkeys([*labels.values(), *labels]))
 
     def stops(self) -> tuple[str, ...]:
-        """Where a turn ends: a blank line, a stage direction, or anyone's label (a line of another
-        speaker, or a label in mid-line)."""
-        called = self.called()
-        return tuple(dict.fromkeys(["\n\n", "[", *(f"\n{c}" for c in called), *(f"{c}:" for c in called)]))
+        """Where a turn ends: a blank line, a stage direction, or anyone's label."""
+        return stops(self.called())
 
     def continuation(self, document: str, speaker: str) -> Continue:
-        """The request for `speaker`'s line after `document`: it may not open with a name (a roster)
-        or an opening bracket or quote."""
-        return Continue(document=True, prefix=f"{self.label(speaker)}:", stop=self.stops(), min_tokens=MIN_TOKENS,
-                        ban_first=(*self.called(), *OPENERS), no_repeat_ngram=NO_REPEAT, reference=document)
+        """The request for `speaker`'s line after `document` (moot.agents.document.turn_request)."""
+        return turn_request(document, self.label(speaker), self.called())
 
     def judge_choice(self, judge: str) -> Choose:
         """The judge's question after the round: do the participants agree or disagree?"""
         prefix = render(self.setup.templates["document_judge"], self.fields(name=self.label(judge)))
-        return Choose(document=True, options=(AGREE, DISAGREE), prefix=prefix, sep=" ")
+        return choice_request(prefix, (AGREE, DISAGREE))
 
     def decide_choice(self, moderator: str, topic: Optional[int], round_: int) -> Choose:
         """The deciding moderator's question: move on, or continue?"""
         fields = self.fields(topic, round_, name=self.label(moderator))
-        return Choose(document=True, options=(MOVE_ON, CONTINUE),
-                      prefix=render(self.setup.templates["document_decide"], fields), sep=" ")
+        return choice_request(render(self.setup.templates["document_decide"], fields), (MOVE_ON, CONTINUE))
 
     def assessed(self, debate: Sequence[Said], topic: int) -> str:
         """The assessor's document: the participants' turns on `topic` (nothing else of the
@@ -190,7 +183,7 @@ class TranscriptDocument:
 
     def assess_choice(self, item: Any) -> Choose:
         """Did the debate address this reference item? (yes / no)"""
-        return Choose(document=True, options=(YES, NO), prefix=self.item_line(item), sep=" ")
+        return choice_request(self.item_line(item), (YES, NO))
 
     def quote(self, item: Any) -> Continue:
         """The passage of the debate that addresses the item, after a yes: copied, so no n-gram ban;

@@ -52,10 +52,10 @@ def in_document(ctx: UnitContext, role: str) -> bool:
     return ctx.engine.model_kind(ctx.model(role), role) == "base"
 
 
-def by_likelihood(choice: str, spec: str) -> bool:
+def by_likelihood(choice: str, spec: str, base: bool = False) -> bool:
     """Whether closed answers of the model `spec` are read from its probabilities (the scenario's
-    `choice`; `auto` picks likelihood on the embedded model)."""
-    return choice_method(choice, spec, "structured") == "likelihood"
+    `choice`; `auto` picks likelihood on the embedded model and on a base model, `base`)."""
+    return choice_method(choice, spec, "structured", base) == "likelihood"
 
 
 def spoken(reply: Reply) -> tuple[str, bool]:

@@ -24,21 +24,20 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
-from moot.errors import EXIT_USAGE, MootError
+from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, MootError
 from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory
 from moot.safety.secrets import describe, redact
 from moot.safety.signals import exit_code, headline, install
 from moot.safety.startup import startup_failure
 from moot.views.neutral import terminal_safe
 
-EXIT_OK, EXIT_FAILED, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 3, 130, 141
-
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
     "replay": "show a saved run (a run folder or a transcript) in the terminal as it happened",
     "export": "a readable Markdown or HTML document of a run",
     "score": "re-run a protocol's deciding role with another model on a saved run",
-    "report": "tables, per-class metrics and plots of finished runs (items and conferences)",
+    "report": "tables, per-class metrics and plots of finished runs (items and conferences) or an experiment",
+    "compare": "two runs of labelled items paired on their items: delta with its interval, McNemar",
     "validate": "check scenario and dataset files without running anything",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",

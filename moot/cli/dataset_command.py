@@ -12,18 +12,21 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
-from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int
-from moot.cli.run import run_plan
+from moot.api.running import prepare
+from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
+from moot.cli.run import execute
 from moot.contract.commands import DatasetCommand
 from moot.data.load import iter_items, load_dataset_spec
-from moot.engine.plan import dataset_plan, input_columns
+from moot.engine.plan import input_columns
 from moot.errors import MootError, UsageError
 from moot.protocols.registry import REGISTRY
+from moot.scenario.bundled import find_dataset
 
 
 def parser(command: DatasetCommand) -> argparse.ArgumentParser:
     p = Parser(prog=f"moot {command.name}", description=command.description)
-    p.add_argument("dataset", type=Path, metavar="DATA.yaml", help="dataset spec (see datasets/)")
+    p.add_argument("dataset", type=find_dataset, metavar="DATA.yaml",
+                   help="dataset spec (see datasets/), or a bundled demo set (demo-stance)")
     command.options(p)
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset")
     add_model(p)
@@ -55,7 +58,7 @@ def run(name: str, argv: Sequence[str]) -> int:
         raise
     except ValueError as exc:
         raise UsageError(f"{args.dataset}: {exc}") from None
-    plan = dataset_plan(protocol, prepared.scenario, args.dataset, args.limit)
     out = Path(args.out) if args.out else Path("transcripts") / prepared.out
-    return run_plan(protocol, prepared.scenario, prepared.scenario_path, plan, out, args,
-                    identity_extra=dict(prepared.identity))
+    run = prepare(prepared.scenario, source=prepared.scenario_path, dataset=args.dataset, limit=args.limit,
+                  models=args.model, out=out, options=run_options(args), identity=prepared.identity)
+    return execute(run, args.quiet)

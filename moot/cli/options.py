@@ -7,19 +7,20 @@ used by `run`, `score`, `judge-eval` and the rest.
 from __future__ import annotations
 
 import argparse
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Mapping, NoReturn, Optional
 
-from moot.models.factory import BackendOptions
-from moot.scenario.blocks import Backends, endpoint_list
-from moot.safety.secrets import register
+from moot.api.options import RunOptions
 from moot.errors import nearest
+
+if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with bad input as one line (not the usage block), naming the nearest option for a
     misspelt one: `moot run: unrecognized arguments: --modle (did you mean --model?)`."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         hint = ""
         unknown = [w for w in message.partition(":")[2].split() if w.startswith("--")]
         if message.startswith("unrecognized arguments") and unknown:
@@ -67,16 +68,11 @@ def positive_int(text: str) -> int:
     return value
 
 
-def backend_options(args: Any, backends: Backends | None = None) -> BackendOptions:
-    """Endpoints and key: the command line beats the scenario's `backends:`, which beats the
-    environment. The scenario names the environment variable holding its key (`api_key_env`)."""
-    b = backends or Backends()
-    key = getattr(args, "api_key", None) or os.environ.get(b.openai.api_key_env)
-    register(key)
-    return BackendOptions(
-        openai_base_urls=tuple(getattr(args, "base_url", None) or endpoint_list(b.openai.base_url)),
-        openai_api_key=key,
-        ollama_hosts=tuple(getattr(args, "ollama_host", None) or endpoint_list(b.ollama.host)),
-        local_n_ctx=b.local.n_ctx, local_n_threads=b.local.n_threads,
-        local_n_gpu_layers=b.local.n_gpu_layers, local_kind=b.local.kind,
+def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
+    """The engine and backend options a command was given, as the API's RunOptions."""
+    return RunOptions(
+        concurrency=args.concurrency, cache=not args.no_cache, base_urls=tuple(args.base_url),
+        api_key=args.api_key, ollama_hosts=tuple(args.ollama_host),
+        resume=getattr(args, "resume", False), allow_model_change=getattr(args, "allow_model_change", False),
+        clients=clients,
     )

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
-from moot.cli import EXIT_OK
+from moot.api.outputs import write_report
+from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out
-from moot.report import build_report
 from moot.views.neutral import terminal_safe
 
 
@@ -33,13 +33,28 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    out = Path(args.out) if args.out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    built = build_report([Path(r) for r in args.runs], out)
+    from moot.experiment.folders import experiment_folders, is_experiment
+
+    folders = experiment_folders([Path(r) for r in args.runs])
+    if any(is_experiment(f) for f in folders):
+        return experiment_report(folders, args.out)
+    built = write_report(args.runs, args.out)
     print(terminal_safe(built.main))
     for r in built.runs:
         print(terminal_safe(f"{r.ref}: {r.path} ({r.status}; model {r.model}; items={len(r.results)} "
                             f"unparsed={r.unparsed})"))
     for line in built.lines:
         print(terminal_safe(line))
-    print(f"report: {out / 'report.md'} ({len(built.plots)} plots)")
+    print(f"report: {built.out / 'report.md'} ({len(built.plots)} plots)")
+    return EXIT_OK
+
+
+def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
+    """An experiment's report (moot.experiment.report): its tables printed, its folder written."""
+    from moot.experiment.report import build
+
+    folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    built = build(folders, folder)
+    print(terminal_safe(built.main))
+    print(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)")
     return EXIT_OK

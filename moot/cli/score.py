@@ -19,31 +19,15 @@ the protocol would have given it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import re
 import sys
-from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
-from moot.cli import EXIT_FAILED, EXIT_OK
-from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, backend_options
+from moot.api.outputs import rescore
+from moot.errors import EXIT_FAILED, EXIT_OK
+from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options
+from moot.engine.rescore import UnitRescored
 from moot.metrics.classification import summarize
-from moot.models.cache import NoCache, ReplyCache
-from moot.models.calls import RetryPolicy
-from moot.models.factory import BackendOptions
-from moot.models.engine import ModelEngine
-from moot.models.preflight import preflight
-from moot.models.spec import parse_spec
-from moot.contract.protocol import Protocol
-from moot.protocols.registry import REGISTRY
-from moot.engine.folder import RunFolder, RunFolderError
-from moot.engine.meta import now
-from moot.engine.rescore import Job, UnitRescored, clear, recorded_scenario, rescore_units, unit_path
-from moot.errors import UsageError, nearest
-from moot.engine.source import RunSource, open_run
 from moot.views.neutral import terminal_safe
-from moot.log.transcript import Transcript
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,121 +48,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def roles_of(protocol: Protocol[Any], items: Sequence[str]) -> dict[str, str]:
-    """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
-    if not protocol.deciders:
-        raise UsageError(f"{protocol.name} has no deciding role that `score` can re-run")
-    if not items:
-        raise UsageError(f"give --role ROLE=SPEC (ROLE one of {', '.join(protocol.deciders)}) or --model SPEC")
-    roles: dict[str, str] = {}
-    for item in items:
-        role, sep, spec = item.partition("=")
-        if not sep:  # a bare SPEC: every deciding role
-            roles.update({decider: check_spec(item, item) for decider in protocol.deciders})
-            continue
-        if role not in protocol.deciders:
-            raise UsageError(f"--role {item}: expected ROLE=SPEC with ROLE one of {', '.join(protocol.deciders)} "
-                             f"({protocol.name}){nearest(role, protocol.deciders)}")
-        roles[role] = check_spec(item, spec)
-    return roles
-
-
-def check_spec(item: str, spec: str) -> str:
-    try:
-        parse_spec(spec)
-    except ValueError as exc:
-        raise UsageError(f"--role {item}: {exc}") from None
-    return spec.strip()
-
-
-def slug(roles: Mapping[str, str]) -> str:
-    return "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", f"{role}-{spec}") for role, spec in roles.items())
-
-
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    source = open_run(args.run)
-    first = next((u.load() for u in source.units), None)
-    if first is None:
-        raise UsageError(f"{source.path}: the run has no transcripts to rescore")
-    protocol = REGISTRY.get(first.protocol) if first.protocol in REGISTRY else None
-    if protocol is None:
-        raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
-    roles = roles_of(protocol, args.role + args.model)
-    scenario = recorded_scenario(protocol, first, source.meta)
-    options = backend_options(args, getattr(scenario, "backends", None))
-    preflight(roles.values(), options)
-    job = Job(protocol, roles, args.every, source.meta)
-    retry = getattr(scenario, "retry", None)
-    policy = RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s) if retry else RetryPolicy()
-    if source.is_folder:
-        return score_folder(source, first, job, args, options, policy)
-    return score_file(source, first, job, args, options, policy)
+    done = rescore(args.run, args.role + args.model, out=args.out, every=args.every, options=run_options(args))
+    if done.is_folder:
+        show(done.units, done.roles, many=len(done.units) > 1, labels=done.labels, metric=done.metric)
+        rescored = sum(1 for r in done.units if not r.failed and not r.kept)
+        print(f"run: {done.out} units={len(done.units)} rescored={rescored} kept={sum(r.kept for r in done.units)} "
+              f"changed={sum(r.changed for r in done.units)} backend_calls={done.stats.backend_calls} "
+              f"cache_hits={done.stats.cache_hits}")
+    else:
+        show(done.units, done.roles, many=False)
+        print(f"transcript: {done.out}")
+    return EXIT_FAILED if done.failed else EXIT_OK
 
 
-def score_file(source: RunSource, transcript: Transcript, job: Job, args: argparse.Namespace,
-               options: BackendOptions, retry: RetryPolicy) -> int:
-    out = Path(args.out) if args.out else source.path.with_suffix(".rescored.jsonl")
-    if out.exists():
-        raise UsageError(f"--out {out}: file exists; choose another path")
-    engine = ModelEngine(options, cache=NoCache(), retry=retry, concurrency=args.concurrency)
-    results = asyncio.run(_rescore(job, [(transcript, None, out)], engine, args.concurrency))
-    show(results, job, many=False)
-    print(f"transcript: {out}")
-    return EXIT_FAILED if any(r.failed and r.row is None for r in results) else EXIT_OK
-
-
-def score_folder(source: RunSource, first: Transcript, job: Job, args: argparse.Namespace,
-                 options: BackendOptions, retry: RetryPolicy) -> int:
-    """`first`: the first unit's transcript, loaded already to learn the protocol."""
-    out = Path(args.out) if args.out else source.path.with_name(f"{source.path.name}-rescored-{slug(job.roles)}")
-    with RunFolder(out) as folder:
-        meta = rescored_meta(source, job, out)
-        before = folder.meta()
-        if before is not None or folder.results_path.exists():
-            if not same_job(before, meta):
-                raise RunFolderError(f"--out {out}: holds another run; choose another --out")
-            clear(out)  # an earlier invocation of this same rescoring: redo it, answering from its cache
-        folder.write_meta(meta)
-        units = [(first, source.units[0].row)] + [(u.load(), u.row) for u in source.units[1:]]
-        work = [(t, row, unit_path(out, t)) for t, row in units]
-        cache = NoCache() if args.no_cache else ReplyCache(folder.cache_path)
-        engine = ModelEngine(options, cache=cache, retry=retry, concurrency=args.concurrency)
-        results = asyncio.run(_rescore(job, work, engine, 2 * args.concurrency))
-        for result in results:
-            if result.row is not None:
-                folder.append_result(result.row)
-    show(results, job, many=len(results) > 1, labels=source.meta.get("labels"),
-         metric=source.meta.get("headline_metric"))
-    rescored = sum(1 for r in results if not r.failed and not r.kept)
-    print(f"run: {out} units={len(results)} rescored={rescored} kept={sum(r.kept for r in results)} "
-          f"changed={sum(r.changed for r in results)} backend_calls={engine.stats.backend_calls} "
-          f"cache_hits={engine.stats.cache_hits}")
-    return EXIT_FAILED if any(r.failed.startswith("rescoring failed") for r in results) else EXIT_OK
-
-
-async def _rescore(job: Job, work: Sequence[tuple[Transcript, Optional[dict[str, Any]], Path]], engine: ModelEngine,
-                   in_flight: int) -> list[UnitRescored]:
-    try:
-        return await rescore_units(job, work, engine, in_flight)
-    finally:
-        await engine.close()
-
-
-def rescored_meta(source: RunSource, job: Job, out: Path) -> dict[str, Any]:
-    """run.json of the new folder: the original's, with the new models and where it came from."""
-    meta: dict[str, Any] = json.loads(json.dumps(source.meta))
-    meta["models"] = {**meta.get("models", {}), **job.roles}
-    meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
-    meta["created"] = meta["last_invoked"] = now()
-    return meta
-
-
-def same_job(before: Optional[dict[str, Any]], meta: dict[str, Any]) -> bool:
-    return before is not None and before.get("rescored") == meta["rescored"]
-
-
-def show(results: Sequence[UnitRescored], job: Job, many: bool, labels: Optional[Sequence[str]] = None,
+def show(results: Sequence[UnitRescored], roles: Mapping[str, str], many: bool, labels: Sequence[str] = (),
          metric: Optional[str] = None) -> None:
     for result in results:
         if many and (result.lines or result.failed):
@@ -186,7 +71,7 @@ def show(results: Sequence[UnitRescored], job: Job, many: bool, labels: Optional
         for line in result.lines:
             print(terminal_safe(line))
         if not many and result.kept:
-            print(terminal_safe(f"{result.unit}: kept its result (decided without {', '.join(job.roles)}; "
+            print(terminal_safe(f"{result.unit}: kept its result (decided without {', '.join(roles)}; "
                                 "--every re-decides it)"))
         if not many and result.row and "original_prediction" in result.row:
             row = result.row

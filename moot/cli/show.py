@@ -15,6 +15,7 @@ from moot.contract.protocol import Protocol, S
 from moot.contract.registry import AnyProtocol
 from moot.engine.folder import RunFolder
 from moot.engine.context import Speaking
+from moot.engine.progress import CallProgress
 from moot.engine.runner import BatchOutcome, UnitResult
 from moot.views.neutral import terminal_safe
 
@@ -80,11 +81,14 @@ class BatchStatus:
         self.on_closed, self.closed = on_closed, False
         self.unparsed = self.failed = 0
         self.turn = ""  # the latest turn started: `seed-1: Dr. Weber (speak, T1 R2)`
+        self.progress = CallProgress(total, done)
         self.started, self._last = time.monotonic(), 0.0
         self.show(force=True)
 
     def __call__(self, events: list[EventBase]) -> None:
-        """Recorded events: the line counts units, not events."""
+        """Recorded events: the line counts calls as they finish (redrawn on a terminal)."""
+        if self.progress.seen(events) and self.stream.isatty():
+            self.show()
 
     def speaking(self, turn: Speaking) -> None:
         """A turn starts: the line says so (a terminal only). Its text is not shown."""
@@ -106,7 +110,10 @@ class BatchStatus:
     def line(self) -> str:
         new = self.done - self.first
         left = self.total - self.done
-        eta = f"{(time.monotonic() - self.started) / new * left:.0f}s" if new else "?"
+        elapsed = time.monotonic() - self.started
+        seconds = self.progress.eta(elapsed)  # by calls, once a unit finished; else by units
+        seconds = seconds if seconds is not None else elapsed / new * left if new else None
+        eta = f"{seconds:.0f}s" if seconds is not None else "?"
         failed = f" failed={self.failed}" if self.failed else ""
         return (f"[{self.done}/{self.total}] ETA {eta} calls={self.stats.backend_calls} cached={self.stats.cache_hits} "
                 f"tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
@@ -117,7 +124,7 @@ class BatchStatus:
             return
         self._last = now
         if self.stream.isatty():
-            line = self.line() + (f" · {self.turn}" if self.turn else "")
+            line = f"{self.line()} · {self.progress.text()}" + (f" · {self.turn}" if self.turn else "")
             self._write("\r\x1b[2K" + line[:max(20, shutil.get_terminal_size().columns - 1)])
         else:
             self._write(self.line() + "\n")

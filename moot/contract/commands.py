@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from pydantic import BaseModel
+from moot.scenario.blocks import ScenarioBase
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Prepared:
     """What a protocol command runs: its scenario, the file it came from, the default run folder's
     name (under transcripts/) and more of run.json's identity (e.g. the task and prompt hashes)."""
 
-    scenario: BaseModel
+    scenario: ScenarioBase
     scenario_path: Path
     out: str
     identity: Mapping[str, object] = field(default_factory=dict)

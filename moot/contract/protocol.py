@@ -26,7 +26,11 @@ and the command line name no protocol:
   report side by side (moot.contract.metrics);
 - `report`: its runs' row names, table cells, and own sections, CSV files and plots in
   `moot report` (moot.contract.report);
-- `commands`: command-line entries of its own (moot.contract.commands).
+- `commands`: command-line entries of its own (moot.contract.commands);
+- `calls`: the model calls one unit makes under a scenario (`moot run EXPERIMENT --plan`); None:
+  it depends on the conversation (a conference);
+- `rounds`: a finished unit's answers per round, read from its results row (deliberation
+  dynamics, the majority of first-round answers as a baseline); None: no rounds of answers.
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -50,6 +54,7 @@ from moot.contract.units import ITEMS, InputField, Units
 from moot.contract.vary import GENERIC, VaryKey
 
 S = TypeVar("S", bound=ScenarioBase)
+Rounds = list[list[Optional[str]]]  # per round, each agent's answer (a label; None: unparsed)
 
 __all__ = ["InputField", "Outcome", "Protocol", "ProtocolError", "Rescore", "Rescored"]
 
@@ -107,6 +112,8 @@ class Protocol(Generic[S]):
     metrics: Metrics = LABELLED  # per-unit measures, the headline, metric sets (moot.contract.metrics)
     report: Reporting = Reporting()  # its tables, sections and plots in `moot report` (moot.contract.report)
     commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
+    calls: Optional[Callable[[S], float]] = None  # model calls per unit (--plan); None: not known ahead
+    rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
 
     @property
     def from_yaml(self) -> bool:

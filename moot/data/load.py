@@ -9,6 +9,7 @@
     labels: {"0": against, "1": favor, "2": neutral}        # value -> protocol label; others skipped
     filter: {"seen?": ["0"]}                                # column -> allowed values, before limit
     target_roles: {Atheism: theologian}                     # a role per target (COLA's domain specialist)
+    source: "github.com/..."                                # where a file moot does not ship is published
 
 Column names are literal header names, dots included (`claims.claimCorrectedText`); in jsonl a
 dotted name that is not a key is followed as a nested path. No `id`: the 0-based data-row index.

@@ -87,6 +87,7 @@ class DatasetSpec(BaseModel):
     filter: dict[str, list[str]] = {}
     target_roles: dict[str, str] = {}  # target (case-insensitive) -> role, for rows without columns.role
     metric: Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"] | None = None  # the headline metric
+    source: str | None = None  # where the data is published, for a file moot does not ship: named when it is missing
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source: str | None = PrivateAttr(default=None)
@@ -196,5 +197,6 @@ def data_file(spec: DatasetSpec) -> Path:
     """The spec's data file, which must exist."""
     path = spec.data_path
     if not path.is_file():
-        raise DatasetError(f"{spec._source or 'dataset spec'}: path: file not found: {path}")
+        published = f" (published at {' '.join(spec.source.split())})" if spec.source else ""
+        raise DatasetError(f"{spec._source or 'dataset spec'}: path: file not found: {path}{published}")
     return path

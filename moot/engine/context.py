@@ -31,7 +31,7 @@ from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
 from moot.engine.stage import GroupChats, Select, StageAgent
-from moot.log.events import MEASURED, Call, CallDetail, EventBase, Message, Usage
+from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
@@ -223,15 +223,24 @@ class UnitContext:
                     latency_s=round_s(result.latency_s if not result.cached else time.monotonic() - started),
                     attempts=result.attempts, cached=result.cached, finish_reason=result.finish_reason, key=key,
                     kind=kind, detail=CallDetail(**detail) if detail else None)
+        reply = Reply(result.text, result.cached, call)
         if recording.record:
-            self._turn += 1
-            message = Message(turn=self._turn, speaker=recording.speaker or role, role=role,
-                              action=recording.stage or role, round=recording.round, content=result.text,
-                              model=model.spec, usage=call.usage, latency_s=call.latency_s,
-                              calls=max(call.attempts, 1),
-                              decision=recording.decide(result.text) if recording.decide else None)
-            self.record(call, message)
-        return Reply(result.text, result.cached, call)
+            self.record(call, self.message(reply, stage=recording.stage, round=recording.round,
+                                           speaker=recording.speaker,
+                                           decision=recording.decide(result.text) if recording.decide else None))
+        return reply
+
+    def message(self, reply: Reply, *, stage: str = "", round: int = 1, speaker: Optional[str] = None,
+                decision: Optional[str] = None, content: Optional[str] = None,
+                measured: Optional[Measured] = None, calls: int = 1) -> Message:
+        """The message `reply` contributes (its text, or `content`), numbered as the unit's next turn;
+        `calls`: how many calls it took (a closed answer and its calibration's)."""
+        self._turn += 1
+        call = reply.call
+        return Message(turn=self._turn, speaker=speaker or call.role, role=call.role, action=stage or call.role,
+                       round=round, content=reply.text if content is None else content, model=call.model,
+                       usage=call.usage, latency_s=call.latency_s, calls=max(call.attempts, calls, 1),
+                       decision=decision, measured=measured)
 
 
 def round_s(seconds: float) -> float:

@@ -116,18 +116,22 @@ class RunFolder:
 
 
 def read_meta(path: Path) -> Optional[dict]:
-    meta = Path(path) / "run.json"
-    if not meta.exists():
+    return read_object(Path(path) / "run.json", "run.json")
+
+
+def read_object(file: Path, what: str) -> Optional[dict]:
+    """A JSON object file (None when absent); one line naming it when it is unreadable."""
+    if not file.exists():
         return None
     try:
-        big = meta.stat().st_size > MAX_LINE
-        data = None if big else json.loads(meta.read_text(encoding="utf-8"))
+        big = file.stat().st_size > MAX_LINE
+        data = None if big else json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
-        raise RunFolderError(f"{meta}: unreadable run.json ({exc})") from None
+        raise RunFolderError(f"{file}: unreadable {what} ({exc})") from None
     if big:
-        raise RunFolderError(f"{meta}: larger than {MAX_LINE // 2**20} MiB: not a run.json moot wrote")
+        raise RunFolderError(f"{file}: larger than {MAX_LINE // 2**20} MiB: not a {what} moot wrote")
     if not isinstance(data, dict):
-        raise RunFolderError(f"{meta}: run.json must be a JSON object")
+        raise RunFolderError(f"{file}: {what} must be a JSON object")
     return data
 
 

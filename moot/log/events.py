@@ -104,11 +104,11 @@ class Call(EventBase):
 
 
 class Measured(BaseModel):
-    """How a turn's closed answer was read when it was not simply written: a decision or scores
-    read from the model's probabilities (`method` likelihood, top_logprobs, scripted), or the
+    """How a turn's closed answer was read when it was not simply written: a decision, scores or a
+    label read from the model's probabilities (`method` likelihood, top_logprobs, scripted), or the
     structured answer a backend without log-probabilities gave instead. Kept on the turn's
     message, so what the protocol records from it follows from the message alone (a resumed run
-    rebuilds it)."""
+    rebuilds it, a re-calibration needs no model call)."""
 
     model_config = ConfigDict(extra="forbid")
     method: str  # likelihood | top_logprobs | scripted (measured) | structured | text (a fallback)
@@ -116,6 +116,9 @@ class Measured(BaseModel):
     threshold: Optional[float] = None  # a decision: the probability the closing option needed
     distributions: dict[str, dict[str, float]] = {}  # scores: per criterion, each score's probability
     note: str = ""  # e.g. why the backend could not measure
+    calibration: str = ""  # "contextual" (Zhao et al. 2021): `calibrated` decides; "": the raw probabilities
+    calibrated: dict[str, float] = {}  # each option's probability after calibration
+    content_free: dict[str, dict[str, float]] = {}  # calibration: per content-free input, each option's probability
 
 
 class Message(EventBase):

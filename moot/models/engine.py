@@ -154,7 +154,7 @@ class ModelEngine:
                     client = Streamed(client, on_text)
                 done = await complete(client, messages, output=output, retry=self.retry,
                                       cancellation_token=cancellation_token,
-                                      extra_create_args={REQUEST_ARG: asked} if asked is not None else None,
+                                      extra_create_args=request_args(model, request),
                                       what=f"{model.spec} ({role})" if role else model.spec)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
@@ -171,6 +171,17 @@ class ModelEngine:
         for client in self._clients.values():
             await client.close()
         self.cache.close()
+
+
+def request_args(model: RoleModel, request: Optional[Request]) -> Optional[dict[str, Any]]:
+    """The `extra_create_args` of a call: its request, and the request's tighter token bound."""
+    if request is None:
+        return None
+    args: dict[str, Any] = {REQUEST_ARG: request.as_dict()}
+    bound = getattr(request, "max_tokens", 0)
+    if bound:
+        args["max_tokens"] = min(bound, int(model.settings.get("max_tokens") or bound))
+    return args
 
 
 class Streamed:

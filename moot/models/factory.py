@@ -37,6 +37,8 @@ class BackendOptions:
     local_n_threads: Optional[int] = None
     local_n_gpu_layers: int = 0
     local_kind: str = "auto"
+    openai_kind: str = "auto"  # `base`: the server serves a base model (documents, /v1/completions)
+    ollama_kind: str = "auto"  # `base`: Ollama serves a base model (documents, generate in raw mode)
 
     def openai_endpoints(self) -> tuple[Optional[str], ...]:
         env = os.environ.get("OPENAI_BASE_URL")
@@ -100,7 +102,7 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
                                                options.local_n_gpu_layers, options.local_kind)
     if spec.provider == "openai":
         return _openai(spec.model, settings, options, address or options.openai_endpoints()[0])
-    return _ollama(spec.model, settings, address or options.ollama_endpoints()[0])
+    return _ollama(spec.model, settings, address or options.ollama_endpoints()[0], options.ollama_kind)
 
 
 BACKEND_MODULES = {"scripted": "moot.models.scripted", "local": "moot.models.local",
@@ -151,10 +153,11 @@ def _openai(model: str, settings: Mapping[str, Any], options: BackendOptions,
     one Authorization header); its query parameters go with every request."""
     endpoint = Endpoint.of(base_url)
     return backend("openai").OpenAIClient(model, options.openai_key(), endpoint.url, settings,
-                                          headers=endpoint.basic_header(), query=endpoint.query)
+                                          headers=endpoint.basic_header(), query=endpoint.query,
+                                          kind=options.openai_kind)
 
 
-def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> ChatCompletionClient:
+def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str], kind: str = "auto") -> ChatCompletionClient:
     """User info in the host is sent as HTTP basic auth, its query parameters with every request
     (the ollama library would drop both)."""
     endpoint = Endpoint.of(host)
@@ -163,6 +166,8 @@ def _ollama(model: str, settings: Mapping[str, Any], host: Optional[str]) -> Cha
     ollama_options = {"temperature": settings.get("temperature"), "num_predict": settings.get("max_tokens"),
                       "seed": settings.get("seed"), "top_p": settings.get("top_p"),
                       "repeat_penalty": settings.get("repeat_penalty")}
-    return client(model=model, host=endpoint.url, model_info=GENERIC_INFO,
+    made = client(model=model, host=endpoint.url, model_info=GENERIC_INFO,
                   options={k: v for k, v in ollama_options.items() if v is not None},
                   auth=endpoint.basic_auth, params=endpoint.query)
+    made.model_kind = "base" if kind == "base" else "instruct"
+    return made

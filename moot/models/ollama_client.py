@@ -5,6 +5,13 @@ Structured replies send the output's JSON schema as Ollama's `format` and come b
 (moot.models.structured). Replies are bounded whatever the server does (moot.models.bounded): the
 HTTP body by event hooks on the client's connection pool, the text by the call's token limit.
 Imported only when an `ollama:` model is used.
+
+A base model (`backends.ollama.kind: base`) is driven as the embedded one is, in document form
+(moot.models.requests): a continuation is Ollama's generate endpoint in raw mode (no template)
+with the request's stops, cut to its last complete sentence (logits processors cannot be applied
+by a server); a closed choice or score is read from the first tokens' top log-probabilities
+(`logprobs`, Ollama 0.12 and later; moot.models.server_likelihood). A server that sends none
+answers NotSupported, and the caller asks for structured output instead; so does a chat model.
 """
 
 from __future__ import annotations
@@ -13,15 +20,26 @@ from typing import Any, Mapping, Optional
 
 import ollama
 from autogen_core import CancellationToken
-from autogen_core.models import CreateResult
+from autogen_core.models import CreateResult, RequestUsage
 from autogen_ext.models.ollama import OllamaChatCompletionClient
 
 from moot.models.bounded import bound_reply, bounded_http_hooks
+from moot.models.continuation import continuation_result
+from moot.models.requests import (
+    Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of, score_detail,
+    without_request,
+)
+from moot.models.server_likelihood import read_options
 from moot.models.structured import structured_max_tokens
+
+TOP_LOGPROBS = 20
 
 
 class OllamaClient(OllamaChatCompletionClient):
-    """OllamaChatCompletionClient whose structured replies (`format`: the schema) can always finish."""
+    """OllamaChatCompletionClient whose structured replies (`format`: the schema) can always
+    finish, and which answers a base model's requests through the generate endpoint."""
+
+    model_kind = "instruct"  # `base` when the scenario declares it (backends.ollama.kind)
 
     def __init__(self, auth: Optional[tuple[str, str]] = None, params: Optional[Mapping[str, str]] = None,
                  **kwargs: Any):
@@ -33,6 +51,9 @@ class OllamaClient(OllamaChatCompletionClient):
     async def create(self, messages, *, tools=[], tool_choice="auto", json_output=None,
                      extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
+        request = request_of(extra_create_args)
+        if request is not None:
+            return await self._answer(messages, request, without_request(extra_create_args))
         options = {**self._create_args.get("options", {}), **extra_create_args.get("options", {})}
         limit = structured_max_tokens(options.get("num_predict"), json_output)
         if limit is not None and limit != options.get("num_predict"):
@@ -40,3 +61,40 @@ class OllamaClient(OllamaChatCompletionClient):
         result = await super().create(messages, tools=tools, tool_choice=tool_choice, json_output=json_output,
                                       extra_create_args=extra_create_args, cancellation_token=cancellation_token)
         return bound_reply(result, limit)
+
+    async def _answer(self, messages, request: Request, extra: Mapping[str, Any]) -> CreateResult:
+        if not (request.document or self.model_kind == "base"):
+            raise NotSupported("Ollama's chat endpoint reads no given options (declare a base model: kind: base)")
+        options = {**self._create_args.get("options", {}), **extra.get("options", {})}
+        if extra.get("max_tokens"):  # a request's tighter bound
+            options["num_predict"] = min(int(extra["max_tokens"]), int(options.get("num_predict") or extra["max_tokens"]))
+        prompt = document_text(messages, request.prefix)
+        if isinstance(request, Continue):
+            return await self._continue(prompt, request, options)
+
+        async def top(extension: str) -> dict[str, float]:
+            reply = await self._generate(prompt + extension, {**options, "num_predict": 1, "temperature": 0},
+                                         logprobs=True, top_logprobs=TOP_LOGPROBS)
+            first = (reply.logprobs or [None])[0]
+            return {str(t.token): float(t.logprob) for t in (first.top_logprobs or [])} if first else {}
+
+        logprobs, bounded = await read_options(top, request.texts(), extendable=True, number=isinstance(request, Score))
+        text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
+        return MeasuredResult(content=text, usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
+                              finish_reason="stop", cached=False, detail=detail)
+
+    async def _continue(self, prompt: str, request: Continue, options: dict[str, Any]) -> CreateResult:
+        reply = await self._generate(prompt, {**options, **({"stop": list(request.stop)} if request.stop else {})})
+        usage = RequestUsage(prompt_tokens=reply.prompt_eval_count or 0, completion_tokens=reply.eval_count or 0)
+        said = bound_reply(CreateResult(content=reply.response or "", usage=usage, cached=False,
+                                        finish_reason="length" if reply.done_reason == "length" else "stop"),
+                           options.get("num_predict"))
+        result = continuation_result(str(said.content), said.finish_reason, request.sentence, usage)
+        if request.min_tokens or request.ban_first or request.no_repeat_ngram:
+            result.detail["note"] = "logits processors are not applied by a server"
+        return result
+
+    async def _generate(self, prompt: str, options: dict[str, Any], **more: Any) -> Any:
+        """One raw-mode generate call (no template: the prompt is the document)."""
+        return await self._client.generate(model=self._model_name, prompt=prompt, raw=True, stream=False,
+                                           options=options, **more)

@@ -92,11 +92,13 @@ class OpenAIClient(MootClient):
     dialect = JSON_SCHEMA
 
     def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
-                 headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None):
+                 headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None,
+                 kind: str = "auto"):
         """`headers`, `query`: sent with every request (moot.models.factory.Endpoint: the base URL's
-        credentials as the server expects them)."""
+        credentials as the server expects them); `kind`: `base` for a base model (documents)."""
         super().__init__()
         self.model = model
+        self.model_kind = "base" if kind == "base" else "instruct"  # a server's model: a chat model unless declared
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
                                       default_headers=headers or None, default_query=query or None,
                                       http_client=openai.DefaultAioHttpClient(event_hooks=bounded_http_hooks()))
@@ -139,9 +141,9 @@ class OpenAIClient(MootClient):
             yield await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
             return
         args = {**self.settings, **without_request(extra_create_args)}
-        if request is not None and not request.document and request.reply_prefix:
+        document = request is not None and self.document_form(request)
+        if request is not None and not document and request.reply_prefix:
             raise NotSupported("a chat reply cannot be prefilled on a server")
-        document = request is not None and request.document
         body = ({"prompt": document_text(messages, request.prefix)} if document
                 else {"messages": [as_openai(m) for m in messages]})
         if request is not None and request.stop:
@@ -187,23 +189,29 @@ class OpenAIClient(MootClient):
         return CreateResult(content=content if isinstance(content, str) else "", usage=usage, cached=False,
                             finish_reason=finish_reason(finish))
 
+    def document_form(self, request: Request) -> bool:
+        """A request is answered as a document (the completions endpoint) when it asks to be, or
+        the server's model is a base model (`kind: base`)."""
+        return request.document or self.model_kind == "base"
+
     async def _answer(self, messages: Sequence[LLMMessage], request: Request, args: dict[str, Any]) -> CreateResult:
-        if not request.document and request.reply_prefix:
+        document = self.document_form(request)
+        if not document and request.reply_prefix:
             raise NotSupported("a chat reply cannot be prefilled on a server")
         if isinstance(request, Continue):
             return await self._continue(messages, request, args)
         if self.no_logprobs:
             raise NotSupported(self.no_logprobs)
-        prompt = document_text(messages, request.prefix) if request.document else ""
+        prompt = document_text(messages, request.prefix) if document else ""
         calls: list[dict] = []
 
         async def top(extension: str) -> dict[str, float]:
-            reply = await self._top_logprobs(messages, prompt + extension, request.document, args)
+            reply = await self._top_logprobs(messages, prompt + extension, document, args)
             calls.append(reply)
-            return first_top_logprobs(reply, request.document)
+            return first_top_logprobs(reply, document)
 
         try:
-            logprobs, bounded = await read_options(top, request.texts(), extendable=request.document,
+            logprobs, bounded = await read_options(top, request.texts(), extendable=document,
                                                    number=isinstance(request, Score))
         except openai.APIStatusError as exc:
             if exc.status_code not in (400, 404, 422, 500):
@@ -231,7 +239,7 @@ class OpenAIClient(MootClient):
 
     async def _continue(self, messages: Sequence[LLMMessage], request: Continue, args: dict[str, Any]) -> CreateResult:
         stop = {"stop": list(request.stop)} if request.stop else {}
-        if request.document:
+        if self.document_form(request):
             reply = await self._post("/completions", {"prompt": document_text(messages, request.prefix), **args, **stop})
             result = self._result(reply, first_choice(reply), "text")
         else:

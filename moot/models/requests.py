@@ -81,6 +81,8 @@ class Continue(_Request):
     sentence: bool = True
     """End the reply at the end of a sentence: with `min_tokens`, no newline or end of text before
     one ends; when the token bound is reached, the reply ends at its last complete sentence."""
+    max_tokens: int = 0
+    """A tighter token bound than the role's `max_tokens` for this reply (0: the role's)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import dataclass
 from typing import Annotated, Literal, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -25,14 +26,19 @@ from moot.agents.prompts import render
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+                                         check_distinct)
+from moot.protocols.items.choices import ask_choice, calibrates, method_for
+from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.items.metrics import RUMOUR_METRICS
 from moot.engine.context import UnitContext
-from moot.scenario.blocks import Backends, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
+                                  check_models, check_prompts, fail)
 from moot.speaker_selection.debate import DebatePlan, next_speaker
 
-TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions"})
+TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions", "agents", "round",
+                             "agent", "number"})
 Tie = Literal["unparsed", "first_agent", "previous_rounds"]
 
 
@@ -60,17 +66,30 @@ class DebateScenario(ItemScenario):
     `unparsed` and does not vote."""
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"]] = None
     """The headline metric of a dataset run; null: the dataset's declared metric, else macro-F1."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     agents: Annotated[int, Field(ge=1, le=16)] = 3
     """How many agents debate (Du et al. use 3); one agent reflects on its own answer instead."""
     rounds: Annotated[int, Field(ge=0, le=10)] = 2
     """Rounds of reading the others' answers after the independent first answers (Du et al.: 2);
     0 = independent answers and a vote."""
+    choice: ChoiceSetting = "auto"
+    """How each agent's label is read: `text` (Du et al.'s: its reply's "Answer: <label>", parsed),
+    `likelihood` (the reply is followed by the question `final_answer` and the model's most likely
+    label; a backend without log-probabilities falls back to `structured`), `structured`
+    (`{"answer": label}`); `auto`: likelihood on the embedded model, else text. On a base model
+    the label is read by likelihood after the agent's turn in the document."""
+    calibration: CalibrationSetting = "auto"
+    """How a likelihood answer is calibrated: `contextual` (Zhao et al. 2021: each label's
+    probability divided by the one the same prompt gives when the text and the replies in it are
+    "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
+    probabilities), `none`; `auto`: contextual on the embedded model."""
     tie: Tie = "unparsed"
     """When the vote of the last round is tied: `unparsed` (claim no label), `first_agent` (the
     lowest-numbered agent's label among the tied, as Du et al.'s code), `previous_rounds` (the
     latest earlier round that separates the tied labels)."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `agents` (every agent), `agent_1` ... `agent_N`."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=1.0, max_tokens=512)
     retry: Retry = Retry()
     backends: Backends = Backends()
@@ -153,7 +172,7 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
     """One item: R + 1 rounds of answers, then the vote."""
     labels, plan = label_set(s), s.plan()
     fields = item_fields(s, ctx.inputs)
-    debate = _Debate(s, ctx, fields, labels.decide)
+    debate = _Debate(s, ctx, fields, labels)
     agents = [StageAgent(name, debate.turn(name)) for name in plan.agents]
     try:
         said = await ctx.group_chat(agents, lambda thread: next_speaker(plan, [m.source for m in thread]),
@@ -161,69 +180,152 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
     finally:
         debate.cancel()
     n = len(plan.agents)
-    answers = [[labels.decide(m.content) for m in said[i:i + n]] for i in range(0, len(said), n)]
+    answers = [[turn.label for turn in turns.values()] for turns in debate.rounds(len(said) // n)]
     label, explanation, decided_by = vote(answers, s.tie)
     raw = next((m.content for m, lab in zip(said[-n:], answers[-1]) if lab == label), None)
     return Outcome(label, explanation, raw if label != UNPARSED else None, decided_by=decided_by,
                    summary={"answers": answers})
 
 
+def answers_of(row: Mapping[str, object]) -> Optional[list[list[Optional[str]]]]:
+    """Each round's answers as its results row records them (`answers`); unparsed is None."""
+    found = row.get("answers")
+    if not isinstance(found, list) or not all(isinstance(r, list) for r in found):
+        return None
+    return [[None if a in (None, UNPARSED) else str(a) for a in r] for r in found]
+
+
 def item_fields(s: DebateScenario, inputs: Mapping[str, object]) -> dict[str, str]:
     """The placeholders every prompt of the item shares; the question reads well with or without a target."""
     templates = s.templates()
     fields = {"text": str(inputs["text"]), "target": str(inputs.get("target") or ""),
-              "options": ", ".join(s.labels)}
+              "options": ", ".join(s.labels), "agents": str(s.agents)}
     fields["question"] = render(templates["question_target" if fields["target"] else "question"], fields)
     return fields
 
 
+@dataclass(frozen=True)
+class Said:
+    """An agent's turn in a round: its reply, and the label it came to (or unparsed)."""
+
+    text: str
+    label: str
+
+
 class _Debate:
-    """The agents' memories and each round's calls (started together at the round's first turn)."""
+    """Each round's calls (started together at the round's first turn) and what they said; an
+    agent's memory (its chat, or the document) is rebuilt from what the earlier rounds said."""
 
-    def __init__(self, s: DebateScenario, ctx: UnitContext, fields: Mapping[str, str], decide):
-        self.plan, self.ctx, self.fields, self.decide = s.plan(), ctx, fields, decide
+    def __init__(self, s: DebateScenario, ctx: UnitContext, fields: Mapping[str, str], labels: LabelSet):
+        self.s, self.plan, self.ctx, self.fields, self.labels = s, s.plan(), ctx, dict(fields), labels
         self.templates = s.templates()
-        self.memory: dict[str, list[LLMMessage]] = {a: [] for a in self.plan.agents}
-        self.calls: dict[int, dict[str, tuple[list[LLMMessage], asyncio.Future]]] = {}
+        self.calls: dict[int, dict[str, asyncio.Future]] = {}
+        self.names = {a: render(self.templates["label_agent"], {"number": i})
+                      for i, a in enumerate(self.plan.agents, 1)}
 
-    def shown(self, agent: str, r: int, previous: Mapping[str, str]) -> list[LLMMessage]:
-        """What `agent` sees in round r: its own chat so far, then the question (round 0), the
-        other agents' round r-1 answers (rounds >= 1), or a request to check itself (alone)."""
-        others = [previous[a] for a in self.plan.agents if a != agent and a in previous]
+    def chat(self, agent: str, r: int, fields: Mapping[str, str], said: Sequence[Mapping[str, Said]]) -> list[LLMMessage]:
+        """What `agent` is sent in round r in chat: its own chat so far (each earlier round's
+        prompt and its reply), then this round's prompt."""
+        messages: list[LLMMessage] = []
+        for q in range(r + 1):
+            messages.append(UserMessage(content=self.ask(agent, q, fields, said), source="user"))
+            if q < r:
+                messages.append(AssistantMessage(content=said[q][agent].text, source=agent))
+        return messages
+
+    def ask(self, agent: str, r: int, fields: Mapping[str, str], said: Sequence[Mapping[str, Said]]) -> str:
+        """Round r's prompt: the question (round 0), the other agents' round r-1 answers (rounds
+        >= 1), or a request to check itself (alone)."""
         if r == 0:
-            ask = render(self.templates["answer"], self.fields)
-        elif others:
-            solutions = "\n\n".join(render(self.templates["solution"], {"solution": o.strip()}) for o in others)
-            ask = render(self.templates["debate"], {**self.fields, "solutions": solutions})
-        else:
-            ask = render(self.templates["reflect"], self.fields)
-        return [*self.memory[agent], UserMessage(content=ask, source="user")]
+            return render(self.templates["answer"], fields)
+        others = [said[r - 1][a].text for a in self.plan.agents if a != agent]
+        if not others:
+            return render(self.templates["reflect"], fields)
+        solutions = "\n\n".join(render(self.templates["solution"], {"solution": o.strip()}) for o in others)
+        return render(self.templates["debate"], {**fields, "solutions": solutions})
 
-    def start(self, r: int, previous: Mapping[str, str]) -> None:
+    def document(self, r: int, fields: Mapping[str, str], said: Sequence[Mapping[str, Said]]) -> ItemDocument:
+        """The document of rounds 0..r-1 (`said`), then round r's direction (document form)."""
+        t = self.templates
+        paragraphs = [render(t["document_header"], fields)]
+        for number, turns in enumerate([*said, {}], 1):
+            key = "document_round" if number == 1 else "document_debate" if len(self.plan.agents) > 1 else \
+                "document_reflect"
+            paragraphs.append(render(t[key], {**fields, "round": number}))
+            for agent, turn in turns.items():
+                paragraphs += [labelled(self.names[agent], turn.text), self.answer_line(agent, turn.label)]
+        return ItemDocument(tuple(paragraphs), tuple(self.names.values()))
+
+    def answer_line(self, agent: str, label: str = "") -> str:
+        line = render(self.templates["document_answer"], {"agent": self.names[agent]})
+        return f"{line} {label}." if label else line
+
+    def start(self, r: int) -> None:
+        self.calls[r] = {a: asyncio.ensure_future(self.answer(a, r)) for a in self.plan.agents}
+
+    async def answer(self, agent: str, r: int) -> Said:
+        """The agent's turn in round r and its label: in the document (a base model) or in chat."""
         stage = "answer" if r == 0 else "debate"
-        self.calls[r] = {}
-        for agent in self.plan.agents:
-            messages = self.shown(agent, r, previous)
-            call = self.ctx.call(agent, messages, stage=stage, round=r, decide=self.decide)
-            self.calls[r][agent] = (messages, asyncio.ensure_future(call))
+        if in_document(self.ctx, agent):
+            return await self.in_document(agent, r, stage)
+        said = self.rounds(r)
+        messages = self.chat(agent, r, self.fields, said)
+        method = method_for(self.ctx, agent, self.s.choice, "text")
+        reply = await self.ctx.call(agent, messages, stage=stage, round=r,
+                                    decide=self.labels.decide if method == "text" else None)
+        if method == "text":
+            return Said(reply.text, self.labels.decide(reply.text))
+        ask = UserMessage(content=render(self.templates["final_answer"], self.fields), source="user")
+
+        def content_free(text: str) -> list[LLMMessage]:
+            blank = [{a: Said(text, text) for a in turns} for turns in said]
+            free = self.chat(agent, r, {**self.fields, "text": text}, blank)
+            return [*free, AssistantMessage(content=text, source=agent), ask]
+
+        answered = await ask_choice(self.ctx, agent, [*messages, AssistantMessage(content=reply.text, source=agent), ask],
+                                    self.s.labels, method, stage=f"{stage}_answer", round=r, content_free=content_free,
+                                    calibrated=calibrates(self.ctx, agent, self.s.calibration),
+                                    decide=lambda text: self.labels.map(text)[0])
+        return Said(reply.text, self.labels.map(answered.text)[0])
+
+    async def in_document(self, agent: str, r: int, stage: str) -> Said:
+        """A base model's turn: it continues the debate's document; its label is then read by
+        likelihood from a short document of its own (the text, the question and its turn), so the
+        same document around content-free inputs (calibration) is short, the same for every item
+        on a target, and kept in the reply cache."""
+        document = self.document(r, self.fields, self.rounds(r))
+        name = self.names[agent]
+        reply = await speak(self.ctx, agent, [], document, name, opening=render(self.templates["opening_answer"],
+                                                                              self.fields), stage=stage, round=r)
+        answered = await ask_choice(self.ctx, agent, self.answered(agent, self.fields, reply.text).messages(),
+                                    self.s.labels, "likelihood", prefix=self.answer_line(agent), document=True,
+                                    content_free=lambda text: self.answered(agent, {**self.fields, "text": text},
+                                                                            text).messages(),
+                                    calibrated=calibrates(self.ctx, agent, self.s.calibration),
+                                    stage=f"{stage}_answer", round=r, decide=lambda text: self.labels.map(text)[0])
+        return Said(reply.text, self.labels.map(answered.text)[0])
+
+    def answered(self, agent: str, fields: Mapping[str, str], turn: str) -> ItemDocument:
+        """The document an agent's label is read from: the text and the question, then its turn."""
+        return ItemDocument((render(self.templates["document_answered"], fields), labelled(self.names[agent], turn)),
+                            tuple(self.names.values()))
 
     def turn(self, agent: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            said = spoken_of(thread)
-            r = self.plan.round_of(len(said))
+            r = self.plan.round_of(len(spoken_of(thread)))
             if r not in self.calls:
-                n = len(self.plan.agents)
-                self.start(r, {m.source: m.content for m in said[-n:]} if r else {})
-            messages, call = self.calls[r][agent]
-            text = (await call).text
-            self.memory[agent] = [*messages, AssistantMessage(content=text, source=agent)]
-            return text
+                self.start(r)
+            return (await self.calls[r][agent]).text
 
         return respond
 
+    def rounds(self, r: int) -> list[dict[str, Said]]:
+        """What rounds 0..r-1 said (finished: the group chat took every turn of them)."""
+        return [{a: self.calls[q][a].result() for a in self.plan.agents} for q in range(r)]
+
     def cancel(self) -> None:
         """Stop the calls still running (a turn failed); the failures of others are already known."""
-        cancel_calls(call for calls in self.calls.values() for _, call in calls.values())
+        cancel_calls(call for calls in self.calls.values() for call in calls.values())
 
 
 PROTOCOL = Protocol(
@@ -238,4 +340,6 @@ PROTOCOL = Protocol(
     result_name="answer",
     example="debate",
     metrics=RUMOUR_METRICS,
+    calls=lambda s: float(s.agents * (s.rounds + 1)),
+    rounds=lambda row: answers_of(row),
 )

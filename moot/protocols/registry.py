@@ -8,7 +8,7 @@ through moot.plugins.
 """
 
 from moot.contract.registry import PROTOCOLS
-from moot.protocols import debate, judge_eval
+from moot.protocols import chateval, debate, judge_eval
 from moot.protocols.cola import protocol as cola
 from moot.protocols.conference import protocol as conference
 from moot.protocols.negotiation import protocol as negotiation
@@ -16,5 +16,5 @@ from moot.protocols.s2mad import protocol as s2mad
 
 REGISTRY = PROTOCOLS
 for protocol in (conference.PROTOCOL, cola.PROTOCOL, s2mad.PROTOCOL, negotiation.PROTOCOL, debate.PROTOCOL,
-                 judge_eval.PROTOCOL):
+                 judge_eval.PROTOCOL, chateval.PROTOCOL):
     REGISTRY.register(protocol)

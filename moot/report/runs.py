@@ -215,7 +215,7 @@ def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol[Any]]
     transcript is read strictly: a damaged one is an error naming its line, so a run is never
     reported complete over a transcript that does not load."""
     loaded = [(u, u.load()) for u in source.units]
-    triples = [(u, t, u.row if source.is_folder else _row_of(u, t)) for u, t in loaded]
+    triples = [(u, t, u.row if source.is_folder else row_of(u, t)) for u, t in loaded]
     run = Run(source, [r for _, _, r in triples if r], ref, contract=contract)
     if not run.scored:
         raise RunError(f"{source.path}: no result with a gold label to score")
@@ -224,7 +224,7 @@ def load_run(source: RunSource, ref: str = "", contract: Optional[Protocol[Any]]
     return run
 
 
-def _row_of(unit: UnitRef, transcript: Transcript) -> Optional[dict[str, Any]]:
+def row_of(unit: UnitRef, transcript: Transcript) -> Optional[dict[str, Any]]:
     found = transcript.outcome
     if found is None:
         return None

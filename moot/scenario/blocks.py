@@ -42,14 +42,16 @@ class Generation(Strict):
 
 ChoiceSetting = Literal["auto", "likelihood", "structured", "text"]
 CHOICE_METHODS = ("likelihood", "structured", "text")
+CalibrationSetting = Literal["auto", "contextual", "none"]
 
 
-def choice_method(setting: str, spec: str, default: str) -> str:
+def choice_method(setting: str, spec: str, default: str, base: bool = False) -> str:
     """How a role's closed answer is read: the scenario's `choice`, or for `auto` likelihood on the
-    embedded model and the protocol's own way (`default`, the paper's) on the others."""
+    embedded model and on any base model (`base`: a server's declared `kind: base`), and the
+    protocol's own way (`default`, the paper's) on the others."""
     if setting in CHOICE_METHODS:
         return setting
-    return "likelihood" if parse_spec(spec).provider == "local" else default
+    return "likelihood" if base or parse_spec(spec).provider == "local" else default
 
 
 class Retry(Strict):
@@ -91,6 +93,10 @@ class OpenAIBackend(Strict):
     api_key_env: str = "OPENAI_API_KEY"
     """The environment variable holding the API key (keys are never written in scenarios or
     transcripts)."""
+    kind: Literal["auto", "base", "instruct"] = "auto"
+    """`base`: the server serves a base model (vLLM, llama.cpp's servers): every role continues a
+    document through the completions endpoint (`/v1/completions`) with the document form's stops,
+    and closed answers are read from its log-probabilities; `auto` / `instruct`: a chat model."""
 
     _stored = field_serializer("base_url", when_used="json")(lambda self, value: stored_endpoints(value))
 
@@ -102,6 +108,11 @@ class OllamaBackend(Strict):
     """Ollama server, or a list of servers serving the same model (each call goes to the least
     busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it. User info is
     sent as HTTP basic auth, query parameters with every request; both are masked where recorded."""
+
+    kind: Literal["auto", "base", "instruct"] = "auto"
+    """`base`: Ollama serves a base model: every role continues a document through its generate
+    endpoint in raw mode, and closed answers are read from its log-probabilities; `auto` /
+    `instruct`: a chat model."""
 
     _stored = field_serializer("host", when_used="json")(lambda self, value: stored_endpoints(value))
 

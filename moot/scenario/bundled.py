@@ -1,4 +1,5 @@
-"""Scenarios shipped inside the package, so `moot run drug_policy` works from any directory."""
+"""Scenarios and demo datasets shipped inside the package, so `moot run drug_policy` and
+`moot run cola --dataset demo-stance` work from any directory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ def bundled_dir() -> Path:
     return Path(str(resources.files("moot.scenarios")))
 
 
+def datasets_dir() -> Path:
+    """The folder of the bundled dataset specs: beside the scenarios, in the repository
+    (datasets/) as installed (moot/datasets/), so an editable install made before it existed
+    finds it too."""
+    return bundled_dir().parent / "datasets"
+
+
 def bundled_names() -> list[str]:
     return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
 
@@ -18,8 +26,18 @@ def bundled_names() -> list[str]:
 def find_scenario(given: str | Path) -> Path:
     """A scenario file: the path as given when it exists, else the bundled scenario of that name
     (`drug_policy` or `drug_policy.yaml`); otherwise the path as given, for the reader to report."""
+    return _find(given, bundled_dir())
+
+
+def find_dataset(given: str | Path) -> Path:
+    """A dataset spec: the path as given when it exists, else the bundled one of that name
+    (`demo-stance` or `demo-stance.yaml`); otherwise the path as given, for the reader to report."""
+    return _find(given, datasets_dir())
+
+
+def _find(given: str | Path, folder: Path) -> Path:
     path = Path(given)
     if path.exists() or path.parent != Path("."):
         return path
-    shipped = bundled_dir() / f"{path.stem}.yaml"
+    shipped = folder / f"{path.stem}.yaml"
     return shipped if path.suffix in ("", ".yaml") and shipped.is_file() else path

@@ -157,10 +157,11 @@ def agent_table(transcript: Transcript, view: UnitView) -> tuple[list[str], list
     """Header and rows (agent, [role,] model, then each generation setting), as recorded at the start."""
     s = transcript.started
     speakers = speakers_of(transcript, view)
-    settings = {name: s.settings.get(name, {}) for _, name in speakers}
+    key = {name: name if name in s.models else role for role, name in speakers}  # models by name, else by role
+    settings = {name: s.settings.get(key[name], {}) for _, name in speakers}
     keys = list(dict.fromkeys(k for values in settings.values() for k in values))
     with_role = any(role != name for role, name in speakers)
-    rows = [[name] + ([role] if with_role else []) + [s.models.get(name, "?")]
+    rows = [[name] + ([role] if with_role else []) + [s.models.get(key[name], "?")]
             + [shown(settings[name].get(k)) for k in keys] for role, name in speakers]
     return ["Agent"] + (["Role"] if with_role else []) + ["Model"] + keys, rows
 

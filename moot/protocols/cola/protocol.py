@@ -13,12 +13,20 @@ scenario's `choice` (moot.protocols.items.choices): on the embedded model by lik
 prompt closed for scoring by a last line "Answer:" with " A", " B", " C" as the options (a chat
 model's reply begins with the letter, as the prompt's constraint asks). The chain-of-thought
 baseline reasons first and keeps its text answer.
+
+On a base model (the embedded one) every role continues the item's document instead
+(moot.protocols.items.document; the `document_*` and `label_*` templates): the analysts separate
+branches after the post, each debater after the analyses, the judger after the arguments; the
+judger's label is the most likely of the labels' `answer` words after `document_answer`, for
+every variant (the chain-of-thought baseline reasons first, the JSON variant explains after).
+A likelihood answer is calibrated by the scenario's `calibration`: the same prompt with the post
+content-free (the analyses and arguments kept).
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
@@ -29,9 +37,10 @@ from moot.engine.stage import StageAgent, cancel_calls
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.items.labels import LabelSet, stance_model
-from moot.protocols.items.choices import ask_choice, how_read, method_for
-from moot.engine.context import Reply, UnitContext
-from moot.engine.rescore import last_call, recorded_messages
+from moot.protocols.items.choices import Answered, ask_choice, calibrates, document_method, how_read, method_for
+from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
+from moot.engine.context import UnitContext
+from moot.engine.rescore import last_call
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 
 
@@ -74,62 +83,181 @@ def judger_template(s: ColaScenario) -> str:
     return f"judger{explain}" if s.debate else f"judger{explain}_no_debate"
 
 
+@dataclass(frozen=True)
+class Item:
+    """One item as every role's prompt sees it: its fields, and what the analysts and debaters
+    said so far (analysis by analyst, argument by label). `document` is its document form's
+    beginning (a base model's: moot.protocols.items.document), labelled as `labels` says."""
+
+    s: ColaScenario
+    templates: dict
+    fields: dict
+    analyses: dict = field(default_factory=dict)
+    arguments: dict = field(default_factory=dict)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Each role's label in the document."""
+        t, fields = self.templates, self.fields
+        found = {e: capitalised(render(t[f"label_{e}"], fields)) for e in self.s.experts}
+        found.update({debater_name(lab): render(t["label_debater"], {**fields, "stance": self.s.text_of(lab).name})
+                      for lab in self.s.labels})
+        found[JUDGER] = render(t["label_judger"], fields)
+        return found
+
+    def document(self, *paragraphs: str) -> ItemDocument:
+        """The header (with the post) and the analyses said so far, then `paragraphs`."""
+        header = render(self.templates["document_header"], self.fields)
+        return ItemDocument((header,), tuple(self.labels.values())).then(*self.said(self.analyses), *paragraphs)
+
+    def judged(self) -> ItemDocument:
+        """The judger's document: what it sees of the others (the arguments; without the debate,
+        the analyses), its direction, and the post last, read right before the answer (so a
+        content-free twin differs from it only there, and reuses the rest from the model's cache)."""
+        t = self.templates
+        return ItemDocument((render(t["document_judger_header"], self.fields),), tuple(self.labels.values())).then(
+            *self.said(self.arguments if self.s.debate else self.analyses), render(t["document_judger"], self.fields),
+            render(t["document_post"], self.fields))
+
+    def said(self, turns: dict) -> list[str]:
+        """Analyses (by analyst) or arguments (by label) as labelled paragraphs, in order."""
+        labels = self.labels
+        if turns is self.analyses:
+            return [labelled(labels[e], turns[e]) for e in EXPERTS if e in turns]
+        return [labelled(labels[debater_name(lab)], turns[lab]) for lab in self.s.labels if lab in turns]
+
+    def analyses_text(self) -> str:
+        """The analyses as the chat prompts introduce them."""
+        return " ".join(render(self.templates[f"{e}_analysis"], {**self.fields, "analysis": self.analyses[e].strip()})
+                        for e in EXPERTS if e in self.analyses)
+
+    def content_free(self, text: str) -> "Item":
+        """The item with its post replaced by a content-free input (the judger's input; what the
+        analysts and debaters said stays, as the demonstrations of Zhao et al.'s prompts do)."""
+        return replace(self, fields={**self.fields, "text": text})
+
+
+def capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcome:
     templates = s.templates()
     role = item.role or s.domain_role.for_target(item.target)
-    base = {"text": item.text, "target": item.target, "role": role}
+    start = Item(s, templates, {"text": item.text, "target": item.target, "role": role})
 
     async def analyse(expert: str) -> str:
-        return (await ctx.call(expert, messages(templates, expert, base), stage="analysis")).text
+        document = start.document(render(templates[f"document_{expert}"], start.fields))
+        return (await speak(ctx, expert, messages(templates, expert, start.fields), document, start.labels[expert],
+                            opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
 
     found = await asyncio.gather(*(analyse(e) for e in s.experts))
-    analyses = dict(zip(s.experts, found))
-    analyses_text = " ".join(render(templates[f"{e}_analysis"], {**base, "analysis": analyses[e].strip()})
-                             for e in EXPERTS if e in analyses)
+    analysed = replace(start, analyses=dict(zip(s.experts, found)))
     labels = labels_of(s)
     debaters = [lab for lab in s.labels] if s.debate else []
     # Debaters do not see each other, so their calls start together; the group chat then
     # takes their turns in the selection order and the judger reads them from the thread.
-    arguing = {lab: asyncio.ensure_future(_argue(s, ctx, templates, base, analyses_text, lab))
-               for lab in debaters}
+    arguing = {lab: asyncio.ensure_future(_argue(ctx, analysed, lab)) for lab in debaters}
     agents = [StageAgent(debater_name(lab), _awaiting(arguing[lab])) for lab in debaters]
-    judged: dict[str, Reply] = {}
-    agents.append(StageAgent(JUDGER, _judger(s, ctx, templates, base, analyses_text, labels, judged)))
+    judged: dict[str, Outcome] = {}
+    agents.append(StageAgent(JUDGER, _judger(ctx, analysed, labels, judged)))
     plan = DebatePlan(tuple(debater_name(lab) for lab in debaters), JUDGER)
     try:
         await ctx.group_chat(agents, lambda said: next_speaker(plan, [m.source for m in said]),
                              item.text, len(plan.order()))
     finally:
         cancel_calls(arguing.values())
-    return judged_outcome(labels, judged["reply"])
+    return judged["outcome"]
 
 
-def judged_outcome(labels: LabelSet, reply: Reply) -> Outcome:
-    prediction, explanation = labels.map(reply.text)
-    by = f"{JUDGER} ({reply.method})" if reply.measured else JUDGER
-    return Outcome(prediction, (explanation + how_read(reply)).strip(), reply.text, decided_by=by)
+def judged_outcome(labels: LabelSet, answered: Answered, explanation: str = "") -> Outcome:
+    prediction, given = labels.map(answered.text)
+    by = f"{JUDGER} ({answered.method})" if answered.measured_read else JUDGER
+    return Outcome(prediction, ((explanation or given) + how_read(answered)).strip(), answered.reply.text,
+                   decided_by=by)
+
+
+def answer_labels(s: ColaScenario) -> LabelSet:
+    """The labels as a base model's judger answers them: the words of `label_text.answer`."""
+    return LabelSet(tuple(s.labels), tuple(s.labels), {lab: s.text_of(lab).answer for lab in s.labels},
+                    dict(s.aliases))
 
 
 def letters(labels: LabelSet) -> list[str]:
     return [chr(65 + i) for i in range(len(labels.options))]
 
 
-async def ask_judger(s: ColaScenario, ctx: UnitContext, prompt: list[LLMMessage], labels: LabelSet,
-                     stage: str, speaker: Optional[str] = None) -> Reply:
-    """The judger's answer: an option letter read by the scenario's `choice`, or (the explainability
-    variant, the chain-of-thought baseline) its reply as the prompt asks for it."""
-    decide = lambda text: labels.map(text)[0]  # noqa: E731
+async def judge(ctx: UnitContext, item: Item, labels: LabelSet, stage: str, speaker: Optional[str] = None) -> Outcome:
+    """The judger's answer about `item`: in its document (a base model) or in chat."""
+    if in_document(ctx, JUDGER):
+        return await judge_in_document(ctx, item, labels, stage, speaker)
+    s = item.s
+    fields = judger_fields(item, labels)
+    prompt = messages(item.templates, judger_template(s), fields, JUDGER)
     if s.judger.output == "json":
-        return await ctx.call(JUDGER, prompt, stance_model(s.labels), stage=stage, decide=decide, speaker=speaker)
+        reply = await ctx.call(JUDGER, prompt, stance_model(s.labels), stage=stage,
+                               decide=lambda text: labels.map(text)[0], speaker=speaker)
+        return judged_outcome(labels, Answered(reply))
     method = "text" if s.baseline == "cot" else method_for(ctx, JUDGER, s.choice, "text")
-    return await ask_choice(ctx, JUDGER, prompt, letters(labels), method, stage=stage, decide=decide,
-                            speaker=speaker)
+
+    def content_free(text: str) -> list[LLMMessage]:
+        return messages(item.templates, judger_template(s), judger_fields(item.content_free(text), labels), JUDGER)
+
+    answered = await ask_choice(ctx, JUDGER, prompt, letters(labels), method, stage=stage, speaker=speaker,
+                                decide=lambda text: labels.map(text)[0], content_free=content_free,
+                                calibrated=calibrates(ctx, JUDGER, s.calibration))
+    return judged_outcome(labels, answered)
 
 
-async def _argue(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str, label: str) -> str:
+def judger_fields(item: Item, labels: LabelSet) -> dict:
+    s, t = item.s, item.templates
+    arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": item.arguments[lab].strip()})
+                         for lab in s.labels if lab in item.arguments)
+    return {**item.fields, "analyses": item.analyses_text(), "arguments": arguments,
+            "question": question(s, item.fields["target"]), "choices": labels.choices(), "labels": ", ".join(s.labels)}
+
+
+async def judge_in_document(ctx: UnitContext, item: Item, labels: LabelSet, stage: str,
+                            speaker: Optional[str]) -> Outcome:
+    """A base model's judger: it reasons first (the chain-of-thought baseline), then its label is
+    the most likely `label_text.answer` after `document_answer` (calibrated), then (the JSON
+    variant) its explanation follows."""
+    s, t = item.s, item.templates
+    document = item.judged()
+    label = item.labels[JUDGER]
+    if s.baseline == "cot":
+        reasoning = await speak(ctx, JUDGER, [], document, label, opening=render(t["opening_judger"], item.fields),
+                                stage=stage, speaker=speaker)
+        document = document.then(labelled(label, reasoning.text))
+    words = answer_labels(s)
+    answer = render(t["document_answer"], item.fields)
+    method = document_method(s.choice)
+
+    def content_free(text: str) -> list[LLMMessage]:
+        return item.content_free(text).judged().messages()
+
+    answered = await ask_choice(ctx, JUDGER, document.messages(), [words.option_words[lab] for lab in s.labels],
+                                method, prefix=answer, document=True, content_free=content_free,
+                                calibrated=calibrates(ctx, JUDGER, s.calibration), stage=stage, speaker=speaker,
+                                decide=lambda text: words.map(text)[0])
+    explanation = ""
+    chosen = answered.option
+    if s.judger.output == "json" and chosen is not None:
+        explained = document.then(f"{answer} {chosen}.")
+        explanation = (await speak(ctx, JUDGER, [], explained, render(t["label_explanation"], item.fields),
+                                   opening=render(t["opening_explanation"], item.fields), stage=stage,
+                                   speaker=speaker)).text
+    return judged_outcome(answer_labels(s), answered, explanation)
+
+
+async def _argue(ctx: UnitContext, item: Item, label: str) -> str:
+    s, t = item.s, item.templates
     key = "debater" if s.experts else "debater_no_analysis"
-    fields = {**base, "analyses": analyses_text, "stance": s.text_of(label).stance}
-    return (await ctx.call(debater_name(label), messages(templates, key, fields, "debater"), stage="debate")).text
+    fields = {**item.fields, "analyses": item.analyses_text(), "stance": s.text_of(label).stance}
+    document = item.document(render(t[f"document_{key}"], fields))
+    name = debater_name(label)
+    return (await speak(ctx, name, messages(t, key, fields, "debater"), document, item.labels[name],
+                        opening=render(t["opening_debater"], fields), stage="debate")).text
 
 
 def _awaiting(task: "asyncio.Future[str]"):
@@ -139,33 +267,32 @@ def _awaiting(task: "asyncio.Future[str]"):
     return respond
 
 
-def _judger(s: ColaScenario, ctx: UnitContext, templates, base, analyses_text: str,
-            labels: LabelSet, judged: dict[str, Reply]):
+def _judger(ctx: UnitContext, item: Item, labels: LabelSet, judged: dict[str, Outcome]):
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
         said = {m.source: m.content.strip() for m in thread if isinstance(m, BaseChatMessage)}
-        arguments = " ".join(render(templates["argument"], {"stance": s.text_of(lab).name,
-                                                            "argument": said[debater_name(lab)]})
-                             for lab in s.labels if debater_name(lab) in said)
-        fields = {**base, "analyses": analyses_text, "arguments": arguments,
-                  "question": question(s, base["target"]), "choices": labels.choices(),
-                  "labels": ", ".join(s.labels)}
-        prompt = messages(templates, judger_template(s), fields, JUDGER)
-        reply = await ask_judger(s, ctx, prompt, labels, "baseline" if s.baseline else "conclusion")
-        judged["reply"] = reply
-        return reply.text
+        arguments = {lab: said[debater_name(lab)] for lab in item.s.labels if debater_name(lab) in said}
+        stage = "baseline" if item.s.baseline else "conclusion"
+        judged["outcome"] = outcome = await judge(ctx, replace(item, arguments=arguments), labels, stage)
+        return outcome.raw or ""
 
     return respond
 
 
 async def rescore(s: ColaScenario, job: Rescore, ctx: UnitContext) -> Rescored:
-    """The judger again with another model, on its recorded prompt (the analyses and arguments
-    as they were): nobody else is asked again."""
-    call = last_call(job.transcript, JUDGER)
-    if call is None:
+    """The judger again with another model, on what the analysts and debaters said (as recorded):
+    nobody else is asked again."""
+    if last_call(job.transcript, JUDGER) is None:
         raise ValueError("the transcript has no judger call to send again")
-    labels = labels_of(s)
-    reply = await ask_judger(s, ctx, recorded_messages(call), labels, call.stage, speaker=f"{JUDGER} (rescored)")
-    return Rescored(judged_outcome(labels, reply))
+    given = job.transcript.started.inputs
+    target = str(given.get("target", ""))
+    fields = {"text": str(given.get("text", "")), "target": target,
+              "role": str(given.get("role") or s.input.role or s.domain_role.for_target(target))}
+    said = [m for m in job.transcript.messages if m.role != JUDGER]
+    by_debater = {debater_name(lab): lab for lab in s.labels}
+    item = Item(s, s.templates(), fields, {m.role: m.content for m in said if m.role in EXPERTS},
+                {by_debater[m.role]: m.content for m in said if m.role in by_debater})
+    stage = "baseline" if s.baseline else "conclusion"
+    return Rescored(await judge(ctx, item, labels_of(s), stage, speaker=f"{JUDGER} (rescored)"))
 
 
 PROTOCOL = Protocol(
@@ -183,4 +310,5 @@ PROTOCOL = Protocol(
     deciders=(JUDGER,),
     rescore=rescore,
     example="cola",
+    calls=lambda s: float(len(s.experts) + (len(s.labels) if s.debate else 0) + 1),
 )

@@ -13,9 +13,10 @@ from typing import Literal, Optional
 
 from pydantic import model_validator
 
-from moot.protocols.items.schema import ItemScenario, Label, Labels, check_aliases, check_distinct
-from moot.scenario.blocks import (Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts,
-                                  fail)
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Label, Labels, MaxUnparsed, TurnTokens,
+                                         check_aliases, check_distinct)
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
+                                  check_models, check_prompts, fail)
 
 EXPERTS = ("linguist", "domain", "social")
 JUDGER = "judger"
@@ -49,13 +50,16 @@ class LabelText(Strict):
     """Its stance phrase for the debater (e.g. `in favor of`)."""
     name: Optional[str] = None
     """Its name in the arguments (e.g. `in favor`)."""
+    answer: Optional[str] = None
+    """Document form (a base model): the words that follow the judger's `document_answer` line
+    for this label (e.g. `positive`); the most likely is the answer."""
 
 
 DEFAULT_LABEL_TEXT = {
-    "favor": LabelText(option="Favor", stance="in favor of", name="in favor"),
-    "against": LabelText(option="Against", stance="against", name="against"),
-    "neutral": LabelText(option="Neutral", stance="neutral towards", name="neutral"),
-    "none": LabelText(option="None", stance="neutral towards", name="neutral"),
+    "favor": LabelText(option="Favor", stance="in favor of", name="in favor", answer="positive"),
+    "against": LabelText(option="Against", stance="against", name="against", answer="negative"),
+    "neutral": LabelText(option="Neutral", stance="neutral towards", name="neutral", answer="neutral"),
+    "none": LabelText(option="None", stance="neutral towards", name="neutral", answer="neutral"),
 }
 
 
@@ -119,6 +123,7 @@ class ColaScenario(ItemScenario):
     metric: Optional[Literal["f_avg", "macro_f1", "accuracy"]] = None
     """The headline metric of a dataset run; null: `f_avg` (mean F1 of favor and against) when the
     labels are among favor/against/none, else `macro_f1`. `f_avg` needs favor and against."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     experts: list[Literal["linguist", "domain", "social"]] = list(EXPERTS)
     """The analysts of the analysis stage; `[]` is the without-analysis ablation."""
     debate: bool = True
@@ -133,11 +138,18 @@ class ColaScenario(ItemScenario):
     after the prompt; a backend without log-probabilities falls back to `structured`),
     `structured` (constrained `{"answer": letter}`), `text` (the paper's: the reply, parsed);
     `auto`: likelihood on the embedded model, else text. The JSON judger and the chain-of-thought
-    baseline always answer as their prompts ask."""
+    baseline always answer as their prompts ask (on a base model: their label by likelihood after
+    their explanation or reasoning)."""
+    calibration: CalibrationSetting = "auto"
+    """How a likelihood answer is calibrated: `contextual` (Zhao et al. 2021: each option's
+    probability divided by the one the same prompt gives when the post is "N/A", "[MASK]" or
+    empty, the analyses and arguments kept; every answer records raw, content-free and
+    calibrated probabilities), `none`; `auto`: contextual on the embedded model."""
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `linguist`, `domain`, `social`, `debaters` (every
     debater), `debater_<label>`, `judger` (also the one model of a baseline). Precedence: the
     role, then `debaters` for a debater, then `default`."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()
@@ -174,7 +186,7 @@ class ColaScenario(ItemScenario):
         base = DEFAULT_LABEL_TEXT.get(label, LabelText())
         given = self.label_text.get(label, LabelText())
         merged = {**base.model_dump(exclude_none=True), **given.model_dump(exclude_none=True)}
-        return LabelText(**{"option": label.capitalize(), "stance": label, "name": label, **merged})
+        return LabelText(**{"option": label.capitalize(), "stance": label, "name": label, "answer": label, **merged})
 
     def headline_metric(self) -> str:
         if self.metric:

@@ -51,6 +51,7 @@ class Score(EventBase):
     error: Optional[str] = None
     method: str = ""  # how the scores were read: likelihood | top_logprobs | scripted (measured), structured
     distributions: dict[str, dict[str, float]] = {}  # measured: per criterion (and overall), each score's probability
+    suspect: str = ""  # written scores that are "constant" or "monotone" over the criteria in order: kept, flagged
 
 
 class TopicClosed(EventBase):

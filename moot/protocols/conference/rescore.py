@@ -30,7 +30,8 @@ from autogen_core.models import UserMessage
 from moot.agents.conference.agent import CONVERSATION, DEBATE, turn_prompt
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of, reference_text
-from moot.agents.conference.document import MIN_TOKENS, TranscriptDocument
+from moot.agents.conference.document import TranscriptDocument
+from moot.agents.document import MIN_TOKENS
 from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_likelihood, evaluate, expected_scores,
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
@@ -126,7 +127,8 @@ class Rescorer:
         return event
 
     async def evaluate(self, spec: str) -> list[Score]:
-        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "evaluator")
+        document = in_document(self.ctx, "evaluator")
+        likelihood = by_likelihood(self.s.choice, spec, document)
         name = self.s.evaluator.name if self.s.evaluator else "Evaluator"
 
         async def one(topic: int, debate: tuple[Message, ...]) -> Score:
@@ -142,7 +144,8 @@ class Rescorer:
         return list(await asyncio.gather(*(one(t, d) for t, d in closed_topics(self.transcript))))
 
     async def grade(self, spec: str) -> list[Score]:
-        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "grader")
+        document = in_document(self.ctx, "grader")
+        likelihood = by_likelihood(self.s.choice, spec, document)
 
         async def one(decision: Decision) -> Score:
             judge = decision.judge
@@ -189,7 +192,8 @@ class Rescorer:
         closed = {e.topic for e in self.transcript.of_type(TopicClosed)}
         history = self.shown(self.transcript.messages)
 
-        likelihood, document = by_likelihood(self.s.choice, spec), in_document(self.ctx, "assessor")
+        document = in_document(self.ctx, "assessor")
+        likelihood = by_likelihood(self.s.choice, spec, document)
 
         async def one(topic: int) -> Coverage:
             items, debate = references[topic], debate_of(history, topic)

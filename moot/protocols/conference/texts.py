@@ -55,7 +55,8 @@ def score_line(score: Score) -> str:
     if not score.parsed:
         return f"{score.speaker} {what}: UNPARSED ({(score.error or '')[:60]})"
     detail = " ".join(f"{k}={shown_score(score, v)}" for k, v in score.scores.items())
-    return f"{score.speaker} {what}{how}: overall={shown_score(score, score.overall)} | {detail}"
+    suspect = f" (suspect: {score.suspect} scores)" if score.suspect else ""
+    return f"{score.speaker} {what}{how}: overall={shown_score(score, score.overall)} | {detail}{suspect}"
 
 
 def grade_spread(score: Score) -> str:

@@ -118,8 +118,22 @@ def score_from_reply(content: str, measured: Optional[Measured] = None, **fields
     if parsed.value is None:
         return Score(**fields, **how, parsed=False, raw=content, error=parsed.error)
     value = parsed.value
-    return Score(**fields, **how, scores={c: getattr(value, c) for c in CRITERIA}, overall=value.overall,
-                 rationale=value.rationale)
+    scores = {c: getattr(value, c) for c in CRITERIA}
+    written = measured is None or measured.method not in MEASURED
+    return Score(**fields, **how, scores=scores, overall=value.overall, rationale=value.rationale,
+                 suspect=suspect_of(list(scores.values())) if written else "")
+
+
+def suspect_of(values: Sequence[float]) -> str:
+    """Why a set of written scores looks filled in rather than judged: "constant" (one value for
+    every criterion) or "monotone" (rising or falling through the criteria in their listed order,
+    as the 1, 2, ..., 10 llama_cpp.server's structured output gave); "" otherwise."""
+    steps = [b - a for a, b in zip(values, values[1:])]
+    if not steps:
+        return ""
+    if all(d == 0 for d in steps):
+        return "constant"
+    return "monotone" if all(d > 0 for d in steps) or all(d < 0 for d in steps) else ""
 
 
 class ResumeError(MootError, ValueError):

@@ -8,7 +8,7 @@ placeholders), shared with the conference, are in moot.scenario.blocks.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Mapping
+from typing import Annotated, ClassVar, Mapping, Optional
 
 from pydantic import Field
 
@@ -16,6 +16,17 @@ from moot.scenario.blocks import ScenarioBase, fail
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 Labels = Annotated[list[Label], Field(min_length=2)]  # a closed label set: every prediction is one
+
+
+TurnTokens = Annotated[int, Field(ge=1, le=8192, description=(
+    "On a base model (the document form): most tokens one turn may have (it then ends at its last "
+    "full sentence; `generation.max_tokens` bounds it too). The embedded model's turns ran 40-100 "
+    "tokens; 48 is a sentence or two. Chat replies keep `generation.max_tokens`."))]
+MaxUnparsed = Optional[Annotated[float, Field(ge=0, le=1)]]
+MAX_UNPARSED = Field(default=None, description=(
+    "The largest share of unparsed answers (0-1) a run may end with and succeed; more ends it with "
+    "exit code 4 (its results are kept). Null: only a run whose every answer is unparsed fails so; "
+    "1: none does."))
 
 
 class ItemScenario(ScenarioBase):

@@ -38,7 +38,8 @@ from moot.data.load import iter_items, load_dataset_spec
 from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.engine.context import UnitContext
-from moot.protocols.items.choices import ask_choice, chosen_option, method_for
+from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, method_for
+from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.negotiation.knn import NearestNeighbours
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.negotiation.schema import NegotiationScenario
@@ -116,37 +117,61 @@ class _Negotiator:
         self.templates, self.labels = s.templates(), labels_of(s)
         self.options = ", ".join(s.labels)
         self.verdict = verdict_model(tuple(s.labels))
-        self._chains: dict[tuple[str, str], str] = {}
-        self.measured = False  # a discriminator's yes/no was read from the model's probabilities
+        t = self.templates
+        self.called = tuple(dict.fromkeys([t["label_reasoning"], t["label_explanation"], "Input", "Decision",
+                                           "Correct"]))
+        self.measured = False  # a closed answer was read from the model's probabilities
 
     async def _ask(self, llm: str, prompt: str, stage: str, output=None, **record) -> str:
         return (await self.ctx.call(llm, [UserMessage(content=prompt, source="user")], output, stage=stage,
                                     **record)).text
 
-    async def demo_blocks(self, gen: str, disc: str) -> tuple[str, str]:
-        """Demonstrations for this generator (input, chain, decision) and discriminator (+ explanation)."""
-        async def one(text: str, decision: str) -> tuple[str, str]:
-            fields = {"text": text, "decision": decision}
-            chain = await self._ask(gen, render(self.templates["demo_reasoning"], fields), "demo_reasoning")
-            fields["reasoning"] = chain.strip()
-            why = await self._ask(disc, render(self.templates["demo_explanation"], fields), "demo_explanation")
-            fields["explanation"] = why.strip().replace('"', "'")
-            return (render(self.templates["generator_demo"], fields),
-                    render(self.templates["discriminator_demo"], fields))
+    async def _say(self, llm: str, chat: str, document: ItemDocument, who: str, stage: str, round: int = 1) -> str:
+        """A free-text turn: the chat prompt, or (a base model) a `who` turn of `document`."""
+        t = self.templates
+        return (await speak(self.ctx, llm, [UserMessage(content=chat, source="user")], document, t[f"label_{who}"],
+                            opening=t[f"opening_{who}"], stage=stage, round=round)).text
 
-        blocks = await asyncio.gather(*(one(t, d) for t, d in self.demos))
-        return "\n\n".join(g for g, _ in blocks), "\n\n".join(d for _, d in blocks)
+    def _document(self, *paragraphs: str) -> ItemDocument:
+        return ItemDocument(tuple(paragraphs), self.called)
+
+    async def demo_fields(self, gen: str, disc: str) -> list[dict[str, str]]:
+        """Each demonstration (input, decision) with the generator's reasoning chain for it and
+        the discriminator's explanation of it."""
+        t = self.templates
+
+        async def one(text: str, decision: str) -> dict[str, str]:
+            fields = {"text": text, "decision": decision}
+            chain = await self._say(gen, render(t["demo_reasoning"], fields),
+                                    self._document(render(t["document_demo_input"], fields)), "reasoning",
+                                    "demo_reasoning")
+            fields["reasoning"] = chain.strip()
+            why = await self._say(disc, render(t["demo_explanation"], fields),
+                                  self._document(render(t["document_decided"], fields), f"{t['document_correct']} yes."),
+                                  "explanation", "demo_explanation")
+            fields["explanation"] = why.strip().replace('"', "'")
+            return fields
+
+        return list(await asyncio.gather(*(one(text, d) for text, d in self.demos)))
 
     async def negotiate(self, gen: str, disc: str) -> Result:
-        gen_demos, disc_demos = await self.demo_blocks(gen, disc)
+        demos = await self.demo_fields(gen, disc)
+        t = self.templates
+        gen_demos = "\n\n".join(render(t["generator_demo"], d) for d in demos)
         stage = f"{gen}->{disc}"
-        history: list = [UserMessage(content=render(self.templates["generator"], {
+        history: list = [UserMessage(content=render(t["generator"], {
             "text": self.item.text, "options": self.options, "demonstrations": gen_demos}), source="user")]
         verdicts: list[tuple[str, Optional[str], str]] = []  # (attitude, decision, explanation)
+        reasoned: list[tuple[str, str]] = []  # a base model's (reasoning, decision) per turn
 
         async def generate(thread: Sequence[BaseChatMessage]) -> str:
+            if in_document(self.ctx, gen):
+                turns = [(r, d, v[2]) for (r, d), v in zip(reasoned, verdicts)]
+                reasoning, decision = await self.generate_in_document(gen, stage, len(verdicts) + 1, turns, demos)
+                reasoned.append((reasoning, decision))
+                return f"{reasoning}\nDecision: {decision}"
             if verdicts:
-                history.append(UserMessage(content=render(self.templates["generator_revise"], {
+                history.append(UserMessage(content=render(t["generator_revise"], {
                     "explanation": verdicts[-1][2], "options": self.options}), source="user"))
             reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
                                          decide=self._decision)).text
@@ -156,9 +181,16 @@ class _Negotiator:
         async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
             reasoning = thread[-1].content
             decision = self._decision(reasoning)
-            prompt = render(self.templates["discriminator"], {
+            if in_document(self.ctx, disc):
+                reasoning = reasoned[-1][0] if len(reasoned) > len(verdicts) else reasoning
+                reply, verdict = await self.discriminate_in_document(disc, reasoning, decision, stage,
+                                                                     len(verdicts) + 1, demos)
+                verdicts.append(verdict)
+                return reply
+            prompt = render(t["discriminator"], {
                 "text": self.item.text, "reasoning": reasoning, "decision": decision or "",
-                "options": self.options, "demonstrations": disc_demos})
+                "options": self.options,
+                "demonstrations": "\n\n".join(render(t["discriminator_demo"], d) for d in demos)})
             reply, verdict = await self.discriminator_verdict(disc, prompt, stage, decision, len(verdicts) + 1)
             verdicts.append(verdict)
             return reply
@@ -176,6 +208,78 @@ class _Negotiator:
         done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
         return Result(gen, disc, done, gen_decision if done else None)
 
+    # ------------------------------------------------------------------ a base model's turns
+    def generator_document(self, text: str, turns: Sequence[tuple[str, str, str]], demos) -> ItemDocument:
+        """The generator's document: the task, its demonstrations, the input, then each earlier
+        turn (reasoning, decision) and the discriminator's explanation of why it was wrong."""
+        t = self.templates
+        paragraphs = [render(t["document_header"], {"options": self.options}),
+                      *(render(t["document_demo"], d) for d in demos), render(t["document_input"], {"text": text})]
+        for reasoning, decision, explanation in turns:
+            paragraphs += [labelled(t["label_reasoning"], reasoning), f"{t['document_decision']} {decision}.",
+                           render(t["document_disagree"], {"explanation": explanation})]
+        return self._document(*paragraphs)
+
+    async def generate_in_document(self, gen: str, stage: str, round: int, turns, demos) -> tuple[str, str]:
+        """The generator's reasoning turn, then its decision: the label most likely after
+        `document_decision` (calibrated: the input, reasonings and explanations content-free)."""
+        t = self.templates
+        document = self.generator_document(self.item.text, turns, demos)
+        reasoning = await self._say(gen, "", document, "reasoning", stage, round)
+        label = t["label_reasoning"]
+
+        def content_free(text: str) -> list:
+            blank = [(text, d, text) for _, d, _ in turns]
+            return self.generator_document(text, blank, demos).then(labelled(label, text)).messages()
+
+        answered = await ask_choice(self.ctx, gen, document.then(labelled(label, reasoning)).messages(),
+                                    self.s.labels, document_method(self.s.choice), prefix=t["document_decision"],
+                                    document=True, content_free=content_free,
+                                    calibrated=calibrates(self.ctx, gen, self.s.calibration), stage=stage,
+                                    round=round, decide=lambda text: self.labels.map(text)[0])
+        self.measured = self.measured or answered.measured_read
+        return reasoning, self.labels.map(answered.text)[0]
+
+    def discriminator_document(self, text: str, reasoning: str, decision: str, demos) -> ItemDocument:
+        t = self.templates
+        return self._document(render(t["document_discriminator_header"], {"options": self.options}),
+                              *(render(t["document_discriminator_demo"], d) for d in demos),
+                              render(t["document_decided"], {"text": text, "reasoning": reasoning,
+                                                             "decision": decision}))
+
+    async def discriminate_in_document(self, disc: str, reasoning: str, decision: Optional[str], stage: str,
+                                       round: int, demos) -> tuple[str, tuple[str, Optional[str], str]]:
+        """The discriminator's yes/no (most likely after `document_correct`); after a "no" its
+        explanation turn and its own decision (most likely after `document_corrected`). The yes/no
+        is not calibrated: it checks another answer, it is no label with a prior to correct (with a
+        content-free input and reasoning the embedded model said yes, so calibrated it said no to
+        every decision and no negotiation ever agreed)."""
+        t, method = self.templates, document_method(self.s.choice)
+        calibrated = calibrates(self.ctx, disc, self.s.calibration)
+        shown = self.discriminator_document(self.item.text, reasoning, decision or "", demos)
+        said = await ask_choice(self.ctx, disc, shown.messages(), ("yes", "no"), method, prefix=t["document_correct"],
+                                document=True, stage=stage, round=round, decide=chosen_option)
+        self.measured = self.measured or said.measured_read
+        attitude = "yes" if chosen_option(said.text) == "yes" else "no"
+        if attitude == "yes" and decision is not None:
+            verdict: tuple[str, Optional[str], str] = (attitude, decision, "")
+        else:
+            judged = shown.then(f"{t['document_correct']} no.")
+            why = await self._say(disc, "", judged, "explanation", stage, round)
+            label = t["label_explanation"]
+
+            def content_free(text: str) -> list:
+                free = self.discriminator_document(text, text, decision or "", demos)
+                return free.then(f"{t['document_correct']} no.", labelled(label, text)).messages()
+
+            corrected = await ask_choice(self.ctx, disc, judged.then(labelled(label, why)).messages(), self.s.labels,
+                                         method, prefix=t["document_corrected"], document=True,
+                                         content_free=content_free, calibrated=calibrated, stage=stage, round=round,
+                                         decide=lambda text: self.labels.map(text)[0])
+            found = self.labels.map(corrected.text)[0]
+            verdict = (attitude, None if found == UNPARSED else found, why)
+        return json.dumps(dict(zip(("attitude", "decision", "explanation"), verdict))), verdict
+
     async def discriminator_verdict(self, disc: str, prompt: str, stage: str, decision: Optional[str],
                                     round: int) -> tuple[str, tuple[str, Optional[str], str]]:
         """(the turn's text in the negotiation, its (attitude, decision, explanation)), read by the
@@ -189,7 +293,7 @@ class _Negotiator:
         said = await ask_choice(self.ctx, disc, [UserMessage(content=prompt, source="user")], ("yes", "no"), method,
                                 prefix=opening, sep="", reply_prefix=opening, stage=stage, round=round,
                                 decide=chosen_option)
-        self.measured = self.measured or said.measured
+        self.measured = self.measured or said.measured_read
         attitude = "yes" if chosen_option(said.text) == "yes" else "no"
         if attitude == "yes" and decision is not None:
             verdict = (attitude, decision, "")
@@ -200,7 +304,7 @@ class _Negotiator:
         return json.dumps(dict(zip(("attitude", "decision", "explanation"), verdict))), verdict
 
     def read_how(self) -> str:
-        return ", yes/no by likelihood" if self.measured else ""
+        return ", closed answers by likelihood" if self.measured else ""
 
     def _decision(self, text: str) -> Optional[str]:
         """The generator's decision by the shared rule (its "Decision: X" line); None if undecided."""

@@ -13,8 +13,9 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases
-from moot.scenario.blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
+                                  check_models, check_prompts, fail)
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})
@@ -60,6 +61,7 @@ class NegotiationScenario(ItemScenario):
     max_turns: Annotated[int, Field(ge=1, le=20)] = 3
     """Generator/discriminator exchanges per negotiation before it ends without consensus."""
     demonstrations: Demonstrations = Demonstrations()
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     models: dict[str, str] = {}
     """The LLMs: `first` and `second` (required) negotiate, `third` settles conflicts; they must
     be different model specs unless `allow_same_model`. A bare `--model SPEC` sets all of them."""
@@ -69,8 +71,16 @@ class NegotiationScenario(ItemScenario):
     structured reply for the explanation; falls back to structured without log-probabilities),
     `text` (the JSON asked for without a schema, parsed); `auto`: likelihood on the embedded
     model, else structured."""
+    calibration: CalibrationSetting = "auto"
+    """How likelihood answers are calibrated: `contextual` (Zhao et al. 2021: each option's
+    probability divided by the one the same prompt gives when the input and the reasoning are
+    "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
+    probabilities), `none`; `auto`: contextual on the embedded model. On a base model the
+    generator's decision is read by likelihood too, and calibrated likewise; the discriminator's
+    yes/no is not calibrated (it is no label)."""
     allow_same_model: bool = False
     """Lets the LLMs share one spec (an offline demo with the one embedded model)."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.0, max_tokens=256)
     retry: Retry = Retry()
     backends: Backends = Backends()

@@ -27,7 +27,7 @@ import asyncio
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -42,7 +42,9 @@ from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
 from moot.log.events import Call
-from moot.protocols.items.choices import ask_choice, chosen_option, how_read, method_for
+from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, how_read, method_for
+from moot.protocols.items.document import in_document, speak
+from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.items.metrics import RUMOUR_METRICS
 from moot.protocols.s2mad.schema import S2madScenario
@@ -55,7 +57,7 @@ from moot.models.replies import loads
 if TYPE_CHECKING:
     from moot.report.runs import Run
 
-P, N, JUDGE, AGENT = "debater_p", "debater_n", "judge", "agent"
+SUPPORTS, DENIES = "supports", "denies"  # the scorer's options in document form
 
 
 class CommentScore(BaseModel):
@@ -127,7 +129,11 @@ async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, template
         half = len(sample) // 2
         return sample[:half], sample[half:]
 
+    docs = ClaimDocuments(templates)
+
     async def score(text: str) -> Optional[float]:
+        if in_document(ctx, "scorer"):
+            return await score_in_document(s, ctx, docs, item.claim, text)
         prompt = render(templates["score"], {"claim": item.claim, "comment": text})
         reply = await ctx.call("scorer", [UserMessage(content=prompt, source="user")], CommentScore,
                                stage="stance_separation", decide=lambda text: str(parse_score(text)))
@@ -137,9 +143,34 @@ async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, template
     return top_k(list(zip(scores, texts)), s.k)
 
 
+async def score_in_document(s: S2madScenario, ctx: UnitContext, docs: ClaimDocuments, claim: str,
+                            comment: str) -> Optional[float]:
+    """A base model's score of a reply: p(supports) - p(denies) after `document_score`, in [-1, 1]
+    (calibrated: the same question about a content-free reply to the same post)."""
+    content = Content(claim, (comment,))
+    answered = await ask_choice(ctx, "scorer", docs.reply(content).messages(), (SUPPORTS, DENIES),
+                                document_method(s.choice), prefix=render(docs.templates["document_score"], {}),
+                                document=True, stage="stance_separation",
+                                content_free=lambda text: docs.reply(Content(claim, (text,))).messages(),
+                                calibrated=calibrates(ctx, "scorer", s.calibration), decide=lambda text: text)
+    measured = answered.measured
+    if measured is not None:
+        probabilities = measured.calibrated or measured.probabilities
+        return round(probabilities[SUPPORTS] - probabilities[DENIES], 4)
+    return {SUPPORTS: 1.0, DENIES: -1.0}.get(answered.option or "")
+
+
 async def is_subjective(s: S2madScenario, ctx: UnitContext, claim: str, templates) -> bool:
     if s.subjectivity != "auto":
         return s.subjectivity == "subjective"
+    if in_document(ctx, "classifier"):
+        docs = ClaimDocuments(templates)
+        answered = await ask_choice(ctx, "classifier", docs.claim(Content(claim)).messages(), ("yes", "no"),
+                                    document_method(s.choice), prefix=render(templates["document_subjectivity"], {}),
+                                    document=True, content_free=lambda text: docs.claim(Content(text)).messages(),
+                                    calibrated=calibrates(ctx, "classifier", s.calibration), stage="subjectivity",
+                                    decide=lambda text: "subjective" if chosen_option(text) == "yes" else "objective")
+        return chosen_option(answered.text) == "yes"
     prompt = render(templates["subjectivity"], {"claim": claim})
     method = method_for(ctx, "classifier", s.choice, "text")
     yes = said_yes if method == "text" else (lambda text: chosen_option(text) == "Yes")  # noqa: E731
@@ -171,9 +202,14 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
     opening = {P: render(templates[key], {"claim": item.claim, "comments": "\n".join(pos) or "(none)", "options": options}),
                N: render(templates[key], {"claim": item.claim, "comments": "\n".join(neg) or "(none)", "options": options})}
     openings = [[UserMessage(content=opening[d], source="user")] for d in (P, N)]
-    first = await asyncio.gather(*(reason(s, ctx, d, m, "initial_opinion", 0) for d, m in zip((P, N), openings)))
+    read = {P: tuple(pos), N: tuple(neg)}
+    docs = ClaimDocuments(templates)
+    first = await asyncio.gather(*(reason(s, ctx, d, m, "initial_opinion", 0,
+                                          document=(docs.opinion_of(d, 0), Content(item.claim, read[d])))
+                                   for d, m in zip((P, N), openings)))
     replies = {P: [first[0][0].text], N: [first[1][0].text]}
-    debate = _Debate(s, ctx, templates, opening, replies, options, {P: [first[0][1]], N: [first[1][1]]})
+    debate = _Debate(s, ctx, templates, opening, replies, options, {P: [first[0][1]], N: [first[1][1]]},
+                     Content(item.claim), read)
     plan = S2madPlan(P, N, JUDGE, s.rounds)
 
     def select(said: Sequence[BaseChatMessage]) -> Optional[str]:
@@ -208,10 +244,34 @@ class Answer:
 
 
 async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: list, stage: str, round: int,
-                 **record) -> tuple[Reply, Answer]:
-    """A reasoning call as the paper prompts it, and the label it came to (`answer`)."""
+                 document: Optional[tuple[Build, Content]] = None, **record) -> tuple[Reply, Answer]:
+    """A reasoning call as the paper prompts it, and the label it came to (`answer`); on a base
+    model the role's turn in its `document` (built from the item's content) and its verdict."""
+    if document is not None and in_document(ctx, role):
+        return await reason_in_document(s, ctx, role, *document, stage, round, **record)
     reply = await ctx.call(role, messages, stage=stage, round=round, decide=labels_of(s).decide, **record)
     return reply, await answer(s, ctx, role, messages, reply, stage, round)
+
+
+async def reason_in_document(s: S2madScenario, ctx: UnitContext, role: str, build: Build, content: Content,
+                             stage: str, round: int, speaker: Optional[str] = None) -> tuple[Reply, Answer]:
+    """A base model's turn (it continues `build(content)`) and its verdict: the label most likely
+    after `document_verdict`, read from a short document of its own (the post and the turn), so
+    its content-free twins (calibration) are the same for every item and kept in the cache."""
+    templates, labels = s.templates(), labels_of(s)
+    docs = ClaimDocuments(templates)
+    name = docs.names[role]
+    reply = await speak(ctx, role, [], build(content), name, opening=render(templates["opening"], {}), stage=stage,
+                        round=round, speaker=speaker)
+
+    answered = await ask_choice(ctx, role, docs.verdict_document(role, content.claim, reply.text).messages(),
+                                list(s.labels), document_method(s.choice), prefix=docs.verdict(role), document=True,
+                                content_free=lambda text: docs.verdict_document(role, text, text).messages(),
+                                calibrated=calibrates(ctx, role, s.calibration),
+                                stage=f"{stage}_answer", round=round, speaker=speaker,
+                                decide=lambda text: labels.map(text)[0])
+    found = labels.map(answered.text)[0]
+    return reply, Answer(None if found == UNPARSED else found, how_read(answered), answered.reply)
 
 
 async def answer(s: S2madScenario, ctx: UnitContext, role: str, messages: list, reply: Reply, stage: str,
@@ -237,7 +297,9 @@ async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Se
     prompt = render(s.templates()[key], {"claim": claim, "comments": "\n".join(comments) or "(none)",
                                          "options": options_of(s)})
     reply, said = await reason(s, ctx, AGENT, [UserMessage(content=prompt, source="user")],
-                               "baseline" if s.baseline else "single_agent", 1)
+                               "baseline" if s.baseline else "single_agent", 1,
+                               document=(ClaimDocuments(s.templates()).opinion_of(AGENT, 0),
+                                         Content(claim, tuple(comments))))
     what = "the vanilla baseline's answer" if s.baseline else "the single agent's answer (no debate)"
     return Outcome(said.label or UNPARSED, what + said.note, reply.text, decided_by=said.by(AGENT))
 
@@ -253,11 +315,13 @@ def options_of(s: S2madScenario) -> str:
 
 
 async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
-                    **record) -> tuple[Reply, Answer]:
-    """The judge's call: the claim and both debaters' last replies."""
+                    labels: tuple[Optional[str], Optional[str]] = (None, None), **record) -> tuple[Reply, Answer]:
+    """The judge's call: the claim and both debaters' last replies (and, on a base model, their verdicts)."""
     prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
                                              "options": options_of(s)})
-    return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1, **record)
+    content = Content(claim, turns=(Said(P, reply_p, labels[0]), Said(N, reply_n, labels[1])))
+    return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1,
+                        document=(ClaimDocuments(s.templates()).judged, content), **record)
 
 
 async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
@@ -273,17 +337,25 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
         return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.reply.text,
                                 decided_by=said.by(AGENT)))
     call = last_reasoning(job.transcript, JUDGE)
-    if call is not None:
+    if call is not None and not in_document(ctx, JUDGE):
         said = await resent(s, ctx, call)
-    elif job.every:
-        last = {m.role: m.content for m in job.transcript.messages
-                if m.role in (P, N) and not m.action.endswith("_answer")}
-        _, said = await ask_judge(s, ctx, job.transcript.started.inputs.get("claim", ""), last.get(P, ""),
-                                  last.get(N, ""), speaker=f"{JUDGE} (rescored)")
+    elif call is not None or job.every:  # a base model's judge document is rebuilt from the debaters' last turns
+        said = await judge_again(s, ctx, job.transcript)
     else:
         return Rescored()
     return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.reply.text,
                             decided_by=said.by(JUDGE)))
+
+
+async def judge_again(s: S2madScenario, ctx: UnitContext, transcript) -> Answer:
+    """The judge asked anew from the debaters' last recorded turns (and labels), as it would
+    have seen them."""
+    turns = [m for m in transcript.messages if m.role in (P, N)]
+    last = {m.role: m.content for m in turns if not m.action.endswith("_answer")}
+    labels = {m.role: m.decision for m in turns if m.decision in s.labels}
+    _, said = await ask_judge(s, ctx, transcript.started.inputs.get("claim", ""), last.get(P, ""), last.get(N, ""),
+                              (labels.get(P), labels.get(N)), speaker=f"{JUDGE} (rescored)")
+    return said
 
 
 def last_reasoning(transcript, role: str) -> Optional[Call]:
@@ -307,9 +379,10 @@ def _label(labels: LabelSet, text: str) -> Optional[str]:
 class _Debate:
     """Debate state of one item: replies and their answers so far; a round's two calls start together."""
 
-    def __init__(self, s, ctx, templates, opening, replies, options, said):
+    def __init__(self, s, ctx, templates, opening, replies, options, said, claim: Content, read):
         self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
         self.replies, self.options, self.said = replies, options, said
+        self.claim, self.read, self.docs = claim, read, ClaimDocuments(templates)
         self.rounds: dict[int, dict[str, asyncio.Task]] = {}
         self.verdict: Optional[Answer] = None  # the judge's, once it spoke
 
@@ -319,6 +392,13 @@ class _Debate:
         return [UserMessage(content=self.opening[who], source="user"),
                 AssistantMessage(content=self.replies[who][j - 1], source=who),
                 UserMessage(content=ask, source="user")]
+
+    def _document(self, who: str, j: int) -> tuple[Build, Content]:
+        """Round j's document of a debater (a base model): the replies it read, then both
+        debaters' turns of the rounds before, its own first."""
+        other = N if who == P else P
+        turns = [Said(d, self.replies[d][q], self.said[d][q].label) for q in range(j) for d in (who, other)]
+        return self.docs.opinion_of(who, j), replace(self.claim, comments=self.read[who], turns=tuple(turns))
 
     def turns(self, said: Sequence[BaseChatMessage]) -> list[Turn]:
         """The debate so far as the speaker policy reads it: each turn with its answer's label."""
@@ -335,7 +415,8 @@ class _Debate:
             j = len(self.replies[who])  # this debater's round
             if j not in self.rounds:
                 self.rounds[j] = {d: asyncio.ensure_future(reason(self.s, self.ctx, d, self._messages(d, j),
-                                                                  "debate", j)) for d in (P, N)}
+                                                                  "debate", j, document=self._document(d, j)))
+                                  for d in (P, N)}
             reply, said = await self.rounds[j][who]
             self.replies[who].append(reply.text)
             self.said[who].append(said)
@@ -345,7 +426,8 @@ class _Debate:
 
     def judge(self, claim: str):
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1])
+            reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1],
+                                                  (self.said[P][-1].label, self.said[N][-1].label))
             return reply.text
 
         return respond

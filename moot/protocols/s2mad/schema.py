@@ -13,11 +13,14 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, model_validator
 
-from moot.protocols.items.schema import ItemScenario, Labels, check_aliases, check_distinct
-from moot.scenario.blocks import Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail
+from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
+                                         check_distinct)
+from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
+                                  check_models, check_prompts, fail)
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
-TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options"})
+TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options", "agent",
+                             "round"})
 DEFAULT_ALIASES = {"false": "fake", "true": "real", "rumor": "fake", "rumour": "fake",
                    "non-rumor": "real", "non-rumour": "real"}
 
@@ -88,11 +91,19 @@ class S2madScenario(ItemScenario):
     and each option scored; falls back to `structured` without log-probabilities); `structured`
     (the same questions, constrained `{"answer": ...}`); `auto`: likelihood on the embedded
     model, else text."""
+    calibration: CalibrationSetting = "auto"
+    """How likelihood answers are calibrated: `contextual` (Zhao et al. 2021: each option's
+    probability divided by the one the same prompt gives when the post, its replies and the
+    agents' replies are "N/A", "[MASK]" or empty; every answer records raw, content-free and
+    calibrated probabilities), `none`; `auto`: contextual on the embedded model. On a base model
+    the scorer's support of a reply is read by likelihood too, and calibrated likewise."""
     seed: int = 0
     """Seed of the random sample (`stance_separation: false`, the vanilla baseline)."""
+    max_unparsed: MaxUnparsed = MAX_UNPARSED
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `scorer`, `classifier`, `debater_p`, `debater_n`,
     `judge`, `agent` (the one agent of `debate: false` and of the vanilla baseline)."""
+    turn_tokens: TurnTokens = 48
     generation: Generation = Generation(temperature=0.2, max_tokens=1024)
     """Sampling settings for every model call (the paper: temperature 0.2, other settings the
     API's defaults; moot bounds replies at 1024 tokens so the answer asked for "at the end" fits)."""

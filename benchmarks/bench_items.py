@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Is every item protocol measurable on the embedded model? Issue 21's figures, per protocol.
+
+Runs each protocol on its bundled demo dataset (and COLA, optionally debate, on the shared VAST
+sample with --vast) on the embedded model, one `moot run` per protocol and dataset in this
+process (the model is loaded once), in fresh run folders, then reads the transcripts and prints:
+
+- echo: free-text turns holding a run of 7 words of one of the protocol's prompt templates (its
+  literal text between placeholders; target <= 5 %);
+- unparsed: items whose answer is unparsed, and (debate) agents' answers unparsed (target 0 %);
+- the predicted labels against the gold labels (with calibration, the run's own: no label above
+  70 % when no gold label is above 50 %);
+- macro-F1 with calibration (the run's predictions), without it (the same transcripts, each
+  answer re-decided from its recorded raw probabilities, no model call: for debate and S2MAD the
+  later turns still saw the calibrated answers), and the majority-class baseline;
+- seconds per item (mean and median of the units' wall time; COLA <= 20 s, debate <= 30 s), and
+  the longest gap between two recorded calls, which is how long the status line can stand still
+  (target <= 5 s).
+
+The machine is shared (2 cores): the load average is printed before and after.
+
+    python benchmarks/bench_items.py                                  # every protocol, demo sets
+    python benchmarks/bench_items.py --protocols cola --limit 20 --vast ../shared/datasets/vast_dev_sample.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from string import Template
+from typing import Optional, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from moot.cli.run import run as moot_run  # noqa: E402
+from moot.engine.folder import read_results  # noqa: E402
+from moot.log.events import Call, Message, RunFinished  # noqa: E402
+from moot.log.transcript import Transcript, load  # noqa: E402
+from moot.metrics.classification import UNPARSED, summarize  # noqa: E402
+from moot.models.calibration import best  # noqa: E402
+from moot.protocols.cola.protocol import answer_labels  # noqa: E402
+from moot.protocols.debate import vote  # noqa: E402
+from moot.scenario.bundled import find_dataset, find_scenario  # noqa: E402
+from moot.scenario.load import load_scenario  # noqa: E402
+
+DEMOS = {"cola": "demo-stance", "debate": "demo-stance", "s2mad": "demo-rumour-veracity",
+         "negotiation": "demo-sentiment"}
+WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
+RUN = 7  # words in a row that make an echo
+
+
+# ------------------------------------------------------------------ echo
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def template_runs(templates: dict[str, str]) -> set[tuple[str, ...]]:
+    """Every RUN words in a row of a template's literal text (between its placeholders)."""
+    runs: set[tuple[str, ...]] = set()
+    for template in templates.values():
+        for literal in re.split(Template.pattern, template):
+            w = words(literal or "")
+            runs |= {tuple(w[i:i + RUN]) for i in range(len(w) - RUN + 1)}
+    return runs
+
+
+def echoes(text: str, runs: set) -> bool:
+    w = words(text)
+    return any(tuple(w[i:i + RUN]) in runs for i in range(len(w) - RUN + 1))
+
+
+def free_turns(t: Transcript) -> list[Message]:
+    """The free-text turns: messages no closed answer was read from (not a choice's, a
+    structured reply's or a calibration's)."""
+    kinds = {}
+    pending: list[Call] = []
+    for event in t.events:
+        if isinstance(event, Call):
+            pending.append(event)
+        elif isinstance(event, Message):
+            kinds[event.turn] = {c.kind for c in pending} | {"structured" if c.output else "" for c in pending}
+            pending = []
+    return [m for m in t.messages if m.measured is None and kinds.get(m.turn, set()) & {"continue", "chat"}
+            and "structured" not in kinds[m.turn]]
+
+
+# ------------------------------------------------------------------ raw (uncalibrated) decisions
+def raw_label(m: Message, words_to_label: dict[str, str]) -> str:
+    return words_to_label.get(best(m.measured.probabilities), UNPARSED) if m.measured and m.measured.probabilities \
+        else UNPARSED
+
+
+def raw_prediction(protocol: str, scenario, t: Transcript) -> Optional[str]:
+    """The item's prediction had every answer been read from its raw probabilities (None: this
+    protocol's decision is not re-computable from its answers alone)."""
+    if protocol == "cola":
+        labels = answer_labels(scenario)
+        by_word = {w: lab for lab, w in labels.option_words.items()}
+        judged = [m for m in t.messages if m.role == "judger" and m.measured is not None]
+        return raw_label(judged[-1], by_word) if judged else None
+    identity = {lab: lab for lab in scenario.labels}
+    if protocol == "debate":
+        answers = [m for m in t.messages if m.action.endswith("_answer") and m.measured is not None]
+        rounds = sorted({m.round for m in answers})
+        return vote([[raw_label(m, identity) for m in answers if m.round == r] for r in rounds], scenario.tie)[0] \
+            if answers else None
+    if protocol == "s2mad":
+        last = {}
+        for m in t.messages:
+            if m.action.endswith("_answer") and m.measured is not None:
+                last[m.role] = raw_label(m, identity)
+        if "judge" in last:
+            return last["judge"]
+        if "agent" in last:
+            return last["agent"]
+        p, n = last.get("debater_p"), last.get("debater_n")
+        return p if p == n else UNPARSED
+    return None
+
+
+# ------------------------------------------------------------------ one run
+def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int]) -> float:
+    if out.exists():
+        shutil.rmtree(out)
+    argv = [protocol, "--dataset", dataset, "--out", str(out), "--quiet"] + (["--limit", str(limit)] if limit else [])
+    started = time.monotonic()
+    code = moot_run(argv)
+    if code not in (0, 4):
+        raise SystemExit(f"moot run {' '.join(argv)} exited {code}")
+    return time.monotonic() - started
+
+
+def stamp(ts: str) -> float:
+    return datetime.fromisoformat(ts).timestamp()
+
+
+def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
+    scenario = load_scenario(find_scenario(protocol))
+    runs = template_runs(scenario.templates())
+    rows = list(read_results(out).values())
+    transcripts = [load(out / r["transcript"]) for r in rows]
+    gold = [r["gold"] for r in rows]
+    predicted = [r["prediction"] for r in rows]
+    raw = [raw_prediction(protocol, scenario, t) for t in transcripts]
+    labels = list(scenario.labels)
+    turns = [(m, t) for t in transcripts for m in free_turns(t)]
+    echoed = [m for m, _ in turns if echoes(m.content, runs)]
+    agent_answers = [m for t in transcripts for m in t.messages if m.action.endswith("_answer")]
+    walls = [e.wall_s for t in transcripts for e in t.of_type(RunFinished)]
+    gaps = []
+    for t in transcripts:
+        times = [stamp(e.ts) for e in t.events if isinstance(e, (Call,)) or e.type == "run_started"]
+        gaps += [b - a for a, b in zip(times, times[1:])]
+    majority = Counter(gold).most_common(1)[0][0]
+    f1 = summarize(gold, predicted, labels, metric="macro_f1").macro_f1
+    f1_raw = summarize(gold, raw, labels, metric="macro_f1").macro_f1 if all(r is not None for r in raw) else None
+    f1_major = summarize(gold, [majority] * len(gold), labels, metric="macro_f1").macro_f1
+    n = len(rows)
+
+    def share(values: Sequence[str]) -> str:
+        counts = Counter(values)
+        return ", ".join(f"{lab} {counts.get(lab, 0) / n:.0%}" for lab in [*labels, UNPARSED] if counts.get(lab))
+
+    print(f"== {protocol} on {dataset}: {n} items ({out})")
+    print(f"  echo (a {RUN}-word run of a template) : {len(echoed)}/{len(turns)} turns "
+          f"({len(echoed) / max(len(turns), 1):.1%})  target <= 5%")
+    for m in echoed[:5]:
+        print(f"    {m.speaker} ({m.action}): {m.content[:140]!r}")
+    unparsed_answers = sum(1 for m in agent_answers if m.decision == UNPARSED)
+    print(f"  unparsed: {predicted.count(UNPARSED)}/{n} items"
+          + (f", {unparsed_answers}/{len(agent_answers)} answers" if agent_answers else "") + "  target 0%")
+    print(f"  predicted: {share(predicted)}   (raw: {share([r or UNPARSED for r in raw])})")
+    print(f"  gold:      {share(gold)}")
+    top = max(Counter(predicted).values()) / n
+    print(f"  largest predicted label: {top:.0%}  target <= 70% (largest gold label {max(Counter(gold).values()) / n:.0%})")
+    raw_text = f"{f1_raw:.3f}" if f1_raw is not None else "n/a (not re-computable from the answers alone)"
+    print(f"  macro-F1: calibrated {f1:.3f}  raw {raw_text}  majority class ({majority}) {f1_major:.3f}")
+    print(f"  seconds per item: mean {statistics.fmean(walls):.1f}, median {statistics.median(walls):.1f} "
+          f"(run wall {wall:.0f}s); longest gap between calls {max(gaps):.1f}s, median {statistics.median(gaps):.1f}s")
+    return dict(protocol=protocol, dataset=dataset, n=n, echo=len(echoed) / max(len(turns), 1),
+                unparsed=predicted.count(UNPARSED) / n, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
+                mean_s=statistics.fmean(walls), median_s=statistics.median(walls), gap=max(gaps))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--protocols", default="cola,debate,s2mad,negotiation")
+    p.add_argument("--limit", type=int, help="the first N items of each dataset")
+    p.add_argument("--vast", type=Path, help="the shared VAST sample (CSV): COLA and debate run on it too")
+    p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
+    p.add_argument("--out", type=Path, help="folder for the run folders (default: a temporary one)")
+    args = p.parse_args(argv)
+    base = args.out or Path(tempfile.mkdtemp(prefix="bench_items-"))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",")]
+    if args.vast:
+        spec = base / "vast.yaml"
+        base.mkdir(parents=True, exist_ok=True)
+        text = (ROOT / "datasets" / "vast.yaml").read_text(encoding="utf-8")
+        spec.write_text(re.sub(r"(?m)^path: .*$", f"path: {args.vast.resolve()}", text), encoding="utf-8")
+        plan += [(name, str(spec)) for name in args.vast_protocols.split(",")]
+    found = []
+    for protocol, dataset in plan:
+        out = base / f"{protocol}-{Path(dataset).stem}"
+        wall = run_one(protocol, dataset, out, args.limit)
+        found.append(report(protocol, Path(dataset).stem, out, wall))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n| protocol | dataset | items | echo | unparsed | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for f in found:
+        raw = f"{f['f1_raw']:.3f}" if f["f1_raw"] is not None else "n/a"
+        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} | {f['top']:.0%} | "
+              f"{f['f1']:.3f} | {raw} | {f['f1_major']:.3f} | {f['mean_s']:.1f} | {f['median_s']:.1f} | {f['gap']:.1f}s |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

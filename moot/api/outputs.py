@@ -1,0 +1,267 @@
+"""What is made from saved runs: re-scored copies, readable documents, reports.
+
+- `rescore` re-runs a protocol's deciding roles with other models on a saved run, into a new run
+  folder (or transcript file); the original is untouched (moot.engine.rescore).
+- `document` / `export`: a run as one Markdown or HTML document; everything a model or a dataset
+  wrote is shown as text (escaped in HTML, neutralised in Markdown).
+- `report`: the report folder of finished runs of any protocols (moot.report.build); no model is
+  called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
+
+from moot.api.options import PathLike, RunOptions, backend_options, key_items, reply_cache
+from moot.api.running import blocking, retry_policy
+from moot.api.saved import RunLike, RunsLike, SavedRun, each_run, open_run
+from moot.errors import UsageError, nearest
+
+if TYPE_CHECKING:
+    from moot.contract.registry import AnyProtocol
+    from moot.engine.rescore import Job, UnitRescored
+    from moot.engine.source import RunSource
+    from moot.log.transcript import Transcript
+    from moot.models.calls import RetryPolicy
+    from moot.models.engine import EngineStats, ModelEngine
+    from moot.models.factory import BackendOptions
+    from moot.report.build import Built
+
+Format = Literal["md", "html"]
+SUFFIXES: Mapping[str, str] = {"md": ".md", "html": ".html"}
+Roles = Union[str, Sequence[str], Mapping[str, str]]  # SPEC (every deciding role) | {ROLE: SPEC} | ["ROLE=SPEC"]
+
+
+# --- documents ----------------------------------------------------------------------------------
+
+def document(run: RunLike, format: Format = "html", unit: Optional[str] = None) -> str:
+    """The run as one document: its only unit, or for a batch a contents list and a section per
+    unit (`unit`: that one only)."""
+    return _document(_with_units(run), format, unit)
+
+
+def _document(source: "RunSource", format: Format, unit: Optional[str]) -> str:
+    from moot.views.html import render_html
+    from moot.views.markdown import render_markdown
+
+    units = [source.unit(unit)] if unit is not None else source.units
+    transcripts = [u.load() for u in units]
+    protocol = transcripts[0].protocol if transcripts else source.meta.get("protocol", "")
+    title = f"{source.name} ({protocol}, {len(transcripts)} units)"
+    facts = [("Run folder", str(source.path)), ("Protocol", protocol), ("Units", str(len(transcripts)))]
+    facts += [(k, str(source.meta[k])) for k in ("scenario_path", "dataset_path", "created", "last_invoked")
+              if source.meta.get(k)]
+    render = render_markdown if format == "md" else render_html
+    return render(transcripts, title, facts)
+
+
+def export(run: RunLike, format: Optional[Format] = None, out: Optional[PathLike] = None,
+           unit: Optional[str] = None) -> Path:
+    """Write `document(run, format, unit)` to `out` (default: beside the run, RUN.html / RUN.md;
+    `format` defaults to `out`'s suffix, else html); returns where it was written."""
+    from moot.safety.diskio import is_environment_error, write_atomic
+    from moot.safety.places import usable_out
+
+    chosen = choose_format(format, out)
+    source = _with_units(run)
+    text = _document(source, chosen, unit)
+    path = usable_out(Path(out) if out is not None else default_document(source, unit, SUFFIXES[chosen]), "file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        if is_environment_error(exc):
+            raise
+        raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
+    return path
+
+
+def choose_format(fmt: Optional[Format], out: Optional[PathLike]) -> Format:
+    if fmt:
+        return fmt
+    return "md" if out is not None and Path(out).suffix.lower() in (".md", ".markdown") else "html"
+
+
+def default_document(source: "RunSource", unit: Optional[str], suffix: str) -> Path:
+    if not source.is_folder:
+        return source.path.with_suffix(suffix)
+    name = source.path.name + (f"-{unit}" if unit else "")
+    return source.path.with_name(name + suffix)
+
+
+def _with_units(run: RunLike) -> "RunSource":
+    """The run's source; a run without any transcript yet has nothing to show."""
+    from moot.engine.folder import RunFolderError
+
+    source = open_run(run).source
+    if not source.units:
+        raise RunFolderError(f"{source.path}: the run has no transcripts yet")
+    return source
+
+
+# --- reports ------------------------------------------------------------------------------------
+
+def write_report(runs: RunsLike, out: Optional[PathLike] = None) -> "Built":
+    """The report folder of finished runs (default reports/report-TIME): report.md, CSV tables,
+    plots; `.main` is its main tables as Markdown. A folder holding run folders counts as each."""
+    from moot.report.build import build_report
+
+    folder = Path(out) if out is not None else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    return build_report([run.path if isinstance(run, SavedRun) else Path(run) for run in each_run(runs)], folder)
+
+
+# --- re-scoring ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rescoring:
+    """What re-scoring gave: where it went, each unit's result, the calls it made."""
+
+    out: Path  # the new run folder, or the new transcript file
+    is_folder: bool
+    roles: Mapping[str, str]
+    units: Sequence["UnitRescored"]
+    stats: "EngineStats"
+    labels: Sequence[str] = ()  # the run's labels (run.json)
+    metric: Optional[str] = None  # its headline metric (run.json)
+
+    @property
+    def failed(self) -> bool:
+        """A unit could not be rescored (a folder: a rescoring call failed; a file: no result)."""
+        if self.is_folder:
+            return any(r.failed.startswith("rescoring failed") for r in self.units)
+        return any(bool(r.failed) and r.row is None for r in self.units)
+
+
+def roles_of(protocol: "AnyProtocol", items: Sequence[str]) -> dict[str, str]:
+    """ROLE=SPEC items (a bare SPEC: every deciding role) as {role: spec}, each checked."""
+    if not protocol.deciders:
+        raise UsageError(f"{protocol.name} has no deciding role that `score` can re-run")
+    if not items:
+        raise UsageError(f"give --role ROLE=SPEC (ROLE one of {', '.join(protocol.deciders)}) or --model SPEC")
+    roles: dict[str, str] = {}
+    for item in items:
+        role, sep, spec = item.partition("=")
+        if not sep:  # a bare SPEC: every deciding role
+            roles.update({decider: check_spec(item, item) for decider in protocol.deciders})
+            continue
+        if role not in protocol.deciders:
+            raise UsageError(f"--role {item}: expected ROLE=SPEC with ROLE one of {', '.join(protocol.deciders)} "
+                             f"({protocol.name}){nearest(role, protocol.deciders)}")
+        roles[role] = check_spec(item, spec)
+    return roles
+
+
+def check_spec(item: str, spec: str) -> str:
+    from moot.models.spec import parse_spec
+
+    try:
+        parse_spec(spec)
+    except ValueError as exc:
+        raise UsageError(f"--role {item}: {exc}") from None
+    return spec.strip()
+
+
+def slug(roles: Mapping[str, str]) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", f"{role}-{spec}") for role, spec in roles.items())
+
+
+def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every: bool = False,
+            options: Optional[RunOptions] = None) -> Rescoring:
+    """Re-run the run's deciding roles with other models (`{"judger": "openai:gpt-4o"}`, or one
+    SPEC for every deciding role); nobody else is asked again. A run folder is copied to `out`
+    (default RUN-rescored-ROLE-SPEC; running the same again redoes it from that folder's reply
+    cache), a transcript file to one new file (default NAME.rescored.jsonl). `every` also
+    re-decides units the protocol decided without those roles."""
+    from moot.engine.rescore import Job, recorded_scenario
+    from moot.models.preflight import preflight
+    from moot.protocols.registry import REGISTRY
+
+    options = options or RunOptions()
+    source = open_run(run).source
+    first = next((u.load() for u in source.units), None)
+    if first is None:
+        raise UsageError(f"{source.path}: the run has no transcripts to rescore")
+    protocol = REGISTRY.get(first.protocol) if first.protocol in REGISTRY else None
+    if protocol is None:
+        raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
+    chosen = roles_of(protocol, key_items(roles))
+    scenario = recorded_scenario(protocol, first, source.meta)
+    backends = backend_options(options, getattr(scenario, "backends", None))
+    if options.clients is None:
+        preflight(chosen.values(), backends)
+    job = Job(protocol, chosen, every, source.meta)
+    if source.is_folder:
+        return _rescore_folder(source, first, job, out, options, backends, retry_policy(scenario))
+    return _rescore_file(source, first, job, out, options, backends, retry_policy(scenario))
+
+
+def _rescore_file(source: "RunSource", transcript: "Transcript", job: "Job", out: Optional[PathLike],
+                  options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy") -> Rescoring:
+    from moot.models.cache import NoCache
+    from moot.models.engine import ModelEngine
+
+    path = Path(out) if out is not None else source.path.with_suffix(".rescored.jsonl")
+    if path.exists():
+        raise UsageError(f"--out {path}: file exists; choose another path")
+    engine = ModelEngine(backends, cache=NoCache(), retry=retry, concurrency=options.concurrency,
+                         clients=options.clients)
+    results = blocking(lambda: _rescore(job, [(transcript, None, path)], engine, options.concurrency))
+    return Rescoring(path, False, job.roles, results, engine.stats)
+
+
+def _rescore_folder(source: "RunSource", first: "Transcript", job: "Job", out: Optional[PathLike],
+                    options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy") -> Rescoring:
+    """`first`: the first unit's transcript, loaded already to learn the protocol."""
+    from moot.engine.folder import RunFolder, RunFolderError
+    from moot.engine.rescore import clear, unit_path
+    from moot.models.engine import ModelEngine
+
+    path = Path(out) if out is not None else source.path.with_name(f"{source.path.name}-rescored-{slug(job.roles)}")
+    with RunFolder(path) as folder:
+        meta = rescored_meta(source, job, path)
+        before = folder.meta()
+        if before is not None or folder.results_path.exists():
+            if not same_job(before, meta):
+                raise RunFolderError(f"--out {path}: holds another run; choose another --out")
+            clear(path)  # an earlier invocation of this same rescoring: redo it, answering from its cache
+        folder.write_meta(meta)
+        units = [(first, source.units[0].row)] + [(u.load(), u.row) for u in source.units[1:]]
+        work = [(t, row, unit_path(path, t)) for t, row in units]
+        engine = ModelEngine(backends, cache=reply_cache(options, folder.cache_path), retry=retry,
+                             concurrency=options.concurrency, clients=options.clients)
+        results = blocking(lambda: _rescore(job, work, engine, 2 * options.concurrency))
+        for result in results:
+            if result.row is not None:
+                folder.append_result(result.row)
+    return Rescoring(path, True, job.roles, results, engine.stats, source.meta.get("labels") or (),
+                     source.meta.get("headline_metric"))
+
+
+async def _rescore(job: "Job", work: Sequence[tuple["Transcript", Optional[dict[str, Any]], Path]],
+                   engine: "ModelEngine", in_flight: int) -> list["UnitRescored"]:
+    from moot.engine.rescore import rescore_units
+
+    try:
+        return await rescore_units(job, work, engine, in_flight)
+    finally:
+        await engine.close()
+
+
+def rescored_meta(source: "RunSource", job: "Job", out: Path) -> dict[str, Any]:
+    """run.json of the new folder: the original's, with the new models and where it came from."""
+    from moot.engine.meta import now
+
+    meta: dict[str, Any] = json.loads(json.dumps(source.meta))
+    meta["models"] = {**meta.get("models", {}), **job.roles}
+    meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
+    meta["created"] = meta["last_invoked"] = now()
+    return meta
+
+
+def same_job(before: Optional[Mapping[str, Any]], meta: Mapping[str, Any]) -> bool:
+    return before is not None and before.get("rescored") == meta["rescored"]

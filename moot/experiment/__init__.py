@@ -1,0 +1,1 @@
+"""Experiments: grids of runs (arms x datasets x models x repeats), declared in one file."""

@@ -1,0 +1,228 @@
+"""Running an experiment: one run folder per cell, inside one experiment folder with its manifest.
+
+    OUT/experiment.json                     the manifest: the file, each arm's scenario content hash,
+                                            each dataset's fingerprint, every cell and its folder
+    OUT/cache.sqlite                        one reply cache: a call two cells share is made once
+    OUT/ARM/DATASET/MODEL/seed-S/           a normal run folder (run.json, results.jsonl, transcripts)
+
+A cell is arm x dataset x model x repeat; repeat r runs with the scenario's generation.seed + r.
+Every cell runs through moot's Python API (`moot.api.running.prepare(...).run()`), so a cell is a
+run like any other: resumable, cached, concurrent. Running the experiment again continues it; cells
+added to the file (arms, datasets, models, repeats) run, finished ones are not redone; an arm or a
+dataset whose content changed since its cells ran is refused before anything is written, unless
+`allow_changed`.
+
+`shard=(i, n)`: this process runs only the units whose hash (of the cell and the unit id) falls in
+share i of n, into OUT/shard-I-of-N/...; `moot report` over the shard folders reads their cells as
+one experiment (moot.experiment.report), so it gives the figures of a one-machine run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from moot.contract.vary import set_path
+from moot.data.load import dataset_fingerprint
+from moot.engine.folder import read_object
+from moot.engine.plan import Plan
+from moot.errors import MootError, UsageError
+from moot.experiment.folders import MANIFEST
+from moot.experiment.schema import Arm, Dataset, Experiment, safe
+from moot.safety.diskio import write_atomic
+from moot.scenario.load import scenario_content_hash, scenario_hash
+
+MANIFEST_VERSION = 1
+Shard = tuple[int, int]  # (i, n), 1 <= i <= n
+
+
+class ExperimentChanged(MootError, ValueError):
+    """An arm or a dataset changed since its cells ran (one line; nothing written)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the grid (module docstring); `model` None: the arm's own models."""
+
+    arm: Arm
+    dataset: Optional[Dataset]
+    model: Optional[str]
+    repeat: int
+    seed: int
+
+    @property
+    def dataset_name(self) -> str:
+        return self.dataset.name if self.dataset else "-"
+
+    @property
+    def model_name(self) -> str:
+        return self.model or "default"
+
+    def folder(self, out: Path) -> Path:
+        dataset = safe(self.dataset.name) if self.dataset else "scenario"
+        return out / safe(self.arm.name) / dataset / safe(self.model_name) / f"seed-{self.seed}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.arm.name}/{self.dataset_name}/{self.model_name}/seed-{self.seed}"
+
+    def scenario(self) -> Any:
+        """The arm's scenario with this cell's seed (validated again)."""
+        data = set_path(self.arm.scenario.model_dump(exclude_unset=True), "generation.seed", self.seed)
+        return type(self.arm.scenario).model_validate(data)
+
+
+def base_seed(arm: Arm) -> int:
+    generation = getattr(arm.scenario, "generation", None)
+    seed = getattr(generation, "seed", None)
+    return int(seed) if seed is not None else 0
+
+
+def cells(experiment: Experiment) -> list[Cell]:
+    """Every cell, in a fixed order: arms, datasets, models, repeats as the file lists them."""
+    spec = experiment.spec
+    models: list[Optional[str]] = list(spec.models) or [None]
+    found = []
+    for arm in experiment.arms:
+        datasets: list[Optional[Dataset]] = list(experiment.datasets) if arm.protocol.units.items else [None]
+        for dataset in datasets:
+            for model in models:
+                for repeat in range(spec.repeats):
+                    found.append(Cell(arm, dataset, model, repeat, base_seed(arm) + repeat))
+    return found
+
+
+def shard_folder(out: Path, shard: Optional[Shard]) -> Path:
+    return out / f"shard-{shard[0]}-of-{shard[1]}" if shard else out
+
+
+def in_shard(cell: Cell, unit_id: str, shard: Optional[Shard]) -> bool:
+    """Whether this shard runs the unit: a stable hash of the cell and unit, modulo n."""
+    if shard is None:
+        return True
+    digest = hashlib.sha256(f"{cell.key}\0{unit_id}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
+
+
+def sharded(plan: Plan, cell: Cell, shard: Optional[Shard]) -> Plan:
+    """The plan's units in this shard (all of them without a shard)."""
+    if shard is None:
+        return plan
+    total = sum(1 for unit in plan.units() if in_shard(cell, unit.id, shard))
+
+    def units() -> Iterator[Any]:
+        return (unit for unit in plan.units() if in_shard(cell, unit.id, shard))
+    return dataclasses.replace(plan, units=units, total=total)
+
+
+def parse_shard(text: str) -> Shard:
+    """`I/N` with 1 <= I <= N."""
+    head, sep, tail = text.partition("/")
+    try:
+        i, n = int(head), int(tail)
+    except ValueError:
+        i = n = 0
+    if not sep or not 1 <= i <= n:
+        raise UsageError(f"--shard {text!r}: expected I/N with 1 <= I <= N (e.g. 2/4)")
+    return i, n
+
+
+# --- the manifest -----------------------------------------------------------------------------
+
+def fingerprints(experiment: Experiment) -> dict[str, Any]:
+    """What the cells depend on: each arm's scenario content and each dataset's data."""
+    return {
+        "arms": {a.name: {"scenario": str(a.path), "content_sha256": scenario_content_hash(a.scenario),
+                          "overrides": {k: v for k, v in a.overrides}} for a in experiment.arms},
+        "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec)} for d in experiment.datasets},
+    }
+
+
+def read_manifest(out: Path) -> Optional[dict[str, Any]]:
+    return read_object(out / MANIFEST, "experiment manifest")
+
+
+def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], out: Path) -> None:
+    """Refuse arms or datasets whose content differs from the manifest's (their cells ran on other)."""
+    if before is None:
+        return
+    now = fingerprints(experiment)
+    for kind, key in (("arms", "content_sha256"), ("datasets", "sha256")):
+        for name, found in now[kind].items():
+            old = before.get(kind, {}).get(name)
+            if old is not None and old.get(key) != found[key]:
+                what = "arm" if kind == "arms" else "dataset"
+                raise ExperimentChanged(
+                    f"{out / MANIFEST}: {what} {name!r} changed since its cells ran ({kind}.{name}); "
+                    "rename it to run it as a new one, or pass --allow-changed to run its cells again on the new "
+                    "content in their folders")
+
+
+def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], shard: Optional[Shard]) -> None:
+    """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status."""
+    body = {"manifest_version": MANIFEST_VERSION, "experiment": experiment.name, "title": experiment.spec.title,
+            "file": str(experiment.path), "file_sha256": scenario_hash(experiment.path),
+            "repeats": experiment.spec.repeats, "limit": experiment.spec.limit,
+            "shard": list(shard) if shard else None, **fingerprints(experiment),
+            "order": experiment.order, "derived": dict(experiment.derived),
+            "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
+            "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
+            "published": experiment.spec.published.model_dump() if experiment.spec.published else None,
+            "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,
+                       "repeat": c.repeat, "folder": str(c.folder(out).relative_to(out)),
+                       "status": status.get(c.key, "planned")} for c in cells(experiment)]}
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / MANIFEST, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+
+
+# --- running ----------------------------------------------------------------------------------
+
+Report = Callable[[Cell, str], None]  # (cell, a line about it)
+
+
+def default_out(experiment: Experiment) -> Path:
+    return Path("transcripts") / experiment.name
+
+
+def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: Any = None,
+                   shard: Optional[Shard] = None, allow_changed: bool = False,
+                   on_cell: Optional[Report] = None) -> dict[str, str]:
+    """Run (or continue) every cell; returns each cell's status by its key. `options`: the API's
+    RunOptions (its cache is replaced by the experiment's shared cache unless it is off)."""
+    from moot.api.options import RunOptions
+    from moot.api.running import prepare
+
+    root = out or default_out(experiment)
+    folder = shard_folder(root, shard)
+    before = read_manifest(folder)
+    if not allow_changed:
+        check_unchanged(experiment, before, folder)
+    base = options or RunOptions()
+    shared = dataclasses.replace(base, cache=folder / "cache.sqlite") if base.cache is not False else base
+    prepared = []
+    for cell in cells(experiment):  # everything is checked before the first cell runs
+        found = prepare(cell.scenario(), source=cell.arm.path, dataset=cell.dataset.path if cell.dataset else None,
+                        limit=experiment.spec.limit, models=cell.model, out=cell.folder(folder), options=shared,
+                        identity={"experiment": experiment.name, "arm": cell.arm.name, "seed": cell.seed})
+        prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
+    prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
+             for c in (before or {}).get("cells", [])}
+    status = {cell.key: prior.get(cell.key, "planned") for cell, _ in prepared}
+    write_manifest(experiment, folder, status, shard)
+    for cell, run in prepared:
+        if run.planned == 0:
+            status[cell.key] = "completed"
+            continue
+        result = run.run()
+        status[cell.key] = result.status
+        write_manifest(experiment, folder, status, shard)
+        if on_cell is not None:
+            on_cell(cell, f"{cell.key}: {result.status} ({result.done}/{result.planned} {run.protocol.units.noun})")
+        if result.status == "interrupted":
+            break
+    write_manifest(experiment, folder, status, shard)
+    return status

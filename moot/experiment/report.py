@@ -1,0 +1,299 @@
+"""`moot report EXPERIMENT_FOLDER [SHARD_FOLDER ...]`: an experiment's findings from its saved cells.
+
+Reads each folder's experiment.json and, per cell, run.json and results.jsonl only (no transcript,
+no model call). Shard folders of one experiment (moot.experiment.grid) are read as one: a cell's
+units are the union of its shards'. Item targets come from the dataset file, read once per dataset.
+Writes, in the report folder:
+
+    experiment.md           every table in Markdown with the methods under it
+    arms-*.csv / .tex       per dataset, model, metric and column: each arm with its intervals and
+                            its paired comparison with the reference
+    published.md/.csv/.tex  the paper's table beside the measured one (when the file names one)
+    plots/*.png, *.svg      bars with 95% intervals, n and values (moot.experiment.plots)
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from moot.engine.folder import iter_results, read_meta
+from moot.errors import UsageError
+from moot.experiment.analysis import Analysis, Cell, Column, analyse
+from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
+from moot.experiment.grid import read_manifest
+from moot.experiment.measures import MeasureCell, measure_grid, read_cell
+from moot.experiment.schema import safe
+from moot.metrics.coded import Resampling
+from moot.metrics.stats import SEED
+from moot.experiment.tables import arms_grid, published_columns, published_grid
+from moot.report.formats import Grid, latex, markdown, to_csv
+from moot.report.published import Published, tables as published_tables
+from moot.report.runs import models_text
+from moot.safety.diskio import write_atomic
+
+MAX_TARGETS = 12
+
+
+@dataclass
+class Loaded:
+    """An experiment's cells read from its folders, and what the report needs to know of it."""
+
+    name: str
+    arms: list[str]
+    labels: dict[str, str]  # arm -> its label in tables
+    cells: list[Cell]
+    metrics: dict[str, list[str]]  # dataset -> metrics to report
+    targets: dict[str, dict[str, str]]  # dataset -> item id -> target
+    reference: Optional[str] = None
+    test: Optional[str] = None
+    published: Optional[dict[str, Any]] = None
+    dropped: list[str] = field(default_factory=list)  # cells without a labelled result
+    rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
+    measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
+
+
+Answers = list[list[Optional[str]]]  # a unit's answers per round
+Rows = tuple[dict[str, str], dict[str, Optional[str]], dict[str, Answers]]  # gold, prediction, answers per round
+
+
+def first_round_majority(answers: Optional[Sequence[Sequence[Optional[str]]]]) -> Optional[str]:
+    """The most common parsed answer of the first round; a tie (or none parsed) is unparsed (None)."""
+    if not answers:
+        return None
+    counts = Counter(a for a in answers[0] if a is not None).most_common(2)
+    if not counts or (len(counts) == 2 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def _rows(folder: Path, protocol: Optional[str]) -> Rows:
+    from moot.contract.registry import PROTOCOLS
+
+    rounds = PROTOCOLS.get(protocol).rounds if protocol and protocol in PROTOCOLS else None
+    gold: dict[str, str] = {}
+    pred: dict[str, Optional[str]] = {}
+    answers: dict[str, Answers] = {}
+    for _, row in iter_results(folder):
+        if row.get("gold") is not None:
+            gold[row["id"]] = str(row["gold"])
+            prediction = row.get("prediction")
+            pred[row["id"]] = None if prediction is None else str(prediction)
+            found = rounds(row) if rounds is not None else None
+            if found:
+                answers[row["id"]] = found
+    return gold, pred, answers
+
+
+def _targets(spec_path: str) -> dict[str, str]:
+    from moot.data.load import iter_items, load_dataset_spec
+
+    try:
+        spec = load_dataset_spec(spec_path, ("target",))
+        return {item.id: str(item.value("target")) for item in iter_items(spec) if item.value("target")}
+    except (ValueError, OSError):  # the data is gone: the report has no per-target columns
+        return {}
+
+
+Merged = dict[tuple[str, str, str, int], tuple[dict[str, str], dict[str, Optional[str]], tuple[str, ...], bool]]
+
+
+def _merge(merged: Merged, key: tuple[str, str, str, int], gold: dict[str, str], pred: dict[str, Optional[str]],
+           labels: tuple[str, ...], partial: bool) -> None:
+    """A cell's units joined with those its other shards hold."""
+    old = merged.get(key, ({}, {}, (), False))
+    merged[key] = ({**old[0], **gold}, {**old[1], **pred}, labels, old[3] or partial)
+
+
+def load(folders: Sequence[Path]) -> Loaded:
+    """The cells of one experiment from its folder, or from the folders of its shards."""
+    manifests = [(Path(f), read_manifest(Path(f))) for f in folders]
+    names = {m["experiment"] for _, m in manifests if m}
+    if len(names) != 1 or any(m is None for _, m in manifests):
+        raise UsageError("moot report: give one experiment's folder, or the folders of its shards "
+                         f"(found experiments: {', '.join(sorted(names)) or 'none'})")
+    first = manifests[0][1] or {}
+    merged: Merged = {}
+    measured: list[MeasureCell] = []
+    rounds: dict[tuple[str, str, str, int], dict[str, tuple[str, Answers]]] = {}
+    derived: dict[str, list[str]] = defaultdict(list)  # the arm -> arms read from its first round
+    for name, src in (first.get("derived") or {}).items():
+        derived[src].append(name)
+    specs: dict[str, str] = {}
+    metrics: dict[str, list[str]] = defaultdict(list)
+    for root, manifest in manifests:
+        for entry in (manifest or {}).get("cells", []):
+            folder = root / entry["folder"]
+            meta = read_meta(folder)
+            if meta is None:
+                continue
+            key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
+            if entry["dataset"] == "-":  # a run of the scenario: its protocol's measures
+                found = read_cell(entry["arm"], entry["model"], key[3], folder)
+                measured += [found] if found else []
+                continue
+            gold, pred, answers = _rows(folder, meta.get("protocol"))
+            partial = entry.get("status") != "completed"
+            labels = tuple(meta.get("labels") or ())
+            _merge(merged, key, gold, pred, labels, partial)
+            firsts = {i: first_round_majority(a) for i, a in answers.items()}
+            for name in derived.get(entry["arm"], []):
+                _merge(merged, (name, *key[1:]), gold, firsts, labels, partial)
+            rounds.setdefault(key, {}).update({i: (gold[i], a) for i, a in answers.items()})
+            if meta.get("dataset_path"):
+                specs[entry["dataset"]] = str(meta["dataset_path"])
+            metric = meta.get("headline_metric")
+            if metric and metric not in metrics[entry["dataset"]]:
+                metrics[entry["dataset"]].append(str(metric))
+    compare = first.get("compare") or {}
+    chosen = list(compare.get("metrics") or ())
+    cells = [Cell(a, d, m, s, labels, gold, pred, partial) for (a, d, m, s), (gold, pred, labels, partial)
+             in sorted(merged.items()) if gold and labels]
+    dropped = [f"{a}/{d}/{m}/seed-{s}" for (a, d, m, s), (gold, _, labels, _) in sorted(merged.items())
+               if not gold or not labels]
+    arms = list(first.get("order") or first.get("arms", {}))
+    pooled: dict[tuple[str, str, str], list[tuple[str, Answers]]] = defaultdict(list)
+    for (a, d, m, _), units in sorted(rounds.items()):
+        pooled[(a, d, m)] += [units[i] for i in sorted(units)]
+    shown_as = {a: str((first.get("labels") or {}).get(a, a)) for a in arms}
+    return Loaded(first["experiment"], arms, shown_as, cells,
+                  {d: chosen or found for d, found in metrics.items()},
+                  {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
+                  first.get("published"), dropped, dict(pooled), measured)
+
+
+@dataclass(frozen=True)
+class RunCell:
+    """A run folder read as one cell (`moot compare`), with its headline metric."""
+
+    cell: Cell
+    metric: str
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def cell_of_run(folder: Path, arm: str) -> RunCell:
+    """A run folder of labelled items as a cell named `arm` (UsageError when it is none)."""
+    meta = read_meta(folder)
+    if meta is None:
+        raise UsageError(f"{folder}: not a run folder (no run.json)")
+    gold, pred, _ = _rows(folder, None)
+    labels = tuple(meta.get("labels") or ())
+    if not gold or not labels:
+        raise UsageError(f"{folder}: no labelled result to compare")
+    scenario = _mapping(meta.get("scenario"))
+    seed = int(_mapping(scenario.get("generation")).get("seed") or 0)
+    dataset = Path(str(meta.get("dataset_path") or "items")).stem
+    metric = str(meta.get("headline_metric") or "macro_f1")
+    model = models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
+    return RunCell(Cell(arm, dataset, model, seed, labels, gold, pred, meta.get("planned_units") != len(gold)), metric)
+
+
+def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
+    """The dataset's columns: each metric over all items and, with 2-12 targets, per target."""
+    targets = sorted(set(loaded.targets.get(dataset, {}).values()))
+    per_target = targets if 2 <= len(targets) <= MAX_TARGETS else []
+    return [Column(dataset, metric, target) for metric in loaded.metrics.get(dataset, [])
+            for target in [None, *per_target]]
+
+
+def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
+    found = []
+    pairs = sorted({(c.dataset, c.model) for c in loaded.cells})
+    for dataset, model in pairs:
+        for column in columns_of(loaded, dataset):
+            found.append(analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
+                                 loaded.targets.get(dataset), loaded.test, boot.resamples, boot))
+    return found
+
+
+def published_analyses(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, Analysis]:
+    """The analysis of each published column the experiment measured (first model with cells)."""
+    found: dict[str, Analysis] = {}
+    for name, column in published_columns(published).items():
+        for model in sorted({c.model for c in loaded.cells if c.dataset == column.dataset}):
+            done = analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
+                           loaded.targets.get(column.dataset), loaded.test, boot.resamples, boot)
+            if done.arms:
+                found[name] = done
+                break
+    return found
+
+
+@dataclass(frozen=True)
+class ExperimentReport:
+    out: Path
+    main: str  # what the command line prints
+    grids: tuple[Grid, ...]
+    plots: tuple[Path, ...]
+
+
+def _write(out: Path, stem: str, grid: Grid) -> None:
+    write_atomic(out / f"{stem}.csv", to_csv(grid))
+    write_atomic(out / f"{stem}.tex", latex(grid))
+
+
+def _stem(analysis: Analysis) -> str:
+    return safe(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
+                f"{analysis.model}")
+
+
+def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> ExperimentReport:
+    """The experiment's report folder (module docstring)."""
+    from moot.experiment import plots
+
+    loaded = load(folders)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plots").mkdir(exist_ok=True)
+    boot = Resampling(resamples, SEED)
+    found = analyses(loaded, boot)
+    grids: list[Grid] = []
+    written: list[Path] = []
+    for analysis in found:
+        grid = arms_grid(analysis, loaded.labels)
+        grids.append(grid)
+        _write(out, _stem(analysis), grid)
+        if analysis.column.target is None:
+            written += plots.arm_bars(analysis, out / "plots", _stem(analysis))
+    for (dataset, model), by_arm in _dynamics(loaded, resamples).items():
+        grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
+        grids.append(grid)
+        stem = safe(f"dynamics-{dataset}-{model}")
+        _write(out, stem, grid)
+        written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
+    for measure in sorted({m for c in loaded.measured for m in c.values}):
+        for model in sorted({c.model for c in loaded.measured}):
+            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
+            if measured is not None:
+                grids.append(measured)
+                _write(out, safe(f"measure-{measure}-{model}"), measured)
+    published = loaded.published
+    main_parts: list[str] = []
+    if published:
+        table = published_tables()[published["table"]]
+        grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
+                              loaded.labels)
+        grids.insert(0, grid)
+        _write(out, "published", grid)
+        write_atomic(out / "published.md", markdown(grid) + "\n")
+        main_parts.append(markdown(grid))
+    main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
+    main_parts += [markdown(g) for g in grids if g.key == "measures"]
+    body = [f"# Experiment {loaded.name}", "", "Computed from the cells' results.jsonl only; no model was called.",
+            "", *(markdown(g) + "\n" for g in grids)]
+    if loaded.dropped:
+        body += ["Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped), ""]
+    body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
+    write_atomic(out / "experiment.md", "\n".join(body))
+    return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
+
+
+def _dynamics(loaded: Loaded, resamples: int) -> dict[tuple[str, str], dict[str, list[RoundStat]]]:
+    found: dict[tuple[str, str], dict[str, list[RoundStat]]] = defaultdict(dict)
+    for (arm, dataset, model), units in loaded.rounds.items():
+        found[(dataset, model)][arm] = round_stats(units, resamples)
+    return dict(found)

@@ -1,0 +1,301 @@
+"""EXPERIMENT.yaml: a grid of runs in one file, checked whole before anything runs.
+
+    experiment: cola-vs-baselines        # the folder's name under transcripts/ (unless --out)
+    title: COLA against its baselines
+    arms:                                # a scenario (file or bundled name) + overrides by dotted path
+      - {name: cola, scenario: cola}
+      - {name: direct, scenario: cola_direct}
+      - {name: cola-text, scenario: cola, set: {judger.output: text}}
+      - {name: debate, scenario: debate}
+      - {name: first-round, first_round_of: debate}   # read from the debate arm's saved runs
+    datasets: [demo-stance]              # dataset files or names under datasets/; none for conferences
+    models: [local]                      # optional axis: every role of an arm on each model
+    repeats: 3                           # seeds: the scenario's generation.seed + 0 .. repeats-1
+    limit: 20                            # optional: the first N items of each dataset
+    compare: {reference: cola, metrics: [macro_f1, accuracy]}
+    published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}
+
+An arm with `first_round_of: ARM` runs nothing: its prediction per unit is the majority of the
+first-round answers of ARM's units (a debate-style protocol's `rounds` hook reads them from the
+results rows; a tie is unparsed), a baseline at no extra cost. A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
+an override path the arm's scenario does not have (the override is applied and the scenario
+validated again), a dataset without labels for a compared metric, two arms with one name, a
+reference or published row naming no arm. Each problem is one line naming the file, line and key
+(ExperimentError, exit 2), raised before any folder is made.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.contract.protocol import Protocol
+from moot.contract.vary import Data, set_path
+from moot.data.spec import DatasetError, DatasetSpec, load_dataset_spec
+from moot.engine.plan import input_columns
+from moot.errors import nearest
+from moot.metrics.classification import METRICS, defined
+from moot.models.spec import parse_spec
+from moot.protocols.registry import REGISTRY
+from moot.report.published import tables as published_tables
+from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.errors import key_and_message, to_scenario_error
+from moot.scenario.load import load_scenario
+from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a folder name on every system
+Name = Annotated[str, Field(pattern=NAME, max_length=60)]
+Test = Literal["paired_t", "mcnemar", "wilcoxon"]
+
+
+class ExperimentError(SourceError):
+    """A problem in an experiment file: one line, `file:line: key: message` (exit 2)."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArmSpec(Strict):
+    name: Name
+    scenario: Optional[str] = None
+    set: dict[str, Any] = {}
+    label: Optional[str] = None  # how the arm reads in tables (default: its name)
+    first_round_of: Optional[str] = None  # a derived arm: the majority of that arm's first-round answers
+
+
+class CompareSpec(Strict):
+    reference: str
+    metrics: tuple[str, ...] = ()  # default: each run's headline metric
+    test: Optional[Test] = None  # default: McNemar for accuracy on one repeat, paired t over repeats
+
+
+class PublishedSpec(Strict):
+    table: str
+    rows: dict[str, str]  # arm -> the paper's row it reproduces
+
+
+class ExperimentSpec(Strict):
+    experiment: Name
+    title: str = ""
+    arms: Annotated[tuple[ArmSpec, ...], Field(min_length=1)]
+    datasets: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    repeats: Annotated[int, Field(ge=1, le=1000)] = 1
+    limit: Optional[Annotated[int, Field(ge=1)]] = None
+    compare: Optional[CompareSpec] = None
+    published: Optional[PublishedSpec] = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    """An arm as it runs: its scenario with the overrides in place, and where it came from."""
+
+    name: str
+    label: str
+    protocol: Protocol[Any]
+    scenario: Any
+    path: Path  # the scenario file
+    overrides: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str  # the spec file's stem: what tables and the published columns call it
+    path: Path
+    spec: DatasetSpec
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A checked experiment file (module docstring)."""
+
+    spec: ExperimentSpec
+    path: Path
+    arms: tuple[Arm, ...]  # the arms that run
+    datasets: tuple[Dataset, ...]
+    derived: tuple[tuple[str, str], ...] = ()  # (arm, the arm whose first-round answers it reads)
+
+    @property
+    def order(self) -> list[str]:
+        """Every arm's name, as the file lists them (derived ones included)."""
+        return [a.name for a in self.spec.arms]
+
+    @property
+    def name(self) -> str:
+        return self.spec.experiment
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and check an experiment file (module docstring); ExperimentError on the first problem."""
+    try:
+        source = read_yaml(path)
+    except SourceError as exc:
+        raise ExperimentError(exc.file, exc.detail, exc.key, exc.line) from None
+    if not isinstance(source.data, dict):
+        raise ExperimentError(source.file, "an experiment file is a mapping of keys (experiment, arms, ...)")
+    try:
+        spec = ExperimentSpec.model_validate(source.data)
+    except ValidationError as exc:
+        found = to_scenario_error(exc, source, ExperimentSpec)
+        raise ExperimentError(found.file, found.detail, found.key, found.line) from None
+    base = Path(path).resolve().parent
+    _unique([a.name for a in spec.arms], source)
+    arms = tuple(_arm(source, i, arm, base) for i, arm in enumerate(spec.arms) if arm.first_round_of is None)
+    derived = tuple(_derived(source, i, arm, arms) for i, arm in enumerate(spec.arms) if arm.first_round_of is not None)
+    for i, model in enumerate(spec.models):
+        _checked(source, ("models", i), lambda: parse_spec(model))
+    datasets = _datasets(source, spec, arms, base)
+    _compare(source, spec, arms, datasets)
+    _published(source, spec)
+    return Experiment(spec, Path(path), arms, datasets, derived)
+
+
+def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
+    """A first-round-majority arm: its source arm runs, and its protocol reads rounds of answers."""
+    if arm.scenario is not None or arm.set:
+        raise fail(source, ("arms", index, "first_round_of"), "an arm read from another's first round runs "
+                                                              "nothing: give it no scenario and no set")
+    found = next((a for a in arms if a.name == arm.first_round_of), None)
+    if found is None:
+        names = [a.name for a in arms]
+        raise fail(source, ("arms", index, "first_round_of"),
+                   f"{arm.first_round_of!r} is not an arm that runs{nearest(str(arm.first_round_of), names)}")
+    if found.protocol.rounds is None:
+        raise fail(source, ("arms", index, "first_round_of"),
+                   f"arm {found.name!r} ({found.protocol.name}) records no rounds of answers")
+    return arm.name, found.name
+
+
+def fail(source: YamlSource, key: KeyPath, message: str) -> ExperimentError:
+    return ExperimentError(source.file, message, key, source.line_of(key))
+
+
+def _checked(source: YamlSource, key: KeyPath, check: Any) -> Any:
+    try:
+        return check()
+    except (ValueError, SourceError) as exc:
+        raise fail(source, key, " ".join(str(exc).split())) from None
+
+
+def _unique(names: Sequence[str], source: YamlSource) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise fail(source, ("arms", i, "name"), f"arm {name!r} is named twice; arm names must be distinct")
+        seen.add(name)
+
+
+def _arm(source: YamlSource, index: int, arm: ArmSpec, base: Path) -> Arm:
+    key: KeyPath = ("arms", index, "scenario")
+    if arm.scenario is None:
+        raise fail(source, ("arms", index), "an arm needs a scenario (or first_round_of: ARM)")
+    given = base / arm.scenario if (base / arm.scenario).is_file() else find_scenario(arm.scenario)
+    if not given.is_file():
+        raise fail(source, key, f"no scenario file or bundled scenario {arm.scenario!r}"
+                                f"{nearest(Path(arm.scenario).stem, bundled_names())}")
+    scenario = load_scenario(given)  # its own errors name its own file and line
+    protocol = REGISTRY.get(scenario.protocol)
+    data: Data = scenario.model_dump(exclude_unset=True)
+    for path, value in arm.set.items():
+        data = set_path(data, path, value)
+    try:
+        changed = type(scenario).model_validate(data).resolve_paths(given.resolve().parent)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        bad, message = key_and_message(dict(err), type(scenario))
+        path = ".".join(str(p) for p in bad)
+        override = next((p for p in arm.set if path == p or path.startswith(p + ".") or p.startswith(path)), None)
+        where: KeyPath = ("arms", index, "set", override) if override else ("arms", index, "set")
+        raise fail(source, where, f"{path or 'the scenario'}: {message} (in the {protocol.name} scenario "
+                                  f"{given.name})") from None
+    return Arm(arm.name, arm.label or arm.name, protocol, changed, given, tuple(arm.set.items()))
+
+
+def find_dataset(given: str, base: Path) -> Path:
+    """A dataset spec: the path as given (from the experiment's folder, then the working one), or a
+    name under datasets/ there (`demo-stance` is datasets/demo-stance.yaml)."""
+    name = given if given.endswith((".yaml", ".yml")) else f"{given}.yaml"
+    for folder in (base, Path.cwd(), base.parent):
+        for candidate in (folder / given, folder / name, folder / "datasets" / name):
+            if candidate.is_file():
+                return candidate
+    return Path(given)
+
+
+def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], base: Path) -> tuple[Dataset, ...]:
+    items = [a for a in arms if a.protocol.units.items]
+    if items and not spec.datasets:
+        raise fail(source, ("arms", spec.arms.index(next(s for s in spec.arms if s.name == items[0].name))),
+                   f"arm {items[0].name!r} runs items ({items[0].protocol.name}): name them under `datasets:`")
+    if spec.datasets and not items:
+        raise fail(source, ("datasets",), "no arm runs items of a dataset (its scenarios are their own input)")
+    columns = sorted({c for arm in items for c in input_columns(arm.protocol)})
+    found: list[Dataset] = []
+    for i, given in enumerate(spec.datasets):
+        path = find_dataset(given, base)
+        try:
+            loaded = load_dataset_spec(path, columns)
+        except DatasetError as exc:
+            raise fail(source, ("datasets", i), str(exc)) from None
+        if any(d.name == path.stem for d in found):
+            raise fail(source, ("datasets", i), f"two datasets named {path.stem!r}")
+        found.append(Dataset(path.stem, path, loaded))
+    return tuple(found)
+
+
+def _labels(dataset: Dataset) -> list[str]:
+    return sorted(set((dataset.spec.labels or {}).values())) if dataset.spec.columns.label else []
+
+
+def _compare(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], datasets: Sequence[Dataset]) -> None:
+    if spec.compare is None:
+        return
+    names = [a.name for a in spec.arms]
+    if spec.compare.reference not in names:
+        raise fail(source, ("compare", "reference"),
+                   f"{spec.compare.reference!r} is not an arm{nearest(spec.compare.reference, names)}")
+    for i, metric in enumerate(spec.compare.metrics):
+        if metric not in METRICS:
+            raise fail(source, ("compare", "metrics", i),
+                       f"unknown metric {metric!r}{nearest(metric, METRICS)} (known: {', '.join(METRICS)})")
+        for j, dataset in enumerate(datasets):
+            labels = [str(label) for arm in arms for label in (getattr(arm.scenario, "labels", None) or ())]
+            if not dataset.spec.columns.label:
+                raise fail(source, ("datasets", j), f"{dataset.name} has no label column, so no {metric} to compare")
+            if not defined(metric, labels or _labels(dataset)):
+                raise fail(source, ("compare", "metrics", i),
+                           f"{metric} is not defined on the labels of {dataset.name} ({', '.join(_labels(dataset))})")
+
+
+def _published(source: YamlSource, spec: ExperimentSpec) -> None:
+    if spec.published is None:
+        return
+    known = published_tables()
+    if spec.published.table not in known:
+        raise fail(source, ("published", "table"), f"no published table {spec.published.table!r}"
+                                                   f"{nearest(spec.published.table, known)} (known: {', '.join(known)})")
+    rows = known[spec.published.table].rows
+    arms = [a.name for a in spec.arms]
+    for arm, row in spec.published.rows.items():
+        if arm not in arms:
+            raise fail(source, ("published", "rows", arm), f"{arm!r} is not an arm{nearest(arm, arms)}")
+        if row not in rows:
+            raise fail(source, ("published", "rows", arm),
+                       f"{row!r} is not a row of {spec.published.table}{nearest(row, rows)}")
+
+
+def safe(text: str) -> str:
+    """A folder name from any text (model specs have colons and slashes)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
+
+
+__all__ = ["Arm", "Dataset", "Experiment", "ExperimentError", "ExperimentSpec", "Test", "find_dataset",
+           "load_experiment", "safe"]

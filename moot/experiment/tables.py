@@ -1,0 +1,125 @@
+"""The tables of an experiment's report, as Grids (moot.report.formats: Markdown, CSV, LaTeX).
+
+- `arms_grid`: every arm on one column: mean, its intervals over repeats and over items, seed and
+  item spread, and Δ against the reference with its interval, p (raw and Holm), MDE and pairing;
+- `published_grid`: each arm beside the paper's figure of the row it reproduces: measured (with
+  the paper's significance mark where the paper's test on these runs gives it) | published | Δ,
+  on the paper's scale (a percent table in percent), with where the paper prints it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional, Sequence
+
+from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column
+from moot.metrics import stats
+from moot.report.formats import Grid
+from moot.report.published import Published
+
+DASH = "–"
+
+
+def number(value: float, percent: bool = False) -> str:
+    if value is None or math.isnan(value):
+        return DASH
+    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+
+
+def signed(value: float, percent: bool = False) -> str:
+    text = number(value, percent)
+    return text if text == DASH or text.startswith("-") else "+" + text
+
+
+def interval(found: stats.Interval, percent: bool = False) -> str:
+    if math.isnan(found.low):
+        return DASH
+    return f"[{number(found.low, percent)}, {number(found.high, percent)}]"
+
+
+def pvalue(p: float) -> str:
+    if p is None or math.isnan(p):
+        return DASH
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def headline(stat: ArmStat) -> stats.Interval:
+    """The interval a table shows first: over repeats when there are two or more, else over items."""
+    return stat.over_repeats if len(stat.values) > 1 else stat.over_items
+
+
+def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) -> Grid:
+    reference = analysis.comparisons[0].reference if analysis.comparisons else None
+    head = ("arm", "repeats", "items", "mean", "95% CI (repeats)", "95% CI (items)", "seed sd", "item se",
+            f"Δ vs {reference}" if reference else "Δ", "95% CI (Δ)", "p", "p (Holm)", "MDE", "paired / dropped")
+    rows = []
+    for stat in analysis.arms:
+        c = analysis.comparison(stat.arm)
+        cmp_cells = (signed(c.delta.estimate), interval(c.delta), f"{pvalue(c.pvalue)} ({c.primary})",
+                     pvalue(c.adjusted), number(c.mde.estimate), f"{c.paired} / {c.dropped}") if c else \
+            ("reference" if stat.arm == reference else DASH, DASH, DASH, DASH, DASH, DASH)
+        name = (labels or {}).get(stat.arm, stat.arm) + (" †" if stat.partial else "")
+        rows.append((name, str(len(stat.values)), str(stat.items), number(stat.mean), interval(stat.over_repeats),
+                     interval(stat.over_items), number(stat.spread.seed_sd), number(stat.spread.item_se),
+                     *cmp_cells))
+    title = f"{analysis.column.name} · {analysis.model}"
+    notes = (*METHODS, *analysis.notes) + (("† computed from a partial run.",) if any(s.partial for s in analysis.arms)
+                                          else ())
+    return Grid(title, head, tuple(rows), notes, key="arms")
+
+
+def _mark(analysis: Analysis, arm: str, published: Published) -> str:
+    """The paper's mark on `arm`'s cell: it beats the best other arm with p < 0.05 under the
+    comparisons made (COLA: "* COLA improves the best baseline at p < 0.05, paired t-test")."""
+    marks = list(published.spec.marks)
+    mine = analysis.arm(arm)
+    if not marks or mine is None or not analysis.comparisons or analysis.comparisons[0].reference != arm:
+        return ""
+    others = [s for s in analysis.arms if s.arm != arm]
+    if not others:
+        return ""
+    best = max(others, key=lambda s: s.mean)
+    found = analysis.comparison(best.arm)
+    wins = found is not None and mine.mean > best.mean and stats.significant(found.adjusted)
+    return marks[0] if wins else ""
+
+
+def published_grid(analyses: Mapping[str, Analysis], published: Published, rows: Mapping[str, str],
+                   arms: Sequence[str], labels: Optional[Mapping[str, str]] = None) -> Grid:
+    """`analyses` by published column name; `rows`: arm -> the paper's row (module docstring)."""
+    spec = published.spec
+    percent = spec.unit == "percent"
+    head = ("paper row", "arm", "column", "measured", "95% CI", "n items", "runs", "published", "Δ (measured - published)")
+    body = []
+    measured_columns = [c for c in spec.columns if analyses.get(c.name) and analyses[c.name].arms]
+    unmeasured = [c.name for c in spec.columns if c not in measured_columns]
+    for arm in arms:
+        row = rows.get(arm)
+        if row is None:
+            continue
+        for column in measured_columns:
+            found = analyses.get(column.name)
+            stat = found.arm(arm) if found else None
+            figure = published.figure(row, column.name)
+            measured = number(stat.mean, percent) + (_mark(found, arm, published) if found and stat else "") \
+                if stat else DASH
+            delta = signed(stat.mean - figure.value, percent) if stat and figure else DASH
+            body.append((row, (labels or {}).get(arm, arm), column.name, measured, interval(headline(stat), percent) if stat else DASH,
+                         str(stat.items) if stat else DASH, str(len(stat.values)) if stat else DASH,
+                         figure.printed if figure else DASH, delta))
+    marks = "; ".join(f"{m}: {meaning} (here: the paper's test on these runs, Holm-adjusted)"
+                      for m, meaning in spec.marks.items())
+    notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
+             f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
+             *([marks] if marks else []), *([spec.note] if spec.note else []),
+             "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap).",
+             *([f"Not measured here (no item of their dataset and target ran): {', '.join(unmeasured)}."]
+               if unmeasured else []))
+    scale = " (percent)" if percent else ""
+    return Grid(f"{spec.id}: {spec.title}, measured beside published{scale}", head, tuple(body), notes,
+                key="published")
+
+
+def published_columns(published: Published) -> dict[str, Column]:
+    """The analysis column each published column asks for."""
+    return {c.name: Column(c.dataset, c.metric, c.target) for c in published.spec.columns}

@@ -1,0 +1,142 @@
+"""The papers' published figures (moot/report/published.yaml), read and looked up by table.
+
+A report puts these beside what it measured (moot.report.compare): each figure with its mark as
+printed ("81.7*"), on moot's scale (a `percent` table's 81.7 is 0.817), and where the paper prints
+it. The file is moot's own extraction from the papers' text; see its header.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from moot.scenario.errors import to_scenario_error
+from moot.scenario.yamlsource import SourceError, parse_yaml
+
+Unit = Literal["percent", "fraction", "score", "count"]
+_FIGURE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([*†‡§]*)\s*$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Column(Strict):
+    name: str
+    dataset: str
+    target: Optional[str] = None
+    metric: str
+
+
+class Row(Strict):
+    name: str
+    values: tuple[Union[float, str, None], ...]
+
+
+class TableSpec(Strict):
+    id: str
+    title: str
+    paper: str
+    where: str
+    unit: Unit
+    runs_averaged: Optional[int]
+    model: Optional[str] = None
+    marks: dict[str, str] = {}
+    significance: Optional[Literal["paired_t", "mcnemar", "wilcoxon"]] = None
+    note: Optional[str] = None
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+    @model_validator(mode="after")
+    def _shape(self) -> "TableSpec":
+        for row in self.rows:
+            if len(row.values) != len(self.columns):
+                raise ValueError(f"row {row.name!r} has {len(row.values)} values for {len(self.columns)} columns")
+            for value in row.values:
+                if isinstance(value, str) and not _FIGURE.match(value):
+                    raise ValueError(f"row {row.name!r}: {value!r} is not a figure with an optional mark")
+        return self
+
+
+class PublishedFile(Strict):
+    tables: tuple[TableSpec, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published figure: its value on moot's scale, its mark as printed, and the text printed."""
+
+    value: float
+    mark: str
+    printed: str
+
+
+def figure(raw: Union[float, str, None], unit: Unit) -> Optional[Figure]:
+    """A cell of a published row as a Figure (None: the paper prints no figure there)."""
+    if raw is None:
+        return None
+    found = _FIGURE.match(str(raw))
+    if found is None:
+        raise ValueError(f"{raw!r} is not a figure")
+    number = float(found.group(1))
+    return Figure(number / 100 if unit == "percent" else number, found.group(2), str(raw).strip())
+
+
+@dataclass(frozen=True)
+class Published:
+    """One paper table: its spec and its figures by (row, column)."""
+
+    spec: TableSpec
+
+    def figure(self, row: str, column: str) -> Optional[Figure]:
+        names = [c.name for c in self.spec.columns]
+        found = next((r for r in self.spec.rows if r.name == row), None)
+        if found is None or column not in names:
+            return None
+        return figure(found.values[names.index(column)], self.spec.unit)
+
+    @property
+    def rows(self) -> list[str]:
+        return [r.name for r in self.spec.rows]
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.spec.columns if c.name == name)
+
+
+FILE = "published.yaml"
+
+
+def parse(text: str, file: str = FILE) -> dict[str, Published]:
+    """The tables of a published-figures file by id; a SourceError names file, line and key."""
+    source = parse_yaml(text, file)
+    try:
+        parsed = PublishedFile.model_validate(source.data)
+    except ValidationError as exc:
+        raise to_scenario_error(exc, source, PublishedFile) from None
+    tables: dict[str, Published] = {}
+    for index, spec in enumerate(parsed.tables):
+        if spec.id in tables:
+            raise SourceError(file, f"table {spec.id!r} twice", ("tables", index, "id"),
+                              source.line_of(("tables", index, "id")))
+        tables[spec.id] = Published(spec)
+    return tables
+
+
+@lru_cache(maxsize=1)
+def tables() -> dict[str, Published]:
+    """moot's own published-figures file (package data)."""
+    text = resources.files("moot.report").joinpath(FILE).read_text(encoding="utf-8")
+    return parse(text, f"moot/report/{FILE}")
+
+
+def table(table_id: str) -> Published:
+    """A paper table by id (`COLA/Table 2`); KeyError naming the known ones."""
+    found = tables()
+    if table_id not in found:
+        raise KeyError(f"no published table {table_id!r} (known: {', '.join(found)})")
+    return found[table_id]

@@ -1,0 +1,131 @@
+"""Base models behind a server (`backends.<server>.kind: base`), at the HTTP level: every role
+continues its document through the completions endpoint (OpenAI-compatible `/v1/completions`;
+Ollama's generate endpoint in raw mode) with the document form's stops, and closed answers are
+read from the returned log-probabilities (never structured output), as on the embedded model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from backend_support import RecordingServer, loopback_only  # noqa: F401
+
+from moot.cli import main
+from moot.log.transcript import load
+
+OPTIONS = (" positive", " negative", " neutral")
+
+
+def top_logprobs(prompt: str) -> dict[str, float]:
+    """The stand-in model's first-token log-probabilities: it likes ' positive' after a post."""
+    if prompt.endswith("feels"):
+        return {" positive": -0.4, " negative": -1.6, " neutral": -2.2, " very": -3.0}
+    return {" The": -0.5, " It": -1.0}
+
+
+def openai_like(path: str, body: dict) -> tuple[int, dict]:
+    if path != "/v1/completions":
+        return 404, {"error": f"a base model has no chat: {path}"}
+    if body.get("logprobs"):
+        tops = top_logprobs(body["prompt"])
+        first = max(tops, key=tops.get)
+        choice = {"text": first, "finish_reason": "length", "logprobs": {"tokens": [first], "top_logprobs": [tops]}}
+    else:
+        choice = {"text": " argues that the post is clear. It says so twice.\n\nJudge: no", "finish_reason": "stop"}
+    return 200, {"choices": [choice], "usage": {"prompt_tokens": 30, "completion_tokens": 12}}
+
+
+def scenario(tmp_path, server: str) -> str:
+    path = tmp_path / "cola.yaml"
+    path.write_text(f"protocol: cola\nbackends: {{{server}: {{kind: base}}}}\n", encoding="utf-8")
+    return str(path)
+
+
+def item(out) -> object:
+    (path,) = [p for p in out.glob("item-*.jsonl")]
+    return load(path)
+
+
+def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
+    out = tmp_path / "run"
+    with RecordingServer(openai_like) as server:
+        assert main(["run", scenario(tmp_path, "openai"), "--model", "openai:base", "--base-url", f"{server.url}/v1",
+                     "--input", "text=School uniforms are great.", "--input", "target=school uniforms",
+                     "--out", str(out), "--quiet"]) == 0
+    paths = {path for path, _ in server.requests}
+    assert paths == {"/v1/completions"}  # never the chat endpoint
+    turns = [b for _, b in server.requests if not b.get("logprobs")]
+    assert len(turns) == 6 and all("messages" not in b for b in turns)
+    linguist = turns[0]
+    assert linguist["prompt"].startswith("Stance analysis of a social media post about school uniforms.\n\n"
+                                         'Post: "School uniforms are great."')
+    assert linguist["prompt"].endswith("\n\nLinguist: The post") and "\n\n" in linguist["stop"]
+    assert "Judge:" in linguist["stop"] and linguist["max_tokens"] == 48  # the scenario's turn_tokens
+    asked = [b for _, b in server.requests if b.get("logprobs")]
+    assert asked and all(b["max_tokens"] == 1 and b["prompt"].endswith("feels") for b in asked)
+    t = item(out)
+    said = {m.role: m.content for m in t.messages}
+    assert said["linguist"] == "The post argues that the post is clear. It says so twice."  # stopped at the blank line
+    (judger,) = [c for c in t.calls if c.role == "judger" and c.stage == "conclusion"]
+    assert judger.kind == "choice" and judger.detail.method == "top_logprobs" and not judger.output
+    assert t.outcome.prediction == "favor" and t.outcome.decided_by == "judger (top_logprobs)"
+
+
+def ollama_like(path: str, body: dict) -> tuple[int, dict]:
+    if path != "/api/generate":
+        return 404, {"error": f"a base model has no chat: {path}"}
+    answer = {"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "done": True,
+              "prompt_eval_count": 30, "eval_count": 12}
+    if body.get("logprobs"):
+        tops = top_logprobs(body["prompt"])
+        first = max(tops, key=tops.get)
+        return 200, {**answer, "response": first, "done_reason": "length",
+                     "logprobs": [{"token": first, "logprob": tops[first],
+                                   "top_logprobs": [{"token": t, "logprob": lp} for t, lp in tops.items()]}]}
+    return 200, {**answer, "response": " argues that the post is clear. It says so twice.", "done_reason": "stop"}
+
+
+def test_a_base_model_behind_ollama_uses_generate_in_raw_mode(tmp_path):
+    out = tmp_path / "run"
+    with RecordingServer(ollama_like) as server:
+        assert main(["run", scenario(tmp_path, "ollama"), "--model", "ollama:gemma3-base", "--ollama-host", server.url,
+                     "--input", "text=School uniforms are great.", "--input", "target=school uniforms",
+                     "--out", str(out), "--quiet"]) == 0
+    assert {path for path, _ in server.requests} == {"/api/generate"}
+    bodies = [b for _, b in server.requests]
+    assert all(b["raw"] is True and b["stream"] is False and b["model"] == "gemma3-base" for b in bodies)
+    turns = [b for b in bodies if not b.get("logprobs")]
+    assert turns[0]["prompt"].endswith("\n\nLinguist: The post") and "\n\n" in turns[0]["options"]["stop"]
+    assert turns[0]["options"]["num_predict"] == 48
+    asked = [b for b in bodies if b.get("logprobs")]
+    assert asked and all(b["top_logprobs"] == 20 and b["options"]["num_predict"] == 1 for b in asked)
+    t = item(out)
+    assert t.outcome.prediction == "favor" and t.outcome.decided_by == "judger (top_logprobs)"
+    assert next(c for c in t.calls if c.role == "linguist").detail.note == \
+        "logits processors are not applied by a server"
+
+
+@pytest.mark.parametrize("server", ["openai", "ollama"])
+def test_the_kind_is_checked(tmp_path, capsys, server):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"protocol: cola\nbackends: {{{server}: {{kind: chat}}}}\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    assert f"backends.{server}.kind: Input should be 'auto', 'base' or 'instruct'" in capsys.readouterr().out
+
+
+def test_a_chat_model_on_ollama_is_asked_for_structured_output_instead(tmp_path):
+    """An Ollama chat model cannot read given options: a likelihood choice falls back to JSON."""
+    def chat(path: str, body: dict) -> tuple[int, dict]:
+        content = json.dumps({"answer": "B"}) if body.get("format") else "An analysis."
+        return 200, {"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "done": True,
+                     "done_reason": "stop", "message": {"role": "assistant", "content": content}}
+
+    path = tmp_path / "s.yaml"
+    path.write_text("protocol: cola\nchoice: likelihood\n", encoding="utf-8")
+    out = tmp_path / "run"
+    with RecordingServer(chat) as server:
+        assert main(["run", str(path), "--model", "ollama:chatty", "--ollama-host", server.url,
+                     "--input", "text=Uniforms.", "--input", "target=uniforms", "--out", str(out), "--quiet"]) == 0
+    (judger,) = [c for c in item(out).calls if c.role == "judger"]
+    assert judger.kind == "choice" and judger.detail.method == "structured"
+    assert "declare a base model" in judger.detail.note and item(out).outcome.prediction == "favor"

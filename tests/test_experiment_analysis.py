@@ -1,0 +1,126 @@
+"""An experiment's analysis (moot.experiment.analysis) and its tables (moot.experiment.tables) on cells
+made here: per-arm intervals, paired comparisons on shared units only, the published column."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+
+from moot.experiment.analysis import Cell, Column, analyse, arm_stat
+from moot.experiment.tables import arms_grid, published_grid, published_columns
+from moot.metrics.classification import summarize
+from moot.report.formats import latex, markdown, to_csv
+from moot.report.published import table
+
+LABELS = ("favor", "against", "neutral")
+TARGETS = {f"i{i}": ("Atheism" if i % 2 else "Hillary Clinton") for i in range(120)}
+
+
+def cell(arm: str, seed: int, right: float, n: int = 120, dataset: str = "semeval2016") -> Cell:
+    rng = np.random.default_rng(zlib.crc32(f"{arm}-{seed}".encode()))  # the same data in every process
+    gold = {f"i{i}": LABELS[i % 3] for i in range(n)}
+    pred = {i: (g if rng.random() < right else LABELS[(LABELS.index(g) + 1) % 3]) for i, g in gold.items()}
+    return Cell(arm, dataset, "local", seed, LABELS, gold, pred)
+
+
+CELLS = [cell(a, s, r) for a, r in (("cola", 0.8), ("direct", 0.5), ("cot", 0.55)) for s in (0, 1, 2)]
+
+
+def test_arm_stat_is_the_metric_per_repeat_with_its_intervals() -> None:
+    cola = [c for c in CELLS if c.arm == "cola"]
+    found = arm_stat(cola, Column("semeval2016", "macro_f1"), resamples=300)
+    assert found is not None
+    expected = [summarize([c.gold[i] for i in sorted(c.gold)], [c.pred[i] for i in sorted(c.gold)],
+                          LABELS).macro_f1 for c in cola]
+    assert found.values == pytest.approx(expected, abs=1e-12)
+    low, high = sp.t.interval(0.95, 2, loc=np.mean(expected), scale=sp.sem(expected))
+    assert (found.over_repeats.low, found.over_repeats.high) == (pytest.approx(low), pytest.approx(high))
+    assert found.over_items.low < found.mean < found.over_items.high and found.items == 120
+    assert found.spread.seed_sd == pytest.approx(np.std(expected, ddof=1))
+
+
+def test_comparisons_pair_units_and_use_the_papers_tests() -> None:
+    result = analyse(CELLS, Column("semeval2016", "accuracy"), "local", ["cola", "direct", "cot"], "cola",
+                     resamples=300)
+    direct = result.comparison("direct")
+    assert direct is not None and direct.primary == "paired_t" and direct.paired == 360 and direct.dropped == 0
+    a = [c for c in CELLS if c.arm == "direct"]
+    b = [c for c in CELLS if c.arm == "cola"]
+    acc = [[float(c.pred[i] == c.gold[i]) for i in sorted(c.gold)] for c in a], \
+          [[float(c.pred[i] == c.gold[i]) for i in sorted(c.gold)] for c in b]
+    assert direct.paired_t.pvalue == pytest.approx(sp.ttest_rel(np.mean(acc[0], 1), np.mean(acc[1], 1)).pvalue)
+    x, y = np.concatenate(acc[0]).astype(bool), np.concatenate(acc[1]).astype(bool)
+    table_ = [[np.sum(x & y), np.sum(x & ~y)], [np.sum(~x & y), np.sum(~x & ~y)]]
+    assert direct.mcnemar.pvalue == pytest.approx(mcnemar(table_, exact=True).pvalue, abs=1e-12)
+    assert direct.delta.estimate < 0 and direct.delta.high < 0  # cola is clearly better
+    raw = [c.pvalue for c in result.comparisons]
+    assert all(0 < p < 1 for p in raw)
+    assert [c.adjusted for c in result.comparisons] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+
+
+def test_units_without_their_pair_are_dropped_and_counted() -> None:
+    short = [cell("cola", s, 0.8, n=100) for s in (0, 1)] + [cell("direct", s, 0.5) for s in (0, 1, 2)]
+    found = analyse(short, Column("semeval2016", "accuracy"), "local", ["cola", "direct"], "cola", resamples=200)
+    c = found.comparison("direct")
+    assert c is not None and c.paired == 200  # 100 shared items x 2 shared seeds
+    assert c.dropped == (100 * 2 + 120 * 3) - 2 * 200
+
+
+def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() -> None:
+    cola = table("COLA/Table 2")
+    columns = published_columns(cola)
+    analyses = {name: analyse(CELLS, col, "local", ["cola", "direct", "cot"], "cola", TARGETS, resamples=200)
+                for name, col in columns.items()}
+    grid = published_grid(analyses, cola, {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"},
+                          ["cola", "direct", "cot"])
+    hc = next(r for r in grid.rows if r[1] == "cola" and r[2] == "HC")
+    measured = analyses["HC"].arm("cola")
+    assert measured is not None
+    assert hc[7] == "81.7*" and hc[3].rstrip("*") == f"{100 * measured.mean:.1f}"
+    assert hc[3].endswith("*")  # cola beats the best other arm with p < 0.05 (Holm), as the paper marks
+    assert float(hc[8]) == pytest.approx(100 * measured.mean - 81.7, abs=0.051)
+    assert not any(r[2] == "DT" for r in grid.rows)  # no Donald Trump item measured: named in a note
+    assert any("Not measured here" in n and "DT" in n and "HC" not in n for n in grid.notes)
+    for text in (markdown(grid), to_csv(grid), latex(grid)):
+        assert "81.7" in text
+    assert r"\toprule" in latex(grid) and "Δ" not in latex(grid)
+    assert "vs direct" not in markdown(arms_grid(analyses["HC"]))
+
+
+def test_round_dynamics_count_changes_and_agreement() -> None:
+    from moot.experiment.dynamics import round_stats
+
+    units = [("favor", [["favor", "against", "favor"], ["favor", "favor", "favor"]]),   # wrong->right, to majority
+             ("against", [["against", "against", "favor"], ["against", "favor", "favor"]]),  # right->wrong
+             ("neutral", [[None, "neutral", "neutral"], ["neutral", "neutral", "neutral"]])]  # unparsed->right
+    first, second = round_stats(units, resamples=200)
+    assert first.accuracy.estimate == pytest.approx(np.mean([2 / 3, 2 / 3, 2 / 3]))
+    assert second.accuracy.estimate == pytest.approx(np.mean([1, 1 / 3, 1]))
+    assert (first.agreement, second.agreement) == (0.0, pytest.approx(2 / 3))
+    assert second.right_to_wrong == pytest.approx(1 / 9) and second.wrong_to_right == pytest.approx(2 / 9)
+    assert second.to_majority == pytest.approx(2 / 3)  # favor (majority) and neutral (majority); not favor in unit 2
+
+
+def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> None:
+    import warnings
+
+    from moot.experiment.plots import arm_bars, drawable
+
+    cells = [Cell(a, "微博", "local", 0, LABELS, c.gold, c.pred) for a, c in (("cola", CELLS[0]), ("direct", CELLS[3]))]
+    zero = Cell("zero", "微博", "local", 0, LABELS, CELLS[0].gold, {i: None for i in CELLS[0].gold})
+    targets = {i: "新冠 🦠" for i in CELLS[0].gold}
+    found = analyse([*cells, zero], Column("微博", "accuracy", "新冠 🦠"), "local", ["cola", "direct", "zero"], "cola",
+                    targets, resamples=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = arm_bars(found, tmp_path, "cjk")
+    assert [p.suffix for p in written] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in written)
+    assert capfd.readouterr().err == ""
+    assert "🦠" not in drawable("新冠 🦠") or "🦠" in drawable("🦠")  # replaced unless a font has it
+    svg = written[1].read_text(encoding="utf-8")
+    assert "0.000" in svg  # the zero bar is labelled as zero

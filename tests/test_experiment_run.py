@@ -1,0 +1,179 @@
+"""Running experiments from the command line on the scripted model: one folder per cell and a
+manifest; a rerun continues; added repeats run only the new cells; a changed arm is refused with
+nothing written; --plan calls no model and writes nothing; shards reported together equal one run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from moot.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = f"""experiment: grid
+title: direct vs debate (scripted)
+arms:
+  - {{name: direct, scenario: cola_direct}}
+  - {{name: debate, scenario: debate, set: {{agents: 2, rounds: 1}}}}
+  - {{name: first-round, first_round_of: debate}}
+datasets: [{ROOT / 'datasets' / 'demo-stance.yaml'}]
+models: [scripted]
+repeats: 2
+limit: 8
+compare: {{reference: direct, metrics: [accuracy]}}
+published: {{table: COLA/Table 2, rows: {{direct: GPT-3.5}}}}
+"""
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Iterator[Path]:
+    before = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        (tmp_path / "exp.yaml").write_text(EXPERIMENT, encoding="utf-8")
+        yield tmp_path
+    finally:
+        os.chdir(before)
+
+
+def results(folder: Path) -> int:
+    return sum(len((p / "results.jsonl").read_text().splitlines()) for p in folder.rglob("seed-*"))
+
+
+def test_an_experiment_runs_every_cell_and_continues(here: Path) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    out = here / "transcripts" / "grid"
+    manifest = json.loads((out / "experiment.json").read_text())
+    assert [(c["arm"], c["seed"], c["status"]) for c in manifest["cells"]] == [
+        ("direct", 0, "completed"), ("direct", 1, "completed"), ("debate", 0, "completed"), ("debate", 1, "completed")]
+    assert (out / "debate" / "demo-stance" / "scripted" / "seed-1" / "run.json").is_file()
+    assert results(out) == 32
+    assert main(["run", "exp.yaml", "--quiet"]) == 0 and results(out) == 32  # continued: nothing redone
+    (here / "exp.yaml").write_text(EXPERIMENT.replace("repeats: 2", "repeats: 3"), encoding="utf-8")
+    assert main(["run", "exp.yaml", "--quiet"]) == 0 and results(out) == 48  # only the new repeat ran
+
+
+def test_a_changed_arm_is_refused_with_nothing_written(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    manifest = (here / "transcripts" / "grid" / "experiment.json").read_text()
+    (here / "exp.yaml").write_text(EXPERIMENT.replace("rounds: 1", "rounds: 2"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "arm 'debate' changed since its cells ran" in err and len(err.strip().splitlines()) == 1
+    assert (here / "transcripts" / "grid" / "experiment.json").read_text() == manifest
+
+
+def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--plan"]) == 0
+    shown = capsys.readouterr().out
+    assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
+    assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
+    assert "4 cells, 32 units (0 done), 80 model calls and ? tokens left" in shown
+    assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
+    assert main(["run", "exp.yaml", "--quiet", "--limit", "2", "--repeat", "1"]) == 0
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--plan", "--price", "1", "2"]) == 0
+    after = capsys.readouterr().out
+    assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 |" in after  # 2 done: their usage gives tokens per unit
+    assert "tokens left, cost" in after
+
+
+def test_shards_reported_together_equal_one_run(here: Path) -> None:
+    assert main(["run", "exp.yaml", "--quiet", "--out", "one"]) == 0
+    for shard in ("1/2", "2/2"):
+        assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", shard]) == 0
+    first, second = results(here / "many" / "shard-1-of-2"), results(here / "many" / "shard-2-of-2")
+    assert first > 0 and second > 0 and first + second == results(here / "one")
+    assert main(["report", "one", "--out", "r1"]) == 0
+    assert main(["report", "many/shard-1-of-2", "many/shard-2-of-2", "--out", "r2"]) == 0
+    written = sorted(p.name for p in (here / "r1").glob("*.csv"))
+    assert written and written == sorted(p.name for p in (here / "r2").glob("*.csv"))
+    for name in written:
+        assert (here / "r1" / name).read_text() == (here / "r2" / name).read_text()
+    assert main(["report", "many", "--out", "r3"]) == 0  # the shards' parent folder reads as its shards
+    assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
+
+
+def test_a_first_round_majority_arm_is_read_from_saved_runs(here: Path) -> None:
+    from moot.experiment.report import first_round_majority, load
+
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    out = here / "transcripts" / "grid"
+    assert not (out / "first-round").exists()  # it runs nothing
+    loaded = load([out])
+    assert loaded.arms == ["direct", "debate", "first-round"]
+    debate = {c.seed: c for c in loaded.cells if c.arm == "debate"}
+    derived = {c.seed: c for c in loaded.cells if c.arm == "first-round"}
+    assert sorted(derived) == [0, 1] and derived[0].gold == debate[0].gold
+    rows = [json.loads(line) for line in (out / "debate/demo-stance/scripted/seed-0/results.jsonl").read_text().splitlines()]
+    parsed = {r["id"]: [[None if a == "unparsed" else a for a in rnd] for rnd in r["answers"]] for r in rows}
+    assert {i: first_round_majority(a) for i, a in parsed.items()} == dict(derived[0].pred)
+    assert first_round_majority([["favor", "against"]]) is None and first_round_majority([["favor", None, "favor"]]) == "favor"
+
+
+def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "transcripts/grid", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    assert "COLA/Table 2" in shown and "Not measured here" in shown and "HC, FM" in shown  # demo data: no paper column
+    assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
+    plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
+    assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
+    assert "dynamics-demo-stance-scripted.svg" in plots  # the debate arm's rounds
+    dynamics = (here / "rep" / "dynamics-demo-stance-scripted.csv").read_text().splitlines()
+    assert dynamics[0].startswith("arm,round,accuracy") and [line.split(",")[:2] for line in dynamics[1:]] == [
+        ["debate", "0"], ["debate", "1"]]
+
+
+def test_a_batch_of_variants_gets_its_own_default_folder() -> None:
+    """`moot run drug_policy --vary seed=1,2` after `moot run drug_policy` runs in a folder of its own
+    instead of meeting the single run's folder (and refusing it as another run)."""
+    from moot.api.running import default_out
+
+    single = default_out(Path("drug_policy.yaml"), None)
+    batch = default_out(Path("drug_policy.yaml"), None, ["seed=1,2"])
+    assert single == Path("transcripts/drug_policy") and batch == Path("transcripts/drug_policy-seed-1-2")
+    assert default_out(Path("cola.yaml"), Path("datasets/vast.yaml")) == Path("transcripts/cola-vast")
+    assert default_out(Path("d.yaml"), None, ["model=openai:gpt-4o", "seed=3"]) == Path("transcripts/d-model-openai-gpt-4o-seed-3")
+
+
+def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exp.yaml").write_text("experiment: conf\narms:\n  - {name: judge, scenario: drug_policy}\n"
+                                       "  - {name: no-judge, scenario: drug_policy_no_judge}\nmodels: [scripted]\n"
+                                       "repeats: 2\ncompare: {reference: judge}\n", encoding="utf-8")
+    assert main(["run", "exp.yaml", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "transcripts/conf", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | 2 |" in shown
+    assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()
+
+
+def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(ROOT / "datasets" / "demo-stance.yaml")
+    for scenario, limit in (("cola_direct", "12"), ("cola_cot", "8")):
+        assert main(["run", scenario, "--dataset", data, "--model", "scripted", "--limit", limit, "--quiet",
+                     "--out", f"run-{scenario}"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "run-cola_direct", "run-cola_cot", "--metric", "accuracy", "--out", "cmp"]) == 0
+    shown = capsys.readouterr().out
+    assert "| A: run-cola_direct | 1 | 12 |" in shown and "(mcnemar)" in shown
+    assert "paired 8 units; dropped 4 without their pair" in shown
+    assert (here / "cmp" / "compare.tex").is_file()
+    other = here / "other.jsonl"
+    other.write_text('{"id": "zzz", "text": "t", "target": "x", "label": "favor"}\n', encoding="utf-8")
+    (here / "other.yaml").write_text("path: other.jsonl\nformat: jsonl\ncolumns: {id: id, text: text, target: target, "
+                                     "label: label}\nlabels: {favor: favor, against: against, neutral: neutral}\n",
+                                     encoding="utf-8")
+    assert main(["run", "cola_direct", "--dataset", "other.yaml", "--model", "scripted", "--quiet", "--out", "o"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "o", "run-cola_cot"]) == 2
+    assert "share no item" in capsys.readouterr().err

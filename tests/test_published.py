@@ -1,0 +1,59 @@
+"""The published-figures table (moot/report/published.yaml): it loads, its figures keep their marks
+and scale, and a damaged file is refused in one line naming its line and key."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from moot.report.published import figure, parse, table, tables
+from moot.scenario.yamlsource import SourceError
+
+PAPERS = ("cola_stance_detection.txt", "s2mad_rumor_detection.txt", "decision_conference_agreement_detection.txt")
+
+
+def test_every_table_loads_and_says_where_it_is_printed() -> None:
+    found = tables()
+    assert {"COLA/Table 2", "COLA/Table 4", "COLA/Table 5", "S2MAD/Table 1", "S2MAD/Table 2",
+            "Heller/Table 1", "Heller/Table 5", "Heller/5.2.2"} <= set(found)
+    for spec in (t.spec for t in found.values()):
+        paper, lines = re.fullmatch(r"(\S+):(\d+)-(\d+) \(.+\)", spec.where).group(1, 2)  # type: ignore[union-attr]
+        assert paper in PAPERS and int(lines) > 0
+
+
+def test_figures_keep_their_marks_and_moots_scale() -> None:
+    cola = table("COLA/Table 2")
+    hc = cola.figure("COLA", "HC")
+    assert hc is not None and hc.value == pytest.approx(0.817) and hc.mark == "*" and hc.printed == "81.7*"
+    assert cola.figure("TGA Net", "Trump") is None  # printed as "-"
+    assert cola.figure("COLA", "no such column") is None
+    s2mad = table("S2MAD/Table 1").figure("GPT3.5 + S2MAD", "Weibo Mac-F1")
+    assert s2mad is not None and s2mad.value == pytest.approx(0.764) and s2mad.mark == ""
+    assert figure(None, "percent") is None
+    with pytest.raises(KeyError, match="COLA/Table 2"):
+        table("COLA/Table 9")
+
+
+BAD_ROW = """tables:
+  - id: X/Table 1
+    title: t
+    paper: p
+    where: "x.txt:1-2 (Table 1)"
+    unit: fraction
+    runs_averaged: null
+    columns: [{name: a, dataset: d, metric: accuracy}]
+    rows:
+      - {name: r, values: [0.5, 0.6]}
+"""
+
+
+def test_a_damaged_file_is_one_line_naming_line_and_key() -> None:
+    with pytest.raises(SourceError) as bad:
+        parse(BAD_ROW, "pub.yaml")
+    assert "pub.yaml:2" in str(bad.value) and "2 values for 1 columns" in str(bad.value)
+    with pytest.raises(SourceError) as unknown:
+        parse(BAD_ROW.replace("    title: t", "    titel: t"), "pub.yaml")
+    assert str(unknown.value).startswith("pub.yaml:3: tables[0].titel:")
+    with pytest.raises(SourceError, match="is not a figure"):
+        parse(BAD_ROW.replace("[0.5, 0.6]", '["n/a"]'), "pub.yaml")
