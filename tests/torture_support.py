@@ -39,6 +39,7 @@ CLASSES = {"signals": "every stop signal is a clean stop", "files": "files writt
            "credentials": "credentials in any URL", "environment": "the environment refusing is exit 3",
            "neutral": "every output neutralises what others wrote",
            "reading": "reading is bounded before it is trusted",
+           "turns": "untrusted turns stay untrusted in later prompts",
            "start-up": "one line even when moot cannot start", "out": "odd output places",
            "yaml": "YAML as people write it", "waits": "waits are visible",
            "logprobs": "logprob answers handled one way"}

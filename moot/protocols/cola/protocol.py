@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.stage import StageAgent, cancel_calls
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
@@ -128,7 +128,7 @@ class Item:
 
     def analyses_text(self) -> str:
         """The analyses as the chat prompts introduce them."""
-        return " ".join(render(self.templates[f"{e}_analysis"], {**self.fields, "analysis": self.analyses[e].strip()})
+        return " ".join(render(self.templates[f"{e}_analysis"], {**self.fields, "analysis": inset(self.analyses[e].strip())})
                         for e in EXPERTS if e in self.analyses)
 
     def content_free(self, text: str) -> "Item":
@@ -211,7 +211,7 @@ async def judge(ctx: UnitContext, item: Item, labels: LabelSet, stage: str, spea
 
 def judger_fields(item: Item, labels: LabelSet) -> dict:
     s, t = item.s, item.templates
-    arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": item.arguments[lab].strip()})
+    arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": inset(item.arguments[lab].strip())})
                          for lab in s.labels if lab in item.arguments)
     return {**item.fields, "analyses": item.analyses_text(), "arguments": arguments,
             "question": question(s, item.fields["target"]), "choices": labels.choices(), "labels": ", ".join(s.labels)}
