@@ -125,7 +125,25 @@ def make(directory: Path, words: dict, labels: dict) -> dict:
         ran = moot("replay", run, *unit, "--no-delay")
         assert ran.code == 0, ran.err
         outputs[f"replay {name}"] = ran
+    ran = moot("compare", tampered, tampered, "--out", directory / "compare")
+    assert ran.code == 0, ran.err
+    outputs["compare"] = ran
+    outputs.update(experiment(directory, words, spec))
     return outputs
+
+
+def experiment(directory: Path, words: dict, spec: Path) -> dict:
+    """An experiment whose arms are called by `words`, on the dataset `spec`, run and reported."""
+    arms = [{"name": "direct", "scenario": "cola_direct", "label": words["name"]},
+            {"name": "plain", "scenario": "cola_direct", "label": words["line"]}]
+    write(directory / "exp.yaml", yaml.safe_dump({"experiment": "grid", "title": words["line"], "arms": arms,
+                                                   "datasets": [str(spec)], "models": ["scripted"], "repeats": 1,
+                                                   "limit": 4, "compare": {"reference": "direct"}}))
+    ran = moot("run", directory / "exp.yaml", "--out", directory / "exp", "--quiet")
+    assert ran.code == 0, ran.err
+    reported = moot("report", directory / "exp", "--out", directory / "exp-report")
+    assert reported.code == 0, reported.err
+    return {"experiment": ran, "experiment report": reported}
 
 
 @pytest.fixture(scope="module")
@@ -196,9 +214,11 @@ class TextOf(HTMLParser):
         return found.tags
 
 
-MARKDOWN = {"report.md": "report/report.md", "export (item)": "cola.md", "export (conference)": "conf.md"}
+MARKDOWN = {"report.md": "report/report.md", "export (item)": "cola.md", "export (conference)": "conf.md",
+            "compare": "compare/compare.md", "experiment": "exp-report/experiment.md"}
 # what each shows as it was, on one line of its own rendering
-SHOWN = {"report.md": [NAME, *LABELS.values()], "export (item)": [LINE, NAME], "export (conference)": [NAME, LINE]}
+SHOWN = {"report.md": [NAME, *LABELS.values()], "export (item)": [LINE, NAME], "export (conference)": [NAME, LINE],
+         "compare": [NAME], "experiment": [NAME, LINE]}
 
 
 @pytest.mark.parametrize("what", MARKDOWN)
@@ -241,7 +261,8 @@ def test_html_has_the_tags_plain_words_give_and_shows_the_text(what, made):
 
 
 # --- CSV --------------------------------------------------------------------------------------
-CSV_FILES = ["table.csv", "per_class.csv", "confusion.csv", "conference.csv"]
+CSV_FILES = ["report/table.csv", "report/per_class.csv", "report/confusion.csv", "report/conference.csv",
+             "exp-report/arms-*.csv"]  # an experiment table (its file is named by the dataset)
 
 
 def cells(path: Path) -> list[list[str]]:
@@ -253,13 +274,13 @@ def cells(path: Path) -> list[list[str]]:
 def test_csv_cells_are_never_formulas(name, made):
     root, _, _, _ = made
     with case("hostile", "neutral"):
-        hostile, benign = (cells(root / kind / "report" / name) for kind in ("hostile", "benign"))
+        hostile, benign = (cells(next((root / kind).glob(name))) for kind in ("hostile", "benign"))
         assert [len(row) for row in hostile] == [len(row) for row in benign]
         for row in hostile:
             for cell in row:
                 assert_terminal_clean(cell.replace("\n", " "))
-                assert not cell.lstrip(" \n").startswith(("=", "+", "@", "\t", "\r")), cell
-                assert not cell.startswith("-") or re.fullmatch(r"-[\d.]+", cell), cell
+                assert not cell.lstrip(" \n").startswith(("=", "@", "\t", "\r")), cell
+                assert not cell.startswith(("-", "+")) or re.fullmatch(r"[-+][\d.]+", cell), cell  # a number
         prefixed = [c for row in hostile for c in row if c.startswith("'")]
         assert prefixed, "a hostile cell starts like a formula in every file"
 
@@ -278,7 +299,9 @@ def test_plots_with_hostile_labels_print_nothing(made):
     with case("hostile", "neutral"):
         plots = sorted((root / "hostile" / "report" / "plots").glob("*.png"))
         assert len(plots) >= 3 and all(p.stat().st_size > 1000 for p in plots)
-        assert hostile["report"].err == "" and not [str(w.message) for w in caught]
+        drawn = sorted((root / "hostile" / "exp-report" / "plots").glob("*.*"))  # the experiment's, PNG and SVG
+        assert len(drawn) >= 2 and all(p.stat().st_size > 1000 for p in drawn)
+        assert hostile["report"].err == hostile["experiment report"].err == "" and not [str(w.message) for w in caught]
 
 
 def test_a_report_prints_nothing_on_stderr_when_matplotlib_cannot_keep_its_cache(made, tmp_path):
@@ -325,7 +348,8 @@ def test_a_character_is_drawn_by_an_installed_font_that_has_it_else_replaced(mon
 
 
 # --- terminal ---------------------------------------------------------------------------------
-TERMINAL = ["run (batch)", "run (conference)", "report", "replay cola", "replay conf", "export cola md"]
+TERMINAL = ["run (batch)", "run (conference)", "report", "replay cola", "replay conf", "export cola md", "compare",
+            "experiment report"]
 
 
 @pytest.mark.parametrize("what", TERMINAL)
@@ -371,7 +395,8 @@ def test_a_wait_line_naming_hostile_text_is_clean(capsys):
 
 # --- LaTeX ------------------------------------------------------------------------------------
 UNLATEX = {r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^", r"\textless{}": "<",
-           r"\textgreater{}": ">", r"\textbar{}": "|", "{[}": "[", "{]}": "]", **{f"\\{c}": c for c in "&%$#_{}"}}
+           r"\textgreater{}": ">", r"\textbar{}": "|", "{[}": "[", "{]}": "]", **{f"\\{c}": c for c in "&%$#_{}"},
+           r"$\Delta$": "Δ", r"$\pm$": "±", r"\dag{}": "†", r"$\alpha$": "α"}  # moot's own table symbols
 
 
 def unlatex(text: str) -> str:
@@ -389,6 +414,40 @@ def test_latex_escapes_every_special_character(text):
         escaped = latex_safe(text)
         assert "\n" not in escaped and not BIDI.search(escaped) and "\x1b" not in escaped
         assert unlatex(escaped) == visible(text)
+
+
+@pytest.mark.parametrize("what", ["compare/compare.tex", "exp-report/arms-*.tex"])
+def test_a_latex_table_has_the_cells_plain_words_give_and_shows_the_text(what, made):
+    root, _, _, _ = made
+    with case("hostile", "neutral"):
+        hostile, benign = (next((root / kind).glob(what)).read_text(encoding="utf-8") for kind in ("hostile", "benign"))
+        assert_terminal_clean(hostile.replace("\n", " "))
+        rows = [[line.removesuffix(r" \\").split(" & ") for line in tex.splitlines() if line.endswith(r" \\")]
+                for tex in (hostile, benign)]
+        assert [len(row) for row in rows[0]] == [len(row) for row in rows[1]]
+        caption = re.search(r"\\caption\{(.*)\}$", hostile, re.M)
+        assert caption
+        shown = [unlatex(cell) for cell in [caption.group(1), *(cell for row in rows[0] for cell in row)]]
+        expected = {"compare/compare.tex": [NAME], "exp-report/arms-*.tex": [NAME, LINE]}[what]  # model; arms
+        for text in expected:
+            assert any(visible(text) in cell for cell in shown), (visible(text), shown)
+
+
+def test_a_run_folder_named_with_hostile_text_prints_clean_lines(tmp_path):
+    """The folder's name (someone else's folder, or a name pasted from elsewhere) in every line that names it."""
+    write(tmp_path / "cola.yaml", "protocol: cola\nmodels: {default: scripted}\n")
+    spec = dataset(tmp_path, BENIGN)
+    run = tmp_path / NAME
+    commands = [(tmp_path / "cola.yaml", "--dataset", spec, "--out", run, "--limit", 2),
+                ("report", run, "--out", tmp_path / "report"), ("score", run, "--role", "judger=scripted"),
+                ("replay", run, "--unit", "0", "--no-delay"), ("export", run, "--unit", "0", "--out", tmp_path / "0.md"),
+                ("validate", tmp_path / "cola.yaml", spec)]
+    with case("hostile", "neutral"):
+        for argv in commands:
+            ran = moot(*argv)
+            assert ran.code == 0, (argv, ran.err)
+            assert_terminal_clean(ran.out.replace("\n", " ") + ran.err.replace("\n", " "))
+        assert "PWN" in moot("report", run, "--out", tmp_path / "again").out  # the name is shown, cleaned
 
 
 # --- the one step -----------------------------------------------------------------------------

@@ -71,9 +71,9 @@ def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletion
     status = run_experiment(experiment, out, run_options(args, clients), shard, args.allow_changed,
                             on_cell=None if quiet else lambda cell, line: print(terminal_safe(line)))
     done = sum(1 for s in status.values() if s == "completed")
-    print(f"experiment {experiment.name}: {done}/{len(status)} cells completed ({out}); "
-          f"moot report {out} for the tables")
+    print(terminal_safe(f"experiment {experiment.name}: {done}/{len(status)} cells completed ({out}); "
+                        f"moot report {out} for the tables"))
     if any(s == "interrupted" for s in status.values()):
-        print(f"interrupted: run the same command again to continue ({out})", file=sys.stderr)
+        print(terminal_safe(f"interrupted: run the same command again to continue ({out})"), file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK if done == len(status) else EXIT_FAILED

@@ -54,12 +54,12 @@ def run(argv: Sequence[str]) -> int:
     if done.is_folder:
         show(done.units, done.roles, many=len(done.units) > 1, labels=done.labels, metric=done.metric)
         rescored = sum(1 for r in done.units if not r.failed and not r.kept)
-        print(f"run: {done.out} units={len(done.units)} rescored={rescored} kept={sum(r.kept for r in done.units)} "
-              f"changed={sum(r.changed for r in done.units)} backend_calls={done.stats.backend_calls} "
-              f"cache_hits={done.stats.cache_hits}")
+        print(terminal_safe(f"run: {done.out} units={len(done.units)} rescored={rescored} "
+                            f"kept={sum(r.kept for r in done.units)} changed={sum(r.changed for r in done.units)} "
+                            f"backend_calls={done.stats.backend_calls} cache_hits={done.stats.cache_hits}"))
     else:
         show(done.units, done.roles, many=False)
-        print(f"transcript: {done.out}")
+        print(terminal_safe(f"transcript: {done.out}"))
     return EXIT_FAILED if done.failed else EXIT_OK
 
 

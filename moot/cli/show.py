@@ -177,9 +177,9 @@ def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outco
         print()
         for line in protocol.view_of(transcript.started.scenario).ending(transcript):
             print(terminal_safe(line))
-        print(f"transcript: {path}")
+        print(terminal_safe(f"transcript: {path}"))
     print_failures(outcome)
-    print(stats_line(protocol, folder, outcome, stats))
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))
 
 
 def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
@@ -199,5 +199,5 @@ def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutc
     if skipped:
         print(terminal_safe("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items())))
     print_failures(outcome)
-    print(f"results: {folder.results_path}")
-    print(stats_line(protocol, folder, outcome, stats))
+    print(terminal_safe(f"results: {folder.results_path}"))
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))

@@ -25,7 +25,7 @@ from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import read_manifest
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell
-from moot.experiment.schema import safe
+from moot.experiment.schema import unique_stem
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid
@@ -33,6 +33,7 @@ from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Published, tables as published_tables
 from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
+from moot.views.neutral import markdown_safe
 
 MAX_TARGETS = 12
 
@@ -238,7 +239,7 @@ def _write(out: Path, stem: str, grid: Grid) -> None:
 
 
 def _stem(analysis: Analysis) -> str:
-    return safe(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
+    return unique_stem(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
                 f"{analysis.model}")
 
 
@@ -262,7 +263,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     for (dataset, model), by_arm in _dynamics(loaded, resamples).items():
         grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
         grids.append(grid)
-        stem = safe(f"dynamics-{dataset}-{model}")
+        stem = unique_stem(f"dynamics-{dataset}-{model}")
         _write(out, stem, grid)
         written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
     for measure in sorted({m for c in loaded.measured for m in c.values}):
@@ -270,7 +271,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
             if measured is not None:
                 grids.append(measured)
-                _write(out, safe(f"measure-{measure}-{model}"), measured)
+                _write(out, unique_stem(f"measure-{measure}-{model}"), measured)
     published = loaded.published
     main_parts: list[str] = []
     if published:
@@ -283,11 +284,11 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
-    body = [f"# Experiment {loaded.name}", "", "Computed from the cells' results.jsonl only; no model was called.",
+    body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "", "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(g) + "\n" for g in grids)]
     if loaded.dropped:
-        body += ["Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped), ""]
-    body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
+        body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
+    body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
 

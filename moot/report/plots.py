@@ -64,6 +64,15 @@ def _tick(column: str, dataset: str, columns: list[str]) -> str:
 
 def save(fig: Figure, path: Path) -> Path:
     """Write the figure as a PNG, its texts neutralised first (module docstring)."""
+    neutralise(fig)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def neutralise(fig: Figure) -> None:
+    """Every text of `fig` neutralised and given the fonts it needs, then laid out (module
+    docstring): what any writer of a plot does before saving it."""
     for axes in fig.axes:
         for axis in (axes.xaxis, axes.yaxis):
             _neutral_ticks(axis)
@@ -74,9 +83,6 @@ def save(fig: Figure, path: Path) -> Path:
     with warnings.catch_warnings():  # labels too long to fit: the picture grows to hold them instead
         warnings.filterwarnings("ignore", "Tight layout not applied", UserWarning)
         fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 class NeutralLabels(Formatter):

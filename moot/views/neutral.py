@@ -21,7 +21,8 @@ Then, per kind:
 - csv: a text cell that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a
   tab or a carriage return, as OWASP lists them, or their full-width forms) gets a `'` in front,
   as OWASP recommends; numbers, and text that is a plain number, are left as they are;
-- latex: every special character escaped (`\\ & % $ # _ { } ~ ^ < > | [ ]`), whitespace one line;
+- latex: every special character escaped (`\\ & % $ # _ { } ~ ^ < > | [ ]`), moot's own table
+  symbols (Δ ± † – α) as pdflatex takes them, whitespace one line;
 - plot: the plain text with tabs as spaces (moot.report.plots draws it without mathtext, with a
   font that has each character or a replacement character; moot.report.fonts).
 """
@@ -106,7 +107,9 @@ def csv_safe(value: object) -> object:
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-          ">": r"\textgreater{}", "|": r"\textbar{}", "[": "{[}", "]": "{]}"}
+          ">": r"\textgreater{}", "|": r"\textbar{}", "[": "{[}", "]": "{]}",
+          # moot's own symbols in tables, as pdflatex takes them
+          "Δ": r"$\Delta$", "±": r"$\pm$", "†": r"\dag{}", "–": "--", "α": r"$\alpha$"}
 _LATEX_SPECIAL = re.compile("[" + re.escape("".join(_LATEX)) + "]")
 
 
