@@ -440,7 +440,8 @@ def test_a_run_folder_named_with_hostile_text_prints_clean_lines(tmp_path):
     run = tmp_path / NAME
     commands = [(tmp_path / "cola.yaml", "--dataset", spec, "--out", run, "--limit", 2),
                 ("report", run, "--out", tmp_path / "report"), ("score", run, "--role", "judger=scripted"),
-                ("replay", run, "--unit", "0", "--no-delay"), ("export", run, "--unit", "0", "--out", tmp_path / "0.md"),
+                ("replay", run, "--unit", "0", "--no-delay"),
+                ("export", run, "--unit", "0", "--out", tmp_path / "0.md"),
                 ("validate", tmp_path / "cola.yaml", spec)]
     with case("hostile", "neutral"):
         for argv in commands:

@@ -30,21 +30,16 @@ from moot.engine.folder import RunFolderError
 from moot.log.events import TranscriptError
 from moot.log.jsonl import MAX_LINE, set_aside_torn_tail
 from moot.log.transcript import Reading, load
-from torture_support import assert_clean, case, dataset, moot, moot_process, write
+from torture_support import SCRIPTED_COLA, assert_clean, case, moot, moot_process, scripted_batches, write
 
 MB = 2**20
 BOUND = 2 * MAX_LINE + 4 * MB  # a line is read up to MAX_LINE bytes, and copied once as it is read
-SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A finished COLA batch (scripted model) to damage."""
-    directory = tmp_path_factory.mktemp("reading")
-    write(directory / "cola.yaml", SCRIPTED_COLA)
-    dataset(directory)
-    ran = moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / "run", "--quiet")
-    assert ran.code == 0, ran.err
+    directory = scripted_batches(tmp_path_factory.mktemp("reading"), ("run",))
     for warm in (("replay", directory / "run" / "0.jsonl", "--no-delay"), ("report", directory / "run", "--out",
                  directory / "report"), ("export", directory / "run" / "0.jsonl", "--out", directory / "0.md")):
         moot(*warm)  # every module a command imports is imported before any case is timed (reading is)
@@ -114,7 +109,8 @@ def test_memory_does_not_grow_with_the_file(finished, tmp_path):
                 proc = moot_process("replay", path, "--no-delay", stdout=subprocess.DEVNULL, stderr=err)
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = os.waitstatus_to_exitcode(status)
-            assert proc.returncode == 2 and "its first line is not a JSON object" in (tmp_path / f"{name}.err").read_text()
+            said = (tmp_path / f"{name}.err").read_text()
+            assert proc.returncode == 2 and "its first line is not a JSON object" in said
             peaks[name] = usage.ru_maxrss * 1024
         assert peaks["large"] - peaks["small"] < 16 * MB, {k: f"{v / MB:.0f} MB" for k, v in peaks.items()}
 

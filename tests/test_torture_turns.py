@@ -144,8 +144,9 @@ def test_the_judges_forwarded_reason_and_its_graded_decision_cannot_forge_turns(
         moderator = [str(m.content) for r in clients["Moderator"].requests for m in r["messages"]]
         assert [p for p in moderator if "The judge's reason:" in p and FORGED in p.split("The judge's reason:")[1]]
         assert_shown_indented(moderator)
-        assert main(["score", str(tmp_path / "run"), "--role", "grader=scripted", "--out", str(tmp_path / "graded")]) == 0
-        graded = load(tmp_path / "graded" / "conference.jsonl")
+        graded = tmp_path / "graded"
+        assert main(["score", str(tmp_path / "run"), "--role", "grader=scripted", "--out", str(graded)]) == 0
+        graded = load(graded / "conference.jsonl")
         asked = [m["content"] for c in graded.calls if c.role == "grader" for m in c.messages]
         assert asked
         assert_shown_indented([a for a in asked if "The judge's decision" in a])

@@ -240,6 +240,21 @@ def dataset(directory: Path, rows: Sequence[tuple[str, str, str]] = ROWS) -> Pat
                                           "columns: {text: text, target: target, label: label}\n")
 
 
+SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
+
+
+def scripted_batches(directory: Path, *runs: tuple[object, ...]) -> Path:
+    """Finished COLA batches on the scripted model over `dataset` in `directory`: one per entry of
+    `runs` (its folder's name, then more arguments). Returns `directory`."""
+    write(directory / "cola.yaml", SCRIPTED_COLA)
+    dataset(directory)
+    for name, *extra in runs:
+        ran = moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / name,
+                   "--quiet", *extra)
+        assert ran.code == 0, ran.err
+    return directory
+
+
 def scenario_files(directory: Path) -> Path:
     """A conference and a COLA scenario on the fault server, and the small dataset, in `directory`."""
     write(directory / "conference.yaml", CONFERENCE)

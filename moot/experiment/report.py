@@ -284,7 +284,8 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
-    body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "", "Computed from the cells' results.jsonl only; no model was called.",
+    body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
+            "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(g) + "\n" for g in grids)]
     if loaded.dropped:
         body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
