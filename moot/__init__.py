@@ -11,6 +11,8 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     rescore                re-run a protocol's deciding roles with other models on a saved run
     document, export       a run as one Markdown or HTML document
     write_report           the report folder of finished runs (tables, CSV, plots)
+    load_experiment, run_experiment, plan_experiment, experiment_report
+                           experiment grids: load, run (or continue), plan, report (ExperimentResult)
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -35,15 +37,22 @@ _WHERE = {
     "rescore": "moot.api.outputs", "Rescoring": "moot.api.outputs", "document": "moot.api.outputs",
     "export": "moot.api.outputs", "write_report": "moot.api.outputs",
     "MootError": "moot.errors",
+    "load_experiment": "moot.api.experiments", "run_experiment": "moot.api.experiments",
+    "plan_experiment": "moot.api.experiments", "experiment_report": "moot.api.experiments",
+    "ExperimentResult": "moot.api.experiments",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
     "open_run", "open_runs", "SavedRun", "SavedUnit", "RunMetrics", "MeasureSummary",
     "runs_df", "units_df", "events_df", "calls_df",
     "rescore", "Rescoring", "document", "export", "write_report", "MootError",
+    "load_experiment", "run_experiment", "plan_experiment", "experiment_report", "ExperimentResult",
 ]
 
 if TYPE_CHECKING:
+    from moot.api.experiments import (
+        ExperimentResult, experiment_report, load_experiment, plan_experiment, run_experiment,
+    )
     from moot.api.frames import calls_df, events_df, runs_df, units_df
     from moot.api.options import RunOptions
     from moot.api.outputs import Rescoring, document, export, rescore, write_report

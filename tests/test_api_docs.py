@@ -31,3 +31,5 @@ def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
     work = namespace["work"]
     assert isinstance(work, Path) and work.parent == tmp_path
     assert (work / "report" / "report.md").is_file() and (work / "cola.md").is_file()
+    assert (work / "exp" / "experiment.json").is_file() and (work / "exp-report" / "experiment.md").is_file()
+    assert "4 of 4 cells completed" in out and "| cola |" in namespace["tables"].main

@@ -19,6 +19,7 @@ from sklearn.metrics import cohen_kappa_score
 from moot.cli import main
 from moot.contract.check import check
 from moot.data.spec import DatasetError, load_dataset_spec
+from moot.errors import EXIT_UNPARSED
 from moot.engine.order import PolicyError
 from moot.log.transcript import load
 from moot.metrics.classification import UNPARSED
@@ -429,7 +430,7 @@ def test_a_dataset_run_and_its_report(tmp_path, capsys):
 def test_the_report_counts_unparsed_items(tmp_path, capsys):
     out = tmp_path / "run"
     assert run_scenario(ROOT / "scenarios" / "chateval.yaml", out, clients={"scripted": Referees(unreadable=(CRITIC,))},
-                        extra=["--dataset", str(write_pairs(tmp_path))]) == 0
+                        extra=["--dataset", str(write_pairs(tmp_path))]) == EXIT_UNPARSED  # every answer unparsed
     assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
     with open(tmp_path / "report" / "table.csv", encoding="utf-8") as f:
         [row] = list(csv.DictReader(f))
@@ -442,7 +443,7 @@ def test_the_demo_spec_maps_the_labels_and_runs(tmp_path, capsys):
     assert spec.labels == {"A": "a", "B": "b", "tie": "tie"} and spec.metric == "accuracy"
     out = tmp_path / "run"
     assert run_scenario(ROOT / "scenarios" / "chateval.yaml", out,
-                        extra=["--dataset", str(ROOT / "datasets" / "demo-preference.yaml"), "--limit", "2"]) == 0
+                        extra=["--dataset", str(ROOT / "datasets" / "demo-preference.yaml"), "--limit", "2"]) == EXIT_UNPARSED
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [(r["id"], r["gold"], r["prediction"]) for r in rows] == [
         ("preference-01", "a", UNPARSED), ("preference-02", "b", UNPARSED)]  # the scripted model writes no scores

@@ -21,17 +21,20 @@ def test_cola_one_item_with_the_embedded_model(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "] judger (" in printed and "stance: " in printed
     transcript = load(next(out.glob("item-*.jsonl")))
-    assert len(transcript.calls) == 7 and all(c.model == "local" and c.reply and not c.cached for c in transcript.calls)
+    # Six turns, the judger's answer and its three content-free twins (contextual calibration).
+    assert len(transcript.calls) == 10 and all(c.model == "local" and c.reply and not c.cached for c in transcript.calls)
+    assert [c.stage for c in transcript.calls].count("calibration") == 3
     outcome = transcript.events[-2]
-    # The embedded default reads the judger's option letter by likelihood: never unparsed.
+    # The embedded default reads the judger's answer by likelihood: never unparsed.
     judger = transcript.calls[-1]
     assert judger.role == "judger" and judger.kind == "choice" and judger.detail.method == "likelihood"
-    assert set(judger.detail.probabilities) == {"A", "B", "C"} and judger.reply in "ABC"
+    assert set(judger.detail.probabilities) == {"positive", "negative", "neutral"}
     assert judger.reply == max(judger.detail.probabilities, key=judger.detail.probabilities.get)
     assert isinstance(outcome, Outcome) and outcome.prediction in ("favor", "against", "neutral")
-    assert outcome.decided_by == "judger (likelihood)" and "by likelihood: A " in outcome.explanation
+    assert outcome.decided_by == "judger (likelihood)"
+    assert "by likelihood: positive " in outcome.explanation and "calibrated: " in outcome.explanation
     assert transcript.completed
     (out / "results.jsonl").unlink()  # the item again, from a fresh results file: every call from the cache
     transcript.path.unlink()
     assert main(argv) == 0
-    assert "backend_calls=0 cache_hits=7" in capsys.readouterr().out
+    assert "backend_calls=0 cache_hits=10" in capsys.readouterr().out

@@ -9,7 +9,6 @@ folder (moot.experiment.grid); `--plan` prints what the grid would spend and cal
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional
@@ -17,27 +16,17 @@ from typing import TYPE_CHECKING, Mapping, Optional
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
 from moot.errors import UsageError
+from moot.scenario.bundled import find_experiment
 from moot.views.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
 
-def bundled(given: str) -> Path:
-    """An experiment file: the path as given, else a bundled experiment of that name (experiments/)."""
-    from importlib import resources
-
-    path = Path(given)
-    if path.exists() or path.parent != Path(".") or path.suffix not in ("", ".yaml"):
-        return path
-    shipped = Path(str(resources.files("moot.experiments"))) / f"{path.stem}.yaml"
-    return shipped if shipped.is_file() else path
-
-
 def is_experiment_file(given: str) -> bool:
     """Whether `given` names a YAML file with `experiment:` at its top level (its first 64 KB read),
     or a bundled experiment."""
-    path = bundled(given)
+    path = find_experiment(given)
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
@@ -49,31 +38,27 @@ def is_experiment_file(given: str) -> bool:
 
 
 def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
-    from moot.experiment.grid import default_out, parse_shard, run_experiment
-    from moot.experiment.schema import load_experiment
+    from moot.api.experiments import load_experiment, plan_experiment, run_experiment
+    from moot.experiment.grid import default_out, parse_shard
 
     for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--vary", args.vary)):
         if value:
             raise UsageError(f"{flag}: an experiment file names its own datasets and arms")
-    experiment = load_experiment(bundled(args.scenario))
-    given = {key: value for key, value in (("limit", args.limit), ("repeats", args.repeat)) if value}
-    if given:  # a quick check: fewer items or repeats than the file asks for
-        experiment = dataclasses.replace(experiment, spec=experiment.spec.model_copy(update=given))
+    experiment = load_experiment(args.scenario, limit=args.limit, repeats=args.repeat)
     shard = parse_shard(args.shard) if args.shard else None
     out = Path(args.out) if args.out else default_out(experiment)
     if args.plan:
-        from moot.experiment.plan import lines, plan_cells
+        from moot.experiment.plan import lines
 
         prices = tuple(args.price) if args.price else None
-        print(terminal_safe("\n".join(lines(plan_cells(experiment, out, shard), out, shard, prices))))
+        print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
         return EXIT_OK
-    quiet = args.quiet
-    status = run_experiment(experiment, out, run_options(args, clients), shard, args.allow_changed,
-                            on_cell=None if quiet else lambda cell, line: print(terminal_safe(line)))
-    done = sum(1 for s in status.values() if s == "completed")
-    print(terminal_safe(f"experiment {experiment.name}: {done}/{len(status)} cells completed ({out}); "
-                        f"moot report {out} for the tables"))
-    if any(s == "interrupted" for s in status.values()):
+    result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
+                            allow_changed=args.allow_changed,
+                            on_cell=None if args.quiet else lambda cell, line: print(terminal_safe(line)))
+    print(terminal_safe(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed "
+                        f"({out}); moot report {out} for the tables"))
+    if result.interrupted:
         print(terminal_safe(f"interrupted: run the same command again to continue ({out})"), file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK if done == len(status) else EXIT_FAILED
+    return EXIT_OK if result.completed == len(result.status) else EXIT_FAILED

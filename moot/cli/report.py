@@ -51,10 +51,10 @@ def run(argv: Sequence[str]) -> int:
 
 def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
     """An experiment's report (moot.experiment.report): its tables printed, its folder written."""
-    from moot.experiment.report import build
+    from moot.api.experiments import experiment_report as build
 
     folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    built = build(folders, folder)
+    built = build(list(folders), folder)
     print(terminal_safe(built.main))
     print(terminal_safe(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)"))
     return EXIT_OK

@@ -1,5 +1,5 @@
-"""Scenarios and demo datasets shipped inside the package, so `moot run drug_policy` and
-`moot run cola --dataset demo-stance` work from any directory."""
+"""Scenarios, demo datasets and experiments shipped inside the package, so `moot run drug_policy`,
+`moot run cola --dataset demo-stance` and `moot run cola_table2` work from any directory."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ def find_dataset(given: str | Path) -> Path:
     """A dataset spec: the path as given when it exists, else the bundled one of that name
     (`demo-stance` or `demo-stance.yaml`); otherwise the path as given, for the reader to report."""
     return _find(given, datasets_dir())
+
+
+def find_experiment(given: str | Path) -> Path:
+    """An experiment file: the path as given when it exists, else the bundled experiment of that
+    name (experiments/, installed as moot.experiments); otherwise the path as given."""
+    return _find(given, Path(str(resources.files("moot.experiments"))))
 
 
 def _find(given: str | Path, folder: Path) -> Path:
