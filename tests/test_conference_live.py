@@ -126,9 +126,10 @@ def test_exports_show_what_was_measured_and_what_was_cut(make_scenario, tmp_path
     assert page.count('<span class="cut" title="cut at its last full sentence">cut</span>') == 2  # open and close
     assert 'data-speaker="Alice"' in page and '<span class="speaker" style="color:#b45309">Dr. Alice</span>' in page
     markdown = render_markdown([t])
-    assert "**Expected scores \\(measured\\: scripted\\)** by Evaluator: overall **7.0**/10" in markdown
-    assert "| clarity | `███████   ` 7.0 | 7\\: 50%, 6\\: 25%, 8\\: 25% |" in markdown
-    assert "cut at its last full sentence" in markdown and "**Verdict: `AGREEMENT`** — p\\(agree\\)\\=0\\.70 &gt;\\= 0\\.60" in markdown
+    # the minimal escaping (moot.views.neutral.markdown_safe): nothing here would change the rendering
+    assert "**Expected scores (measured: scripted)** by Evaluator: overall **7.0**/10" in markdown
+    assert "| clarity | `███████   ` 7.0 | 7: 50%, 6: 25%, 8: 25% |" in markdown
+    assert "cut at its last full sentence" in markdown and "**Verdict: `AGREEMENT`** — p(agree)=0.70 &gt;= 0.60" in markdown
 
 
 def test_rescoring_by_likelihood_grades_and_evaluates_with_distributions(make_scenario, tmp_path, capsys):
