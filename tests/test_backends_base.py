@@ -56,7 +56,8 @@ def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
     assert paths == {"/v1/completions"}  # never the chat endpoint
     turns = [b for _, b in server.requests if not b.get("logprobs")]
     assert len(turns) == 6 and all("messages" not in b for b in turns)
-    linguist = turns[0]
+    # the three analysts ask at once: their requests arrive in any order
+    linguist = next(b for b in turns if b["prompt"].endswith("\n\nLinguist: The post"))
     assert linguist["prompt"].startswith("Stance analysis of a social media post about school uniforms.\n\n"
                                          'Post: "School uniforms are great."')
     assert linguist["prompt"].endswith("\n\nLinguist: The post") and "\n\n" in linguist["stop"]

@@ -128,3 +128,16 @@ def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> N
     assert "🦠" not in drawn or fit("🦠", findfont(FontProperties()))[1]  # replaced unless a font has it
     svg = written[1].read_text(encoding="utf-8")
     assert "0.000" in svg  # the zero bar is labelled as zero
+
+
+def test_a_deliberation_that_ended_early_keeps_its_last_answers() -> None:
+    """S2MAD's debaters stop when they agree: later rounds count their agreed answers, unchanged."""
+    from moot.experiment.dynamics import round_stats
+
+    units = [("fake", [["fake", "fake"]]),                                    # agreed at once
+             ("real", [["fake", "real"], ["real", "real"], ["real", "real"]])]  # agreed in round 1
+    rounds = round_stats(units, resamples=200)
+    assert len(rounds) == 3
+    assert [r.accuracy.estimate for r in rounds] == pytest.approx([0.75, 1.0, 1.0])
+    assert [r.agreement for r in rounds] == pytest.approx([0.5, 1.0, 1.0])
+    assert rounds[1].wrong_to_right == pytest.approx(1 / 4) and rounds[2].wrong_to_right == 0.0

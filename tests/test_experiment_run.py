@@ -74,15 +74,29 @@ def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
     assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
-    assert "4 cells, 32 units (0 done), 80 model calls and ? tokens left" in shown
+    assert "4 cells, 32 units (0 done), 80 model calls (0 of them cached) and ? tokens left" in shown
     assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
     assert main(["run", "exp.yaml", "--quiet", "--limit", "2", "--repeat", "1"]) == 0
     capsys.readouterr()
     assert main(["run", "exp.yaml", "--plan", "--price", "1", "2"]) == 0
     after = capsys.readouterr().out
-    assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 |" in after  # 2 done: their usage gives tokens per unit
+    assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 | 0 |" in after  # 2 done: their usage gives tokens per unit
     assert "tokens left, cost" in after
 
+
+def test_plan_counts_the_calls_an_interrupted_unit_left_in_the_cache(here: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A unit that stopped before its result (here: its result row removed) is redone from the
+    calls it recorded: --plan counts them as cached, and the rerun makes no new call for them."""
+    assert main(["run", "exp.yaml", "--quiet", "--repeat", "1"]) == 0
+    cell = here / "transcripts" / "grid" / "debate" / "demo-stance" / "scripted" / "seed-0"
+    rows = (cell / "results.jsonl").read_text().splitlines()
+    (cell / "results.jsonl").write_text("\n".join(rows[:5]) + "\n")
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--plan", "--repeat", "1"]) == 0
+    shown = capsys.readouterr().out
+    assert "| debate/demo-stance/scripted/seed-0 | 8 | 5 | 12 | 12 |" in shown  # 3 units x 2 agents x 2 rounds
+    assert "12 model calls (12 of them cached)" in shown
 
 def test_shards_reported_together_equal_one_run(here: Path) -> None:
     assert main(["run", "exp.yaml", "--quiet", "--out", "one"]) == 0
@@ -156,6 +170,13 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     shown = capsys.readouterr().out
     assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | 2 |" in shown
     assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()
+    # trajectories over seeds: the judge's verdict per topic and round, coverage per topic
+    verdicts = (tmp_path / "rep" / "trajectory-judge_agreement-scripted.csv").read_text().splitlines()
+    assert verdicts[0] == "arm · line,round,seeds,mean,95% CI" and verdicts[1].startswith("judge · topic 0,1,2,")
+    assert not any(line.startswith("no-judge") for line in verdicts)  # no judge, no verdict
+    coverage = (tmp_path / "rep" / "trajectory-coverage_by_topic-scripted.csv").read_text().splitlines()
+    assert {line.split(" · ")[0] for line in coverage[1:]} == {"judge", "no-judge"}
+    assert (tmp_path / "rep" / "plots" / "trajectory-judge_agreement-scripted.svg").is_file()
 
 
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

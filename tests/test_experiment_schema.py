@@ -104,3 +104,16 @@ def test_a_bundled_experiment_plans_by_name(capsys: pytest.CaptureFixture[str], 
     assert main(["run", "du_agents_rounds", "--plan", "--limit", "4", "--repeat", "1", "--out", str(tmp_path / "x")]) == 0
     shown = capsys.readouterr().out
     assert "| a3-r2/demo-stance/default/seed-0 | 4 | 0 | 36 |" in shown and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("arm, key, says", [
+    ("{name: j, command: judge-evl, options: {task: stance}}", "arms[0].command", "did you mean 'judge-eval'"),
+    ("{name: j, command: judge-eval, options: {task: stanse}}", "arms[0].options", "invalid choice: 'stanse'"),
+    ("{name: j, command: judge-eval}", "arms[0].options", "missing options: --task"),
+    ("{name: j, command: judge-eval, scenario: cola, options: {task: stance}}", "arms[0].command", "give one of"),
+])
+def test_a_command_arm_is_checked_like_any(tmp_path: Path, arm: str, key: str, says: str) -> None:
+    path = write(tmp_path, f"experiment: j\narms:\n  - {arm}\ndatasets: [{ROOT / 'datasets' / 'demo-stance.yaml'}]\n")
+    with pytest.raises(ExperimentError) as bad:
+        load_experiment(path)
+    assert str(bad.value).startswith(f"{path}:3: {key}:") and says in str(bad.value), str(bad.value)

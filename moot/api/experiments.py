@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from moot.api.options import PathLike, RunOptions
 from moot.api.saved import SavedRun, open_runs
+from moot.errors import UsageError
 from moot.scenario.bundled import find_experiment
 
 if TYPE_CHECKING:
@@ -24,13 +25,17 @@ if TYPE_CHECKING:
 ExperimentLike = Union[PathLike, "Experiment"]
 
 
-def load_experiment(experiment: ExperimentLike, *, limit: Optional[int] = None,
-                    repeats: Optional[int] = None) -> "Experiment":
+def load_experiment(experiment: ExperimentLike, *, limit: Optional[int] = None, repeats: Optional[int] = None,
+                    datasets: Optional[Sequence[PathLike]] = None) -> "Experiment":
     """An experiment file (or a bundled experiment's name), checked whole; `limit` and `repeats`
-    override the file's (a quick look at fewer items or repeats)."""
+    override the file's (a quick look at fewer items or repeats), `datasets` its datasets (a paper's
+    experiment on data at hand)."""
     from moot.experiment.schema import Experiment, load_experiment as load
 
-    loaded = experiment if isinstance(experiment, Experiment) else load(find_experiment(experiment))
+    given_data = [str(d) for d in datasets] if datasets is not None else None
+    loaded = experiment if isinstance(experiment, Experiment) else load(find_experiment(experiment), given_data)
+    if repeats and loaded.spec.seeds:
+        raise UsageError(f"repeats: {loaded.path} names its seeds (`seeds:`)")
     given = {key: value for key, value in (("limit", limit), ("repeats", repeats)) if value}
     return dataclasses.replace(loaded, spec=loaded.spec.model_copy(update=given)) if given else loaded
 

@@ -4,14 +4,17 @@ An experiment file is a YAML file whose top level has `experiment:` (moot.experi
 whole file is checked before anything runs; every cell is a run folder inside the experiment
 folder (moot.experiment.grid); `--plan` prints what the grid would spend and calls no model
 (moot.experiment.plan); `moot report FOLDER` gives its findings (moot.experiment.report).
+
+`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.shorthand).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
@@ -21,6 +24,10 @@ from moot.views.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
+
+    from moot.experiment.schema import Experiment
+
+Clients = Optional[Mapping[str, "ChatCompletionClient"]]
 
 
 def is_experiment_file(given: str) -> bool:
@@ -37,20 +44,55 @@ def is_experiment_file(given: str) -> bool:
     return any(line.startswith("experiment:") for line in head.splitlines())
 
 
-def run(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> int:
-    from moot.api.experiments import load_experiment, plan_experiment, run_experiment
-    from moot.experiment.grid import default_out, parse_shard
+def run(args: argparse.Namespace, clients: Clients = None) -> int:
+    from moot.api.experiments import load_experiment
+    from moot.experiment.grid import default_out
 
-    for flag, value in (("--dataset", args.dataset), ("--input", args.input), ("--vary", args.vary)):
+    for flag, value in (("--input", args.input), ("--vary", args.vary)):
         if value:
-            raise UsageError(f"{flag}: an experiment file names its own datasets and arms")
-    experiment = load_experiment(args.scenario, limit=args.limit, repeats=args.repeat)
+            raise UsageError(f"{flag}: an experiment file names its own arms")
+    experiment = load_experiment(args.scenario, limit=args.limit, repeats=args.repeat,
+                                 datasets=[str(args.dataset)] if args.dataset else None)
+    return run_grid(experiment, Path(args.out) if args.out else default_out(experiment), args, clients)
+
+
+def run_shorthand(args: argparse.Namespace, scenario: Path, clients: Clients = None) -> int:
+    """`moot run SCENARIO --vary ... --repeat N`: the experiment it stands for (moot.experiment.shorthand)."""
+    from moot.experiment.shorthand import experiment
+
+    if args.input:
+        raise UsageError("--input: a grid runs a dataset's items (--dataset) or the scenario itself")
+    if args.model and any(item.partition("=")[0].strip() == "model" for item in args.vary):
+        raise UsageError("--model: --vary model=... names the models already; give one of them")
+    made, out = experiment(scenario, args.dataset, args.vary, args.repeat, args.limit,
+                           Path(args.out) if args.out else None)
+    return run_grid(made, out, args, clients)
+
+
+def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
+    """`--model SPEC` (repeatable): the models axis, every role of every arm on each, over the file's."""
+    if not given:
+        return experiment
+    for spec in given:
+        key, sep, _ = spec.partition("=")
+        if sep and ":" not in key:
+            raise UsageError(f"--model {spec}: an experiment puts every role on a model (--model SPEC); "
+                             "a role's own model goes in an arm's `set: {models.ROLE: SPEC}`")
+    return dataclasses.replace(experiment, spec=experiment.spec.model_copy(update={"models": tuple(given)}))
+
+
+def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clients: Clients) -> int:
+    """Plan, or run (or continue) the experiment's cells into `out`."""
+    from moot.api.experiments import plan_experiment, run_experiment
+    from moot.experiment.grid import parse_shard
+
+    experiment = with_models(experiment, args.model)
     shard = parse_shard(args.shard) if args.shard else None
-    out = Path(args.out) if args.out else default_out(experiment)
     if args.plan:
         from moot.experiment.plan import lines
 
-        prices = tuple(args.price) if args.price else None
+        given = experiment.spec.prices
+        prices = tuple(args.price) if args.price else (given.prompt, given.completion) if given else None
         print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
         return EXIT_OK
     result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,

@@ -46,8 +46,9 @@ def parser() -> argparse.ArgumentParser:
                         "demo-rumour-veracity, demo-sentiment)")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
-                   help="a batch of runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of "
-                        "the protocol's own (a conference: personas=SETS.yaml); repeatable, they multiply")
+                   help="runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of the protocol's own "
+                        "(a conference: personas=SETS.yaml) | any scenario key by dotted path (rounds=1,2: an "
+                        "experiment, one arm per value); repeatable, they multiply")
     add_out(p, "run folder (default transcripts/SCENARIO[-DATASET])")
     add_model(p)
     add_engine(p)
@@ -56,7 +57,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-model-change", action="store_true",
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
-    experiments = p.add_argument_group("experiments (SCENARIO is an experiment file: top-level `experiment:`)")
+    experiments = p.add_argument_group("experiments (an experiment file: top-level `experiment:`; or SCENARIO with "
+                                       "--vary KEY=V1,V2 and/or --repeat N)")
     experiments.add_argument("--plan", action="store_true",
                              help="print each cell's units, calls and tokens left, and exit without calling a model")
     experiments.add_argument("--shard", metavar="I/N", help="run only share I of N of the units (into OUT/shard-I-of-N)")
@@ -65,7 +67,8 @@ def parser() -> argparse.ArgumentParser:
     experiments.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
                              help="prices per million prompt and completion tokens, for --plan's cost")
     experiments.add_argument("--repeat", type=positive_int, metavar="N",
-                             help="repeats (seeds) of an experiment, over its file's `repeats:`")
+                             help="repeats (seeds generation.seed + 0..N-1): of an experiment file, over its `repeats:`; "
+                                  "of a scenario, a grid of N runs per arm")
     return p
 
 
@@ -81,10 +84,16 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
 
     if experiment.is_experiment_file(args.scenario):
         return experiment.run(args, clients)
+    from moot.api.running import find_scenario_file
+    from moot.experiment.shorthand import wanted
+
+    scenario = find_scenario_file(args.scenario)
+    if wanted(scenario, args.vary, args.repeat):
+        return experiment.run_shorthand(args, scenario, clients)
     for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed),
-                        ("--price", args.price), ("--repeat", args.repeat)):
+                        ("--price", args.price)):
         if value:
-            raise UsageError(f"{flag}: for an experiment file (a YAML file with `experiment:` at its top)")
+            raise UsageError(f"{flag}: for an experiment (a file with `experiment:` at its top, or --vary/--repeat)")
     prepared = prepare(args.scenario, dataset=args.dataset, limit=args.limit, inputs=args.input, vary=args.vary,
                        models=args.model, out=args.out, options=run_options(args, clients))
     return execute(prepared, args.quiet)

@@ -6,6 +6,8 @@ its labelled runs report side by side.
   conference's rounds to agreement. Comparisons between runs pair units (moot.contract.units)
   and compare their measures. `None`: the unit has no such value (not counted).
 - `headline` names the measure a comparison of units leads with.
+- A `Series` is a trajectory per unit: values per round or per topic, one line per group (a
+  conference's judge saying AGREEMENT per topic and round; its evaluator's score per topic).
 - A `MetricSet` is a group of classification metrics over a run's labelled units (names from
   moot.metrics.classification.METRICS) shown together in one report table, such as rumour
   detection's accuracy, macro-F1, RF1 and NF1. It applies to a run whose labels define every
@@ -44,6 +46,27 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Point:
+    """One value of a series: of `group` (e.g. one topic) at `step` (e.g. a round)."""
+
+    group: str
+    step: int
+    value: float
+
+
+@dataclass(frozen=True)
+class Series:
+    """Values over the steps of a unit (its rounds, or its topics in order), one line per group: how
+    a deliberation moved. An experiment's report gives each step's mean over seeds per arm
+    (moot.experiment.measures); `step` names what a step is ("round", "topic")."""
+
+    name: str
+    help: str
+    step: str
+    of: Callable[[UnitRecord], Sequence[Point]]
+
+
+@dataclass(frozen=True)
 class MetricSet:
     """Classification metrics reported side by side; `columns` pairs each metric with its column
     name in the table (`("accuracy", "acc")`)."""
@@ -72,6 +95,7 @@ class Metrics:
     measures: tuple[Measure, ...]
     headline: str
     sets: tuple[MetricSet, ...] = field(default=())
+    series: tuple[Series, ...] = field(default=())  # trajectories over rounds or topics (a conference's)
 
     def measure(self, name: str) -> Measure:
         return next(m for m in self.measures if m.name == name)
@@ -107,4 +131,4 @@ LABELLED = Metrics((CORRECT, UNPARSED_MEASURE), "correct")  # every labelled-ite
 
 def with_sets(metrics: Metrics, *sets: MetricSet) -> Metrics:
     """`metrics` with more metric sets declared."""
-    return Metrics(metrics.measures, metrics.headline, (*metrics.sets, *sets))
+    return Metrics(metrics.measures, metrics.headline, (*metrics.sets, *sets), metrics.series)

@@ -88,6 +88,7 @@ class DatasetSpec(BaseModel):
     target_roles: dict[str, str] = {}  # target (case-insensitive) -> role, for rows without columns.role
     metric: Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"] | None = None  # the headline metric
     source: str | None = None  # where the data is published, for a file moot does not ship: named when it is missing
+    benchmark: str | None = None  # the published dataset it is (moot/report/published.yaml's `dataset`; default: its stem)
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source: str | None = PrivateAttr(default=None)

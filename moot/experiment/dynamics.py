@@ -4,7 +4,8 @@ Per round, over every unit of an arm (its repeats pooled): the accuracy of the a
 95 % percentile bootstrap interval over units; the share of units whose agents all agree; and from
 round 1 on, the answers that changed from right to wrong and from wrong to right, and the share of
 agents that changed to the previous round's majority (of those that changed). Unparsed answers are
-wrong and agree with nothing.
+wrong and agree with nothing. A unit whose deliberation ended early (S2MAD's debaters agreed) keeps
+its last answers in the rounds it did not need.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _majority(answers: Sequence[Optional[str]]) -> Optional[str]:
 
 def round_stats(units: Sequence[tuple[str, Rounds]], resamples: int = stats.RESAMPLES) -> list[RoundStat]:
     """`units`: (gold, answers per round) of every unit of one arm (module docstring)."""
-    depth = min((len(r) for _, r in units), default=0)
+    depth = max((len(r) for _, r in units), default=0)
+    units = [(gold, [*rounds, *[rounds[-1]] * (depth - len(rounds))]) for gold, rounds in units if rounds]
     found = []
     for r in range(depth):
         right = np.array([np.mean([a == gold for a in rounds[r]]) if rounds[r] else 0.0 for gold, rounds in units])

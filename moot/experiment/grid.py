@@ -5,7 +5,8 @@
     OUT/cache.sqlite                        one reply cache: a call two cells share is made once
     OUT/ARM/DATASET/MODEL/seed-S/           a normal run folder (run.json, results.jsonl, transcripts)
 
-A cell is arm x dataset x model x repeat; repeat r runs with the scenario's generation.seed + r.
+A cell is arm x dataset x model x repeat; repeat r runs with the scenario's generation.seed + r
+(or the file's r-th of `seeds`).
 Every cell runs through moot's Python API (`moot.api.running.prepare(...).run()`), so a cell is a
 run like any other: resumable, cached, concurrent. Running the experiment again continues it; cells
 added to the file (arms, datasets, models, repeats) run, finished ones are not redone; an arm or a
@@ -91,8 +92,8 @@ def cells(experiment: Experiment) -> list[Cell]:
         datasets: list[Optional[Dataset]] = list(experiment.datasets) if arm.protocol.units.items else [None]
         for dataset in datasets:
             for model in models:
-                for repeat in range(spec.repeats):
-                    found.append(Cell(arm, dataset, model, repeat, base_seed(arm) + repeat))
+                seeds = spec.seeds or [base_seed(arm) + r for r in range(spec.repeats)]
+                found += [Cell(arm, dataset, model, repeat, seed) for repeat, seed in enumerate(seeds)]
     return found
 
 
@@ -138,7 +139,8 @@ def fingerprints(experiment: Experiment) -> dict[str, Any]:
     return {
         "arms": {a.name: {"scenario": str(a.path), "content_sha256": scenario_content_hash(a.scenario),
                           "overrides": {k: v for k, v in a.overrides}} for a in experiment.arms},
-        "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec)} for d in experiment.datasets},
+        "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec),
+                              "benchmark": d.spec.benchmark or d.name} for d in experiment.datasets},
     }
 
 
@@ -166,12 +168,12 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
     """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status."""
     body = {"manifest_version": MANIFEST_VERSION, "experiment": experiment.name, "title": experiment.spec.title,
             "file": str(experiment.path), "file_sha256": scenario_hash(experiment.path),
-            "repeats": experiment.spec.repeats, "limit": experiment.spec.limit,
+            "repeats": len(experiment.spec.seeds) or experiment.spec.repeats, "limit": experiment.spec.limit,
             "shard": list(shard) if shard else None, **fingerprints(experiment),
             "order": experiment.order, "derived": dict(experiment.derived),
             "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
             "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
-            "published": experiment.spec.published.model_dump() if experiment.spec.published else None,
+            "published": [t.model_dump() for t in experiment.spec.tables],
             "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,
                        "repeat": c.repeat, "folder": str(c.folder(out).relative_to(out)),
                        "status": status.get(c.key, "planned")} for c in cells(experiment)]}
@@ -207,11 +209,15 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     for cell in cells(experiment):  # everything is checked before the first cell runs
         found = prepare(cell.scenario(), source=cell.arm.path, dataset=cell.dataset.path if cell.dataset else None,
                         limit=experiment.spec.limit, models=cell.model, out=cell.folder(folder), options=shared,
-                        identity={"experiment": experiment.name, "arm": cell.arm.name, "seed": cell.seed})
+                        identity={**cell.arm.identity, "experiment": experiment.name, "arm": cell.arm.name,
+                                  "seed": cell.seed})
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
     prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
              for c in (before or {}).get("cells", [])}
     status = {cell.key: prior.get(cell.key, "planned") for cell, _ in prepared}
+    if experiment.text is not None:  # made on the command line: its file, beside its cells
+        experiment.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(experiment.path, experiment.text)
     write_manifest(experiment, folder, status, shard)
     for cell, run in prepared:
         if run.planned == 0:

@@ -5,16 +5,21 @@ share of topics agreed, rounds to agreement, evaluator score, reference coverage
 moot's API. Per arm and measure: the mean over seeds with a 95 % t interval; against the reference,
 paired by seed: Δ, the Wilcoxon signed-rank test and the paired t-test, Holm over the arms (on
 Wilcoxon's p).
+
+Trajectories (the protocol's `series`: a conference's judge saying AGREEMENT per topic and round,
+rounds to agreement, evaluator score and reference coverage per topic): per arm, line and step, the
+mean over seeds with a 95 % t interval and the number of seeds that reached the step.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from moot.contract.metrics import Point
 from moot.metrics import stats
 from moot.report.formats import Grid
 
@@ -28,6 +33,8 @@ class MeasureCell:
     model: str
     seed: int
     values: dict[str, float]
+    points: dict[str, list[Point]] = field(default_factory=dict)  # series name -> its points
+    steps: dict[str, str] = field(default_factory=dict)  # series name -> what a step is
 
 
 def read_cell(arm: str, model: str, seed: int, folder: Path) -> Optional[MeasureCell]:
@@ -37,11 +44,36 @@ def read_cell(arm: str, model: str, seed: int, folder: Path) -> Optional[Measure
     saved = open_run(folder)
     if saved.contract is None or saved.contract.units.items:
         return None
+    series = saved.contract.metrics.series
     for unit in saved.units():
         if unit.row is not None:
             values = {k: v for k, v in unit.measures().items() if v is not None}
-            return MeasureCell(arm, model, seed, values)
+            record = unit.record()
+            return MeasureCell(arm, model, seed, values, {s.name: list(s.of(record)) for s in series},
+                               {s.name: s.step for s in series})
     return None
+
+
+Trajectory = dict[str, list[tuple[int, stats.Interval]]]  # line (arm · group) -> (step, mean over seeds)
+
+
+def trajectories(cells: Sequence[MeasureCell], series: str, model: str, arms: Sequence[str]) -> Trajectory:
+    """Each arm's lines of one series: per group and step, the mean over seeds with a t interval."""
+    by_line: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for c in cells:
+        if c.model == model:
+            for p in c.points.get(series, []):
+                by_line[(c.arm, p.group)][p.step].append(p.value)
+    order = {a: i for i, a in enumerate(arms)}
+    return {f"{arm} · {group}": [(step, stats.t_interval(values)) for step, values in sorted(steps.items())]
+            for (arm, group), steps in sorted(by_line.items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0][1]))}
+
+
+def trajectory_grid(found: Trajectory, series: str, step: str, model: str) -> Grid:
+    rows = tuple((line, str(s), str(i.n), _num(i.estimate), f"[{_num(i.low)}, {_num(i.high)}]")
+                 for line, points in found.items() for s, i in points)
+    return Grid(f"{series} by {step} · {model}", ("arm · line", step, "seeds", "mean", "95% CI"), rows,
+                (f"Mean over the seeds that reached the {step}, 95% t interval over seeds.",), key="trajectory")
 
 
 def _num(value: float) -> str:

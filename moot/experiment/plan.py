@@ -2,10 +2,12 @@
 
 Per cell: its units (the dataset's items after --limit, or the runs of the scenario), those
 already finished in its folder (no call needed), model calls (the protocol's `calls` hook per
-unit, times the units left; `?` for a protocol whose calls depend on the conversation), and the
-prompt and completion tokens the finished units of the same arm used per unit (the recorded usage
-of up to 20 finished units' calls; `?` before any ran), with a cost when prices per million tokens are given. No model is loaded
-or called, no server is asked, nothing is written.
+unit, times the units left; `?` for a protocol whose calls depend on the conversation), how many
+of them the experiment's reply cache already holds (the calls an interrupted unit recorded, which
+its resumption is answered from), and the prompt and completion tokens the finished units of the
+same arm used per unit (the recorded usage of up to 20 finished units' calls; `?` before any ran),
+with a cost when prices per million tokens are given (`--price`, else the file's `prices:`). No
+model is loaded or called, no server is asked, nothing is written.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from moot.engine.folder import iter_results
 from moot.engine.plan import dataset_plan, variant_plan
 from moot.experiment.grid import Cell, Shard, cells, in_shard, shard_folder
 from moot.experiment.schema import Experiment
+from moot.models.cache import held
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class CellPlan:
     units: int
     done: int
     calls: Optional[float]  # model calls of the units left (None: the protocol cannot say)
+    cached: int = 0  # of those, the calls the reply cache holds (recorded by interrupted units)
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,19 @@ def plan_cells(experiment: Experiment, out: Path, shard: Optional[Shard] = None)
         finished = {row["id"] for _, row in iter_results(cell.folder(folder))}
         left = sum(1 for i in ids if i not in finished)
         per_unit = cell.arm.protocol.calls(cell.arm.scenario) if cell.arm.protocol.calls else None
-        found.append(CellPlan(cell, len(ids), len(ids) - left, None if per_unit is None else per_unit * left))
+        found.append(CellPlan(cell, len(ids), len(ids) - left, None if per_unit is None else per_unit * left,
+                              held(folder / "cache.sqlite", recorded_keys(cell.folder(folder), set(ids) - finished))))
     return found
+
+
+def recorded_keys(folder: Path, left: set[str]) -> list[str]:
+    """The cache keys of the calls the cell's unfinished units recorded before they stopped."""
+    from moot.api.saved import open_run
+
+    if not left or not (folder / "run.json").is_file():
+        return []
+    return [call.key for unit in open_run(folder).units() if unit.row is None and unit.id in left
+            for call in unit.transcript().calls if call.key]
 
 
 SAMPLE = 20  # finished units whose transcripts --plan reads per cell for tokens per unit
@@ -90,8 +105,8 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
           prices: Optional[tuple[float, float]] = None) -> list[str]:
     """The plan as a table (Markdown) with its totals."""
     folder = shard_folder(out, shard)
-    rows = ["| cell | units | done | calls left | prompt tokens left | completion tokens left | cost |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| cell | units | done | calls left | of them cached | prompt tokens left | completion tokens left | cost |",
+            "|---|---|---|---|---|---|---|---|"]
     total_calls: Optional[float] = 0.0
     total_tokens: Optional[list[float]] = [0.0, 0.0]
     total_units = total_left = 0
@@ -104,8 +119,8 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
         used = arm_usage[p.cell.arm.name]
         left = p.units - p.done
         tokens = (used.prompt * left, used.completion * left) if used else None
-        cost = f"{(tokens[0] * prices[0] + tokens[1] * prices[1]) / 1e6:.2f}" if tokens and prices else "?"
-        rows.append(f"| {p.cell.key} | {p.units} | {p.done} | {'?' if p.calls is None else f'{p.calls:.0f}'} | "
+        cost = f"{(tokens[0] * prices[0] + tokens[1] * prices[1]) / 1e6:.4f}" if tokens and prices else "?"
+        rows.append(f"| {p.cell.key} | {p.units} | {p.done} | {'?' if p.calls is None else f'{p.calls:.0f}'} | {p.cached} | "
                     f"{'?' if tokens is None else f'{tokens[0]:.0f}'} | {'?' if tokens is None else f'{tokens[1]:.0f}'}"
                     f" | {cost} |")
         total_units += p.units
@@ -115,7 +130,9 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
                                                                             total_tokens[1] + tokens[1]]
     calls = "?" if total_calls is None else f"{total_calls:.0f}"
     tokens_text = "?" if total_tokens is None else f"{total_tokens[0]:.0f} prompt + {total_tokens[1]:.0f} completion"
-    cost = f", cost {(total_tokens[0] * prices[0] + total_tokens[1] * prices[1]) / 1e6:.2f}" \
+    cost = f", cost {(total_tokens[0] * prices[0] + total_tokens[1] * prices[1]) / 1e6:.4f}" \
         if total_tokens is not None and prices else ""
+    cached = sum(p.cached for p in plans)
     return [*rows, "", f"{len(plans)} cells, {total_units} units ({total_units - total_left} done), "
-                       f"{calls} model calls and {tokens_text} tokens left{cost}; no model was called."]
+                       f"{calls} model calls ({cached} of them cached) and {tokens_text} tokens left{cost}; "
+                       "no model was called."]

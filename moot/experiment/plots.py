@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import matplotlib
 
@@ -77,22 +77,33 @@ def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: l
 
 def round_lines(by_arm: Mapping[str, Sequence[RoundStat]], folder: Path, stem: str, title: str) -> list[Path]:
     """Accuracy per round, one line per arm, 95 % intervals as error bars, n per arm in the legend."""
-    if not by_arm:
+    return lines({arm: [(s.round, s.accuracy) for s in found] for arm, found in by_arm.items()}, folder, stem, title,
+                 "round (0: independent answers)", "accuracy of the agents' answers", (0.0, 1.05))
+
+
+def lines(by_line: Mapping[str, Sequence[tuple[int, Interval]]], folder: Path, stem: str, title: str, xlabel: str,
+          ylabel: str, ylim: Optional[tuple[float, float]] = None) -> list[Path]:
+    """One line per key over integer steps, each point its estimate with its 95 % interval as error
+    bars and its value written beside it; n (of the first point) in the legend."""
+    if not by_line:
         return []
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for arm, found in by_arm.items():
-        xs = [s.round for s in found]
-        ys = [s.accuracy.estimate for s in found]
-        err = [[max(0.0, s.accuracy.estimate - s.accuracy.low) for s in found],
-               [max(0.0, s.accuracy.high - s.accuracy.estimate) for s in found]]
-        n = found[0].accuracy.n if found else 0
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{arm} (n={n})")
+    for name, points in by_line.items():
+        xs = [x for x, _ in points]
+        ys = [i.estimate for _, i in points]
+        err = [[0.0 if math.isnan(i.low) else max(0.0, i.estimate - i.low) for _, i in points],
+               [0.0 if math.isnan(i.high) else max(0.0, i.high - i.estimate) for _, i in points]]
+        n = points[0][1].n if points else 0
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{name} (n={n})")
         for x, y in zip(xs, ys):
             ax.annotate(f"{y:.2f}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
-    ax.set_xlabel("round (0: independent answers)")
-    ax.set_ylabel("accuracy of the agents' answers")
-    ax.set_ylim(0, 1.05)
-    ax.set_xticks(sorted({s.round for found in by_arm.values() for s in found}))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    elif all(i.estimate >= 0 for points in by_line.values() for _, i in points):
+        ax.set_ylim(bottom=0)  # a share or a count: its zero in sight
+    ax.set_xticks(sorted({x for points in by_line.values() for x, _ in points}))
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     return save(fig, folder, stem)

@@ -15,7 +15,7 @@ Writes, in the report folder:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -24,7 +24,7 @@ from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import read_manifest
-from moot.experiment.measures import MeasureCell, measure_grid, read_cell
+from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
 from moot.experiment.schema import unique_stem
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
@@ -50,8 +50,9 @@ class Loaded:
     targets: dict[str, dict[str, str]]  # dataset -> item id -> target
     reference: Optional[str] = None
     test: Optional[str] = None
-    published: Optional[dict[str, Any]] = None
+    published: list[dict[str, Any]] = field(default_factory=list)  # the tables it reproduces
     dropped: list[str] = field(default_factory=list)  # cells without a labelled result
+    benchmarks: dict[str, str] = field(default_factory=dict)  # dataset -> the published dataset it is
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
 
@@ -162,7 +163,16 @@ def load(folders: Sequence[Path]) -> Loaded:
     return Loaded(first["experiment"], arms, shown_as, cells,
                   {d: chosen or found for d, found in metrics.items()},
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
-                  first.get("published"), dropped, dict(pooled), measured)
+                  _tables(first.get("published")), dropped,
+                  {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
+                  measured)
+
+
+def _tables(published: object) -> list[dict[str, Any]]:
+    """The manifest's published tables (one mapping in manifests of earlier versions)."""
+    if isinstance(published, dict):
+        return [published]
+    return [t for t in published if isinstance(t, dict)] if isinstance(published, list) else []
 
 
 @dataclass(frozen=True)
@@ -213,16 +223,20 @@ def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
 
 
 def published_analyses(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, Analysis]:
-    """The analysis of each published column the experiment measured (first model with cells)."""
-    found: dict[str, Analysis] = {}
-    for name, column in published_columns(published).items():
-        for model in sorted({c.model for c in loaded.cells if c.dataset == column.dataset}):
-            done = analyse(loaded.cells, column, model, loaded.arms, loaded.reference,
-                           loaded.targets.get(column.dataset), loaded.test, boot.resamples, boot)
+    """The analysis of each published column the experiment measured."""
+    found = {name: _measured(loaded, column, boot) for name, column in published_columns(published).items()}
+    return {name: analysis for name, analysis in found.items() if analysis is not None}
+
+
+def _measured(loaded: Loaded, column: Column, boot: Resampling) -> Optional[Analysis]:
+    """The column on the first dataset that is the paper's (its `benchmark`) and model with cells."""
+    for dataset in sorted({c.dataset for c in loaded.cells if loaded.benchmarks.get(c.dataset, c.dataset) == column.dataset}):
+        for model in sorted({c.model for c in loaded.cells if c.dataset == dataset}):
+            done = analyse(loaded.cells, replace(column, dataset=dataset), model, loaded.arms, loaded.reference,
+                           loaded.targets.get(dataset), loaded.test, boot.resamples, boot)
             if done.arms:
-                found[name] = done
-                break
-    return found
+                return done
+    return None
 
 
 @dataclass(frozen=True)
@@ -272,15 +286,25 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             if measured is not None:
                 grids.append(measured)
                 _write(out, unique_stem(f"measure-{measure}-{model}"), measured)
-    published = loaded.published
+    steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
+    for series, step in sorted(steps.items()):
+        for model in sorted({c.model for c in loaded.measured}):
+            moved = trajectories(loaded.measured, series, model, loaded.arms)
+            if moved:
+                grid = trajectory_grid(moved, series, step, model)
+                grids.append(grid)
+                stem = unique_stem(f"trajectory-{series}-{model}")
+                _write(out, stem, grid)
+                written += plots.lines(moved, out / "plots", stem, grid.title, step, series.replace("_", " "))
     main_parts: list[str] = []
-    if published:
+    for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
         grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
                               loaded.labels)
-        grids.insert(0, grid)
-        _write(out, "published", grid)
-        write_atomic(out / "published.md", markdown(grid) + "\n")
+        grids.insert(i, grid)
+        stem = "published" if not i else unique_stem(f"published-{published['table']}")
+        _write(out, stem, grid)
+        write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]

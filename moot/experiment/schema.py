@@ -8,14 +8,19 @@
       - {name: cola-text, scenario: cola, set: {judger.output: text}}
       - {name: debate, scenario: debate}
       - {name: first-round, first_round_of: debate}   # read from the debate arm's saved runs
+      - {name: judge, command: judge-eval, options: {task: stance}}   # a protocol command's scenario
     datasets: [demo-stance]              # dataset files or names under datasets/; none for conferences
     models: [local]                      # optional axis: every role of an arm on each model
     repeats: 3                           # seeds: the scenario's generation.seed + 0 .. repeats-1
+    seeds: [1, 7, 42]                    # or these seeds (in place of repeats)
     limit: 20                            # optional: the first N items of each dataset
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
-    published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}
+    prices: {prompt: 0.15, completion: 0.60}   # per million tokens, for --plan's cost
+    published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list of tables
 
-An arm with `first_round_of: ARM` runs nothing: its prediction per unit is the majority of the
+An arm with `command: NAME` runs the scenario that protocol command (`moot NAME DATA.yaml
+--OPTION VALUE ...`, moot.contract.commands) builds from its `options:` and the labels of the
+experiment's datasets (which must share one label set), then its `set:` overrides. An arm with `first_round_of: ARM` runs nothing: its prediction per unit is the majority of the
 first-round answers of ARM's units (a debate-style protocol's `rounds` hook reads them from the
 results rows; a tie is unparsed), a baseline at no extra cost. A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
 an override path the arm's scenario does not have (the override is applied and the scenario
@@ -28,9 +33,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Sequence
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,6 +73,8 @@ class ArmSpec(Strict):
     set: dict[str, Any] = {}
     label: Optional[str] = None  # how the arm reads in tables (default: its name)
     first_round_of: Optional[str] = None  # a derived arm: the majority of that arm's first-round answers
+    command: Optional[str] = None  # a protocol command whose scenario the arm runs (module docstring)
+    options: dict[str, Any] = {}  # that command's options, by name (task: stance)
 
 
 class CompareSpec(Strict):
@@ -80,6 +88,13 @@ class PublishedSpec(Strict):
     rows: dict[str, str]  # arm -> the paper's row it reproduces
 
 
+class Prices(Strict):
+    """Prices per million tokens, for --plan's cost."""
+
+    prompt: Annotated[float, Field(ge=0)]
+    completion: Annotated[float, Field(ge=0)]
+
+
 class ExperimentSpec(Strict):
     experiment: Name
     title: str = ""
@@ -87,9 +102,17 @@ class ExperimentSpec(Strict):
     datasets: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
+    seeds: tuple[int, ...] = ()  # the seeds to run, in place of generation.seed + 0 .. repeats-1
     limit: Optional[Annotated[int, Field(ge=1)]] = None
     compare: Optional[CompareSpec] = None
-    published: Optional[PublishedSpec] = None
+    prices: Optional[Prices] = None  # per million prompt / completion tokens (--price beats it)
+    published: Union[PublishedSpec, tuple[PublishedSpec, ...], None] = None
+
+    @property
+    def tables(self) -> tuple[PublishedSpec, ...]:
+        """The published tables it reproduces (none, one or several)."""
+        given = self.published
+        return () if given is None else (given,) if isinstance(given, PublishedSpec) else given
 
 
 @dataclass(frozen=True)
@@ -102,6 +125,7 @@ class Arm:
     scenario: Any
     path: Path  # the scenario file
     overrides: tuple[tuple[str, object], ...]
+    identity: Mapping[str, object] = field(default_factory=dict)  # more of its runs' identity (a command's)
 
 
 @dataclass(frozen=True)
@@ -120,6 +144,7 @@ class Experiment:
     arms: tuple[Arm, ...]  # the arms that run
     datasets: tuple[Dataset, ...]
     derived: tuple[tuple[str, str], ...] = ()  # (arm, the arm whose first-round answers it reads)
+    text: Optional[str] = None  # made on the command line (moot.experiment.shorthand): written to `path` when it runs
 
     @property
     def order(self) -> list[str]:
@@ -134,12 +159,20 @@ class Experiment:
         return next(a for a in self.arms if a.name == name)
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read and check an experiment file (module docstring); ExperimentError on the first problem."""
+def load_experiment(path: str | Path, datasets: Optional[Sequence[str]] = None) -> Experiment:
+    """Read and check an experiment file (module docstring); ExperimentError on the first problem.
+    `datasets`: in place of the file's (a quick check of a paper's experiment on data at hand)."""
     try:
         source = read_yaml(path)
     except SourceError as exc:
         raise ExperimentError(exc.file, exc.detail, exc.key, exc.line) from None
+    return experiment_from(source, Path(path), datasets)
+
+
+def experiment_from(source: YamlSource, path: Path, datasets: Optional[Sequence[str]] = None) -> Experiment:
+    """An experiment from its YAML (a file's, or one the command line made: moot.experiment.shorthand)."""
+    if isinstance(source.data, dict) and datasets is not None:
+        source.data["datasets"] = list(datasets)
     if not isinstance(source.data, dict):
         raise ExperimentError(source.file, "an experiment file is a mapping of keys (experiment, arms, ...)")
     try:
@@ -149,14 +182,19 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ExperimentError(found.file, found.detail, found.key, found.line) from None
     base = Path(path).resolve().parent
     _unique([a.name for a in spec.arms], source)
-    arms = tuple(_arm(source, i, arm, base) for i, arm in enumerate(spec.arms) if arm.first_round_of is None)
+    commands = {i: _command_protocol(source, i, arm) for i, arm in enumerate(spec.arms) if arm.command is not None}
+    built = {i: _arm(source, i, arm, base) for i, arm in enumerate(spec.arms)
+             if arm.first_round_of is None and i not in commands}
+    protocols = [(spec.arms[i].name, p) for i, p in sorted({**commands, **{i: a.protocol for i, a in built.items()}}.items())]
+    read = _datasets(source, spec, protocols, base)
+    built.update({i: _command_arm(source, i, spec.arms[i], protocol, read) for i, protocol in commands.items()})
+    arms = tuple(built[i] for i in sorted(built))
     derived = tuple(_derived(source, i, arm, arms) for i, arm in enumerate(spec.arms) if arm.first_round_of is not None)
     for i, model in enumerate(spec.models):
         _checked(source, ("models", i), lambda: parse_spec(model))
-    datasets = _datasets(source, spec, arms, base)
-    _compare(source, spec, arms, datasets)
+    _compare(source, spec, arms, read)
     _published(source, spec)
-    return Experiment(spec, Path(path), arms, datasets, derived)
+    return Experiment(spec, path, arms, read, derived)
 
 
 def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
@@ -197,13 +235,20 @@ def _unique(names: Sequence[str], source: YamlSource) -> None:
 def _arm(source: YamlSource, index: int, arm: ArmSpec, base: Path) -> Arm:
     key: KeyPath = ("arms", index, "scenario")
     if arm.scenario is None:
-        raise fail(source, ("arms", index), "an arm needs a scenario (or first_round_of: ARM)")
+        raise fail(source, ("arms", index), "an arm needs a scenario (or command: NAME, or first_round_of: ARM)")
     given = base / arm.scenario if (base / arm.scenario).is_file() else find_scenario(arm.scenario)
     if not given.is_file():
         raise fail(source, key, f"no scenario file or bundled scenario {arm.scenario!r}"
                                 f"{nearest(Path(arm.scenario).stem, bundled_names())}")
     scenario = load_scenario(given)  # its own errors name its own file and line
     protocol = REGISTRY.get(scenario.protocol)
+    changed = _overridden(source, index, arm, scenario, given, protocol)
+    return Arm(arm.name, arm.label or arm.name, protocol, changed, given, tuple(arm.set.items()))
+
+
+def _overridden(source: YamlSource, index: int, arm: ArmSpec, scenario: Any, given: Path,
+                protocol: Protocol[Any]) -> Any:
+    """The scenario with the arm's `set` overrides applied and validated again."""
     data: Data = scenario.model_dump(exclude_unset=True)
     for path, value in arm.set.items():
         data = set_path(data, path, value)
@@ -217,7 +262,48 @@ def _arm(source: YamlSource, index: int, arm: ArmSpec, base: Path) -> Arm:
         where: KeyPath = ("arms", index, "set", override) if override else ("arms", index, "set")
         raise fail(source, where, f"{path or 'the scenario'}: {message} (in the {protocol.name} scenario "
                                   f"{given.name})") from None
-    return Arm(arm.name, arm.label or arm.name, protocol, changed, given, tuple(arm.set.items()))
+    return changed
+
+
+class _Options(argparse.ArgumentParser):
+    """A command's own options, read from an arm's `options:`; a bad one is a ValueError."""
+
+    def error(self, message: str) -> Any:
+        raise ValueError(message.replace("the following arguments are required", "missing options"))
+
+
+def _command_protocol(source: YamlSource, index: int, arm: ArmSpec) -> Protocol[Any]:
+    """The protocol whose command the arm names."""
+    commands = REGISTRY.commands()
+    if arm.scenario is not None or arm.first_round_of is not None:
+        raise fail(source, ("arms", index, "command"), "an arm runs a scenario, a command's, or another's first "
+                                                       "round: give one of scenario, command, first_round_of")
+    if arm.command not in commands:
+        raise fail(source, ("arms", index, "command"), f"no protocol command {arm.command!r}"
+                                                       f"{nearest(str(arm.command), commands)} (known: {', '.join(commands)})")
+    return next(p for p in REGISTRY.all(from_yaml=False) if commands[str(arm.command)] in p.commands)
+
+
+def _command_arm(source: YamlSource, index: int, arm: ArmSpec, protocol: Protocol[Any],
+                 datasets: Sequence[Dataset]) -> Arm:
+    """The scenario the arm's command builds from its options and the datasets' labels, `set` on top."""
+    command = REGISTRY.commands()[str(arm.command)]
+    label_sets = {tuple(_labels(d)) for d in datasets}
+    if len(label_sets) != 1:
+        raise fail(source, ("arms", index, "command"), f"{arm.command} builds one scenario for one label set; the "
+                                                       f"datasets have {len(label_sets)}: give them one experiment each")
+    parser = _Options(prog=f"moot {arm.command}", add_help=False)
+    command.options(parser)
+    argv = [text for key, value in arm.options.items() for text in (f"--{key.replace('_', '-')}", str(value))]
+    try:
+        args = parser.parse_args(argv)
+        args.dataset = datasets[0].path
+        prepared = command.prepare(args, list(next(iter(label_sets))))
+    except (ValueError, SourceError) as exc:
+        raise fail(source, ("arms", index, "options"), " ".join(str(exc).split())) from None
+    scenario = _overridden(source, index, arm, prepared.scenario, prepared.scenario_path, protocol)
+    return Arm(arm.name, arm.label or arm.name, protocol, scenario, prepared.scenario_path, tuple(arm.set.items()),
+               dict(prepared.identity))
 
 
 def find_dataset(given: str, base: Path) -> Path:
@@ -231,14 +317,17 @@ def find_dataset(given: str, base: Path) -> Path:
     return Path(given)
 
 
-def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], base: Path) -> tuple[Dataset, ...]:
-    items = [a for a in arms if a.protocol.units.items]
+def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[tuple[str, Protocol[Any]]],
+              base: Path) -> tuple[Dataset, ...]:
+    """The datasets, read for the input columns of the arms' protocols (`arms`: name, protocol)."""
+    items = [(name, p) for name, p in arms if p.units.items]
     if items and not spec.datasets:
-        raise fail(source, ("arms", spec.arms.index(next(s for s in spec.arms if s.name == items[0].name))),
-                   f"arm {items[0].name!r} runs items ({items[0].protocol.name}): name them under `datasets:`")
+        name, protocol = items[0]
+        raise fail(source, ("arms", [a.name for a in spec.arms].index(name)),
+                   f"arm {name!r} runs items ({protocol.name}): name them under `datasets:`")
     if spec.datasets and not items:
         raise fail(source, ("datasets",), "no arm runs items of a dataset (its scenarios are their own input)")
-    columns = sorted({c for arm in items for c in input_columns(arm.protocol)})
+    columns = sorted({c for _, protocol in items for c in input_columns(protocol)})
     found: list[Dataset] = []
     for i, given in enumerate(spec.datasets):
         path = find_dataset(given, base)
@@ -277,20 +366,19 @@ def _compare(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], data
 
 
 def _published(source: YamlSource, spec: ExperimentSpec) -> None:
-    if spec.published is None:
-        return
     known = published_tables()
-    if spec.published.table not in known:
-        raise fail(source, ("published", "table"), f"no published table {spec.published.table!r}"
-                                                   f"{nearest(spec.published.table, known)} (known: {', '.join(known)})")
-    rows = known[spec.published.table].rows
     arms = [a.name for a in spec.arms]
-    for arm, row in spec.published.rows.items():
-        if arm not in arms:
-            raise fail(source, ("published", "rows", arm), f"{arm!r} is not an arm{nearest(arm, arms)}")
-        if row not in rows:
-            raise fail(source, ("published", "rows", arm),
-                       f"{row!r} is not a row of {spec.published.table}{nearest(row, rows)}")
+    for i, table in enumerate(spec.tables):
+        at: KeyPath = ("published",) if isinstance(spec.published, PublishedSpec) else ("published", i)
+        if table.table not in known:
+            raise fail(source, (*at, "table"), f"no published table {table.table!r}"
+                                               f"{nearest(table.table, known)} (known: {', '.join(known)})")
+        rows = known[table.table].rows
+        for arm, row in table.rows.items():
+            if arm not in arms:
+                raise fail(source, (*at, "rows", arm), f"{arm!r} is not an arm{nearest(arm, arms)}")
+            if row not in rows:
+                raise fail(source, (*at, "rows", arm), f"{row!r} is not a row of {table.table}{nearest(row, rows)}")
 
 
 def safe(text: str) -> str:

@@ -173,6 +173,23 @@ class ReplyCache:
             self._db.close()
 
 
+def held(path: Path, keys: Sequence[str]) -> int:
+    """How many of `keys` the cache file at `path` holds, read only (no file made; none: 0)."""
+    if not keys or not path.is_file():
+        return 0
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        with sqlite_errors(path):
+            found = 0
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start:start + 500])
+                found += db.execute(f"SELECT COUNT(*) FROM replies WHERE key IN ({','.join('?' * len(chunk))})",
+                                    chunk).fetchone()[0]
+        return found
+    finally:
+        db.close()
+
+
 class NoCache:
     """Stands in for ReplyCache when caching is switched off."""
 

@@ -31,7 +31,7 @@ from moot.protocols.items.schema import (MAX_UNPARSED, ItemScenario, Labels, Max
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
-from moot.protocols.items.metrics import RUMOUR_METRICS
+from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.engine.context import UnitContext
 from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
                                   check_models, check_prompts, fail)
@@ -185,14 +185,6 @@ async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
     raw = next((m.content for m, lab in zip(said[-n:], answers[-1]) if lab == label), None)
     return Outcome(label, explanation, raw if label != UNPARSED else None, decided_by=decided_by,
                    summary={"answers": answers})
-
-
-def answers_of(row: Mapping[str, object]) -> Optional[list[list[Optional[str]]]]:
-    """Each round's answers as its results row records them (`answers`); unparsed is None."""
-    found = row.get("answers")
-    if not isinstance(found, list) or not all(isinstance(r, list) for r in found):
-        return None
-    return [[None if a in (None, UNPARSED) else str(a) for a in r] for r in found]
 
 
 def item_fields(s: DebateScenario, inputs: Mapping[str, object]) -> dict[str, str]:

@@ -224,4 +224,5 @@ PROTOCOL = Protocol(
     rescore=rescore,
     report=Reporting(variant=variant, tables=table_cells),
     commands=(COMMAND,),
+    calls=lambda s: 1.0,  # one structured call per item
 )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import statistics
 from typing import Optional, Sequence
 
-from moot.contract.metrics import Measure, Metrics, UnitRecord
-from moot.protocols.conference.events import Coverage, Score
+from moot.contract.metrics import Measure, Metrics, Point, Series, UnitRecord
+from moot.protocols.conference.events import Coverage, Score, Verdict
 
 AGREED = ("agreement", "moderator")  # the judge's AGREEMENT, or the deciding moderator's NEXT_TOPIC
 
@@ -50,6 +50,37 @@ def coverage(unit: UnitRecord) -> Optional[float]:
     return _mean([c.fraction for c in last.values()])
 
 
+def judge_agreement(unit: UnitRecord) -> list[Point]:
+    """Per topic and round: 1 when the judge said AGREEMENT, 0 when MORE_DEBATE (unparsed: no point)."""
+    if unit.transcript is None:
+        return []
+    return [Point(f"topic {v.topic}", v.round, 1.0 if v.verdict == "AGREEMENT" else 0.0)
+            for v in unit.transcript().of_type(Verdict) if v.verdict in ("AGREEMENT", "MORE_DEBATE")]
+
+
+def rounds_by_topic(unit: UnitRecord) -> list[Point]:
+    """Per topic in order: the rounds it took, when it closed in agreement."""
+    return [Point("rounds to agreement", int(t["topic"]), float(t["rounds"])) for t in _topics(unit)  # type: ignore[arg-type]
+            if t.get("closed_by") in AGREED and isinstance(t.get("topic"), int) and isinstance(t.get("rounds"), int)]
+
+
+def evaluator_by_topic(unit: UnitRecord) -> list[Point]:
+    """Per topic in order: the evaluator's (last) overall score of its debate."""
+    if unit.transcript is None:
+        return []
+    last = {s.topic: s for s in unit.transcript().of_type(Score) if s.kind == "debate" and s.topic is not None}
+    return [Point("evaluator overall", t, s.overall) for t, s in sorted(last.items())
+            if s.parsed and s.overall is not None]
+
+
+def coverage_by_topic(unit: UnitRecord) -> list[Point]:
+    """Per topic in order: the (last) covered fraction of its reference outcome."""
+    if unit.transcript is None:
+        return []
+    last = {c.topic: c for c in unit.transcript().of_type(Coverage)}
+    return [Point("reference coverage", t, c.fraction) for t, c in sorted(last.items())]
+
+
 METRICS = Metrics(
     measures=(
         Measure("agreed", "share of the topics closed in agreement", agreed),
@@ -60,4 +91,11 @@ METRICS = Metrics(
                 reads_transcript=True),
     ),
     headline="rounds_to_agreement",
+    series=(
+        Series("judge_agreement", "the judge's AGREEMENT (1) or MORE_DEBATE (0) per topic and round", "round",
+               judge_agreement),
+        Series("rounds_by_topic", "rounds each topic took to close in agreement", "topic", rounds_by_topic),
+        Series("evaluator_by_topic", "the evaluator's overall score of each topic's debate", "topic", evaluator_by_topic),
+        Series("coverage_by_topic", "the covered fraction of each topic's reference outcome", "topic", coverage_by_topic),
+    ),
 )

@@ -46,7 +46,7 @@ from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, 
 from moot.protocols.items.document import in_document, speak
 from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
-from moot.protocols.items.metrics import RUMOUR_METRICS
+from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.engine.context import Reply, UnitContext
 from moot.engine.rescore import recorded_messages, resend
@@ -223,12 +223,14 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
         debate.cancel()
     last = {d: debate.said[d][-1] for d in (P, N)}
     agreed = consensus(last[P].label, last[N].label)
+    # both debaters' answers per round (0: the initial opinions), for the deliberation's dynamics
+    answers = {"answers": [[said.label or UNPARSED for said in pair] for pair in zip(debate.said[P], debate.said[N])]}
     if agreed and not any(m.source == JUDGE for m in thread):
         return Outcome(agreed, f"consensus of both debaters after {s.rounds} round(s)" + last[P].note,
-                       replies[P][-1], decided_by="consensus")
+                       replies[P][-1], decided_by="consensus", summary=answers)
     verdict = debate.verdict
     return Outcome(verdict.label or UNPARSED, "judge's determination" + verdict.note, thread[-1].content,
-                   decided_by=verdict.by(JUDGE))
+                   decided_by=verdict.by(JUDGE), summary=answers)
 
 
 @dataclass(frozen=True)
@@ -458,4 +460,5 @@ PROTOCOL = Protocol(
     example="s2mad",
     metrics=RUMOUR_METRICS,
     report=Reporting(part=report_part),
+    rounds=answers_of,  # the debaters' answers per round (none without the debate)
 )
