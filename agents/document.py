@@ -2,8 +2,9 @@
 
 A base model (the embedded Gemma 3 270M) was never trained to follow a chat template: it continues
 text. So a role of any protocol, on a base model, continues a document (issue 11 FINDINGS §2): a
-short prose header, then the turns so far as `Label: text` paragraphs with stage directions in
-brackets, ending with the speaker's label. The conference keeps one transcript document
+short prose header, then the turns so far as `Label: text` paragraphs (an item protocol's turn on
+one line, the conference's further lines indented: no turn can write a line that reads as another
+speaker's) with stage directions in brackets, ending with the speaker's label. The conference keeps one transcript document
 (moot.agents.conference.document); an item protocol keeps one per item (moot.protocols.items.document).
 
 What a turn may write is bounded as measured there: it stops at a blank line, an opening bracket

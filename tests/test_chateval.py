@@ -270,7 +270,7 @@ TURN_1 = [f"[{GP}]: {said(GP, 1)}", f"[{CRITIC}]: {said(CRITIC, 1)}"]
 
 @pytest.mark.parametrize("strategy, histories", [
     ("one_by_one", {GP: lambda first: [[], TURN_1],
-                    CRITIC: lambda first: [TURN_1[:1], [*TURN_1, f"[{GP}]: {said(GP, 2, first, scores=True)}"]]}),
+                    CRITIC: lambda first: [TURN_1[:1], [*TURN_1, f"[{GP}]: " + said(GP, 2, first, scores=True).replace("\n", "\n    ")]]}),
     ("simultaneous", {name: lambda first: [[], TURN_1] for name in (GP, CRITIC)}),
     ("simultaneous_summarizer", {name: lambda first: [[], [*TURN_1, "[Summarizer]: A summary of 2 lines."]]
                                  for name in (GP, CRITIC)}),

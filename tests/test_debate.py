@@ -178,7 +178,8 @@ def test_each_agent_sees_the_others_previous_answers_and_keeps_its_own_chat(tmp_
             assert ask.startswith("These are the solutions to the problem from other agents:")
             others = [o for o in answers if o != name]
             for other in others:  # the others' previous answers, in agent order ...
-                assert f"One agent solution: ```{other} round {r - 1} reasons.\nAnswer: {answers[other][r - 1]}```" in ask
+                # each further line of an answer indented: no answer can write a line that reads as the prompt's own
+                assert f"One agent solution: ```{other} round {r - 1} reasons.\n    Answer: {answers[other][r - 1]}```" in ask
             assert ask.index(others[0] + " round") < ask.index(others[1] + " round")
             assert f"{name} round" not in ask  # ... and not its own twice
             assert f"round {r - 2} reasons" not in ask  # nor older rounds (those are in its memory)

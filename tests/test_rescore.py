@@ -232,7 +232,8 @@ def test_s2mad_consensus_items_keep_their_result_unless_every(tmp_path, capsys):
     assert len(judge) == 1 and judge[0].speaker == "judge (rescored)"
     call = [c for c in copy.calls if c.role == "judge"][-1]
     last_p = [m for m in copy.messages if m.role == "debater_p"][-1].content
-    assert last_p in call.messages[-1]["content"]  # the debaters' last replies, as the judge would have seen them
+    # the debaters' last replies, as the judge would have seen them (further lines indented: moot.agents.prompts.inset)
+    assert last_p.replace("\n", "\n    ") in call.messages[-1]["content"]
     assert copy.outcome.decided_by == "judge (rescored: judge=scripted)" and copy.outcome.prediction == "fake"
 
 

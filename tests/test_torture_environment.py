@@ -17,11 +17,10 @@ import resource
 import pytest
 
 from torture_support import (  # noqa: F401 - tmpfs: a fixture
-    CONFERENCE, Ran, assert_clean, case, dataset, drop_root_powers, files_of, moot, moot_process, outcome_of,
-    require_root, tmpfs, write,
+    CONFERENCE, Ran, SCRIPTED_COLA, assert_clean, case, dataset, drop_root_powers, files_of, moot, moot_process,
+    outcome_of, require_root, tmpfs, write,
 )
 
-SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
 
 
 def limited(kind: int, value: int):

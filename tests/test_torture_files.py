@@ -19,22 +19,16 @@ from pathlib import Path
 import pytest
 
 import moot.safety.diskio as diskio
-from torture_support import assert_clean, case, dataset, files_of, handled, moot, moot_process, tried, write
+from torture_support import (assert_clean, case, files_of, handled, moot, moot_process, scripted_batches, tried,
+                             write)
 
 SECRET_TEXT = "the victim's own words\n"
-SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two finished COLA batches (scripted model) and a conference run to report and export."""
-    directory = tmp_path_factory.mktemp("runs")
-    write(directory / "cola.yaml", SCRIPTED_COLA)
-    dataset(directory)
-    for name, limit in (("one", 6), ("two", 4)):
-        ran = moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / name,
-                   "--quiet", "--limit", limit)
-        assert ran.code == 0, ran.err
+    directory = scripted_batches(tmp_path_factory.mktemp("runs"), ("one", "--limit", 6), ("two", "--limit", 4))
     ran = moot("drug_policy", "--model", "scripted", "--out", directory / "conference", "--quiet")
     assert ran.code == 0, ran.err
     return directory

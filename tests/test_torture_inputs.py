@@ -24,11 +24,10 @@ import moot.models.openai_client  # noqa: F401
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
 from torture_support import (  # noqa: F401 - tmpfs: a fixture
-    CONFERENCE, ROWS, assert_clean, case, dataset, drop_root_powers, files_of, moot, moot_process, outcome_of,
-    read_jsonl, require_root, tmpfs, write,
+    CONFERENCE, ROWS, SCRIPTED_COLA, assert_clean, case, dataset, drop_root_powers, files_of, moot, moot_process,
+    outcome_of, read_jsonl, require_root, tmpfs, write,
 )
 
-SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
 BOMB = "a: &a [" + ", ".join(["lol"] * 9) + "]\n" + "".join(
     f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))  # 9**9 values from 400 bytes
 JUNK = bytes(random.Random(7).randrange(256) for _ in range(4096))

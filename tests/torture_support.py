@@ -30,12 +30,16 @@ from moot.log.transcript import load
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = {"fault modes": "fault modes handled", "kills": "kills survived",
-           "bad inputs": "bad inputs rejected cleanly", "damaged files": "damaged files recovered"}
+           "bad inputs": "bad inputs rejected cleanly", "damaged files": "damaged files recovered",
+           "hostile": "hostile texts neutralised"}
 TRIED: Counter = Counter()
 HANDLED: Counter = Counter()
 # the hardening classes of issue 20 a case belongs to (its figures are printed by class too)
 CLASSES = {"signals": "every stop signal is a clean stop", "files": "files written safely and as a set",
            "credentials": "credentials in any URL", "environment": "the environment refusing is exit 3",
+           "neutral": "every output neutralises what others wrote",
+           "reading": "reading is bounded before it is trusted",
+           "turns": "untrusted turns stay untrusted in later prompts",
            "start-up": "one line even when moot cannot start", "out": "odd output places",
            "yaml": "YAML as people write it", "waits": "waits are visible",
            "logprobs": "logprob answers handled one way"}
@@ -134,9 +138,10 @@ class _Tee:
         return "".join(self._parts)
 
 
-def moot_process(*argv: object, **popen) -> subprocess.Popen:
-    """`moot ARGV` as its own process (signals, kills, pipes), output captured as text."""
-    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+def moot_process(*argv: object, env_extra: Optional[dict[str, str]] = None, **popen) -> subprocess.Popen:
+    """`moot ARGV` as its own process (signals, kills, pipes), output captured as text; `env_extra`
+    added to its environment."""
+    env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", **(env_extra or {})}
     popen.setdefault("stdout", subprocess.PIPE)
     popen.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen([sys.executable, "-m", "moot", *map(str, argv)], env=env, text=True, **popen)
@@ -233,6 +238,21 @@ def dataset(directory: Path, rows: Sequence[tuple[str, str, str]] = ROWS) -> Pat
     write(directory / "data.csv", "\n".join(lines) + "\n")
     return write(directory / "data.yaml", "path: data.csv\nformat: csv\n"
                                           "columns: {text: text, target: target, label: label}\n")
+
+
+SCRIPTED_COLA = "protocol: cola\nmodels: {default: scripted}\n"
+
+
+def scripted_batches(directory: Path, *runs: tuple[object, ...]) -> Path:
+    """Finished COLA batches on the scripted model over `dataset` in `directory`: one per entry of
+    `runs` (its folder's name, then more arguments). Returns `directory`."""
+    write(directory / "cola.yaml", SCRIPTED_COLA)
+    dataset(directory)
+    for name, *extra in runs:
+        ran = moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / name,
+                   "--quiet", *extra)
+        assert ran.code == 0, ran.err
+    return directory
 
 
 def scenario_files(directory: Path) -> Path:

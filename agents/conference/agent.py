@@ -35,7 +35,7 @@ from moot.agents.conference.document import TranscriptDocument, and_list
 from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_likelihood, closing_choice, evaluate,
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.thread import ThreadAgent
 from moot.log.events import Measured
 from moot.models.requests import Choose
@@ -273,7 +273,7 @@ class ConferenceAgent(ThreadAgent):
         """The judge's latest turn as the others read it; empty when its reason is not forwarded."""
         judge, reading = self.setup.plan.judge, self.setup.reading
         last = next((m for m in reversed(self._thread) if m.source == judge), None)
-        return reading.display("judge", last.to_text()) if last and reading.forward_reason else ""
+        return inset(reading.display("judge", last.to_text())) if last and reading.forward_reason else ""
 
 
 def said_of(message: BaseChatMessage, step: Step, turn: int, reading: Reading) -> Said:

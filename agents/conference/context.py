@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
+from moot.agents.prompts import inset
+
 if TYPE_CHECKING:
     from moot.protocols.conference.schema import ContextWindow
 
@@ -61,8 +63,11 @@ def estimate_tokens(text: str) -> int:
 
 
 def line_of(said: Said, labels: Optional[Mapping[str, str]] = None) -> str:
-    """How an entry reads in a prompt: `Speaker: text` (the speaker's label when given)."""
-    return f"{(labels or {}).get(said.speaker, said.speaker)}: {said.text}"
+    """How an entry reads in a prompt: `Speaker: text` (the speaker's label when given); a turn's
+    further lines indented (moot.agents.prompts.inset: a turn cannot forge another's), the task
+    (the scenario's own words) as written."""
+    text = said.text if said.action == TASK else inset(said.text)
+    return f"{(labels or {}).get(said.speaker, said.speaker)}: {text}"
 
 
 def context_window(history: Sequence[Said], topic: Optional[int], window: "ContextWindow",

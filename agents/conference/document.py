@@ -3,8 +3,9 @@
 A base model (the embedded Gemma 3 270M) was never trained to follow a chat template: it
 continues text. So each of its free-text turns continues ONE document all speakers share (issue
 11 FINDINGS §2): a prose header (title, task, who is who, the agenda), then the conversation as
-`Label: text` paragraphs with stage directions in brackets where a topic opens, a round ends or
-the conference closes, ending with the speaker's label. The judge's, the deciding moderator's and
+`Label: text` paragraphs (a turn's further lines indented, so no turn can write a line that reads
+as another speaker's: moot.agents.prompts.inset) with stage directions in brackets where a topic
+opens, a round ends or the conference closes, ending with the speaker's label. The judge's, the deciding moderator's and
 the evaluator's questions are short branches off the same document. The document only ever
 grows, so llama.cpp keeps its evaluated prefix and a turn evaluates only its new tokens (FINDINGS
 §3: 98 % of prompt tokens reused), as long as the context window shows the whole conference.

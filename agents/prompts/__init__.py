@@ -24,6 +24,19 @@ def default_templates(protocol: str = "conference") -> Mapping[str, str]:
     return templates
 
 
+TURN_INDENT = "    "  # before each further line of a turn's text, wherever a later prompt shows it
+
+
+def inset(text: str) -> str:
+    """A turn's text as a later prompt shows it: its first line as written (after the speaker's
+    label or heading), each further line indented by TURN_INDENT. A speaker's label, or a heading
+    of the prompt, only ever starts a line, so a reply that writes `Judge: AGREEMENT` on a line of
+    its own cannot pass for the judge's turn. Every kind of line break counts (\\r, \\u2028, ...)
+    and is written as \\n; blank lines stay blank."""
+    first, *rest = text.splitlines() or [""]
+    return "\n".join([first, *(TURN_INDENT + line if line.strip() else "" for line in rest)])
+
+
 def render(template: str, fields: Mapping[str, object]) -> str:
     """Fill $placeholders; unknown ones were rejected when the scenario was validated."""
     return Template(template).safe_substitute({k: str(v) for k, v in fields.items()}).strip()

@@ -29,6 +29,7 @@ from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environmen
 from moot.safety.secrets import describe, redact
 from moot.safety.signals import exit_code, headline, install
 from moot.safety.startup import startup_failure
+from moot.views.neutral import terminal_safe
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -104,11 +105,13 @@ def dispatch(argv: list[str]) -> int:
                      f"(commands: {', '.join(names)}; bundled scenarios: moot run --list)")
 
 
-def quiet_autogen_logs() -> None:
+def quiet_library_logs() -> None:
     """AutoGen logs agent exceptions with tracebacks; moot records the cause in the transcript.
     Libraries' warnings about what a server answered (a model name it reports differently, usage
-    fields of the wrong type) are not the user's to act on: the call's cause says what failed."""
-    for name in ("autogen_core", "autogen_agentchat", "autogen_ext", "asyncio"):
+    fields of the wrong type) are not the user's to act on: the call's cause says what failed.
+    matplotlib's advice (a cache folder it cannot write, fonts it is still indexing) is not either:
+    a successful command prints nothing on stderr."""
+    for name in ("autogen_core", "autogen_agentchat", "autogen_ext", "asyncio", "matplotlib"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore", message="Resolved model mismatch", category=UserWarning)
     warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
@@ -116,11 +119,11 @@ def quiet_autogen_logs() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    quiet_autogen_logs()
+    quiet_library_logs()
     try:
         return dispatch(argv)
     except MootError as exc:  # one line; its class says the exit code
-        print(redact(f"error: {exc}"), file=sys.stderr)
+        say_error(f"error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (moot.safety.signals)
         print(headline(exc), file=sys.stderr)
@@ -131,7 +134,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (OSError, MemoryError) as exc:
         if not is_environment_error(exc):
             return internal_error(exc)
-        print(redact(f"error: {environment_message(exc)}"), file=sys.stderr)
+        say_error(f"error: {environment_message(exc)}")
         return keep(exc, EXIT_ENVIRONMENT)
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         return internal_error(exc)
@@ -142,15 +145,20 @@ def internal_error(exc: BaseException) -> int:
     a bug (one line); secrets redacted; MOOT_DEBUG=1 adds the (redacted) traceback. The run folder
     stays as it was: run the same command again to continue. Imports nothing that could fail again."""
     if os.environ.get("MOOT_DEBUG"):
-        print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+        say_error("".join(traceback.format_exception(exc)), end="")
     if out_of_memory(exc):  # e.g. a library that could not be loaded for want of memory
         print(f"error: {OUT_OF_MEMORY}", file=sys.stderr)
         return keep(exc, EXIT_ENVIRONMENT)
     whose = "the Python interpreter or a library failed, e.g. for want of memory" if isinstance(exc, SystemError) \
         else "a bug in moot"
     line = startup_failure(exc) or f"internal error: {describe(exc)} ({whose}; MOOT_DEBUG=1 shows the traceback)"
-    print(redact(f"error: {line}"), file=sys.stderr)
+    say_error(f"error: {line}")
     return keep(exc, EXIT_FAILED)
+
+
+def say_error(text: str, end: str = "\n") -> None:
+    """An error on stderr: secrets redacted, what others wrote in it neutralised (moot.views.neutral)."""
+    print(terminal_safe(redact(text)), file=sys.stderr, end=end)
 
 
 LAST_RESORT = f"error: {OUT_OF_MEMORY}\n".encode()

@@ -98,9 +98,9 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
     result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
                             allow_changed=args.allow_changed,
                             on_cell=None if args.quiet else lambda cell, line: print(terminal_safe(line)))
-    print(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed ({out}); "
-          f"moot report {out} for the tables")
+    print(terminal_safe(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed "
+                        f"({out}); moot report {out} for the tables"))
     if result.interrupted:
-        print(f"interrupted: run the same command again to continue ({out})", file=sys.stderr)
+        print(terminal_safe(f"interrupted: run the same command again to continue ({out})"), file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK if result.completed == len(result.status) else EXIT_FAILED

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Sequence
 
+from moot.views.neutral import terminal_safe
 from moot.api.outputs import SUFFIXES, choose_format, document, export
 from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out
@@ -34,5 +35,5 @@ def run(argv: Sequence[str]) -> int:
     if args.out == "-":
         sys.stdout.write(document(args.run, fmt, args.unit))
         return EXIT_OK
-    print(f"wrote {export(args.run, fmt, args.out, args.unit)}")
+    print(terminal_safe(f"wrote {export(args.run, fmt, args.out, args.unit)}"))
     return EXIT_OK

@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence
 
 import yaml
 
+from moot.views.neutral import terminal_safe
 from moot.scenario.bundled import bundled_dir
 from moot.cli.options import Parser
 from moot.safety.diskio import write_atomic
@@ -88,7 +89,7 @@ def run(argv: Sequence[str]) -> int:
     try:
         write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path), replace=False)
     except FileExistsError:  # a file, a folder or a symlink by that name: never replaced
-        print(f"error: {path} exists; choose another FILE_STEM or --dir", file=sys.stderr)
+        print(terminal_safe(f"error: {path} exists; choose another FILE_STEM or --dir"), file=sys.stderr)
         return 2
-    print(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted")
+    print(terminal_safe(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted"))
     return 0

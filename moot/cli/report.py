@@ -45,7 +45,7 @@ def run(argv: Sequence[str]) -> int:
                             f"unparsed={r.unparsed})"))
     for line in built.lines:
         print(terminal_safe(line))
-    print(f"report: {built.out / 'report.md'} ({len(built.plots)} plots)")
+    print(terminal_safe(f"report: {built.out / 'report.md'} ({len(built.plots)} plots)"))
     return EXIT_OK
 
 
@@ -56,5 +56,5 @@ def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
     folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     built = build(list(folders), folder)
     print(terminal_safe(built.main))
-    print(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)")
+    print(terminal_safe(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)"))
     return EXIT_OK

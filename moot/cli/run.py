@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
+from moot.views.neutral import terminal_safe
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
 from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
@@ -145,7 +146,8 @@ def exit_code_of(result: RunResult) -> int:
         return EXIT_PIPE
     if result.status == "interrupted":
         sig = signal_of(result.stop_reason) or signal.SIGINT
-        print(f"{headline(sig)}: run the same command again to continue ({result.folder})", file=sys.stderr)
+        print(terminal_safe(f"{headline(sig)}: run the same command again to continue ({result.folder})"),
+              file=sys.stderr)
         return exit_code(sig)
     if result.status == "failed":
         return EXIT_FAILED

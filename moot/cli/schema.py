@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
+from moot.views.neutral import terminal_safe
 from moot.cli.options import Parser
 
 from pydantic.json_schema import models_json_schema
@@ -57,7 +58,7 @@ def run(argv: Sequence[str]) -> int:
     text = docs_text() if args.docs else schema_text()
     if args.out:
         write_atomic(usable_out(args.out, "file"), text)
-        print(f"wrote {args.out}")
+        print(terminal_safe(f"wrote {args.out}"))
     else:
         sys.stdout.write(text)
     return 0

@@ -54,12 +54,12 @@ def run(argv: Sequence[str]) -> int:
     if done.is_folder:
         show(done.units, done.roles, many=len(done.units) > 1, labels=done.labels, metric=done.metric)
         rescored = sum(1 for r in done.units if not r.failed and not r.kept)
-        print(f"run: {done.out} units={len(done.units)} rescored={rescored} kept={sum(r.kept for r in done.units)} "
-              f"changed={sum(r.changed for r in done.units)} backend_calls={done.stats.backend_calls} "
-              f"cache_hits={done.stats.cache_hits}")
+        print(terminal_safe(f"run: {done.out} units={len(done.units)} rescored={rescored} "
+                            f"kept={sum(r.kept for r in done.units)} changed={sum(r.changed for r in done.units)} "
+                            f"backend_calls={done.stats.backend_calls} cache_hits={done.stats.cache_hits}"))
     else:
         show(done.units, done.roles, many=False)
-        print(f"transcript: {done.out}")
+        print(terminal_safe(f"transcript: {done.out}"))
     return EXIT_FAILED if done.failed else EXIT_OK
 
 
@@ -84,5 +84,5 @@ def show(results: Sequence[UnitRescored], roles: Mapping[str, str], many: bool, 
         for name, key in (("before", "original_prediction"), ("after", "prediction")):
             report = summarize([r["gold"] for r in scored], [r[key] for r in scored], labels,
                                metric=metric or "macro_f1")
-            print(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
-                  f"(the {len(scored)} rescored items)")
+            print(terminal_safe(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
+                                f"(the {len(scored)} rescored items)"))

@@ -155,7 +155,7 @@ def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, 
 
 def print_failures(outcome: BatchOutcome) -> None:
     for failed in outcome.failed[:20]:
-        print(f"{failed.unit.id} {failed.status}: {terminal_safe(failed.cause)}", file=sys.stderr)
+        print(terminal_safe(f"{failed.unit.id} {failed.status}: {failed.cause}"), file=sys.stderr)
     if len(outcome.failed) > 20:
         print(f"... and {len(outcome.failed) - 20} more", file=sys.stderr)
     if outcome.stopped:
@@ -177,9 +177,9 @@ def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outco
         print()
         for line in protocol.view_of(transcript.started.scenario).ending(transcript):
             print(terminal_safe(line))
-        print(f"transcript: {path}")
+        print(terminal_safe(f"transcript: {path}"))
     print_failures(outcome)
-    print(stats_line(protocol, folder, outcome, stats))
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))
 
 
 def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
@@ -190,14 +190,14 @@ def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutc
     labels = (folder.meta() or {}).get("labels") or []
     if scored and labels and metric:
         report = summarize([g for g, _ in scored], [p for _, p in scored], labels, metric=metric)
-        print(report.format())
+        print(terminal_safe(report.format()))
     elif not protocol.units.items:
         view = protocol.view_of((folder.meta() or {}).get("scenario") or {})
         for row in outcome.rows():
             print(terminal_safe(view.row(row)))
     skipped = (folder.meta() or {}).get("skipped_rows") or {}
     if skipped:
-        print("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))
+        print(terminal_safe("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items())))
     print_failures(outcome)
-    print(f"results: {folder.results_path}")
-    print(stats_line(protocol, folder, outcome, stats))
+    print(terminal_safe(f"results: {folder.results_path}"))
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))

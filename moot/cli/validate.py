@@ -16,6 +16,7 @@ from moot.cli.options import Parser
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.scenario.load import scenario_errors
 from moot.scenario.yamlsource import SourceError, read_yaml
+from moot.views.neutral import terminal_safe
 
 DATASET_KEYS = {"path", "columns"}
 
@@ -55,6 +56,6 @@ def run(argv: Sequence[str]) -> int:
     bad = 0
     for path in args.files:
         found = problems(path)
-        print("\n".join(found) if found else f"ok: {path}")
+        print(terminal_safe("\n".join(found) if found else f"ok: {path}"))
         bad += bool(found)
     return 2 if bad else 0

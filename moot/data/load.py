@@ -23,8 +23,8 @@ compared as strings after strip; without `labels` the stripped raw value passes 
 `lines` (SST-2, `<label> <sentence>`): fields "0" (before the first separator) and "1" (the rest),
 so `columns: {label: "0", text: "1"}`.
 Errors are `DatasetError`s with a one-line message `file[:line]: key.path: problem`. Reading is
-bounded: a jsonl / lines row longer than MAX_LINE characters (a csv field longer than the csv
-module's limit) is an error, never read whole into memory.
+bounded: rows are read one line at a time, and a line longer than MAX_LINE characters (of any
+format; a csv field longer than the csv module's limit) is an error, never read whole into memory.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
     """(data-row index, first line of the record, header -> value) for csv/tsv files."""
     delimiter = spec.separator or ("\t" if spec.format == "tsv" else ",")
     quoting: dict[str, Any] = {"quoting": csv.QUOTE_NONE, "quotechar": None} if spec.quoting == "none" else {}
-    reader = csv.reader(f, delimiter=delimiter, **quoting)
+    reader = csv.reader(bounded_lines(f, path), delimiter=delimiter, **quoting)
     header: list[str] | None = None
     previous = index = 0
     try:
@@ -211,9 +211,7 @@ def _csv_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
 def _line_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
     """jsonl: one JSON object per line; lines: fields "0" and "1" around the first separator."""
     index = 0
-    for number, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), ""), 1):
-        if len(line) > MAX_LINE:
-            raise DatasetError(f"{path}:{number}: line longer than {MAX_LINE:,} characters (not a dataset row?)")
+    for number, line in enumerate(bounded_lines(f, path), 1):
         line = line.rstrip("\r\n").lstrip("\ufeff") if number == 1 else line.rstrip("\r\n")
         if not line.strip():
             continue
@@ -231,3 +229,11 @@ def _line_rows(spec: DatasetSpec, f: TextIO, path: Path) -> Row:
                 raise DatasetError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
         yield index, number, row
         index += 1
+
+
+def bounded_lines(f: TextIO, path: Path) -> Iterator[str]:
+    """The lines of `f`, each read up to MAX_LINE characters; a longer one is an error naming it."""
+    for number, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), ""), 1):
+        if len(line) > MAX_LINE:
+            raise DatasetError(f"{path}:{number}: line longer than {MAX_LINE:,} characters (not a dataset row?)")
+        yield line

@@ -7,9 +7,10 @@
     RUN/cache.sqlite     model replies: a rerun or a resume never sends a finished call twice
     RUN/run.lock         held by the process running it (released when that process ends)
 
-Results are read as strictly as transcripts: a blank line is harmless, a torn last line (a killed
-writer) is left out and set aside before the next append, and a garbled or duplicated row is an
-error naming its line — never silently skipped.
+Results are read as strictly and as bounded as transcripts (moot.log.jsonl): a blank line is
+harmless, a torn last line (a killed writer) is left out and set aside before the next append, and
+a garbled, overlong or duplicated row is an error naming its line — never silently skipped. run.json
+is refused unread when it is larger than any run.json moot writes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Iterator, Optional
 
 from moot.safety.diskio import named, write_atomic
 from moot.safety.places import usable_out
-from moot.log.transcript import read_lines, set_aside_torn_tail
+from moot.log.jsonl import MAX_LINE, JsonLines, set_aside_torn_tail
 from moot.errors import MootError
 
 Record = dict[str, Any]  # a JSON object moot wrote (run.json, a results row), read back as written
@@ -114,7 +115,7 @@ class RunFolder:
     def append_result(self, row: Record) -> None:
         try:
             if self._results is None:
-                set_aside_torn_tail(self.results_path)
+                set_aside_torn_tail(self.results_path, RunFolderError)
                 self._results = open(self.results_path, "a", encoding="utf-8")
             self._results.write(json.dumps(row, ensure_ascii=False) + "\n")
             self._results.flush()
@@ -131,9 +132,12 @@ def read_object(file: Path, what: str) -> Optional[Record]:
     if not file.exists():
         return None
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        big = file.stat().st_size > MAX_LINE
+        data = None if big else json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise RunFolderError(f"{file}: unreadable {what} ({exc})") from None
+    if big:
+        raise RunFolderError(f"{file}: larger than {MAX_LINE // 2**20} MiB: not a {what} moot wrote")
     if not isinstance(data, dict):
         raise RunFolderError(f"{file}: {what} must be a JSON object")
     return data
@@ -144,13 +148,8 @@ def iter_results(path: Path) -> Iterator[tuple[int, Record]]:
     results = Path(path) / "results.jsonl"
     if not results.exists():
         return
-    rows, _ = read_lines(results)
-    for number, line in rows:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise RunFolderError(f"{results}:{number}: garbled result row (not JSON)") from None
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+    for number, row in JsonLines(results, RunFolderError, "result row", "a results file"):
+        if not isinstance(row.get("id"), str):
             raise RunFolderError(f"{results}:{number}: a result row needs an \"id\"")
         yield number, row
 

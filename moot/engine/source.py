@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from moot.engine.folder import RunFolderError, read_meta, read_results, transcript_of
-from moot.errors import nearest
+from moot.errors import MootError, nearest
 from moot.log.annotations import FILE as ANNOTATIONS
-from moot.log.transcript import Transcript, load
+from moot.log.events import RunStarted
+from moot.log.transcript import Reading, Transcript, load
 
 # Not units: an older moot's unfinished transcript the runner set aside; a rescored copy (`score`).
 SET_ASIDE = re.compile(r"\.(v\d+|rescored)\.jsonl$")
@@ -92,10 +93,9 @@ def transcripts_in(folder: Path) -> list[Path]:
 
 
 def _unit_id(path: Path) -> str:
-    """The unit a transcript records (its first event), else its file name."""
+    """The unit a transcript records (its first event, read alone), else its file name."""
     try:
-        with open(path, encoding="utf-8") as f:
-            first = json.loads(f.readline())
-        return str(first.get("unit") or first.get("item_id") or path.stem)
-    except (OSError, ValueError, AttributeError):
+        _, first = next(iter(Reading(path)))
+    except (MootError, StopIteration):
         return path.stem
+    return str(first.unit or path.stem) if isinstance(first, RunStarted) else path.stem

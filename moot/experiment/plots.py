@@ -1,15 +1,15 @@
 """Plots a paper can use: labelled axes, the value on every bar, n, 95 % intervals as error bars,
 a zero bar drawn as zero (an outline at the axis and its value), PNG and SVG.
 
-Labels may hold any text a dataset or a user wrote (Weibo's Chinese, emoji): a character no
-installed font has is drawn by a font that has it, or replaced by `?` before matplotlib sees it,
-so a plot never prints a missing-glyph warning.
+Labels may hold any text a dataset or a user wrote (Weibo's Chinese, emoji, escape sequences):
+every text is neutralised as in any report plot before it is saved (moot.report.plots.neutralise:
+drawn as written by a font that has each character, or replaced, never as mathtext), so a plot
+never prints a missing-glyph warning.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -17,56 +17,20 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ft2font import FT2Font  # noqa: E402
 
 from moot.experiment.analysis import Analysis  # noqa: E402
 from moot.experiment.dynamics import RoundStat  # noqa: E402
 from moot.experiment.tables import headline  # noqa: E402
 from moot.metrics.stats import Interval  # noqa: E402
+from moot.report.plots import neutralise  # noqa: E402
 
 FORMATS = ("png", "svg")
 
 
-@lru_cache(maxsize=1)
-def _fonts() -> tuple[tuple[str, frozenset[int]], ...]:
-    """Installed fonts (family, the code points it has): the default first."""
-    default = font_manager.findfont(font_manager.FontProperties())
-    paths = [default, *sorted({f.fname for f in font_manager.fontManager.ttflist} - {default})]
-    found = []
-    for path in paths:
-        try:
-            font = FT2Font(path)
-        except (OSError, RuntimeError):
-            continue
-        found.append((font.family_name, frozenset(font.get_charmap())))
-    return tuple(found)
-
-
-def drawable(text: str) -> str:
-    """`text` with every character no installed font has replaced by `?` (see the module docstring)."""
-    fonts = _fonts()
-    return "".join(ch if ch.isspace() or any(ord(ch) in chars for _, chars in fonts) else "?" for ch in text)
-
-
-def families(text: str) -> list[str]:
-    """The default font, then those that have characters of `text` it lacks."""
-    fonts = _fonts()
-    if not fonts:
-        return []
-    chosen = [fonts[0][0]]
-    for ch in text:
-        if ord(ch) not in fonts[0][1]:
-            extra = next((name for name, chars in fonts if ord(ch) in chars), None)
-            if extra and extra not in chosen:
-                chosen.append(extra)
-    return chosen
-
-
 def save(fig: Figure, folder: Path, stem: str) -> list[Path]:
     paths = []
-    fig.tight_layout()
+    neutralise(fig)
     for ext in FORMATS:
         path = folder / f"{stem}.{ext}"
         fig.savefig(path, dpi=130)
@@ -80,13 +44,12 @@ def arm_bars(analysis: Analysis, folder: Path, stem: str) -> list[Path]:
     arms = list(analysis.arms)
     if not arms:
         return []
-    names = [drawable(a.arm) for a in arms]
+    names = [a.arm for a in arms]
     means = [a.mean for a in arms]
     intervals = [headline(a) for a in arms]
     low = [0.0 if math.isnan(i.low) else max(0.0, m - i.low) for m, i in zip(means, intervals)]
     high = [0.0 if math.isnan(i.high) else max(0.0, i.high - m) for m, i in zip(means, intervals)]
-    with plt.rc_context({"font.family": families("".join(names) + analysis.column.name) or ["sans-serif"]}):
-        return _bars(analysis, names, means, intervals, low, high, folder, stem)
+    return _bars(analysis, names, means, intervals, low, high, folder, stem)
 
 
 def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: list[Interval], low: list[float],
@@ -104,9 +67,9 @@ def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: l
     ax.set_xticks(range(len(arms)))
     ax.set_xticklabels([f"{n}\nn={a.items}×{len(a.values)}" for n, a in zip(names, arms)], fontsize=8)
     ax.set_xlabel("arm (n = items × repeats)")
-    ax.set_ylabel(drawable(analysis.column.metric))
+    ax.set_ylabel(analysis.column.metric)
     ax.set_ylim(0, max(1.0, max(m + h for m, h in zip(means, high)) * 1.12))
-    ax.set_title(drawable(f"{analysis.column.name} · {analysis.model}"), fontsize=9)
+    ax.set_title(f"{analysis.column.name} · {analysis.model}", fontsize=9)
     ax.text(1.0, -0.28, "error bars: 95% CI (t over repeats; one repeat: bootstrap over items)",
             transform=ax.transAxes, ha="right", fontsize=6, color="#555555")
     return save(fig, folder, stem)
@@ -124,25 +87,23 @@ def lines(by_line: Mapping[str, Sequence[tuple[int, Interval]]], folder: Path, s
     bars and its value written beside it; n (of the first point) in the legend."""
     if not by_line:
         return []
-    names = "".join(by_line) + title
-    with plt.rc_context({"font.family": families(names) or ["sans-serif"]}):
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
-        for name, points in by_line.items():
-            xs = [x for x, _ in points]
-            ys = [i.estimate for _, i in points]
-            err = [[0.0 if math.isnan(i.low) else max(0.0, i.estimate - i.low) for _, i in points],
-                   [0.0 if math.isnan(i.high) else max(0.0, i.high - i.estimate) for _, i in points]]
-            n = points[0][1].n if points else 0
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=drawable(f"{name} (n={n})"))
-            for x, y in zip(xs, ys):
-                ax.annotate(f"{y:.2f}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
-        ax.set_xlabel(drawable(xlabel))
-        ax.set_ylabel(drawable(ylabel))
-        if ylim:
-            ax.set_ylim(*ylim)
-        elif all(i.estimate >= 0 for points in by_line.values() for _, i in points):
-            ax.set_ylim(bottom=0)  # a share or a count: its zero in sight
-        ax.set_xticks(sorted({x for points in by_line.values() for x, _ in points}))
-        ax.set_title(drawable(title), fontsize=9)
-        ax.legend(fontsize=7)
-        return save(fig, folder, stem)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for name, points in by_line.items():
+        xs = [x for x, _ in points]
+        ys = [i.estimate for _, i in points]
+        err = [[0.0 if math.isnan(i.low) else max(0.0, i.estimate - i.low) for _, i in points],
+               [0.0 if math.isnan(i.high) else max(0.0, i.high - i.estimate) for _, i in points]]
+        n = points[0][1].n if points else 0
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"{name} (n={n})")
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{y:.2f}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    elif all(i.estimate >= 0 for points in by_line.values() for _, i in points):
+        ax.set_ylim(bottom=0)  # a share or a count: its zero in sight
+    ax.set_xticks(sorted({x for points in by_line.values() for x, _ in points}))
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return save(fig, folder, stem)

@@ -25,7 +25,7 @@ from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.grid import read_manifest
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
-from moot.experiment.schema import safe
+from moot.experiment.schema import unique_stem
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid
@@ -33,6 +33,7 @@ from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Published, tables as published_tables
 from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
+from moot.views.neutral import markdown_safe
 
 MAX_TARGETS = 12
 
@@ -252,7 +253,7 @@ def _write(out: Path, stem: str, grid: Grid) -> None:
 
 
 def _stem(analysis: Analysis) -> str:
-    return safe(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
+    return unique_stem(f"arms-{analysis.column.dataset}-{analysis.column.target or 'all'}-{analysis.column.metric}-"
                 f"{analysis.model}")
 
 
@@ -276,7 +277,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     for (dataset, model), by_arm in _dynamics(loaded, resamples).items():
         grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
         grids.append(grid)
-        stem = safe(f"dynamics-{dataset}-{model}")
+        stem = unique_stem(f"dynamics-{dataset}-{model}")
         _write(out, stem, grid)
         written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
     for measure in sorted({m for c in loaded.measured for m in c.values}):
@@ -284,7 +285,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
             if measured is not None:
                 grids.append(measured)
-                _write(out, safe(f"measure-{measure}-{model}"), measured)
+                _write(out, unique_stem(f"measure-{measure}-{model}"), measured)
     steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
     for series, step in sorted(steps.items()):
         for model in sorted({c.model for c in loaded.measured}):
@@ -292,7 +293,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             if moved:
                 grid = trajectory_grid(moved, series, step, model)
                 grids.append(grid)
-                stem = safe(f"trajectory-{series}-{model}")
+                stem = unique_stem(f"trajectory-{series}-{model}")
                 _write(out, stem, grid)
                 written += plots.lines(moved, out / "plots", stem, grid.title, step, series.replace("_", " "))
     main_parts: list[str] = []
@@ -301,17 +302,18 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
                               loaded.labels)
         grids.insert(i, grid)
-        stem = "published" if not i else safe(f"published-{published['table']}")
+        stem = "published" if not i else unique_stem(f"published-{published['table']}")
         _write(out, stem, grid)
         write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
         main_parts.append(markdown(grid))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
-    body = [f"# Experiment {loaded.name}", "", "Computed from the cells' results.jsonl only; no model was called.",
+    body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
+            "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(g) + "\n" for g in grids)]
     if loaded.dropped:
-        body += ["Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped), ""]
-    body += ["## Plots", "", *(f"- [{p.name}](plots/{p.name})" for p in written), ""]
+        body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
+    body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
 

@@ -9,13 +9,15 @@
 
 Then each protocol event type older than its registered version is upgraded by the protocol's
 own steps (moot.log.registry). Migration works on decoded JSON rows `(line, dict)` before
-validation, so a problem in an old file is still reported at its own line.
+validation, as they are read (moot.log.transcript), so a problem in an old file is still reported
+at its own line.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from itertools import chain
+from typing import Any, Callable, Iterator
 
 from moot.log.events import SCHEMA_VERSION, TranscriptError
 from moot.log.registry import EventRegistry
@@ -23,27 +25,33 @@ from moot.log.registry import EventRegistry
 Row = tuple[int, Any]
 
 
-def upgrade(path: Path, rows: list[Row], events: EventRegistry) -> tuple[int, list[Row]]:
-    """(the core schema version on disk, the rows as the current schema and event types have them)."""
-    version, rows = _core(path, rows)
-    written = rows[0][1].get("event_versions") if rows[0][1].get("type") == "run_started" else None
-    return version, events.upgrade(path, rows, written if isinstance(written, dict) else {})
+def upgrade(path: Path, rows: Iterator[Row], events: EventRegistry) -> tuple[int, Iterator[Row]]:
+    """(the core schema version on disk, the rows as the current schema and event types have them);
+    `rows` starts with the run's first event and is read only as the result is."""
+    version, core = _core(path, rows)
+    first = next(core)
+    written = first[1].get("event_versions") if first[1].get("type") == "run_started" else None
+    return version, events.upgrade(path, chain([first], core), written if isinstance(written, dict) else {})
 
 
-def _core(path: Path, rows: list[Row]) -> tuple[int, list[Row]]:
-    first = rows[0][1]
+def _core(path: Path, rows: Iterator[Row]) -> tuple[int, Iterator[Row]]:
+    line, first = next(rows)
+    rows = chain([(line, first)], rows)
     if first.get("type") == "item_started":
-        _check_v1_order(path, rows)
-        return 1, _items_v1(rows)
+        return 1, _items_v1(path, rows)
     version = first.get("schema_version", 0) if first.get("type") == "run_started" else SCHEMA_VERSION
     if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise TranscriptError(f"{path}:{rows[0][0]}: schema_version {version} is newer than this moot "
+        raise TranscriptError(f"{path}:{line}: schema_version {version} is newer than this moot "
                               f"reads ({SCHEMA_VERSION}); upgrade moot")
-    for step in range(version, SCHEMA_VERSION):
-        rows = [(n, STEPS[step](data) if isinstance(data, dict) else data) for n, data in rows]
-    if version < SCHEMA_VERSION:
-        rows[0] = (rows[0][0], {**rows[0][1], "schema_version": SCHEMA_VERSION})
-    return version, rows
+    return version, _stepped(rows, version)
+
+
+def _stepped(rows: Iterator[Row], version: int) -> Iterator[Row]:
+    """Each row brought from `version` to SCHEMA_VERSION (the first, run_started, says so)."""
+    for n, (line, data) in enumerate(rows):
+        for step in range(version, SCHEMA_VERSION):
+            data = STEPS[step](data)
+        yield line, ({**data, "schema_version": SCHEMA_VERSION} if n == 0 and version < SCHEMA_VERSION else data)
 
 
 def _v0_message_text(event: dict[str, Any]) -> dict[str, Any]:
@@ -68,51 +76,40 @@ STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_message_t
                                                                 2: _v2_message_part}
 
 
-def _check_v1_order(path: Path, rows: list[Row]) -> None:
-    """Item transcripts of schema 1 are renumbered on upgrade: check their own numbering first."""
-    seqs = [(n, d.get("seq")) for n, d in rows if isinstance(d, dict)]
-    for (_, before), (line, seq) in zip(seqs, seqs[1:]):
-        if isinstance(before, int) and isinstance(seq, int) and seq != before + 1:
-            raise TranscriptError(f"{path}:{line}: event out of order or duplicated (seq {seq} after {before})")
-
-
-def _items_v1(rows: list[Row]) -> list[Row]:
-    """An item transcript of schema 1 as a run of schema 2."""
-    out: list[Row] = []
-    turn = 0
-    gold = None
-    for line, data in rows:
-        kind = data.get("type") if isinstance(data, dict) else None
-        common = {"ts": data.get("ts", "")} if isinstance(data, dict) else {}
+def _items_v1(path: Path, rows: Iterator[Row]) -> Iterator[Row]:
+    """An item transcript of schema 1 as a run of schema 2, renumbered in order (its own numbering
+    is checked first: a row out of order or duplicated is an error at its line)."""
+    turn, gold, seq, before = 0, None, 0, None
+    for line, data in rows:  # each a JSON object (moot.log.jsonl)
+        if isinstance(before, int) and isinstance(data.get("seq"), int) and data["seq"] != before + 1:
+            raise TranscriptError(f"{path}:{line}: event out of order or duplicated (seq {data['seq']} after {before})")
+        before = data.get("seq")
+        kind, common = data.get("type"), {"ts": data.get("ts", "")}
         if kind == "item_started":
             gold = data.get("gold")
-            out.append((line, {**common, "type": "run_started", "schema_version": SCHEMA_VERSION,
-                               "run_id": f"v1-{data.get('item_id', '')}", "protocol": data.get("protocol", "?"),
-                               "scenario_path": data.get("scenario_path", ""),
-                               "scenario_sha256": data.get("scenario_sha256", ""), "scenario": {},
-                               "models": data.get("models", {}), "unit": data.get("item_id", ""),
-                               "inputs": data.get("inputs", {}), "gold": data.get("gold")}))
+            out = [{**common, "type": "run_started", "schema_version": SCHEMA_VERSION,
+                    "run_id": f"v1-{data.get('item_id', '')}", "protocol": data.get("protocol", "?"),
+                    "scenario_path": data.get("scenario_path", ""), "scenario_sha256": data.get("scenario_sha256", ""),
+                    "scenario": {}, "models": data.get("models", {}), "unit": data.get("item_id", ""),
+                    "inputs": data.get("inputs", {}), "gold": data.get("gold")}]
         elif kind == "call":
             turn += 1
-            call = {k: v for k, v in data.items() if k != "seq"}
-            out.append((line, call))
-            out.append((line, {**common, "type": "message", "turn": turn, "speaker": data.get("role", ""),
-                               "role": data.get("role", ""), "action": data.get("stage", ""),
-                               "content": data.get("reply", ""), "model": data.get("model", ""),
-                               "usage": data.get("usage", {}), "latency_s": data.get("latency_s", 0.0),
-                               "calls": data.get("attempts", 1)}))
+            out = [{k: v for k, v in data.items() if k != "seq"},
+                   {**common, "type": "message", "turn": turn, "speaker": data.get("role", ""),
+                    "role": data.get("role", ""), "action": data.get("stage", ""), "content": data.get("reply", ""),
+                    "model": data.get("model", ""), "usage": data.get("usage", {}),
+                    "latency_s": data.get("latency_s", 0.0), "calls": data.get("attempts", 1)}]
         elif kind == "item_finished":
-            out.append((line, {**common, "type": "outcome", "prediction": data.get("prediction", ""),
-                               "explanation": data.get("explanation", ""), "raw": data.get("raw"),
-                               "gold": gold}))
-            out.append((line, {**common, "type": "run_finished", "status": "completed",
-                               "stop_reason": "item finished", "wall_s": data.get("wall_s", 0.0)}))
+            out = [{**common, "type": "outcome", "prediction": data.get("prediction", ""),
+                    "explanation": data.get("explanation", ""), "raw": data.get("raw"), "gold": gold},
+                   {**common, "type": "run_finished", "status": "completed", "stop_reason": "item finished",
+                    "wall_s": data.get("wall_s", 0.0)}]
         elif kind == "item_failed":
-            out.append((line, {**common, "type": "error", "speaker": data.get("role"),
-                               "stage": data.get("stage", ""), "cause": data.get("cause", ""),
-                               "attempts": data.get("attempts", 0)}))
-            out.append((line, {**common, "type": "run_finished", "status": "failed",
-                               "stop_reason": data.get("cause", "")}))
+            out = [{**common, "type": "error", "speaker": data.get("role"), "stage": data.get("stage", ""),
+                    "cause": data.get("cause", ""), "attempts": data.get("attempts", 0)},
+                   {**common, "type": "run_finished", "status": "failed", "stop_reason": data.get("cause", "")}]
         else:
-            out.append((line, data))
-    return [(line, {**data, "seq": n} if isinstance(data, dict) else data) for n, (line, data) in enumerate(out, 1)]
+            out = [data]
+        for event in out:
+            seq += 1
+            yield line, {**event, "seq": seq}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Callable, Iterable, Mapping, Optional, Union, get_args
+from typing import Annotated, Callable, Iterable, Iterator, Mapping, Optional, Union, get_args
 
 from pydantic import Field, TypeAdapter
 
@@ -85,17 +85,16 @@ class EventRegistry:
             self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]
         return self._adapter.validate_python(data)
 
-    def upgrade(self, path: Path, rows: list[Row], written: Mapping[str, int]) -> list[Row]:
-        """Rows whose protocol event types are older than registered, migrated; `written`: the
-        versions the transcript's run recorded (a type it does not name was written as version 1)."""
-        upgraded = []
+    def upgrade(self, path: Path, rows: Iterable[Row], written: Mapping[str, int]) -> Iterator[Row]:
+        """Rows whose protocol event types are older than registered, migrated as they come;
+        `written`: the versions the transcript's run recorded (a type it does not name was written
+        as version 1)."""
         for line, data in rows:
             name = data.get("type") if isinstance(data, dict) else None
             event_type = self._types.get(name) if isinstance(name, str) and self.knows(name) else None
             if event_type is not None and isinstance(data, dict):
                 data = self._migrated(path, line, data, event_type, written.get(event_type.name, 1))
-            upgraded.append((line, data))
-        return upgraded
+            yield line, data
 
     @staticmethod
     def _migrated(path: Path, line: int, data: JsonObject, event_type: EventType, version: int) -> JsonObject:

@@ -1,10 +1,14 @@
-"""Transcripts: append-only JSONL event logs, read strictly and written so a kill loses nothing.
+"""Transcripts: append-only JSONL event logs, read strictly and bounded, written so a kill loses nothing.
 
-Reading: every line is one event (moot.log.events, and the protocols' own: moot.log.registry). A blank line is harmless; a torn last line (its
-writer was killed mid-write) is left out; anything else that does not read — a garbled line, an
-unknown event, a duplicated or out-of-order sequence number, a second `run_started` — is an error
-naming the file and line, never silently skipped. Transcripts of an older schema are upgraded on
-load (moot.log.migrations), so runs of earlier versions keep loading.
+Reading (moot.log.jsonl): the file is read as a stream, one line at a time, each checked before
+it is trusted, so what is not a transcript is refused at its first line without reading on, and
+memory holds the events, never the file. Every line is one event (moot.log.events, and the
+protocols' own: moot.log.registry). A blank line is harmless; a torn last line (its writer was
+killed mid-write) is left out; anything else that does not read — a line too long, a garbled
+line, an unknown event, a duplicated or out-of-order sequence number, a second `run_started` — is
+an error naming the file and line, never silently skipped. Transcripts of an older schema are
+upgraded as they are read (moot.log.migrations), so runs of earlier versions keep loading.
+`load` gives the whole transcript; `Reading` the events one by one.
 
 Writing: `EventLog` numbers, timestamps and appends events, one write per call (a turn is written
 whole), fsynced when the log is the only copy of the run. Before appending to an existing file it
@@ -13,12 +17,12 @@ moves a torn last line aside to FILE.torn, so the next event starts on a fresh l
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable, Optional, TypeVar
+from typing import Any, Iterable, Iterator, Optional, TypeVar
 
 from pydantic import ValidationError
 
@@ -26,6 +30,7 @@ from moot.safety.diskio import named
 from moot.log.events import (
     SCHEMA_VERSION, Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted, TranscriptError,
 )
+from moot.log.jsonl import JsonLines, set_aside_torn_tail
 from moot.log.migrations import upgrade
 from moot.log.registry import EVENTS, EventRegistry
 
@@ -88,51 +93,41 @@ class Transcript:
         return self.events[-1].seq + 1
 
 
-def read_lines(path: Path) -> tuple[list[tuple[int, bytes]], bool]:
-    """(line number, bytes) of the non-blank lines, and whether the last line is torn.
+FIRST = ("run_started", "item_started")  # what a transcript starts with (item_started: schema 1 items)
 
-    A last line without its newline that still parses is complete (the cut fell just before the
-    newline); one that does not parse is torn and left out."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    raw = data.split(b"\n")
-    rows = [(n, line) for n, line in enumerate(raw[:-1], 1) if line.strip()]
-    tail = raw[-1]
-    torn = bool(tail.strip()) and not is_json(tail)
-    if tail.strip() and not torn:
-        rows.append((len(raw), tail))
-    return rows, torn
+
+class Reading:
+    """A transcript's events as they are read, each checked as it comes (module docstring):
+    iterate for (file line, event); `version` (the schema on disk) once the first is read,
+    `torn` once the last is."""
+
+    def __init__(self, path: str | Path, events: EventRegistry = EVENTS):
+        self.path, self.events = Path(path), events
+        self.rows = JsonLines(self.path, TranscriptError, "event", "a moot transcript")
+        self.version = SCHEMA_VERSION
+
+    @property
+    def torn(self) -> bool:
+        return self.rows.torn
+
+    def __iter__(self) -> Iterator[tuple[int, EventBase]]:
+        rows = iter(self.rows)
+        first = next(rows, None)
+        if first is None:
+            raise TranscriptError(f"{self.path}:1: not a moot transcript (it has no events)")
+        if first[1].get("type") not in FIRST:
+            raise TranscriptError(f"{self.path}:{first[0]}: not a moot transcript (first event must be run_started)")
+        self.version, upgraded = upgrade(self.path, chain([first], rows), self.events)
+        validated = ((n, _validate(self.path, n, data, self.events)) for n, data in upgraded)
+        return _ordered(self.path, validated, strict_seq=self.version >= 1)
 
 
 def load(path: str | Path, events: EventRegistry = EVENTS) -> Transcript:
     """Load a transcript strictly (see the module docstring); older schemas are migrated."""
-    path = Path(path)
-    rows, torn = read_lines(path)
-    decoded = [(n, _decode(path, n, line)) for n, line in rows]
-    if not decoded or not isinstance(decoded[0][1], dict):
-        raise TranscriptError(f"{path}:1: not a moot transcript (it has no events)")
-    version, decoded = upgrade(path, decoded, events)
-    loaded = [_validate(path, n, data, events) for n, data in decoded]
-    _check_order(path, decoded, loaded, strict_seq=version >= 1)
-    return Transcript(path, loaded, torn, version if version < SCHEMA_VERSION else None,
-                      [n for n, _ in decoded])
-
-
-def is_json(line: bytes) -> bool:
-    try:
-        json.loads(line)
-        return True
-    except ValueError:
-        return False
-
-
-def _decode(path: Path, number: int, line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError as exc:
-        raise TranscriptError(f"{path}:{number}: garbled event: not JSON ({exc})") from None
+    reading = Reading(path, events)
+    found = list(reading)
+    return Transcript(reading.path, [e for _, e in found], reading.torn,
+                      reading.version if reading.version < SCHEMA_VERSION else None, [n for n, _ in found])
 
 
 def _validate(path: Path, number: int, data: Any, events: EventRegistry) -> EventBase:
@@ -144,54 +139,32 @@ def _validate(path: Path, number: int, data: Any, events: EventRegistry) -> Even
         raise TranscriptError(f"{path}:{number}: bad event: {where}: {first['msg']}") from None
 
 
-def _check_order(path: Path, rows: list[tuple[int, Any]], events: list[EventBase], strict_seq: bool) -> None:
-    """One run_started, first; sequence numbers rising by one (a duplicated, reordered or
-    missing event is an error naming its line)."""
-    if not isinstance(events[0], RunStarted):
-        raise TranscriptError(f"{path}:{rows[0][0]}: not a moot transcript (first event must be run_started)")
-    for (line, _), event in zip(rows[1:], events[1:]):
+def _ordered(path: Path, rows: Iterator[tuple[int, EventBase]], strict_seq: bool) -> Iterator[tuple[int, EventBase]]:
+    """The events as they come, checked: one run_started, first; sequence numbers rising by one
+    (a duplicated, reordered or missing event is an error naming its line)."""
+    line, previous = next(rows)
+    if not isinstance(previous, RunStarted):
+        raise TranscriptError(f"{path}:{line}: not a moot transcript (first event must be run_started)")
+    yield line, previous
+    for line, event in rows:
         if isinstance(event, RunStarted):
             raise TranscriptError(f"{path}:{line}: a second run_started (two runs in one transcript)")
-    if not strict_seq:
-        return
-    present = {event.seq for event in events}
-    for (line, _), previous, event in zip(rows[1:], events, events[1:]):
-        if event.seq == previous.seq:
-            raise TranscriptError(f"{path}:{line}: duplicated event (seq {event.seq} again)")
-        if event.seq < previous.seq:
-            raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} after {previous.seq})")
-        if event.seq != previous.seq + 1 and previous.seq + 1 in present:
-            raise TranscriptError(f"{path}:{line}: event out of order (seq {event.seq} before {previous.seq + 1})")
-        if event.seq != previous.seq + 1:
-            raise TranscriptError(f"{path}:{line}: events missing before this one "
-                                  f"(seq jumps from {previous.seq} to {event.seq})")
+        if strict_seq and event.seq != previous.seq + 1:
+            raise TranscriptError(f"{path}:{line}: " + _misordered(previous.seq, event.seq, next(rows, None)))
+        yield line, event
+        previous = event
 
 
-def set_aside_torn_tail(path: Path) -> Optional[bytes]:
-    """Before appending: a last line without its newline is either complete (add the newline) or
-    torn (move it to PATH.torn and cut it off). Returns the torn bytes, if any."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return None
-    if size == 0:
-        return None
-    with open(path, "r+b") as f:
-        f.seek(max(0, size - 1))
-        if f.read(1) == b"\n":
-            return None
-        f.seek(0)
-        data = f.read()
-        start = data.rfind(b"\n") + 1
-        tail = data[start:]
-        if is_json(tail) or not tail.strip():
-            f.seek(0, os.SEEK_END)
-            f.write(b"\n")
-            return None
-        with open(path.with_name(path.name + ".torn"), "ab") as aside:
-            aside.write(tail + b"\n")
-        f.truncate(start)
-    return tail
+def _misordered(before: int, seq: int, following: Optional[tuple[int, EventBase]]) -> str:
+    """What is wrong with an event numbered `seq` after one numbered `before` (the event after it,
+    if any, tells a swap from a gap)."""
+    if seq == before:
+        return f"duplicated event (seq {seq} again)"
+    if seq < before:
+        return f"event out of order (seq {seq} after {before})"
+    if following is not None and following[1].seq == before + 1:
+        return f"event out of order (seq {seq} before {before + 1})"
+    return f"events missing before this one (seq jumps from {before} to {seq})"
 
 
 class EventLog:
@@ -204,7 +177,7 @@ class EventLog:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            set_aside_torn_tail(self.path)
+            set_aside_torn_tail(self.path, TranscriptError)
             self._file = open(self.path, "a", encoding="utf-8")
         except OSError as exc:
             raise named(exc, self.path) from None

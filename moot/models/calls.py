@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
 from moot.safety.secrets import describe
+from moot.views.neutral import terminal_safe
 
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
@@ -123,7 +124,7 @@ def wait_line(seconds: float, why: str, what: str, attempt: int, attempts: int, 
 
 def show_wait(line: str) -> None:
     """A long wait is always shown, --quiet or not: a run that seems stuck is worse than a line."""
-    print(line, file=sys.stderr, flush=True)
+    print(terminal_safe(line), file=sys.stderr, flush=True)
 
 
 async def within(seconds: float, awaitable: Awaitable[T]) -> T:

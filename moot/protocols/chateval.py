@@ -32,7 +32,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.contract.report import Reporting, TableCells
 from moot.contract.vary import GENERIC, Data, VaryKey, set_path
@@ -386,7 +386,7 @@ class _Panel:
         turn = self.schedule[position]
         if turn.summary:
             return self.summary_prompt(position)
-        history = "\n".join(render(self.templates["history_line"], {"speaker": self.speaker(p), "content": self.said[p]})
+        history = "\n".join(render(self.templates["history_line"], {"speaker": self.speaker(p), "content": inset(self.said[p])})
                             for p in self.seen(position))
         final = self.suffix("final") if self.plan.final(position) else ""
         return render(self.suffix("prompt"), {**self.fields, "history": history, "persona": self.personas[turn.speaker],
@@ -396,10 +396,10 @@ class _Panel:
         """The code's per-referee summary: everything the referee has seen (new lines) and its
         previous summary."""
         seen = self.seen(position)
-        lines = "".join(render(self.templates["summary_line"], {"speaker": self.speaker(p), "content": self.said[p]})
+        lines = "".join(render(self.templates["summary_line"], {"speaker": self.speaker(p), "content": inset(self.said[p])})
                         + "\n" for p in seen)
         previous = next((self.said[p] for p in reversed(seen) if self.schedule[p].summary), "")
-        return render(self.templates["summary"], {"summary": previous, "new_lines": lines})
+        return render(self.templates["summary"], {"summary": inset(previous), "new_lines": lines})
 
     def speaker(self, position: int) -> str:
         return self.names[self.schedule[position].speaker]

@@ -22,7 +22,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.seats import Answered, Asking, Question, Seat, proxied
 from moot.engine.stage import Respond, StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
@@ -235,7 +235,7 @@ class _Debate:
         others = [said[r - 1][a].text for a in self.plan.agents if a != agent]
         if not others:
             return render(self.templates["reflect"], fields)
-        solutions = "\n\n".join(render(self.templates["solution"], {"solution": o.strip()}) for o in others)
+        solutions = "\n\n".join(render(self.templates["solution"], {"solution": inset(o.strip())}) for o in others)
         return render(self.templates["debate"], {**fields, "solutions": solutions})
 
     def document(self, r: int, fields: Mapping[str, str], said: Sequence[Mapping[str, Said]]) -> ItemDocument:

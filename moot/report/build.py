@@ -28,6 +28,8 @@ from moot.log.annotations import annotations_path
 from moot.report import plots
 from moot.report.runs import Run, load_run, open_source, protocol_of
 from moot.safety.fileset import file_set
+from moot.views.markdown import cell, inline
+from moot.views.neutral import csv_safe
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
 )
@@ -146,11 +148,11 @@ def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path
         class_rows += rows
         matrix, rows = confusion(run)
         matrix_rows += rows
-        sections.append(f"### {run.ref}: {run.variant} · {run.model} · {run.dataset} ({run.status})\n\n"
+        sections.append(f"### {cell(f'{run.ref}: {run.variant} · {run.model} · {run.dataset} ({run.status})')}\n\n"
                         f"{classes}\n\nConfusion matrix (rows = gold):\n\n{matrix}")
     _csv(out / "per_class.csv", ["run", "class", "precision", "recall", "f1", "support"], class_rows)
     _csv(out / "confusion.csv", ["run", "gold", "predicted", "count"], matrix_rows)
-    skipped = [f"- {r.ref} ({r.dataset}): {skipped_text(r)}" for r in runs if r.skipped]
+    skipped = [f"- {inline(f'{r.ref} ({r.dataset}): {skipped_text(r)}')}" for r in runs if r.skipped]
     body = [
         "## Main table", "", main, "",
         "## How the metrics are computed", "", METRICS_NOTE, "",
@@ -169,5 +171,5 @@ def item_sections(runs: list[Run], out: Path) -> tuple[str, list[str], list[Path
 def _csv(path: Path, head: list[str], rows: list[list[object]]) -> None:
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(head)
-        writer.writerows(rows)
+        writer.writerow(map(csv_safe, head))
+        writer.writerows(map(csv_safe, row) for row in rows)

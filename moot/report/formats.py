@@ -1,8 +1,9 @@
 """One table, three formats: Markdown (report.md, the terminal), CSV and LaTeX (a paper's source).
 
 A `Grid` is a title, a head, rows of text cells and notes (the methods under the table). Cells are
-text as shown; what a model, a dataset or a user wrote is escaped for each format: Markdown's
-pipes and LaTeX's special characters.
+text as shown; every text goes through its format's neutralising step (moot.views.neutral), since
+arm, dataset, target and model names are what a user or a dataset wrote: inert Markdown, CSV cells
+that no spreadsheet runs as a formula, LaTeX with every special character escaped.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
+from functools import partial
 
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$",
-          "†": r"\dag{}", "–": "--", "α": r"$\alpha$"}
+from moot.views.neutral import csv_safe, latex_safe, markdown_safe
+
+_cell = partial(markdown_safe, cell=True)
 
 
 @dataclass(frozen=True)
@@ -25,34 +27,26 @@ class Grid:
     key: str = "table"  # file names
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(grid: Grid) -> str:
-    lines = ["| " + " | ".join(map(_md, grid.head)) + " |", "|" + "---|" * len(grid.head)]
-    lines += ["| " + " | ".join(map(_md, row)) + " |" for row in grid.rows]
-    notes = "\n".join(f"\n{_md(n)}" for n in grid.notes)
-    return f"**{_md(grid.title)}**\n\n" + "\n".join(lines) + ("\n" + notes if notes else "")
+    lines = ["| " + " | ".join(map(_cell, grid.head)) + " |", "|" + "---|" * len(grid.head)]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in grid.rows]
+    notes = "\n".join(f"\n{markdown_safe(n)}" for n in grid.notes)
+    return f"**{_cell(grid.title)}**\n\n" + "\n".join(lines) + ("\n" + notes if notes else "")
 
 
 def to_csv(grid: Grid) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(grid.head)
-    writer.writerows(grid.rows)
+    writer.writerow(map(csv_safe, grid.head))
+    writer.writerows(map(csv_safe, row) for row in grid.rows)
     return out.getvalue()
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def latex(grid: Grid) -> str:
     """A booktabs table (\\usepackage{booktabs}); notes as a footnote-size paragraph below it."""
     spec = "l" + "r" * (len(grid.head) - 1)
-    body = [" & ".join(map(latex_escape, row)) + r" \\" for row in grid.rows]
-    notes = [r"\par\footnotesize " + latex_escape(n) for n in grid.notes]
-    return "\n".join([r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(grid.title)}}}",
-                      rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(map(latex_escape, grid.head)) + r" \\",
+    body = [" & ".join(map(latex_safe, row)) + r" \\" for row in grid.rows]
+    notes = [r"\par\footnotesize " + latex_safe(n) for n in grid.notes]
+    return "\n".join([r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_safe(grid.title)}}}",
+                      rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(map(latex_safe, grid.head)) + r" \\",
                       r"\midrule", *body, r"\bottomrule", r"\end{tabular}", *notes, r"\end{table}", ""])

@@ -20,6 +20,8 @@ from typing import Optional
 from moot.contract.report import TableCells
 from moot.metrics.classification import UNPARSED, precision_recall_f1
 from moot.report.runs import Run
+from moot.views.markdown import table as markdown_table
+from moot.views.neutral import csv_safe
 
 PARTIAL = "†"
 METRIC_NAMES = {"f_avg": "F_avg", "macro_f1": "macro-F1", "accuracy": "accuracy"}
@@ -105,11 +107,8 @@ def main_tables(runs: list[Run]) -> list[Table]:
 
 def markdown(table: Table) -> str:
     head = ["variant · model", "runs", "unparsed", *table.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in table.rows:
-        lines.append("| " + " | ".join([row.name, ", ".join(row.refs), row.unparsed_cell(),
-                                        *(table.cell(row, c) for c in table.columns)]) + " |")
-    return "\n".join(lines)
+    return "\n".join(markdown_table(head, [[row.name, ", ".join(row.refs), row.unparsed_cell(),
+                                           *(table.cell(row, c) for c in table.columns)] for row in table.rows]))
 
 
 def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
@@ -119,13 +118,13 @@ def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
     columns = list(dict.fromkeys(columns))
     with open(path, "w", encoding="utf-8", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["table", "variant_model", "runs", "status", "unparsed", *columns])
+        out.writerow(map(csv_safe, ["table", "variant_model", "runs", "status", "unparsed", *columns]))
         for table in tables:
             for row in table.rows:
                 partial = [ref for ref in row.refs if runs[ref].partial]
                 status = "partial: " + " ".join(partial) if partial else "complete"
-                out.writerow([table.key, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
-                              *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)])
+                out.writerow(map(csv_safe, [table.key, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
+                                            *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)]))
 
 
 def per_class(run: Run) -> tuple[str, list[list[object]]]:
@@ -134,15 +133,15 @@ def per_class(run: Run) -> tuple[str, list[list[object]]]:
     pred = [r["prediction"] for r in run.scored]
     classes = precision_recall_f1(gold, pred, run.labels)
     rep = run.report()
-    lines = ["| class | precision | recall | F1 | support |", "|---|---|---|---|---|"]
-    rows = []
+    cells, rows = [], []
     for label, (p, r, f1, n) in classes.items():
-        lines.append(f"| {label} | {p:.3f} | {r:.3f} | {f1:.3f} | {n} |")
+        cells.append([label, f"{p:.3f}", f"{r:.3f}", f"{f1:.3f}", n])
         rows.append([run.ref, label, f"{p:.4f}", f"{r:.4f}", f"{f1:.4f}", n])
-    lines.append(f"| macro | {rep.macro_precision:.3f} | {rep.macro_recall:.3f} | {rep.macro_f1:.3f} | {rep.n} |")
+    cells.append(["macro", f"{rep.macro_precision:.3f}", f"{rep.macro_recall:.3f}", f"{rep.macro_f1:.3f}", rep.n])
     rows.append([run.ref, "macro", f"{rep.macro_precision:.4f}", f"{rep.macro_recall:.4f}",
                  f"{rep.macro_f1:.4f}", rep.n])
     extra = f"accuracy {rep.accuracy:.3f}" + (f", F_avg {rep.f_avg:.3f}" if rep.f_avg is not None else "")
+    lines = markdown_table(["class", "precision", "recall", "F1", "support"], cells)
     return "\n".join(lines) + f"\n\n{extra}; unparsed {rep.n_unparsed} of {rep.n}", rows
 
 
@@ -150,12 +149,9 @@ def confusion(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown (rows = gold, columns = predicted + unparsed) and CSV rows of one run."""
     matrix = run.report().confusion
     cols = [*run.labels, UNPARSED]
-    lines = ["| gold \\ predicted | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 1)]
-    rows = []
-    for gold, counts in matrix.items():
-        lines.append(f"| {gold} | " + " | ".join(str(counts[c]) for c in cols) + " |")
-        rows += [[run.ref, gold, c, counts[c]] for c in cols]
-    return "\n".join(lines), rows
+    rows = [[run.ref, gold, c, counts[c]] for gold, counts in matrix.items() for c in cols]
+    cells = [[gold, *(counts[c] for c in cols)] for gold, counts in matrix.items()]
+    return "\n".join(markdown_table(["gold \\ predicted", *cols], cells)), rows
 
 
 def skipped_text(run: Run) -> str:
@@ -167,13 +163,13 @@ def provenance(runs: list[Run]) -> str:
     head = ["run", "directory", "status", "variant", "model spec(s)", "headline metric", "scenario file",
             "scenario sha256", "dataset spec", "data file", "data sha256", "items (results/planned)",
             "skipped dataset rows", "unparsed", "rescored", "date (UTC)"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for run in runs:
         m = run.meta
         planned: Optional[int] = run.planned
-        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in [
+        rows.append([
             run.ref, run.path, run.status, run.variant, run.model, run.metric_source, m.get("scenario_path", "?"),
             m.get("scenario_sha256", "?"), m.get("dataset_path", "?"), m.get("data_file", "?"),
             m.get("dataset_sha256", "?"), f"{len(run.results)}/{planned if planned is not None else '?'}",
-            skipped_text(run), run.unparsed, run.rescored or "—", run.date]) + " |")
-    return "\n".join(lines)
+            skipped_text(run), run.unparsed, run.rescored or "—", run.date])
+    return "\n".join(markdown_table(head, rows))

@@ -1,13 +1,13 @@
 """A run as one self-contained HTML page (blocks from moot.views.document): no scripts, no network,
 no external fonts.
 
-Every string passes through `esc` (control characters dropped, then html.escape) before it
-reaches the page, and a Content-Security-Policy forbids scripts as a second line of defence.
+Every string passes through `esc` (moot.views.neutral.html_safe: control and bidirectional-override
+characters dropped, then html.escape) before it reaches the page, and a Content-Security-Policy
+forbids scripts as a second line of defence.
 """
 
 from __future__ import annotations
 
-import html
 from functools import lru_cache
 from importlib import resources
 from typing import Mapping, Sequence
@@ -17,7 +17,7 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import terminal_safe
+from moot.views.neutral import html_safe
 from moot.views.timeline import CUT, initials
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -30,8 +30,7 @@ def document_css() -> str:
     return resources.files("moot.views").joinpath("document.css").read_text(encoding="utf-8")
 
 
-def esc(text: object) -> str:
-    return html.escape(terminal_safe(str(text)), quote=True)
+esc = html_safe
 
 
 def render_html(transcripts: Sequence[Transcript], title: str = "moot run",

@@ -1,21 +1,15 @@
 """A run as Markdown, for pasting into issues, notes and papers (blocks from moot.views.document).
 
-No recorded string is live markup, and the raw file stays readable: a character is escaped only
-where Markdown (CommonMark, GitHub, markdown-it with linkify) would give it a meaning there —
-brackets (links, images, footnotes, references), `*`, backticks, `|` (tables), `~` and `$`
-(strikethrough, math) everywhere; `_` at a word's edge (emphasis), not inside `snake_case`;
-what opens a line (`#`, `-`, `+`, `=`, `1.`); and whatever an autolinker would take: the `:` of
-`scheme://`, a `//` start, the dot of `name.tld`, the `@` of an address or a mention. `& < >`
-become HTML entities, so raw HTML is text too. Numbers and sentences read as written (`0.75`,
-`p(agree)=0.70`). Escape sequences and other control characters are dropped (moot.views.neutral),
-so `cat`ing the file cannot drive a terminal. A model's text keeps its line breaks inside a block
-quote.
+No recorded string is live markup: each goes through moot.views.neutral.markdown_safe, which
+escapes only what would change the rendering (links and images, raw HTML, emphasis, code,
+headings, lists, tables, autolinks, mentions, math) and drops escape sequences, control and
+bidirectional-override characters, so the file reads as plain text and `cat`ing it cannot drive
+a terminal. A model's text keeps its line breaks inside a block quote.
 """
 
 from __future__ import annotations
 
 import re
-
 from typing import Sequence
 
 from moot.log.transcript import Transcript
@@ -23,25 +17,26 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import terminal_safe
+from moot.views.neutral import markdown_safe, terminal_safe
 from moot.views.timeline import spread_text
 
 BLOCKS = "█" * 10
-_ALWAYS = r"[\\`*\[\]|~$]"  # meaningful wherever they are
-_EDGE_UNDERSCORE = r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"  # emphasis; inside a word it is a letter
-_LINKED = r":(?=//)|(?<![^\s(])/(?=/)|(?<=[A-Za-z0-9])\.(?=[A-Za-z])|@(?=\w)"  # scheme://, //host, name.tld, @x
-_SPECIAL = re.compile(f"({_ALWAYS}|{_EDGE_UNDERSCORE}|{_LINKED})")
-# what a line may open with: a heading, a bullet, an ordered item's number, a setext underline
-_LINE_START = re.compile(r"^(?:(#{1,6}|[-+])(?=\s|$)|(\d{1,9})([.)])(?=\s|$)|(=)(?==*\s*$))")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
 
 
 def inline(text: object) -> str:
-    """One line of recorded text as inert Markdown (see the module docstring)."""
-    escaped = _SPECIAL.sub(r"\\\1", " ".join(terminal_safe(str(text)).split()))
-    escaped = _LINE_START.sub(lambda m: f"{m[2]}\\{m[3]}" if m[2] else "\\" + m.group(), escaped)
-    return re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], escaped)
+    """One line of recorded text as inert Markdown, where it may start a line."""
+    return markdown_safe(text)
+
+
+def cell(text: object) -> str:
+    """One line of recorded text as inert Markdown inside a table cell or a heading."""
+    return markdown_safe(text, cell=True)
+
+
+def number(text: str) -> str:
+    """A figure's number as written (`7.0`, `—`); anything else escaped like text in a cell."""
+    return text if _NUMBER.fullmatch(text) else cell(text)
 
 
 def quote(text: str) -> list[str]:
@@ -50,19 +45,15 @@ def quote(text: str) -> list[str]:
     return [f"> {inline(line)}  " if line.strip() else ">" for line in lines]
 
 
-def number(text: str) -> str:
-    """A figure's number as written (`7.0`, `—`); anything else escaped like text."""
-    return text if _NUMBER.fullmatch(text) else inline(text)
-
-
 def code(text: str) -> str:
     """A label in a code span (no backtick or line break can end it early)."""
     return "`" + " ".join(terminal_safe(text).replace("`", "'").split()) + "`"
 
 
-def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(inline(h) for h in head) + " |", "|" + "---|" * len(head)]
-    return lines + ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
+def table(head: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A Markdown table; every cell is text (escaped), a `|` in it stays in its cell."""
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
 
 
 def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
@@ -75,7 +66,7 @@ def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
 
 def markdown_of(block: Block) -> list[str]:
     if isinstance(block, Heading):
-        heading = [f"{'#' * min(block.level, 6)} {inline(block.text)}"]
+        heading = [f"{'#' * min(block.level, 6)} {cell(block.text)}"]
         return heading + (["", f"_{inline(block.note)}_"] if block.note else [])
     if isinstance(block, Facts):
         return table(["", ""], [[k, v] for k, v in block.rows])
@@ -123,7 +114,7 @@ def figure(shown: Figure) -> list[str]:
         return [f"_{inline(shown.text[:1].upper() + shown.text[1:])}\\._"]
     if isinstance(shown, Grade):
         spread = f" (model's scores: {inline(shown.spread)})" if shown.spread else ""
-        return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{number(shown.value)}**/{shown.scale}{spread} "
+        return [f"**{inline(shown.caption)}** by {inline(shown.by)}: **{inline(shown.value)}**/{shown.scale}{spread} "
                 f"— {inline(shown.rationale)}"]
     if isinstance(shown, Checklist):
         return [f"**{inline(shown.title)}**", "", *table([h[:1].upper() + h[1:] for h in shown.head], shown.rows)]
@@ -141,6 +132,6 @@ def chart(shown: Chart) -> list[str]:
              "", *head]
     for bar in shown.bars:
         blocks = BLOCKS[:max(0, min(round(bar.value * (10 / shown.scale)), 10))]
-        spread = f" {inline(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
-        lines.append(f"| {inline(bar.name)} | `{blocks:<10}` {number(bar.shown)} |{spread}")
+        spread = f" {cell(spread_text(dict(bar.distribution)))} |" if bar.distribution else (" |" if spreads else "")
+        lines.append(f"| {cell(bar.name)} | `{blocks:<10}` {number(bar.shown)} |{spread}")
     return lines

@@ -34,7 +34,7 @@ from typing import Mapping, Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.stage import Respond, StageAgent, cancel_calls
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
@@ -130,7 +130,7 @@ class Item:
 
     def analyses_text(self) -> str:
         """The analyses as the chat prompts introduce them."""
-        return " ".join(render(self.templates[f"{e}_analysis"], {**self.fields, "analysis": self.analyses[e].strip()})
+        return " ".join(render(self.templates[f"{e}_analysis"], {**self.fields, "analysis": inset(self.analyses[e].strip())})
                         for e in EXPERTS if e in self.analyses)
 
     def content_free(self, text: str) -> "Item":
@@ -214,7 +214,7 @@ async def judge(ctx: UnitContext, item: Item, labels: LabelSet, stage: str, spea
 
 def judger_fields(item: Item, labels: LabelSet) -> dict[str, str]:
     s, t = item.s, item.templates
-    arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": item.arguments[lab].strip()})
+    arguments = " ".join(render(t["argument"], {"stance": s.text_of(lab).name, "argument": inset(item.arguments[lab].strip())})
                          for lab in s.labels if lab in item.arguments)
     return {**item.fields, "analyses": item.analyses_text(), "arguments": arguments,
             "question": question(s, item.fields["target"]), "choices": labels.choices(), "labels": ", ".join(s.labels)}

@@ -27,6 +27,7 @@ from moot.engine.source import RunSource
 from moot.log.transcript import Transcript
 from moot.protocols.conference.metrics import AGREED
 from moot.protocols.conference.verdicts import CRITERIA
+from moot.views.markdown import cell, table as markdown_table
 
 CLOSINGS = ("agreement", "moderator", "round_cap")
 VERDICTS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED")
@@ -159,15 +160,14 @@ def criteria_rows(group: Group) -> list[list[str]]:
 
 
 def table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows])
+    return "\n".join(markdown_table(head, rows))
 
 
 def markdown(run: ConferenceRun, criteria: bool = True) -> str:
     """Per group, the topic table (and, with `criteria`, the evaluator's scores per criterion)."""
     parts = []
     for group in run.groups:
-        parts.append(f"### {title(group)}\n\n{table(topic_head(group), topic_rows(group))}")
+        parts.append(f"### {cell(title(group))}\n\n{table(topic_head(group), topic_rows(group))}")
         if criteria and any(t.criteria for t in group.topics):
             head = ["criterion"] + [f"topic {t.number + 1}" for t in group.topics]
             parts.append(f"Evaluator scores per criterion (mean ± sd):\n\n{table(head, criteria_rows(group))}")
@@ -200,7 +200,7 @@ def coverage_markdown(runs: Sequence[ConferenceRun]) -> str:
                           for t in stats] for name in names]
         rows.append(["covered fraction"] + [mean_sd(t.coverage) if t else "—" for t in stats])
         topic = next(t for t in stats if t and t.coverage)
-        parts.append(f"### Reference coverage, topic {number + 1}: {topic.name}\n\n"
+        parts.append(f"### Reference coverage, topic {number + 1}: {cell(topic.name)}\n\n"
                      f"{table(['reference item'] + [name for name, _ in columns], rows)}")
     return "\n\n".join(parts)
 

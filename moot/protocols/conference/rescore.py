@@ -36,7 +36,7 @@ from moot.agents.document import MIN_TOKENS
 from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_likelihood, evaluate, expected_scores,
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.log.events import EventBase, Message
 from moot.protocols.conference.events import Coverage, GradeFields, Score, TopicClosed, Where
 from moot.models.requests import Continue, Score as ScoreRequest
@@ -106,7 +106,7 @@ class Rescorer:
         s = self.s
         return {"name": name, "persona": "", "title": s.title, "task": s.task_text(),
                 "topic": s.topics[topic] if topic < len(s.topics) else "", "topic_number": topic + 1,
-                "topic_count": len(s.topics), "round": round_, "judge_decision": decision,
+                "topic_count": len(s.topics), "round": round_, "judge_decision": inset(decision),
                 "participants": self.setup.participants(),
                 "criteria": "\n".join(f"- {c}: {CRITERIA_TEXT[c]}" for c in CRITERIA)}
 

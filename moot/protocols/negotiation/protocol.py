@@ -32,7 +32,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel, create_model
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.stage import StageAgent
 from moot.data.load import iter_items, load_dataset_spec
 from moot.metrics.classification import UNPARSED
@@ -153,11 +153,11 @@ class _Negotiator:
             chain = await self._say(gen, render(t["demo_reasoning"], fields),
                                     self._document(render(t["document_demo_input"], fields)), "reasoning",
                                     "demo_reasoning")
-            fields["reasoning"] = chain.strip()
+            fields["reasoning"] = inset(chain.strip())
             why = await self._say(disc, render(t["demo_explanation"], fields),
                                   self._document(render(t["document_decided"], fields), f"{t['document_correct']} yes."),
                                   "explanation", "demo_explanation")
-            fields["explanation"] = why.strip().replace('"', "'")
+            fields["explanation"] = inset(why.strip().replace('"', "'"))
             return fields
 
         return list(await asyncio.gather(*(one(text, d) for text, d in self.demos)))
@@ -180,7 +180,7 @@ class _Negotiator:
                 return f"{reasoning}\nDecision: {decision}"
             if verdicts:
                 history.append(UserMessage(content=render(t["generator_revise"], {
-                    "explanation": verdicts[-1][2], "options": self.options}), source="user"))
+                    "explanation": inset(verdicts[-1][2]), "options": self.options}), source="user"))
             reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
                                          decide=self._decision)).text
             history.append(AssistantMessage(content=reply, source=GEN))
@@ -196,7 +196,7 @@ class _Negotiator:
                 verdicts.append(verdict)
                 return reply
             prompt = render(t["discriminator"], {
-                "text": self.item.text, "reasoning": reasoning, "decision": decision or "",
+                "text": self.item.text, "reasoning": inset(reasoning), "decision": decision or "",
                 "options": self.options,
                 "demonstrations": "\n\n".join(render(t["discriminator_demo"], d) for d in demos)})
             reply, verdict = await self.discriminator_verdict(disc, prompt, stage, decision, len(verdicts) + 1)
@@ -225,7 +225,7 @@ class _Negotiator:
                       *(render(t["document_demo"], d) for d in demos), render(t["document_input"], {"text": text})]
         for reasoning, decision, explanation in turns:
             paragraphs += [labelled(t["label_reasoning"], reasoning), f"{t['document_decision']} {decision}.",
-                           render(t["document_disagree"], {"explanation": explanation})]
+                           render(t["document_disagree"], {"explanation": inset(explanation)})]
         return self._document(*paragraphs)
 
     async def generate_in_document(self, gen: str, stage: str, round: int, turns: Sequence[tuple[str, str, str]],
@@ -253,7 +253,7 @@ class _Negotiator:
         t = self.templates
         return self._document(render(t["document_discriminator_header"], {"options": self.options}),
                               *(render(t["document_discriminator_demo"], d) for d in demos),
-                              render(t["document_decided"], {"text": text, "reasoning": reasoning,
+                              render(t["document_decided"], {"text": text, "reasoning": inset(reasoning),
                                                              "decision": decision}))
 
     async def discriminate_in_document(self, disc: str, reasoning: str, decision: Optional[str], stage: str,

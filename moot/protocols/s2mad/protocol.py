@@ -35,7 +35,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel
 
-from moot.agents.prompts import render
+from moot.agents.prompts import inset, render
 from moot.engine.stage import Respond, StageAgent, cancel_calls
 from moot.data.load import Comment
 from moot.metrics.classification import UNPARSED
@@ -322,7 +322,7 @@ def options_of(s: S2madScenario) -> str:
 async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
                     labels: tuple[Optional[str], Optional[str]] = (None, None), **record: Any) -> tuple[Reply, Answer]:
     """The judge's call: the claim and both debaters' last replies (and, on a base model, their verdicts)."""
-    prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": reply_p, "reply_n": reply_n,
+    prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": inset(reply_p), "reply_n": inset(reply_n),
                                              "options": options_of(s)})
     content = Content(claim, turns=(Said(P, reply_p, labels[0]), Said(N, reply_n, labels[1])))
     return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1,
@@ -395,7 +395,7 @@ class _Debate:
 
     def _messages(self, who: str, j: int) -> list[LLMMessage]:
         other = N if who == P else P
-        ask = render(self.templates["debate"], {"other": self.replies[other][j - 1], "options": self.options})
+        ask = render(self.templates["debate"], {"other": inset(self.replies[other][j - 1]), "options": self.options})
         return [UserMessage(content=self.opening[who], source="user"),
                 AssistantMessage(content=self.replies[who][j - 1], source=who),
                 UserMessage(content=ask, source="user")]
