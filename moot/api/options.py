@@ -17,6 +17,7 @@ from moot.errors import UsageError
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
+    from moot.engine.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
     from moot.models.factory import BackendOptions
     from moot.scenario.blocks import Backends
@@ -34,7 +35,8 @@ class RunOptions:
     shared by several runs (a path: an experiment's cells), or not at all (False: `--no-cache`).
     `base_urls` / `ollama_hosts`: endpoints (several: a pool serving the same model); they beat the
     scenario's `backends:`, which beats the environment. `api_key` is used, never recorded.
-    `clients`: ready model clients by role or spec instead of building them (tests' doubles)."""
+    `clients`: ready model clients by role or spec instead of building them (tests' doubles).
+    `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.engine.seats)."""
 
     concurrency: int = 4
     cache: Union[bool, PathLike] = True
@@ -44,6 +46,8 @@ class RunOptions:
     resume: bool = False
     allow_model_change: bool = False
     clients: Optional[Mapping[str, "ChatCompletionClient"]] = field(default=None, repr=False, compare=False)
+    seats: tuple["SeatSpec", ...] = ()
+    person: Optional["Person"] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -72,6 +76,7 @@ def backend_options(options: RunOptions, backends: Optional["Backends"] = None) 
 
 def reply_cache(options: RunOptions, folder_cache: Path) -> "ReplyCache | NoCache":
     """The reply cache a run answers from and records in (see RunOptions.cache)."""
+    from moot.engine.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
 
     if options.cache is False:

@@ -33,6 +33,7 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
+from moot.engine.seats import seated_agents
 from moot.engine.setup import resolve_models, role_models
 from moot.engine.unparsed import unparsed_failure
 from moot.errors import UsageError, nearest
@@ -121,6 +122,15 @@ def retry_policy(scenario: ScenarioBase) -> RetryPolicy:
     return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s)
 
 
+def check_seats(protocol: AnyProtocol, scenario: ScenarioBase, options: RunOptions) -> None:
+    """Seats a person takes must be the protocol's seats for this scenario, with someone to answer."""
+    if not options.seats:
+        return
+    seated_agents(protocol.seats(scenario) if protocol.seats else {}, options.seats, protocol.name)
+    if options.person is None:
+        raise UsageError("seats for people need someone to answer them (RunOptions.person)")
+
+
 def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple[ScenarioBase, Path]:
 
     if isinstance(scenario, ScenarioBase):
@@ -163,6 +173,7 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
         preflight(resolved.values(), backends)
     if check_models:
         load_backends(resolved.values())
+    check_seats(protocol, loaded, options)
     metric = headline_metric(loaded, plan)
     if options.resume and not folder.exists():
         raise UsageError(f"--resume: {folder} does not exist (nothing to continue)")
@@ -289,7 +300,7 @@ class PreparedRun:
         ready, the watcher told: all before an event loop runs (which takes file descriptors of
         its own, so a process out of them fails on the run's files, named)."""
         setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, self.backends.public(),
-                         self.options.allow_model_change)
+                         self.options.allow_model_change, seats=self.options.seats, person=self.options.person)
         info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit)
         with RunFolder(self.out) as folder:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
@@ -326,6 +337,8 @@ class PreparedRun:
         cache, so two interleaved would each evaluate theirs again at every turn (and a batch's
         status would wait for eight items to finish together)."""
         first = next(self.plan.units(), None)
+        if self.options.seats:  # one person answers one question at a time
+            return 1
         if first is not None and any(parse_spec(m.spec).provider == "local" for m in self.models_of(first).values()):
             return 1
         return 2 * self.options.concurrency if self.protocol.units.items else self.options.concurrency

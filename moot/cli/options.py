@@ -15,6 +15,9 @@ from moot.errors import nearest
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
+    from moot.cli.seat import TerminalPerson
+    from moot.engine.seats import SeatSpec
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with bad input as one line (not the usage block), naming the nearest option for a
@@ -69,10 +72,18 @@ def positive_int(text: str) -> int:
 
 
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
-    """The engine and backend options a command was given, as the API's RunOptions."""
+    """The engine and backend options a command was given, as the API's RunOptions; seats a
+    person takes (`--human`) are answered at the terminal."""
+    seats: tuple["SeatSpec", ...] = ()
+    person: Optional["TerminalPerson"] = None
+    if getattr(args, "human", []):
+        from moot.cli.seat import TerminalPerson
+        from moot.engine.seats import SeatSpec
+
+        seats, person = tuple(SeatSpec.parse(text) for text in args.human), TerminalPerson()
     return RunOptions(
         concurrency=args.concurrency, cache=not args.no_cache, base_urls=tuple(args.base_url),
         api_key=args.api_key, ollama_hosts=tuple(args.ollama_host),
         resume=getattr(args, "resume", False), allow_model_change=getattr(args, "allow_model_change", False),
-        clients=clients,
+        clients=clients, seats=seats, person=person,
     )

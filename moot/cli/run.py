@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+from dataclasses import replace
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
@@ -21,6 +22,7 @@ from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
+from moot.engine.seats import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
 from moot.scenario.bundled import bundled_names, find_dataset
@@ -57,6 +59,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-model-change", action="store_true",
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
+    p.add_argument("--human", action="append", default=[], metavar="SEAT[:SECONDS[:FALLBACK]]",
+                   help="take a seat yourself at the terminal: an agent's name, a role (judge, moderator, ...) or a "
+                        "group (participants); repeatable. SECONDS: a time limit per turn, then FALLBACK: model "
+                        "(the seat's model answers, recorded; the default) or skip; wait: no limit")
+    p.add_argument("--human-from", choices=("terminal", "files"), default="terminal",
+                   help="where the seats' answers come from: the terminal (default), or files in the run folder "
+                        "(OUT/seats/SEAT.json says what is asked; write OUT/seats/SEAT.answer.json: {\"text\": ...})")
     experiments = p.add_argument_group("experiments (an experiment file: top-level `experiment:`; or SCENARIO with "
                                        "--vary KEY=V1,V2 and/or --repeat N)")
     experiments.add_argument("--plan", action="store_true",
@@ -96,6 +105,8 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
             raise UsageError(f"{flag}: for an experiment (a file with `experiment:` at its top, or --vary/--repeat)")
     prepared = prepare(args.scenario, dataset=args.dataset, limit=args.limit, inputs=args.input, vary=args.vary,
                        models=args.model, out=args.out, options=run_options(args, clients))
+    if args.human and args.human_from == "files":
+        prepared = replace(prepared, options=replace(prepared.options, person=FolderPerson(prepared.out)))
     return execute(prepared, args.quiet)
 
 

@@ -37,7 +37,12 @@ and the command line name no protocol:
 - `calls`: the model calls one unit makes under a scenario (`moot run EXPERIMENT --plan`); None:
   it depends on the conversation (a conference);
 - `rounds`: a finished unit's answers per round, read from its results row (deliberation
-  dynamics, the majority of first-round answers as a baseline); None: no rounds of answers.
+  dynamics, the majority of first-round answers as a baseline); None: no rounds of answers;
+- `seats`: the seats a person may take in a run of a scenario (`moot run --human SEAT`): each
+  seat's name (an agent, a role, a group) and the agents it covers; the protocol's run builds a
+  seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person;
+- `rating`: what people may rate blind in a finished unit (`moot annotate`) and the model's own
+  answers (moot.contract.rating); None: a labelled item's label, or nothing.
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -58,6 +63,7 @@ from moot.scenario.blocks import ScenarioBase
 from moot.views.unit import UnitView
 from moot.contract.commands import DatasetCommand
 from moot.contract.metrics import LABELLED, Metrics
+from moot.contract.rating import Rateable, item_labels
 from moot.contract.report import Reporting
 from moot.contract.units import ITEMS, InputField, Units
 from moot.contract.vary import GENERIC, VaryKey
@@ -124,6 +130,8 @@ class Protocol(Generic[S, P]):
     commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
     calls: Optional[Callable[[S], float]] = None  # model calls per unit (--plan); None: not known ahead
     rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
+    seats: Optional[Callable[[S], Mapping[str, tuple[str, ...]]]] = None  # seat -> its agents (--human)
+    rating: Optional[Callable[[Transcript], tuple[Rateable, ...]]] = None  # what people rate (moot annotate)
 
     @property
     def from_yaml(self) -> bool:
@@ -131,6 +139,12 @@ class Protocol(Generic[S, P]):
 
     def input_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.inputs)
+
+    def rateables(self, transcript: Transcript) -> tuple[Rateable, ...]:
+        """What people may rate in a finished unit (`moot annotate`; moot.contract.rating)."""
+        if self.rating is not None:
+            return self.rating(transcript)
+        return item_labels(transcript) if self.units.items else ()
 
     def view_of(self, scenario: Mapping[str, Json]) -> UnitView:
         """The view of a unit run with `scenario` (as recorded: plain JSON)."""

@@ -32,8 +32,9 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
+from moot.engine.seats import Answered, Seat
 from moot.engine.stage import GroupChats, Select, StageAgent
-from moot.log.events import MEASURED, Call, CallDetail, EventBase, Measured, Message, Usage
+from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
@@ -136,8 +137,9 @@ class UnitContext:
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
                  prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
-                 chats: Optional[GroupChats] = None):
+                 chats: Optional[GroupChats] = None, seats: Optional[Mapping[str, Seat]] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.seats = dict(seats or {})  # agent -> the seat a person takes in its place
         self.chats = chats or GroupChats()
         self.prior = prior
         self.listener = listener
@@ -160,6 +162,10 @@ class UnitContext:
     def model(self, role: str) -> RoleModel:
         return self.models[role]
 
+    def seat(self, agent: str) -> Optional[Seat]:
+        """The seat a person takes in `agent`'s place (`moot run --human`), if any."""
+        return self.seats.get(agent)
+
     def speaking(self, speaker: str, label: str, action: str, where: str, part: Optional[int],
                  round: int) -> Optional[OnText]:
         """Tell the run's display that a turn starts (see Speaking). Returns where the turn's text
@@ -167,6 +173,36 @@ class UnitContext:
         if self.listener is None:
             return None
         return self.listener.speaking(Speaking(self.unit.id, speaker, label, action, where, part, round))
+
+    def answered_before(self, speaker: str, stage: str, round: int) -> Optional[Message]:
+        """A person's turn this unit recorded before it was cut short (it is not asked again)."""
+        prior = self.prior.messages if self.prior else []
+        return next((m for m in prior if m.source == "human" and (m.speaker, m.action, m.round) == (speaker, stage, round)),
+                    None)
+
+    def stood_in_before(self, speaker: str, stage: str, round: int) -> bool:
+        """Whether the seat's model took this turn before the unit was cut short (the person's time
+        ran out): the person is not asked again; the model's calls are served from the log."""
+        prior = self.prior.events if self.prior else []
+        turns = {e.turn for e in prior if isinstance(e, Human) and e.speaker == speaker and e.fallback == "model"}
+        return any(isinstance(m, Message) and m.turn in turns and (m.speaker, m.round) == (speaker, round)
+                   and (m.action == stage or m.action.startswith(f"{stage}_")) for m in prior)
+
+    def stood_in(self, answered: Answered) -> None:
+        """Record that a seat's model took the person's turn (its time ran out): the `human`
+        record, after the model's message (the latest of the seat's speaker), naming its turn."""
+        speaker = answered.asking.speaker
+        turn = next((e.turn for e in reversed(self.events) if isinstance(e, Message) and e.speaker == speaker), 0)
+        self.record(answered.event(turn))
+
+    def record_human(self, answered: Answered, *, role: str, stage: str, round: int, content: str,
+                     decision: Optional[str] = None) -> Message:
+        """Record a person's turn (its `human` record, then its message), numbered as the next turn."""
+        self._turn += 1
+        message = Message(turn=self._turn, speaker=answered.asking.speaker, role=role, action=stage, round=round,
+                          content=content, latency_s=answered.seconds, calls=0, decision=decision, source="human")
+        self.record(answered.event(self._turn), message)
+        return message
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""

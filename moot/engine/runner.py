@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
+from moot.engine.seats import Person, Seat, SeatSpec, seated_agents
 from moot.engine.stage import GroupChats
 from moot.safety.diskio import is_environment_error
 from moot.safety.secrets import describe
@@ -79,6 +80,15 @@ class RunSetup:
     allow_model_change: bool = False
     stop: Stop = field(default_factory=Stop)
     chats: GroupChats = field(default_factory=GroupChats)  # the stages' pooled group chats
+    seats: tuple[SeatSpec, ...] = ()  # seats people take (`--human`), answered by `person`
+    person: Optional[Person] = None
+
+    def seats_of(self, unit: Unit, folder: Path) -> dict[str, Seat]:
+        """The unit's seated agents, each with its seat (pending files in `folder`)."""
+        if not self.seats or self.person is None or self.protocol.seats is None:
+            return {}
+        chosen = seated_agents(self.protocol.seats(unit.scenario), self.seats, self.protocol.name)
+        return {agent: Seat(spec, self.person, folder) for agent, spec in chosen.items()}
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,8 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     log = EventLog(path, prior.next_seq if prior else 1, fsync=protocol.durable)
     live = LiveTurn(path, last_seq=prior.events[-1].seq if prior else 0)
     live.close()  # one a killed run left behind
-    ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats)
+    ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats,
+                      setup.seats_of(unit, folder.path))
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:

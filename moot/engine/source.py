@@ -17,12 +17,13 @@ from typing import Any, Optional
 
 from moot.engine.folder import RunFolderError, read_meta, read_results, transcript_of
 from moot.errors import MootError, nearest
+from moot.log.annotations import FILE as ANNOTATIONS
 from moot.log.events import RunStarted
 from moot.log.transcript import Reading, Transcript, load
 
 # Not units: an older moot's unfinished transcript the runner set aside; a rescored copy (`score`).
 SET_ASIDE = re.compile(r"\.(v\d+|rescored)\.jsonl$")
-NOT_TRANSCRIPTS = {"results.jsonl"}
+NOT_TRANSCRIPTS = {"results.jsonl", ANNOTATIONS}  # people's ratings are kept beside the transcripts
 
 
 @dataclass(frozen=True)

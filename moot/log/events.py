@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from moot.errors import MootError
 
@@ -139,6 +139,33 @@ class Message(EventBase):
     decision: Optional[str] = None
     cut: bool = False  # ended at its last complete sentence: the model stopped mid-sentence (its call keeps the rest)
     measured: Optional[Measured] = None  # a decision or scores read from probabilities (see Measured)
+    source: Literal["model", "human"] = "model"  # who gave it: a model, or a person at a seat (its `human` event)
+
+    @model_serializer(mode="wrap")
+    def _without_model_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A model's message is written as before seats existed (no `source`), so a run without a
+        person at a seat stays readable by earlier moot versions."""
+        data: dict[str, Any] = handler(self)
+        if data.get("source") == "model":
+            del data["source"]
+        return data
+
+
+class Human(EventBase):
+    """A person's turn at a seat (`moot run --human SEAT`), recorded just before the message it
+    gave: what was asked, exactly what the person typed (each answer, in order), how long it took,
+    and, when the seat's time limit ran out, what stood in (`fallback`: the seat's model answered,
+    or the turn was skipped). Earlier transcripts have none; their messages are all `model`."""
+
+    type: Literal["human"] = "human"
+    turn: int  # the message it gave (or the stand-in's)
+    seat: str  # the seat as the person took it (`judge`, `participants`, an agent's name)
+    speaker: str
+    asked: list[str] = []  # each question, as put to the person
+    answers: list[str] = []  # exactly what the person typed, one per question answered
+    seconds: float = 0.0  # from the first question shown to the last answer (or the time-out)
+    limit_s: Optional[float] = None  # the seat's time limit; None: it waits
+    fallback: Literal["", "model", "skip"] = ""  # "": the person answered; else what stood in at the limit
 
 
 class Outcome(EventBase):
@@ -168,4 +195,4 @@ class RunFinished(EventBase):
     totals: dict[str, Any] = {}
 
 
-CORE_TYPES = (RunStarted, RunResumed, Call, Message, Outcome, Error, RunFinished)
+CORE_TYPES = (RunStarted, RunResumed, Call, Message, Human, Outcome, Error, RunFinished)

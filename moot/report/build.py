@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence
 from moot.contract.protocol import Protocol
 from moot.contract.report import ReportPart
 from moot.protocols.registry import REGISTRY
+from moot.log.annotations import annotations_path
 from moot.report import plots
 from moot.report.runs import Run, load_run, open_source, protocol_of
 from moot.safety.fileset import file_set
@@ -111,6 +112,11 @@ def write_report(out: Path, runs: list[Run], items: list[Run]) -> tuple[str, lis
         main, items_body, written = item_sections(items, out)
         body += items_body
     added = parts(runs, out / "plots")
+    if any(r.source.is_folder and annotations_path(r.path).exists() for r in runs):
+        from moot.report.agreement import agreement_part  # the statistics (scipy) only for rated runs
+
+        rated = agreement_part(runs)
+        added += [rated] if rated is not None else []
     main = "\n\n".join(filter(None, [main, *(p.main for p in added)]))
     for found in added:
         body += found.sections

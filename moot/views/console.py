@@ -20,9 +20,9 @@ import sys
 import unicodedata
 from typing import Optional, Sequence, TextIO
 
-from moot.log.events import Error, EventBase, Message, Outcome, RunResumed
+from moot.log.events import Error, EventBase, Human, Message, Outcome, RunResumed
 from moot.views.neutral import terminal_safe
-from moot.views.timeline import CUT, outcome_text
+from moot.views.timeline import CUT, outcome_text, seat_text
 from moot.views.unit import Place, UnitView
 
 PALETTE = ("36", "33", "32", "35", "34", "31", "96", "93")
@@ -70,6 +70,8 @@ class ConsolePrinter:
             self.say(f"  ⇒ {companion.line}", "1" if companion.strong else "")
         elif isinstance(event, Error):
             self.say(f"  ✗ error ({event.speaker or 'run'}): {event.cause}", "31")
+        elif isinstance(event, Human) and event.fallback:
+            self.say(f"  ⏱ {seat_text(event)}", "2")
         elif isinstance(event, RunResumed):
             self.write("")
             self.say(f"  ↻ run resumed: {event.turns_kept} earlier turn(s) kept", "2")
@@ -93,7 +95,8 @@ class ConsolePrinter:
         turn = self.view.turn(m)
         self._headers(self.view.section(m.action, m.part), m.round)
         name, _ = self._speaker(m.speaker)
-        what = ", ".join([*([turn.action] if turn.action else []), f"{m.latency_s:.1f}s", *([CUT] if m.cut else [])])
+        what = ", ".join([*([turn.action] if turn.action else []), *(["human"] if m.source == "human" else []),
+                          f"{m.latency_s:.1f}s", *([CUT] if m.cut else [])])
         decision = f" → {m.decision}" if m.decision and turn.decision else ""
         self.write(f"{'' if self._erased else chr(10)}[{terminal_safe(turn.where)}] {name} ({terminal_safe(what)})"
                    f"{terminal_safe(decision)}:\n{terminal_safe(turn.text)}")

@@ -16,12 +16,12 @@ from typing import Optional, Sequence, Union
 
 from moot.contract.registry import view_of
 from moot.metrics.classification import summarize
-from moot.log.events import Call, Error, EventBase, Message, Outcome, RunResumed
+from moot.log.events import Call, Error, EventBase, Human, Message, Outcome, RunResumed
 from moot.log.transcript import Transcript
 from moot.views.blocks import Companion
 from moot.views.timeline import (
-    Section, agent_table, grouped, input_texts, message_meta, outcome_text, pairs_text, run_facts, speaker_index,
-    usage_table,
+    Section, agent_table, grouped, input_texts, message_meta, outcome_text, pairs_text, run_facts, seat_text,
+    speaker_index, usage_table,
 )
 from moot.views.unit import UnitView
 
@@ -235,6 +235,8 @@ def note_blocks(event: EventBase, result_name: str) -> list[Block]:
     if isinstance(event, Error):
         return [Note(f"error ({event.speaker or 'run'}, {event.stage}, {event.attempts} attempt(s)): {event.cause}",
                      "error")]
+    if isinstance(event, Human):
+        return [Note(seat_text(event), "seat")]
     if isinstance(event, RunResumed):
         return [Note(f"run resumed; {event.turns_kept} earlier turn(s) kept"
                      + (f"; models now {pairs_text(event.models)}"

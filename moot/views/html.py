@@ -84,6 +84,7 @@ class HtmlBlocks:
         m = block.message
         companions = "".join(companion(c.figure) for c in block.companions)
         decision = f" data-decision=\"{esc(m.decision)}\"" if m.decision else ""
+        decision += " data-source=\"human\"" if m.source == "human" else ""
         cut = f" <span class=\"cut\" title=\"{esc(CUT)}\">cut</span>" if m.cut else ""
         c = color(block.rank)
         return (f"<article class=\"entry\" id=\"turn-{m.turn}\" data-speaker=\"{esc(m.speaker)}\" "

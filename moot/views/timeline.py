@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from moot.log.events import Call, EventBase, Message, Outcome, RunFinished, RunResumed, RunStarted
+from moot.log.events import Call, EventBase, Human, Message, Outcome, RunFinished, RunResumed, RunStarted
 from moot.log.transcript import Transcript
 from moot.views.summary import totals_of
 from moot.views.unit import Place, UnitView
@@ -70,8 +70,8 @@ def turns_of(events: Sequence[EventBase], view: UnitView) -> list[Turn]:
         if isinstance(event, Call):
             calls.append(event)
             continue
-        if isinstance(event, (RunStarted, RunFinished)):
-            continue
+        if isinstance(event, (RunStarted, RunFinished)) or (isinstance(event, Human) and not event.fallback):
+            continue  # a person's answer shows as its message (marked human); a time-out as a note
         if isinstance(event, Message):
             by_number[event.turn] = Turn(event.turn, [event], calls)
             calls = []
@@ -129,12 +129,20 @@ def message_meta(m: Message, view: UnitView) -> str:
     """The line under a speaker's name: role, what the turn did (or its round), decision, time, tokens."""
     parts = [m.role] if m.role != m.speaker else []
     parts.append(view.turn(m).step)
+    if m.source == "human":
+        parts.append("human")
     if m.decision:
         parts.append(f"decision {m.decision}")
     if m.cut:
         parts.append(CUT)
     parts += [f"turn {m.turn}", f"{m.latency_s:.1f}s", f"{m.usage.prompt_tokens}+{m.usage.completion_tokens} tok"]
     return " · ".join(parts + ([m.model] if m.model else []))
+
+
+def seat_text(event: Human) -> str:
+    """What stood in when a seat's time ran out: `seat judge: no answer within 30s; its model answered`."""
+    what = "its model answered" if event.fallback == "model" else "the turn was skipped"
+    return f"seat {event.seat}: no answer within {event.limit_s:g}s; {what}"
 
 
 def initials(name: str) -> str:

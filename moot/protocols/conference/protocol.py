@@ -18,12 +18,14 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
+from moot.agents.conference.human import SeatedConferenceAgent
 from moot.engine.telemetry import quiet_runtime_telemetry
 from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
 from moot.contract.report import ReportPart, Reporting
 from moot.contract.units import scenario_runs
 from moot.protocols.conference.schema import Scenario
+from moot.protocols.conference.rating import rateables
 from moot.protocols.conference.rescore import DECIDERS, rescore
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import resume_point, turn_events
@@ -39,10 +41,27 @@ if TYPE_CHECKING:
 quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
 
 
-def build_agents(scenario: Scenario, setup: ConferenceSetup, ctx: UnitContext) -> list[ConferenceAgent]:
-    """One AutoGen agent per declared role, asking its model through the unit's context."""
-    return [ConferenceAgent(spec.name, role, spec.persona, ctx, setup, spec.prompt)
-            for role, spec in scenario.agents()]
+def build_agents(scenario: Scenario, setup: ConferenceSetup,
+                 ctx: UnitContext) -> list[ConferenceAgent | SeatedConferenceAgent]:
+    """One AutoGen agent per declared role, asking its model through the unit's context; a role a
+    person takes (`--human`) is a user proxy at its seat, its model standing by."""
+    agents: list[ConferenceAgent | SeatedConferenceAgent] = []
+    for role, spec in scenario.agents():
+        agent = ConferenceAgent(spec.name, role, spec.persona, ctx, setup, spec.prompt)
+        seat = ctx.seat(spec.name)
+        agents.append(SeatedConferenceAgent(agent, seat) if seat is not None else agent)
+    return agents
+
+
+def seats(scenario: Scenario) -> dict[str, tuple[str, ...]]:
+    """The seats a person may take: each agent by name, each role, and `participants` (the
+    assessor's is no seat: its answer is a quote per reference item, not a turn)."""
+    cast = [(role, a.name) for role, a in scenario.agents() if role != "assessor"]
+    found: dict[str, tuple[str, ...]] = {name: (name,) for _, name in cast}
+    for role in dict.fromkeys(role for role, _ in cast):
+        found.setdefault(role, tuple(name for r, name in cast if r == role))
+    found.setdefault("participants", found["participant"])
+    return found
 
 
 def selector_for(plan: ConferencePlan) -> Callable[[Sequence[object]], str]:
@@ -133,4 +152,6 @@ PROTOCOL = Protocol(
     vary=VARY,
     metrics=METRICS,
     report=Reporting(part=report_part),
+    seats=seats,
+    rating=rateables,
 )

@@ -19,7 +19,7 @@ from moot.agents.conference.agent import ConferenceSetup, measured_of, said_of, 
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
-from moot.log.events import MEASURED, EventBase, Measured, Message, Usage
+from moot.log.events import MEASURED, EventBase, Human, Measured, Message, Usage
 from moot.protocols.conference.events import (Coverage, Score, ScoreHow, TopicClosed, Verdict, VerdictFields,
                                               VerdictHow, Where)
 from moot.engine.order import PolicyError
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
                 earlier: Sequence[Said]) -> list[EventBase]:
     """The message of one turn and its companions, recorded together (with its call); `earlier`:
-    the turns before it, as the agents read them."""
+    the turns before it, as the agents read them. A seat's turn (`--human`) is preceded by its
+    `human` record."""
     meta = message.metadata
+    human = [Human.model_validate_json(meta["human"]).model_copy(update={"turn": turn})] if "human" in meta else []
     usage = message.models_usage
     measured = measured_of(message)
     event = Message(
@@ -45,8 +47,9 @@ def turn_events(message: BaseChatMessage, step: Step, following: Step, turn: int
         usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens) if usage else Usage(),
         latency_s=float(meta.get("latency_s", 0)), calls=int(meta.get("calls", 1)),
         decision=meta.get("decision"), cut=meta.get("cut") == "true", measured=measured,
+        source="human" if meta.get("source") == "human" else "model",
     )
-    return [event, *companions(message, step, following, turn, setup, earlier, measured)]
+    return [*human, event, *companions(message, step, following, turn, setup, earlier, measured)]
 
 
 def companions(message: BaseChatMessage, step: Step, following: Step, turn: int, setup: ConferenceSetup,
@@ -183,5 +186,7 @@ def as_chat(event: Message) -> TextMessage:
     step = Step(event.speaker, event.action, event.part, event.round)  # type: ignore[arg-type]
     meta = turn_metadata(step, event.role, event.decision, event.model, latency_s=event.latency_s, calls=event.calls,
                          cut=event.cut, measured=event.measured)
+    if event.source == "human":
+        meta["source"] = event.source
     usage = RequestUsage(prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens)
     return TextMessage(content=event.content, source=event.speaker, metadata=meta, models_usage=usage)

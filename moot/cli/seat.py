@@ -1,0 +1,84 @@
+"""A person at the terminal (`moot run --human SEAT`): the seat's questions on stdout, answers
+read from stdin.
+
+The conversation so far is on screen already (the live transcript). A turn starts with a line
+saying whose seat it is and where; a closed question lists its allowed answers (type one, or its
+number); a free turn is several lines, ended by a line holding only `.` (or the end of input).
+stdin is read by a daemon thread, so Ctrl-C stops the run at once (the same command continues it
+at the same turn), and piped answers work as typed ones. What is shown of the scenario is
+neutralised like any other text (moot.views.neutral).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from typing import Optional, TextIO
+
+from moot.engine.seats import Asking, PersonLeft, Question
+from moot.views.neutral import terminal_safe
+
+END = "."  # a line holding only this ends a free turn
+
+
+class TerminalPerson:
+    """Asks on `out`, reads from `stdin` (line by line, on a daemon thread)."""
+
+    def __init__(self, stdin: Optional[TextIO] = None, out: Optional[TextIO] = None):
+        self.stdin, self.out = stdin or sys.stdin, out or sys.stdout
+        self._lines: Optional[asyncio.Queue[Optional[str]]] = None
+        self._shown: Optional[Asking] = None
+
+    def _reader(self) -> asyncio.Queue[Optional[str]]:
+        if self._lines is None:
+            loop, lines = asyncio.get_running_loop(), asyncio.Queue()  # type: asyncio.AbstractEventLoop, asyncio.Queue[Optional[str]]
+
+            def read() -> None:
+                for line in self.stdin:
+                    loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\r\n"))
+                loop.call_soon_threadsafe(lines.put_nowait, None)
+
+            threading.Thread(target=read, name="moot-seat-stdin", daemon=True).start()
+            self._lines = lines
+        return self._lines
+
+    async def _line(self, asking: Asking) -> Optional[str]:
+        return await self._reader().get()
+
+    async def ask(self, asking: Asking, question: Question, problem: str) -> str:
+        if asking is not self._shown:
+            self._shown = asking
+            self._say(f"\n── your turn · seat {asking.seat} · {asking.label} · {asking.where} · {asking.action} ──"
+                      + (f"\n{asking.shown}" if asking.shown else ""))
+        if problem:
+            self._say(f"  (that does not read: {problem})")
+        if question.kind == "choice":
+            choices = "  ".join(f"{n}) {o}" for n, o in enumerate(question.options, 1))
+            self._say(f"{question.prompt}\n  {choices}", prompt=True)
+        elif question.kind == "score":
+            low, high = question.scale or (1, 10)
+            self._say(f"{question.prompt} [{low}-{high}]", prompt=True)
+        elif question.lines:
+            self._say(f"{question.prompt} (end with a line holding only {END!r})", prompt=True)
+            return await self._text(asking)
+        else:
+            self._say(question.prompt, prompt=True)
+        line = await self._line(asking)
+        if line is None:
+            raise PersonLeft(f"seat {asking.seat}: the input ended while waiting for an answer; "
+                             "run the same command again to continue from this turn")
+        return line
+
+    async def _text(self, asking: Asking) -> str:
+        lines: list[str] = []
+        while (line := await self._line(asking)) is not None and line != END:
+            lines.append(line)
+        if line is None and not lines:
+            raise PersonLeft(f"seat {asking.seat}: the input ended while waiting for a turn; "
+                             "run the same command again to continue from this turn")
+        return "\n".join(lines)
+
+    def _say(self, text: str, prompt: bool = False) -> None:
+        self.out.write(terminal_safe(text) + ("\n> " if prompt else "\n"))
+        self.out.flush()
