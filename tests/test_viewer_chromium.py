@@ -440,7 +440,11 @@ def test_the_bundle_opens_from_disk_with_the_same_pages(runs, tmp_path, browser)
     assert browser.execute_script("return document.documentElement.classList.contains('js')")
     next(a for a in css(browser, "table.runs a") if a.text == "cola-b").click()
     wait_for(lambda: browser.current_url.endswith("/r/cola-b/index.html"))
-    next(a for a in css(browser, "nav.filterbar a") if a.text == "wrong").click()
+    wrong = next(a for a in css(browser, "nav.filterbar a") if a.text == "wrong")
+    target = wrong.get_attribute("href")
+    wrong.click()
+    wait_for(lambda: browser.current_url == target)  # the filtered page, not the one before it
+    wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
     assert len(visible_rows(browser, "table.units")) == 3
     visible_rows(browser, "table.units")[0].find_element("css selector", "a").click()
     wait_for(lambda: "/u/" in browser.current_url)
