@@ -15,16 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopback import timed, write_dataset
-
-
-def batch(tmp: Path, items: int) -> tuple[float, float]:
-    spec = write_dataset(tmp / f"data{items}", items)
-    scenario = tmp / "cola.yaml"
-    scenario.write_text("protocol: cola\nmodels: {default: scripted}\n", encoding="utf-8")
-    wall, _, rss = timed([sys.executable, "-m", "moot", "run", str(scenario), "--dataset", str(spec),
-                          "--out", str(tmp / f"run{items}"), "--concurrency", "32", "--quiet"])
-    return rss, wall
+from loopback import scripted_cola_batch
 
 
 def main() -> int:
@@ -33,8 +24,8 @@ def main() -> int:
     p.add_argument("--large", type=int, default=10000)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        small, small_wall = batch(Path(tmp), args.small)
-        large, large_wall = batch(Path(tmp), args.large)
+        _, small_wall, small = scripted_cola_batch(Path(tmp), args.small)
+        _, large_wall, large = scripted_cola_batch(Path(tmp), args.large)
     print(f"{args.small} items: peak RSS {small:.0f} MB ({small_wall:.0f}s)")
     print(f"{args.large} items: peak RSS {large:.0f} MB ({large_wall:.0f}s)")
     print(f"large/small = {large / small:.2f}x (target <= 1.2x); growth {(large - small) * 1024 / (args.large - args.small):.1f} KB/item")

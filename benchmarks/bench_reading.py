@@ -17,21 +17,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopback import timed, write_dataset
+from loopback import scripted_cola_batch, timed
 
 READINGS = {
     "events": "sum(1 for _ in run.events())",  # every event of every unit, one transcript at a time
     "metrics": "run.metrics()",
     "units_df": "moot.units_df(run)",
 }
-
-
-def make_run(tmp: Path, items: int) -> Path:
-    spec = write_dataset(tmp / f"data{items}", items)
-    out = tmp / f"run{items}"
-    timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec), "--model", "scripted",
-           "--out", str(out), "--concurrency", "32", "--quiet"])
-    return out
 
 
 def read(run: Path, what: str) -> tuple[float, float]:
@@ -47,7 +39,7 @@ def main() -> int:
     p.add_argument("--large", type=int, default=10000)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = {n: make_run(Path(tmp), n) for n in (args.small, args.large)}
+        runs = {n: scripted_cola_batch(Path(tmp), n)[0] for n in (args.small, args.large)}
         for what in READINGS:
             (small_wall, small_rss), (large_wall, large_rss) = (read(runs[n], what) for n in (args.small, args.large))
             print(f"{what:9s} {args.small} units: {small_rss:.0f} MB {small_wall:.1f}s | {args.large} units: "

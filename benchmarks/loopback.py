@@ -121,6 +121,16 @@ def moot_cola(spec: Path, url: str, out: Path, concurrency: int) -> list:
             "--base-url", url, "--out", str(out), "--concurrency", str(concurrency), "--quiet", "--no-cache"]
 
 
+def scripted_cola_batch(tmp: Path, items: int) -> tuple:
+    """A COLA batch of `items` synthetic rows on the scripted model in tmp/runITEMS:
+    (the run folder, wall seconds, peak RSS MB of the process)."""
+    spec = write_dataset(tmp / f"data{items}", items)
+    out = tmp / f"run{items}"
+    wall, _, rss = timed([sys.executable, "-m", "moot", "run", "cola", "--dataset", str(spec), "--model", "scripted",
+                          "--out", str(out), "--concurrency", "32", "--quiet"])
+    return out, wall, rss
+
+
 def timed(argv: list) -> tuple:
     """(wall seconds, CPU seconds, peak RSS MB) of a whole child process, which must succeed.
     CPU time (user + system) is steadier than wall time on a busy machine."""
