@@ -180,3 +180,25 @@ OPENBLAS_THREADS = "OpenBLAS blas_thread_init: pthread_create failed"
 def library_warning(line: str) -> bool:
     """A Python warning a library printed (its line and the source line under it)."""
     return bool(re.search(r"\w+Warning: ", line)) or line.startswith("  warnings.warn(")
+
+
+def unraisable(exc: BaseException, obj: object = "a finalizer"):
+    """What Python hands sys.unraisablehook when `exc` escapes `obj`'s finalizer."""
+    import types
+
+    return types.SimpleNamespace(exc_type=type(exc), exc_value=exc, exc_traceback=exc.__traceback__,
+                                 err_msg=None, object=obj)
+
+
+def test_a_finalizer_failing_for_want_of_memory_says_nothing_others_are_reported_whole(capsys):
+    """The sweep above once printed "Exception ignored in sys.unraisablehook" before moot's line:
+    a finalizer ran out of memory and Python's own hook ran out too while reporting it."""
+    from moot.safety.diskio import report_unraisable
+
+    chained = RuntimeError("closing failed")
+    chained.__context__ = MemoryError()
+    for quiet in (MemoryError(), chained):
+        report_unraisable(unraisable(quiet))
+        assert capsys.readouterr().err == ""
+    report_unraisable(unraisable(ValueError("a real bug"), obj="<generator g>"))
+    assert capsys.readouterr().err == "Exception ignored in: '<generator g>'\nValueError: a real bug\n"

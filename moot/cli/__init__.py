@@ -25,7 +25,9 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import heap
 from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, MootError
-from moot.safety.diskio import OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory
+from moot.safety.diskio import (
+    OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory, report_unraisable,
+)
 from moot.safety.secrets import describe, redact
 from moot.safety.signals import exit_code, headline, install
 from moot.safety.startup import startup_failure
@@ -188,6 +190,7 @@ def main_exit() -> None:
     """The process's entry point (the `moot` script, `python -m moot`, `python run_conference.py`)."""
     install()
     heap.hold()
+    sys.unraisablehook = report_unraisable
     _PROCESS["entry"] = True
     try:
         code = main()

@@ -13,8 +13,10 @@ import errno
 import os
 import resource
 import secrets
+import sys
+import traceback
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 FREE_SPACE, PERMISSIONS = "free space", "fix the permissions"
 # errno -> (what happened, what to do about it)
@@ -62,6 +64,23 @@ def out_of_memory(exc: Optional[BaseException]) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def report_unraisable(report: Any) -> None:
+    """`sys.unraisablehook` of a moot process. A finalizer that failed for want of memory says
+    nothing: moot's one line about memory follows and says what to do. Anything else is reported
+    as Python would, built whole before it is written, so that running out of memory while
+    reporting writes nothing rather than half a report (Python's own hook, failing, prints
+    "Exception ignored in sys.unraisablehook" in front of moot's line)."""
+    try:
+        if out_of_memory(report.exc_value):
+            return
+        where = f"{report.err_msg or 'Exception ignored in'}: {report.object!r}\n" if report.object is not None \
+            else f"{report.err_msg or 'Exception ignored'}:\n"
+        text = where + "".join(traceback.format_exception(report.exc_type, report.exc_value, report.exc_traceback))
+        sys.stderr.write(text)
+    except MemoryError:
+        pass
 
 
 def size_limit() -> str:
