@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import subprocess
 
 import pytest
 
@@ -152,7 +153,13 @@ def test_memory_running_out_anywhere_is_one_line(tmp_path):
     for megabytes in range(40, 320, 20):
         proc = moot_process("report", directory / "run", "--out", tmp_path / f"report-{megabytes}",
                             preexec_fn=limited(resource.RLIMIT_AS, megabytes * 2 ** 20))
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # the interpreter looping where it cannot allocate (see below)
+            proc.kill()
+            proc.communicate()
+            outcomes.append("interpreter")
+            continue
         lines = [line for line in err.splitlines() if line.strip() and not library_warning(line)]
         with case("fault modes", "environment"):
             assert "Traceback" not in err and "Exception ignored" not in err, err[-2000:]
@@ -171,6 +178,14 @@ def test_memory_running_out_anywhere_is_one_line(tmp_path):
                 assert proc.returncode == 0 and lines == [], err
         outcomes.append(proc.returncode)
     assert 3 in outcomes and 0 in outcomes, outcomes  # the sweep ran out of memory, and went beyond it
+    assert outcomes.count("interpreter") <= 1, outcomes
+
+
+# CPython 3.11's exception_unwind allocates an int for the frame's last instruction and, when that
+# fails, unwinds again: a loop that never ends while memory stays at the limit, before any Python
+# code of moot's can run (seen once in a 2 MB-step sweep from 40 to 320 MB, at 210 MB). Such a run
+# is only counted, like a native library ending the process (ceval.c: `lasti = PyLong_FromLong(...);
+# if (lasti == NULL) goto exception_unwind;`).
 
 
 OPENBLAS = "OpenBLAS error: Memory allocation still failed after 10 retries, giving up."
