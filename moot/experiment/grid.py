@@ -29,11 +29,10 @@ from typing import Any, Callable, Iterator, Optional
 
 from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
-from moot.engine.folder import read_object
 from moot.engine.plan import Plan
 from moot.errors import MootError, UsageError
-from moot.experiment.folders import MANIFEST
-from moot.experiment.schema import Arm, Dataset, Experiment, safe
+from moot.experiment.folders import MANIFEST, read_manifest, safe
+from moot.experiment.schema import Arm, Dataset, Experiment
 from moot.safety.diskio import write_atomic
 from moot.scenario.load import scenario_content_hash, scenario_hash
 
@@ -141,10 +140,6 @@ def fingerprints(experiment: Experiment) -> dict[str, Any]:
         "datasets": {d.name: {"spec": str(d.path), "sha256": dataset_fingerprint(d.spec),
                               "benchmark": d.spec.benchmark or d.name} for d in experiment.datasets},
     }
-
-
-def read_manifest(out: Path) -> Optional[dict[str, Any]]:
-    return read_object(out / MANIFEST, "experiment manifest")
 
 
 def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], out: Path) -> None:

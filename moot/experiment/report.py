@@ -23,9 +23,8 @@ from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
-from moot.experiment.grid import read_manifest
+from moot.experiment.folders import read_manifest, unique_stem
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
-from moot.experiment.schema import unique_stem
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
 from moot.experiment.tables import arms_grid, published_columns, published_grid

@@ -31,8 +31,6 @@ reference or published row naming no arm. Each problem is one line naming the fi
 
 from __future__ import annotations
 
-import hashlib
-import re
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -382,19 +380,5 @@ def _published(source: YamlSource, spec: ExperimentSpec) -> None:
                 raise fail(source, (*at, "rows", arm), f"{row!r} is not a row of {table.table}{nearest(row, rows)}")
 
 
-def safe(text: str) -> str:
-    """A folder name from any text (model specs have colons and slashes)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
-
-
-def unique_stem(text: str) -> str:
-    """`safe(text)`, or, when that had to cut the text short, its start and a hash of the whole: two
-    files named from texts that begin alike (a long dataset name and its targets) stay two files."""
-    whole = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
-    if len(whole) <= 60:
-        return whole or "x"
-    return f"{whole[:51]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-
-
 __all__ = ["Arm", "Dataset", "Experiment", "ExperimentError", "ExperimentSpec", "Test", "find_dataset",
-           "load_experiment", "safe", "unique_stem"]
+           "load_experiment"]
