@@ -179,6 +179,37 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     assert (tmp_path / "rep" / "plots" / "trajectory-judge_agreement-scripted.svg").is_file()
 
 
+def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The experiment's `score:` re-runs the grader on each finished conference (on the cell's model
+    with --model); the report reads the graded copy and prints Heller et al. Table 5 with its
+    published column and delta; running again grades nothing twice."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t5.yaml").write_text(
+        "experiment: t5\narms:\n  - {name: g, scenario: drug_policy_paper, set: {models.judge: 'ollama:gemma2:9b'}}\n"
+        "  - {name: m, scenario: drug_policy_paper, set: {models.judge: 'ollama:mixtral:8x7b'}}\n"
+        "score: {grader: 'openai:gpt-4'}\ncompare: {reference: g}\n"
+        "published: {table: Heller/Table 5, rows: {g: Gemma 2 9B, m: Mixtral 8x7B}}\n", encoding="utf-8")
+    assert main(["run", "t5.yaml", "--model", "scripted"]) == 0
+    ran = capsys.readouterr().out
+    assert "g/-/scripted/seed-42: re-scored (grader=scripted): completed" in ran
+    manifest = json.loads((tmp_path / "transcripts/t5/experiment.json").read_text())
+    assert manifest["score"] == {"grader": "openai:gpt-4"}
+    assert [(c["scored"], c["scored_folder"]) for c in manifest["cells"]][0] == ("completed", "g/scenario/scripted/seed-42-scored")
+    graded = tmp_path / "transcripts/t5/g/scenario/scripted/seed-42-scored"
+    assert json.loads((graded / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
+    assert main(["report", "transcripts/t5", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    # the scripted grader gives every decision 7: Gemma 2 9B's first decision is published as 8
+    assert "| Gemma 2 9B | g | Debate 1 | 7.00 | – | – | 1 | 8 | -1.00 |" in shown, shown
+    assert "| Mixtral 8x7B | m | Overall | 7.00 | – | – | 1 | 2 | +5.00 |" in shown
+    assert "**judge_grade · scripted**" in shown
+    assert (tmp_path / "rep" / "trajectory-judge_grades-scripted.csv").is_file()
+    before = graded.joinpath("run.json").stat().st_mtime_ns
+    assert main(["run", "t5.yaml", "--model", "scripted", "--quiet"]) == 0
+    assert graded.joinpath("run.json").stat().st_mtime_ns == before  # graded once
+
+
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = str(ROOT / "datasets" / "demo-stance.yaml")
     # The scripted model writes no chain of thought: every cola_cot answer is unparsed (exit 4, results kept).
