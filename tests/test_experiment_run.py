@@ -74,14 +74,24 @@ def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
     assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
-    assert "4 cells, 32 units (0 done), 80 model calls (0 of them cached) and ? tokens left" in shown
+    # before any unit ran, tokens are estimated (~): a dry run's prompts, completions at the generation bound
+    from moot.scenario.load import load_scenario
+    from moot.scenario.bundled import find_scenario
+
+    bound = load_scenario(find_scenario("cola_direct")).generation.max_tokens
+    direct = next(line for line in shown.splitlines() if line.startswith("| direct/demo-stance/scripted/seed-0 "))
+    prompt, completion = direct.split(" | ")[5:7]
+    assert prompt.startswith("~") and int(prompt[1:]) > 8 * 20 and completion == f"~{8 * bound}", direct
+    assert "4 cells, 32 units (0 done), 80 model calls (0 of them cached) and ~" in shown
+    assert "at 4 characters a token (a rule of thumb, no tokenizer" in shown
     assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
     assert main(["run", "exp.yaml", "--quiet", "--limit", "2", "--repeat", "1"]) == 0
     capsys.readouterr()
     assert main(["run", "exp.yaml", "--plan", "--price", "1", "2"]) == 0
     after = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 | 0 |" in after  # 2 done: their usage gives tokens per unit
-    assert "tokens left, cost" in after
+    direct = next(line for line in after.splitlines() if line.startswith("| direct/demo-stance/scripted/seed-0 "))
+    assert "~" not in direct and "tokens left, cost" in after
 
 
 def test_plan_counts_the_calls_an_interrupted_unit_left_in_the_cache(here: Path,
