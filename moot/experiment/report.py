@@ -340,7 +340,9 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
         stem = "published" if not i else unique_stem(f"published-{published['table']}")
         _write(out, stem, grid)
         write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
-        main_parts.append(markdown(grid))
+        main_parts.append(markdown(grid) if grid.rows else markdown_safe(
+            f"{grid.title}: no column measured here (no unit of the paper's datasets, or no run with its measures; "
+            "a paper's dataset file says where its data is published)"))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
     body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
