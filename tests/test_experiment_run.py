@@ -146,7 +146,8 @@ def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest
     capsys.readouterr()
     assert main(["report", "transcripts/grid", "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "COLA/Table 2" in shown and "Not measured here" in shown and "HC, FM" in shown  # demo data: no paper column
+    assert "COLA/Table 2" in shown and "no column measured here" in shown  # demo data: no paper column
+    assert "Not measured here" in (here / "rep" / "published.md").read_text() and "HC, FM" in (here / "rep" / "published.md").read_text()
     assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
     plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
     assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
