@@ -124,6 +124,17 @@ def test_shards_reported_together_equal_one_run(here: Path) -> None:
     assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
 
 
+def test_a_shards_plan_counts_each_cells_own_share(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each cell's share of a shard is its own (the hash names the cell): once the shard ran, its
+    plan shows every cell done."""
+    assert main(["run", "exp.yaml", "--quiet", "--shard", "1/2"]) == 0
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--plan", "--shard", "1/2"]) == 0
+    shown = capsys.readouterr().out
+    rows = [line.split(" | ") for line in shown.splitlines() if line.startswith("| direct/") or line.startswith("| debate/")]
+    assert len(rows) == 4 and all(r[1] == r[2] and r[3] == "0" for r in rows), shown
+
+
 def test_a_first_round_majority_arm_is_read_from_saved_runs(here: Path) -> None:
     from moot.experiment.report import first_round_majority, load
 

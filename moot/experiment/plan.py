@@ -84,24 +84,32 @@ def estimate(cell: Cell) -> Optional[Usage]:
     return Usage(prompt / len(units), completion / len(units), len(units), estimated=True)
 
 
-def _unit_ids(cell: Cell, limit: Optional[int], shard: Optional[Shard]) -> list[str]:
+def _unit_ids(cell: Cell, limit: Optional[int]) -> list[str]:
     scenario = cell.arm.scenario
     if cell.dataset is not None:
         plan = dataset_plan(cell.arm.protocol, scenario, cell.dataset.path, limit)
     else:
         plan = variant_plan(cell.arm.protocol, scenario, ())
-    return [u.id for u in plan.units() if in_shard(cell, u.id, shard)]
+    return [u.id for u in plan.units()]
+
+
+def _ids_key(cell: Cell) -> tuple[str, ...]:
+    """What a cell's unit ids depend on: a dataset's items (checked against the scenario's labels,
+    so arms of one protocol and label set share them), or the arm's own scenario."""
+    if cell.dataset is None:
+        return ("scenario", cell.arm.name)
+    return (cell.arm.protocol.name, cell.dataset_name, *sorted(cell.arm.scenario.label_set()))
 
 
 def plan_cells(experiment: Experiment, out: Path, shard: Optional[Shard] = None) -> list[CellPlan]:
     folder = shard_folder(out, shard)
     found = []
-    ids_of: dict[tuple[str, str], list[str]] = {}
+    ids_of: dict[tuple[str, ...], list[str]] = {}
     for cell in cells(experiment):
-        key = (cell.arm.name, cell.dataset_name)
+        key = _ids_key(cell)
         if key not in ids_of:
-            ids_of[key] = _unit_ids(cell, experiment.spec.limit, shard)
-        ids = ids_of[key]
+            ids_of[key] = _unit_ids(cell, experiment.spec.limit)
+        ids = [i for i in ids_of[key] if in_shard(cell, i, shard)]  # a shard's share is the cell's own
         finished = {row["id"] for _, row in iter_results(cell.folder(folder))}
         left = sum(1 for i in ids if i not in finished)
         per_unit = cell.arm.protocol.calls(cell.arm.scenario) if cell.arm.protocol.calls else None
