@@ -69,10 +69,16 @@ class Cell:
         return kept[1]  # type: ignore[no-any-return]
 
     def features(self, ids: Sequence[str], key: int) -> Floats:
-        """The feature matrix of these units (moot.metrics.coded.features), kept under `key`."""
+        """The feature matrix of these units (moot.metrics.coded.features), kept under `key`: rows
+        of the matrix of all the cell's units, made once."""
         memo = ("features", key)
         if memo not in self.memo:
-            self.memo[memo] = features([self.gold[i] for i in ids], [self.pred.get(i) for i in ids], self.labels)
+            if "all" not in self.memo:
+                every = list(self.gold)
+                self.memo["all"] = ({i: row for row, i in enumerate(every)},
+                                    features([self.gold[i] for i in every], [self.pred.get(i) for i in every], self.labels))
+            rows, matrix = self.memo["all"]  # type: ignore[misc]
+            self.memo[memo] = matrix[np.fromiter((rows[i] for i in ids), dtype=np.int64, count=len(ids))]
         found: Floats = self.memo[memo]  # type: ignore[assignment]
         return found
 
