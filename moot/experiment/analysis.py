@@ -77,7 +77,8 @@ class Cell:
                 every = list(self.gold)
                 self.memo["all"] = ({i: row for row, i in enumerate(every)},
                                     features([self.gold[i] for i in every], [self.pred.get(i) for i in every], self.labels))
-            rows, matrix = self.memo["all"]  # type: ignore[misc]
+            kept: tuple[dict[str, int], Floats] = self.memo["all"]  # type: ignore[assignment]
+            rows, matrix = kept
             self.memo[memo] = matrix[np.fromiter((rows[i] for i in ids), dtype=np.int64, count=len(ids))]
         found: Floats = self.memo[memo]  # type: ignore[assignment]
         return found
