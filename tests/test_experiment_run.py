@@ -217,8 +217,9 @@ def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Pat
     assert "g/-/scripted/seed-42: re-scored (grader=scripted): completed" in ran
     manifest = json.loads((tmp_path / "transcripts/t5/experiment.json").read_text())
     assert manifest["score"] == {"grader": "openai:gpt-4"}
-    assert [(c["scored"], c["scored_folder"]) for c in manifest["cells"]][0] == ("completed", "g/scenario/scripted/seed-42-scored")
-    graded = tmp_path / "transcripts/t5/g/scenario/scripted/seed-42-scored"
+    assert [(c["scored"], c["scored_folder"]) for c in manifest["cells"]][0] == (
+        "completed", "g/scenario/scripted/seed-42-scored-grader-scripted")
+    graded = tmp_path / "transcripts/t5/g/scenario/scripted/seed-42-scored-grader-scripted"
     assert json.loads((graded / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
     assert main(["report", "transcripts/t5", "--out", "rep"]) == 0
     shown = capsys.readouterr().out
@@ -230,6 +231,20 @@ def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Pat
     before = graded.joinpath("run.json").stat().st_mtime_ns
     assert main(["run", "t5.yaml", "--model", "scripted", "--quiet"]) == 0
     assert graded.joinpath("run.json").stat().st_mtime_ns == before  # graded once
+
+
+
+def test_another_grader_is_another_graded_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = ("experiment: g\narms:\n  - {name: g, scenario: drug_policy_paper, set: {models.default: scripted}}\n"
+            "score: {grader: scripted}\n")
+    (tmp_path / "g.yaml").write_text(text, encoding="utf-8")
+    assert main(["run", "g.yaml", "--quiet"]) == 0
+    (tmp_path / "g.yaml").write_text(text.replace("grader: scripted", "grader: 'scripted:BASE'"), encoding="utf-8")
+    assert main(["run", "g.yaml", "--quiet"]) == 0  # the conference is not run again; its grading is
+    cell = json.loads((tmp_path / "transcripts/g/experiment.json").read_text())["cells"][0]
+    assert (cell["scored"], cell["scored_folder"]) == ("completed", "g/scenario/default/seed-42-scored-grader-scripted_BASE")
+    assert (tmp_path / "transcripts/g/g/scenario/default/seed-42-scored-grader-scripted/run.json").is_file()  # kept
 
 
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

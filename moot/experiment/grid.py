@@ -66,10 +66,12 @@ class Cell:
         dataset = safe(self.dataset.name) if self.dataset else "scenario"
         return out / safe(self.arm.name) / dataset / safe(self.model_name) / f"seed-{self.seed}"
 
-    def scored_folder(self, out: Path) -> Path:
-        """Where the cell's re-scored copy goes (the experiment's `score:`), beside its folder."""
+    def scored_folder(self, out: Path, roles: Mapping[str, str]) -> Path:
+        """Where the cell's copy re-scored by these roles goes (the experiment's `score:`), beside
+        its folder and named by them: other roles or models make another copy."""
         folder = self.folder(out)
-        return folder.with_name(f"{folder.name}-scored")
+        named = "-".join(f"{role}-{spec}" for role, spec in self.score_roles(roles).items())
+        return folder.with_name(f"{folder.name}-scored-{safe(named)}")
 
     def score_roles(self, roles: Mapping[str, str]) -> dict[str, str]:
         """The experiment's re-scoring roles on this cell: on the cell's model when the grid has a
@@ -184,7 +186,7 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
             "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,
                        "repeat": c.repeat, "folder": str(c.folder(out).relative_to(out)),
                        "status": status.get(c.key, "planned"),
-                       **({"scored_folder": str(c.scored_folder(out).relative_to(out)),
+                       **({"scored_folder": str(c.scored_folder(out, experiment.spec.score).relative_to(out)),
                            "scored": scored.get(c.key, "planned")} if experiment.spec.score else {})}
                       for c in cells(experiment)]}
     out.mkdir(parents=True, exist_ok=True)
@@ -224,7 +226,10 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
     keys = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c for c in (before or {}).get("cells", [])}
     status = {cell.key: keys.get(cell.key, {}).get("status", "planned") for cell, _ in prepared}
-    scored = {cell.key: keys.get(cell.key, {}).get("scored", "planned") for cell, _ in prepared}
+    scored = {cell.key: keys.get(cell.key, {}).get("scored", "planned")  # by the roles it names, else to do
+              if keys.get(cell.key, {}).get("scored_folder") == str(cell.scored_folder(folder, experiment.spec.score)
+                                                                   .relative_to(folder)) else "planned"
+              for cell, _ in prepared}
     if experiment.text is not None:  # made on the command line: its file, beside its cells
         experiment.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(experiment.path, experiment.text)
@@ -255,5 +260,5 @@ def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any) ->
     from the experiment's cache when it was done before); "completed" or "failed"."""
     from moot.api.outputs import rescore
 
-    done = rescore(cell.folder(out), cell.score_roles(roles), out=cell.scored_folder(out), options=options)
+    done = rescore(cell.folder(out), cell.score_roles(roles), out=cell.scored_folder(out, roles), options=options)
     return "failed" if done.failed else "completed"
