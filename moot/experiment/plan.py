@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.engine.folder import iter_results
-from moot.engine.plan import dataset_plan, variant_plan
+from moot.engine.plan import item_ids, variant_plan
 from moot.experiment.grid import Cell, Shard, cells, in_shard, shard_folder
 from moot.experiment.schema import Experiment
 from moot.models.cache import held
@@ -87,10 +87,8 @@ def estimate(cell: Cell) -> Optional[Usage]:
 def _unit_ids(cell: Cell, limit: Optional[int]) -> list[str]:
     scenario = cell.arm.scenario
     if cell.dataset is not None:
-        plan = dataset_plan(cell.arm.protocol, scenario, cell.dataset.path, limit)
-    else:
-        plan = variant_plan(cell.arm.protocol, scenario, ())
-    return [u.id for u in plan.units()]
+        return item_ids(cell.arm.protocol, scenario, cell.dataset.path, limit)[1]
+    return [u.id for u in variant_plan(cell.arm.protocol, scenario, ()).units()]
 
 
 def _ids_key(cell: Cell) -> tuple[str, ...]:
