@@ -140,7 +140,8 @@ def main() -> None:
                   f"peak RSS {peak:5.0f} MB  load {os.getloadavg()[0]:.2f}", flush=True)
         (u1, w1, c1), (u3, w3, c3) = rows[0], rows[-1]
         print(f"growth: {u3 / u1:.1f}x units -> {w3 / w1:.2f}x wall, {c3 / c1:.2f}x cpu (linear would be at most "
-              f"{u3 / u1:.1f}x; a process's fixed start-up counts in each)")
+              f"{u3 / u1:.1f}x; a process's fixed start-up counts in each); each further 30,000 units cost "
+              f"{(c3 - c1) / (u3 - u1) * 30000:.2f} s cpu")
         exp = Path(tmp) / f"n{args.items}" / "exp.yaml"
         wall, cpu, _ = median_of(args.runs, PLAN.format(exp=str(exp), out=str(Path(tmp) / "plan-out")))
         print(f"moot run --plan: {len(ARMS) * REPEATS} cells, {len(ARMS) * REPEATS * args.items} units  wall {wall:.2f} s"
