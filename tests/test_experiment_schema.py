@@ -138,3 +138,8 @@ def test_validate_checks_experiment_files(tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().out.startswith(f"{bad}:8: repets: unknown key")
     paper = ROOT / "experiments" / "cola_table5.yaml"  # its test split is not here: checked on the demo set
     assert main(["validate", str(paper), "--dataset", "demo-stance"]) == 0
+
+
+def test_a_dataset_moot_ships_is_found_by_name_from_any_folder(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, GOOD.replace(str(ROOT / "datasets" / "demo-stance.yaml"), "demo-stance")))
+    assert exp.datasets[0].name == "demo-stance" and exp.datasets[0].path.is_file()

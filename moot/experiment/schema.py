@@ -51,7 +51,7 @@ from moot.metrics.classification import METRICS, defined
 from moot.models.spec import parse_spec
 from moot.protocols.registry import REGISTRY
 from moot.report.published import tables as published_tables
-from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.bundled import bundled_names, find_dataset as bundled_dataset, find_scenario
 from moot.scenario.errors import key_and_message, to_scenario_error
 from moot.scenario.load import load_scenario
 from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
@@ -323,14 +323,15 @@ def _command_arm(source: YamlSource, index: int, arm: ArmSpec, protocol: Protoco
 
 
 def find_dataset(given: str, base: Path) -> Path:
-    """A dataset spec: the path as given (from the experiment's folder, then the working one), or a
-    name under datasets/ there (`demo-stance` is datasets/demo-stance.yaml)."""
+    """A dataset spec: the path as given (from the experiment's folder, then the working one), a
+    name under datasets/ there (`demo-stance` is datasets/demo-stance.yaml), or a dataset moot
+    ships (as `--dataset demo-stance` finds it from any folder)."""
     name = given if given.endswith((".yaml", ".yml")) else f"{given}.yaml"
     for folder in (base, Path.cwd(), base.parent):
         for candidate in (folder / given, folder / name, folder / "datasets" / name):
             if candidate.is_file():
                 return candidate
-    return Path(given)
+    return bundled_dataset(given)
 
 
 def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[tuple[str, Protocol[Any]]],
