@@ -6,8 +6,9 @@ with a fixed seed, each arm right with its own probability), then times, in chil
 
 - `moot report` over it (wall time and peak RSS), and over a third and two thirds of the items
   (the same arms and repeats) to show how the time grows with units;
-- `moot run EXPERIMENT.yaml --plan` (wall time; the model engine is replaced by one that fails
-  if it is ever built, so a call cannot go unnoticed).
+- `moot run EXPERIMENT.yaml --plan` (wall time; building a client of any model but moot's
+  in-process scripted one, which the token estimate's dry run renders prompts with, fails the
+  run, so a model call cannot go unnoticed).
 
 Each figure is the median of --runs runs; the 1-minute load average is printed beside (this
 machine has 2 cores and is shared). Goals (issue 16): report <= 15 s and <= 600 MB, linear in units;
@@ -103,10 +104,12 @@ def report_code(out: Path, dest: Path) -> str:
 PLAN = """
 import sys
 import moot.models.engine as engine
-class Refused:
-    def __init__(self, *a, **k):
-        raise SystemExit('a model engine was built during --plan')
-engine.ModelEngine = Refused
+built = engine.build_client
+def refused(spec, *a, **k):  # the token estimate's dry run is on the in-process scripted model; nothing else
+    if not str(spec).startswith('scripted'):
+        raise SystemExit(f'a model client ({{spec}}) was built during --plan')
+    return built(spec, *a, **k)
+engine.build_client = refused
 from moot.cli import main
 sys.exit(main(['run', {exp!r}, '--plan', '--out', {out!r}]))
 """
@@ -137,11 +140,12 @@ def main() -> None:
                   f"peak RSS {peak:5.0f} MB  load {os.getloadavg()[0]:.2f}", flush=True)
         (u1, w1, c1), (u3, w3, c3) = rows[0], rows[-1]
         print(f"growth: {u3 / u1:.1f}x units -> {w3 / w1:.2f}x wall, {c3 / c1:.2f}x cpu (linear would be at most "
-              f"{u3 / u1:.1f}x; a process's fixed start-up counts in each)")
+              f"{u3 / u1:.1f}x; a process's fixed start-up counts in each); each further 30,000 units cost "
+              f"{(c3 - c1) / (u3 - u1) * 30000:.2f} s cpu")
         exp = Path(tmp) / f"n{args.items}" / "exp.yaml"
         wall, cpu, _ = median_of(args.runs, PLAN.format(exp=str(exp), out=str(Path(tmp) / "plan-out")))
         print(f"moot run --plan: {len(ARMS) * REPEATS} cells, {len(ARMS) * REPEATS * args.items} units  wall {wall:.2f} s"
-              f"  cpu {cpu:.2f} s (medians of {args.runs}), model calls: 0 (no engine was built)  "
+              f"  cpu {cpu:.2f} s (medians of {args.runs}), model calls: 0 (no client but the scripted dry run's was built)  "
               f"load {os.getloadavg()[0]:.2f}")
         print(f"goals: report <= 15 s and <= 600 MB at 90,000 units; --plan <= 3 s")
 

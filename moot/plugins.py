@@ -16,6 +16,12 @@ BUILTIN = "moot.protocols.registry"
 
 
 @lru_cache(maxsize=1)
+def declare_builtin() -> None:
+    """Declare moot's own protocols by name, importing none of them (each is imported when asked for)."""
+    importlib.import_module(BUILTIN)
+
+
+@lru_cache(maxsize=1)
 def load_protocols() -> None:
     """Import every installed protocol registry and every protocol it declares (once per process)."""
     importlib.import_module(BUILTIN)

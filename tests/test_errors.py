@@ -27,6 +27,7 @@ ERRORS = {
     "moot.safety.places": ["OutError"],
     "moot.experiment.schema": ["ExperimentError"],
     "moot.experiment.grid": ["ExperimentChanged"],
+    "moot.data.threads": ["ConvertError"],
     "moot.log.annotations": ["AnnotationError"],
     "moot.viewer.paths": ["Refused"],
     "moot.viewer.pages": ["NotFound"],

@@ -12,7 +12,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from moot.experiment.analysis import Cell, Column, analyse, arm_stat
-from moot.experiment.tables import arms_grid, published_grid, published_columns
+from moot.experiment.tables import arms_grid, measured_of, published_grid, published_columns
 from moot.metrics.classification import summarize
 from moot.report.formats import latex, markdown, to_csv
 from moot.report.published import table
@@ -76,8 +76,8 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
     columns = published_columns(cola)
     analyses = {name: analyse(CELLS, col, "local", ["cola", "direct", "cot"], "cola", TARGETS, resamples=200)
                 for name, col in columns.items()}
-    grid = published_grid(analyses, cola, {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"},
-                          ["cola", "direct", "cot"])
+    grid = published_grid({name: measured_of(a, cola) for name, a in analyses.items()}, cola,
+                          {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"}, ["cola", "direct", "cot"])
     hc = next(r for r in grid.rows if r[1] == "cola" and r[2] == "HC")
     measured = analyses["HC"].arm("cola")
     assert measured is not None

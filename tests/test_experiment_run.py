@@ -74,14 +74,24 @@ def test_plan_calls_no_model_and_writes_nothing(here: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 0 | 8 |" in shown  # one call per item
     assert "| debate/demo-stance/scripted/seed-1 | 8 | 0 | 32 |" in shown  # 2 agents x 2 rounds
-    assert "4 cells, 32 units (0 done), 80 model calls (0 of them cached) and ? tokens left" in shown
+    # before any unit ran, tokens are estimated (~): a dry run's prompts, completions at the generation bound
+    from moot.scenario.load import load_scenario
+    from moot.scenario.bundled import find_scenario
+
+    bound = load_scenario(find_scenario("cola_direct")).generation.max_tokens
+    direct = next(line for line in shown.splitlines() if line.startswith("| direct/demo-stance/scripted/seed-0 "))
+    prompt, completion = direct.split(" | ")[5:7]
+    assert prompt.startswith("~") and int(prompt[1:]) > 8 * 20 and completion == f"~{8 * bound}", direct
+    assert "4 cells, 32 units (0 done), 80 model calls (0 of them cached) and ~" in shown
+    assert "at 4 characters a token (a rule of thumb, no tokenizer" in shown
     assert sorted(p.name for p in here.iterdir()) == ["exp.yaml"]
     assert main(["run", "exp.yaml", "--quiet", "--limit", "2", "--repeat", "1"]) == 0
     capsys.readouterr()
     assert main(["run", "exp.yaml", "--plan", "--price", "1", "2"]) == 0
     after = capsys.readouterr().out
     assert "| direct/demo-stance/scripted/seed-0 | 8 | 2 | 6 | 0 |" in after  # 2 done: their usage gives tokens per unit
-    assert "tokens left, cost" in after
+    direct = next(line for line in after.splitlines() if line.startswith("| direct/demo-stance/scripted/seed-0 "))
+    assert "~" not in direct and "tokens left, cost" in after
 
 
 def test_plan_counts_the_calls_an_interrupted_unit_left_in_the_cache(here: Path,
@@ -114,6 +124,17 @@ def test_shards_reported_together_equal_one_run(here: Path) -> None:
     assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
 
 
+def test_a_shards_plan_counts_each_cells_own_share(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each cell's share of a shard is its own (the hash names the cell): once the shard ran, its
+    plan shows every cell done."""
+    assert main(["run", "exp.yaml", "--quiet", "--shard", "1/2"]) == 0
+    capsys.readouterr()
+    assert main(["run", "exp.yaml", "--plan", "--shard", "1/2"]) == 0
+    shown = capsys.readouterr().out
+    rows = [line.split(" | ") for line in shown.splitlines() if line.startswith("| direct/") or line.startswith("| debate/")]
+    assert len(rows) == 4 and all(r[1] == r[2] and r[3] == "0" for r in rows), shown
+
+
 def test_a_first_round_majority_arm_is_read_from_saved_runs(here: Path) -> None:
     from moot.experiment.report import first_round_majority, load
 
@@ -136,7 +157,8 @@ def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest
     capsys.readouterr()
     assert main(["report", "transcripts/grid", "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "COLA/Table 2" in shown and "Not measured here" in shown and "HC, FM" in shown  # demo data: no paper column
+    assert "COLA/Table 2" in shown and "no column measured here" in shown  # demo data: no paper column
+    assert "Not measured here" in (here / "rep" / "published.md").read_text() and "HC, FM" in (here / "rep" / "published.md").read_text()
     assert (here / "rep" / "published.tex").read_text().startswith(r"\begin{table}")
     plots = sorted(p.name for p in (here / "rep" / "plots").iterdir())
     assert "arms-demo-stance-all-accuracy-scripted.png" in plots and "arms-demo-stance-all-accuracy-scripted.svg" in plots
@@ -177,6 +199,52 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     coverage = (tmp_path / "rep" / "trajectory-coverage_by_topic-scripted.csv").read_text().splitlines()
     assert {line.split(" · ")[0] for line in coverage[1:]} == {"judge", "no-judge"}
     assert (tmp_path / "rep" / "plots" / "trajectory-judge_agreement-scripted.svg").is_file()
+
+
+def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The experiment's `score:` re-runs the grader on each finished conference (on the cell's model
+    with --model); the report reads the graded copy and prints Heller et al. Table 5 with its
+    published column and delta; running again grades nothing twice."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t5.yaml").write_text(
+        "experiment: t5\narms:\n  - {name: g, scenario: drug_policy_paper, set: {models.judge: 'ollama:gemma2:9b'}}\n"
+        "  - {name: m, scenario: drug_policy_paper, set: {models.judge: 'ollama:mixtral:8x7b'}}\n"
+        "score: {grader: 'openai:gpt-4'}\ncompare: {reference: g}\n"
+        "published: {table: Heller/Table 5, rows: {g: Gemma 2 9B, m: Mixtral 8x7B}}\n", encoding="utf-8")
+    assert main(["run", "t5.yaml", "--model", "scripted"]) == 0
+    ran = capsys.readouterr().out
+    assert "g/-/scripted/seed-42: re-scored (grader=scripted): completed" in ran
+    manifest = json.loads((tmp_path / "transcripts/t5/experiment.json").read_text())
+    assert manifest["score"] == {"grader": "openai:gpt-4"}
+    assert [(c["scored"], c["scored_folder"]) for c in manifest["cells"]][0] == (
+        "completed", "g/scenario/scripted/seed-42-scored-grader-scripted")
+    graded = tmp_path / "transcripts/t5/g/scenario/scripted/seed-42-scored-grader-scripted"
+    assert json.loads((graded / "run.json").read_text())["rescored"]["roles"] == {"grader": "scripted"}
+    assert main(["report", "transcripts/t5", "--out", "rep"]) == 0
+    shown = capsys.readouterr().out
+    # the scripted grader gives every decision 7: Gemma 2 9B's first decision is published as 8
+    assert "| Gemma 2 9B | g | Debate 1 | 7.00 | – | – | 1 | 8 | -1.00 |" in shown, shown
+    assert "| Mixtral 8x7B | m | Overall | 7.00 | – | – | 1 | 2 | +5.00 |" in shown
+    assert "**judge_grade · scripted**" in shown
+    assert (tmp_path / "rep" / "trajectory-judge_grades-scripted.csv").is_file()
+    before = graded.joinpath("run.json").stat().st_mtime_ns
+    assert main(["run", "t5.yaml", "--model", "scripted", "--quiet"]) == 0
+    assert graded.joinpath("run.json").stat().st_mtime_ns == before  # graded once
+
+
+
+def test_another_grader_is_another_graded_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = ("experiment: g\narms:\n  - {name: g, scenario: drug_policy_paper, set: {models.default: scripted}}\n"
+            "score: {grader: scripted}\n")
+    (tmp_path / "g.yaml").write_text(text, encoding="utf-8")
+    assert main(["run", "g.yaml", "--quiet"]) == 0
+    (tmp_path / "g.yaml").write_text(text.replace("grader: scripted", "grader: 'scripted:BASE'"), encoding="utf-8")
+    assert main(["run", "g.yaml", "--quiet"]) == 0  # the conference is not run again; its grading is
+    cell = json.loads((tmp_path / "transcripts/g/experiment.json").read_text())["cells"][0]
+    assert (cell["scored"], cell["scored_folder"]) == ("completed", "g/scenario/default/seed-42-scored-grader-scripted_BASE")
+    assert (tmp_path / "transcripts/g/g/scenario/default/seed-42-scored-grader-scripted/run.json").is_file()  # kept
 
 
 def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,3 +57,27 @@ def test_a_damaged_file_is_one_line_naming_line_and_key() -> None:
     assert str(unknown.value).startswith("pub.yaml:3: tables[0].titel:")
     with pytest.raises(SourceError, match="is not a figure"):
         parse(BAD_ROW.replace("[0.5, 0.6]", '["n/a"]'), "pub.yaml")
+
+
+@pytest.mark.parametrize("column, says", [
+    ("{name: a, dataset: d, metric: accuracy, measure: m}", "give one of metric, measure, series"),
+    ("{name: a, metric: accuracy}", "a metric is over a dataset"),
+    ("{name: a, series: s}", "a series column names its step"),
+    ("{name: a, measure: m, step: 2}", "a series column names its step"),
+])
+def test_a_column_measures_one_thing(column: str, says: str) -> None:
+    text = BAD_ROW.replace("[{name: a, dataset: d, metric: accuracy}]", f"[{column}]").replace("[0.5, 0.6]", "[0.5]")
+    with pytest.raises(SourceError) as bad:
+        parse(text, "pub.yaml")
+    assert str(bad.value).startswith("pub.yaml:") and says in str(bad.value), str(bad.value)
+
+
+def test_table_5_reads_the_grades_of_runs_and_prints_integers_as_the_paper() -> None:
+    t5 = table("Heller/Table 5")
+    assert [(c.series, c.step, c.measure) for c in t5.spec.columns][:2] == [("judge_grades", 1, None),
+                                                                          ("judge_grades", 2, None)]
+    assert t5.spec.columns[-1].measure == "judge_grade"
+    found = t5.figure("Gemma 7B", "Debate 1")
+    assert found is not None and found.printed == "10" and found.value == 10.0
+    overall = t5.figure("Gemma 7B", "Overall")
+    assert overall is not None and overall.printed == "3.8"

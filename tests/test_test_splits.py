@@ -83,3 +83,26 @@ def test_without_its_data_a_test_split_names_the_file_and_where_it_is_published(
     message = str(missing.value)
     assert "\n" not in message and message.startswith(f"{spec_path}: path: file not found: {expected} (published at ")
     assert not (tmp_path / "data").exists()
+
+
+# The shape of SemEval-2016 Task 6's own files as the shared training sample has it (checked by hand
+# against ../shared/datasets/semeval2016_train_sample.txt: 80 rows, five targets, labels mapped, bare
+# quotes kept): tab-separated latin-1 with CRLF ends and two more columns than the test split's.
+SEMEVAL_RELEASE = ("ID\tTarget\tTweet\tStance\tOpinion towards\tSentiment\r\n"
+                   '101\tAtheism\tGod is "great" caf\xe9 #SemST\tAGAINST\t1.  The tweet explicitly expresses opinion '
+                   "about the target, a part of the target, or an aspect of the target.\tPOSITIVE\r\n"
+                   "102\tClimate Change is a Real Concern\twe need action #SemST\tFAVOR\t1.  The tweet\tNEGATIVE\r\n")
+
+
+@pytest.mark.parametrize("name", ["semeval2016", "semeval2016_test"])
+def test_the_semeval_files_read_the_release_layout_with_its_extra_columns(tmp_path: Path, name: str) -> None:
+    spec_path = copied(tmp_path, name)
+    data = tmp_path / "release.txt"
+    data.write_bytes(SEMEVAL_RELEASE.encode("latin-1"))
+    text = spec_path.read_text(encoding="utf-8")
+    spec_path.write_text("\n".join(f"path: {data}" if line.startswith("path:") else line
+                                   for line in text.splitlines()) + "\n", encoding="utf-8")
+    items = list(iter_items(load_dataset_spec(spec_path, ("target",))))
+    assert [(i.id, i.target, i.label) for i in items] == [("101", "Atheism", "against"),
+                                                          ("102", "Climate Change is a Real Concern", "favor")]
+    assert items[0].value("text") == 'God is "great" café #SemST'  # bare quotes and latin-1 kept, no CR

@@ -42,7 +42,8 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "report": "tables, per-class metrics and plots of finished runs (items and conferences) or an experiment",
     "compare": "two runs of labelled items paired on their items: delta with its interval, McNemar",
     "view": "a local web viewer of every run under a folder: live, filterable, with comparison (--bundle: static)",
-    "validate": "check scenario and dataset files without running anything",
+    "validate": "check scenario, dataset and experiment files without running anything",
+    "convert": "a rumour dataset's public release (ACLR4RUMOR, RumourEval 2019) to one thread per line",
     "new": "write a commented starter scenario for a protocol",
     "schema": "the JSON Schema of the scenario format (for editors)",
 }

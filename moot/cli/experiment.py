@@ -94,6 +94,10 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
         given = experiment.spec.prices
         prices = tuple(args.price) if args.price else (given.prompt, given.completion) if given else None
         print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
+        if experiment.spec.score:
+            model = "the cell's model" if experiment.spec.models else None
+            roles = ", ".join(f"{role}={model or spec}" for role, spec in experiment.spec.score.items())
+            print(terminal_safe(f"then each finished cell is re-scored ({roles}; score:), with calls the run decides (?)"))
         return EXIT_OK
     result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
                             allow_changed=args.allow_changed,

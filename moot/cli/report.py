@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.api.outputs import write_report
 from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out
 from moot.views.neutral import terminal_safe
@@ -38,6 +37,8 @@ def run(argv: Sequence[str]) -> int:
     folders = experiment_folders([Path(r) for r in args.runs])
     if any(is_experiment(f) for f in folders):
         return experiment_report(folders, args.out)
+    from moot.api.outputs import write_report  # the runs' report (an experiment's needs none of it)
+
     built = write_report(args.runs, args.out)
     print(terminal_safe(built.main))
     for r in built.runs:

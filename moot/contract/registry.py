@@ -17,7 +17,7 @@ from moot.contract.commands import DatasetCommand
 from moot.contract.protocol import Protocol, ProtocolError
 from moot.log.events import Json, RunStarted
 from moot.log.registry import EVENTS, EventRegistry
-from moot.plugins import load_protocols
+from moot.plugins import declare_builtin, load_protocols
 from moot.views.unit import UnitView
 
 AnyProtocol = Protocol[Any]  # a registry holds protocols of every scenario type
@@ -76,6 +76,8 @@ class Registry:
         return self._protocols[name]
 
     def __contains__(self, name: object) -> bool:
+        if name not in self._order and self._installed:
+            declare_builtin()  # moot's own: only the one asked for is imported
         if name not in self._order and self._installed:
             load_protocols()
         if name in self._declared:

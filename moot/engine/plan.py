@@ -62,31 +62,38 @@ def check_inputs(protocol: Protocol[Any], inputs: dict[str, Any], where: str) ->
                          f"scenario, --input {missing[0]}=..., or a dataset with that column")
 
 
-def dataset_plan(protocol: Protocol[Any], scenario: ScenarioBase, dataset: Path, limit: Optional[int]) -> Plan:
-    """One unit per dataset row; labels must be the scenario's, ids unique."""
+def item_ids(protocol: Protocol[Any], scenario: ScenarioBase, dataset: Path, limit: Optional[int],
+             skipped: Optional[Counter[str]] = None) -> tuple[DatasetSpec, list[str]]:
+    """The dataset's spec and the ids of the items a run would run, in order, after the checks it
+    makes: labels must be the scenario's, ids unique, the protocol's inputs there."""
     spec = load_dataset_spec(dataset, input_columns(protocol))
     labels = set(scenario.label_set())
-    skipped: Counter[str] = Counter()
-    seen: set[str] = set()
-    total = 0
+    skipped = Counter() if skipped is None else skipped
+    seen: dict[str, None] = {}
     for item in iter_items(spec, limit, skipped):
         if item.label is not None and labels and item.label not in labels:
             raise UsageError(f"{dataset}: label {item.label!r} of item {item.id} is not one of the scenario's "
                              f"labels ({', '.join(sorted(labels))}); map it under `labels:` in the dataset file")
         if item.id in seen:
             raise UsageError(f"{dataset}: item id {item.id!r} occurs twice; ids must be unique")
-        seen.add(item.id)
+        seen[item.id] = None
         check_inputs(protocol, inputs_of_item(protocol, item), f"{dataset}: item {item.id}")
-        total += 1
-    if total == 0:
+    if not seen:
         reasons = ", ".join(f"{n} {why}" for why, n in skipped.items()) or "the file has no rows"
         raise UsageError(f"{dataset}: no items to run ({reasons})")
+    return spec, list(seen)
+
+
+def dataset_plan(protocol: Protocol[Any], scenario: ScenarioBase, dataset: Path, limit: Optional[int]) -> Plan:
+    """One unit per dataset row (item_ids says which)."""
+    skipped: Counter[str] = Counter()
+    spec, ids = item_ids(protocol, scenario, dataset, limit, skipped)
 
     def units() -> Iterator[Unit]:
         for item in iter_items(spec, limit):
             yield Unit(item.id, scenario, inputs_of_item(protocol, item), item.label)
 
-    return Plan(units, total, dict(skipped), dataset, spec)
+    return Plan(units, len(ids), dict(skipped), dataset, spec)
 
 
 def parse_inputs(protocol: Protocol[Any], pairs: Sequence[str]) -> dict[str, Any]:

@@ -47,18 +47,39 @@ class Cell:
     memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)  # ids, features
 
     def ids(self, targets: Optional[Mapping[str, str]], target: Optional[str]) -> frozenset[str]:
-        """The labelled units (of one target), kept: a report asks for them per metric and arm pair."""
-        key = ("ids", target)
-        if key not in self.memo:
-            self.memo[key] = frozenset(i for i in self.gold if target is None or (targets or {}).get(i) == target)
-        found: frozenset[str] = self.memo[key]  # type: ignore[assignment]
-        return found
+        """The labelled units (of one target), kept: a report asks for them per metric and arm pair.
+        Every target's are found in one pass over the units."""
+        return self._by_target(targets).get(target, frozenset())
+
+    def _by_target(self, targets: Optional[Mapping[str, str]]) -> dict[Optional[str], frozenset[str]]:
+        """The units by target (None: all of them), kept with the targets they were read with (the
+        report's, one per dataset) and forgotten, with what was derived from them, for others."""
+        kept = self.memo.get("targets")
+        if not isinstance(kept, tuple) or kept[0] is not targets:
+            found: dict[Optional[str], set[str]] = defaultdict(set)
+            get = (targets or {}).get
+            for i in self.gold:
+                found[get(i)].add(i)
+            by_target: dict[Optional[str], frozenset[str]] = {t: frozenset(ids) for t, ids in found.items()
+                                                              if t is not None}
+            by_target[None] = frozenset(self.gold)
+            self.memo.clear()
+            self.memo["targets"] = (targets, by_target)
+            return by_target
+        return kept[1]  # type: ignore[no-any-return]
 
     def features(self, ids: Sequence[str], key: int) -> Floats:
-        """The feature matrix of these units (moot.metrics.coded.features), kept under `key`."""
+        """The feature matrix of these units (moot.metrics.coded.features), kept under `key`: rows
+        of the matrix of all the cell's units, made once."""
         memo = ("features", key)
         if memo not in self.memo:
-            self.memo[memo] = features([self.gold[i] for i in ids], [self.pred.get(i) for i in ids], self.labels)
+            if "all" not in self.memo:
+                every = list(self.gold)
+                self.memo["all"] = ({i: row for row, i in enumerate(every)},
+                                    features([self.gold[i] for i in every], [self.pred.get(i) for i in every], self.labels))
+            kept: tuple[dict[str, int], Floats] = self.memo["all"]  # type: ignore[assignment]
+            rows, matrix = kept
+            self.memo[memo] = matrix[np.fromiter((rows[i] for i in ids), dtype=np.int64, count=len(ids))]
         found: Floats = self.memo[memo]  # type: ignore[assignment]
         return found
 
@@ -131,17 +152,40 @@ def _matrices(cells: Sequence[Cell], ids: Sequence[str]) -> list[Floats]:
 
 
 def common_ids(cells: Sequence[Cell], targets: Optional[Mapping[str, str]], target: Optional[str]) -> list[str]:
-    """The items every cell has (so repeats are resampled jointly)."""
-    found = cells[0].ids(targets, target)
-    for cell in cells[1:]:
-        found = found & cell.ids(targets, target)
-    return sorted(found)
+    """The items every cell has (so repeats are resampled jointly); kept on the first cell, since a
+    report asks for the same cells' items for every metric."""
+    for cell in cells:
+        cell.ids(targets, target)  # each cell's units read with these targets (a memo of others forgotten)
+    key = ("common", target, tuple((c.arm, c.dataset, c.model, c.seed) for c in cells[1:]))
+    if key not in cells[0].memo:
+        found = cells[0].ids(targets, target)
+        for cell in cells[1:]:
+            found = found & cell.ids(targets, target)
+        cells[0].memo[key] = sorted(found)
+    kept: list[str] = cells[0].memo[key]  # type: ignore[assignment]
+    return list(kept)
+
+
+def _count_key(cell: Cell, ids: Sequence[str], key: int) -> tuple[object, ...]:
+    return cell.arm, cell.dataset, cell.model, cell.seed, len(ids), key
 
 
 def _counts(boot: Resampling, cells: Sequence[Cell], ids: Sequence[str], runs: Sequence[Floats]) -> list[Floats]:
     """Each run's counts under the shared resampling (kept by cell and item set)."""
     key = hash(tuple(ids))
-    return [boot.counts((c.arm, c.dataset, c.model, c.seed, len(ids), key), run) for c, run in zip(cells, runs)]
+    return [boot.counts(_count_key(c, ids, key), run) for c, run in zip(cells, runs)]
+
+
+def _prefill(boot: Resampling, groups: Sequence[Sequence[Cell]], targets: Optional[Mapping[str, str]],
+             target: Optional[str]) -> None:
+    """The counts every arm of one column needs, in one matrix product per item set."""
+    by_ids: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
+    for cells in groups:
+        by_ids[tuple(common_ids(cells, targets, target))] += cells
+    for ids, cells in by_ids.items():
+        if ids:
+            key = hash(ids)
+            boot.prefill([(_count_key(c, ids, key), run) for c, run in zip(cells, _matrices(cells, ids))])
 
 
 def _mean_score(counts: Sequence[Floats], metric: str, labels: Sequence[str]) -> Floats:
@@ -237,6 +281,7 @@ def analyse(cells: Sequence[Cell], column: Column, model: str, arms: Sequence[st
     boot = boot or Resampling(resamples, stats.SEED)
     grouped = group(cells)
     of = {arm: grouped.get((arm, column.dataset, model), []) for arm in arms}
+    _prefill(boot, [of[a] for a in arms if of[a]], targets, column.target)
     found = [arm_stat(of[a], column, targets, resamples, boot) for a in arms if of[a]]
     stats_ = tuple(s for s in found if s is not None)
     comparisons: list[Comparison] = []

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Optional
+
+from moot.engine.folder import read_object
 
 MANIFEST = "experiment.json"
+
+
+def read_manifest(out: Path) -> Optional[dict[str, Any]]:
+    return read_object(out / MANIFEST, "experiment manifest")
 
 
 def is_experiment(path: Path) -> bool:
@@ -20,3 +28,17 @@ def experiment_folders(paths: Iterable[Path]) -> list[Path]:
         shards = sorted(p for p in Path(path).glob("shard-*-of-*") if is_experiment(p))
         found += shards if shards and not is_experiment(Path(path)) else [Path(path)]
     return found
+
+
+def safe(text: str) -> str:
+    """A folder name from any text (model specs have colons and slashes)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
+
+
+def unique_stem(text: str) -> str:
+    """`safe(text)`, or, when that had to cut the text short, its start and a hash of the whole: two
+    files named from texts that begin alike (a long dataset name and its targets) stay two files."""
+    whole = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+    if len(whole) <= 60:
+        return whole or "x"
+    return f"{whole[:51]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"

@@ -25,15 +25,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
-from moot.engine.folder import read_object
 from moot.engine.plan import Plan
 from moot.errors import MootError, UsageError
-from moot.experiment.folders import MANIFEST
-from moot.experiment.schema import Arm, Dataset, Experiment, safe
+from moot.experiment.folders import MANIFEST, read_manifest, safe
+from moot.experiment.schema import Arm, Dataset, Experiment
 from moot.safety.diskio import write_atomic
 from moot.scenario.load import scenario_content_hash, scenario_hash
 
@@ -66,6 +65,18 @@ class Cell:
     def folder(self, out: Path) -> Path:
         dataset = safe(self.dataset.name) if self.dataset else "scenario"
         return out / safe(self.arm.name) / dataset / safe(self.model_name) / f"seed-{self.seed}"
+
+    def scored_folder(self, out: Path, roles: Mapping[str, str]) -> Path:
+        """Where the cell's copy re-scored by these roles goes (the experiment's `score:`), beside
+        its folder and named by them: other roles or models make another copy."""
+        folder = self.folder(out)
+        named = "-".join(f"{role}-{spec}" for role, spec in self.score_roles(roles).items())
+        return folder.with_name(f"{folder.name}-scored-{safe(named)}")
+
+    def score_roles(self, roles: Mapping[str, str]) -> dict[str, str]:
+        """The experiment's re-scoring roles on this cell: on the cell's model when the grid has a
+        models axis (every role of an arm on each model), else on the model the file names."""
+        return {role: self.model or spec for role, spec in roles.items()}
 
     @property
     def key(self) -> str:
@@ -143,10 +154,6 @@ def fingerprints(experiment: Experiment) -> dict[str, Any]:
     }
 
 
-def read_manifest(out: Path) -> Optional[dict[str, Any]]:
-    return read_object(out / MANIFEST, "experiment manifest")
-
-
 def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], out: Path) -> None:
     """Refuse arms or datasets whose content differs from the manifest's (their cells ran on other)."""
     if before is None:
@@ -163,8 +170,11 @@ def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], ou
                     "content in their folders")
 
 
-def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], shard: Optional[Shard]) -> None:
-    """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status."""
+def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], shard: Optional[Shard],
+                   scored: Optional[Mapping[str, str]] = None) -> None:
+    """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status
+    (and, with `score:`, its re-scored copy and how that ended)."""
+    scored = scored or {}
     body = {"manifest_version": MANIFEST_VERSION, "experiment": experiment.name, "title": experiment.spec.title,
             "file": str(experiment.path), "file_sha256": scenario_hash(experiment.path),
             "repeats": len(experiment.spec.seeds) or experiment.spec.repeats, "limit": experiment.spec.limit,
@@ -172,10 +182,13 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
             "order": experiment.order, "derived": dict(experiment.derived),
             "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
             "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
-            "published": [t.model_dump() for t in experiment.spec.tables],
+            "published": [t.model_dump() for t in experiment.spec.tables], "score": dict(experiment.spec.score),
             "cells": [{"arm": c.arm.name, "dataset": c.dataset_name, "model": c.model_name, "seed": c.seed,
                        "repeat": c.repeat, "folder": str(c.folder(out).relative_to(out)),
-                       "status": status.get(c.key, "planned")} for c in cells(experiment)]}
+                       "status": status.get(c.key, "planned"),
+                       **({"scored_folder": str(c.scored_folder(out, experiment.spec.score).relative_to(out)),
+                           "scored": scored.get(c.key, "planned")} if experiment.spec.score else {})}
+                      for c in cells(experiment)]}
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / MANIFEST, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
@@ -211,23 +224,41 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
                         identity={**cell.arm.identity, "experiment": experiment.name, "arm": cell.arm.name,
                                   "seed": cell.seed})
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
-    prior = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c["status"]
-             for c in (before or {}).get("cells", [])}
-    status = {cell.key: prior.get(cell.key, "planned") for cell, _ in prepared}
+    keys = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c for c in (before or {}).get("cells", [])}
+    status = {cell.key: keys.get(cell.key, {}).get("status", "planned") for cell, _ in prepared}
+    scored = {cell.key: keys.get(cell.key, {}).get("scored", "planned")  # by the roles it names, else to do
+              if keys.get(cell.key, {}).get("scored_folder") == str(cell.scored_folder(folder, experiment.spec.score)
+                                                                   .relative_to(folder)) else "planned"
+              for cell, _ in prepared}
     if experiment.text is not None:  # made on the command line: its file, beside its cells
         experiment.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(experiment.path, experiment.text)
-    write_manifest(experiment, folder, status, shard)
+    write_manifest(experiment, folder, status, shard, scored)
     for cell, run in prepared:
         if run.planned == 0:
             status[cell.key] = "completed"
-            continue
-        result = run.run()
-        status[cell.key] = result.status
-        write_manifest(experiment, folder, status, shard)
-        if on_cell is not None:
-            on_cell(cell, f"{cell.key}: {result.status} ({result.done}/{result.planned} {run.protocol.units.noun})")
-        if result.status == "interrupted":
-            break
-    write_manifest(experiment, folder, status, shard)
+        else:
+            result = run.run()
+            status[cell.key] = result.status
+            write_manifest(experiment, folder, status, shard, scored)
+            if on_cell is not None:
+                on_cell(cell, f"{cell.key}: {result.status} ({result.done}/{result.planned} {run.protocol.units.noun})")
+            if result.status == "interrupted":
+                break
+        if experiment.spec.score and status[cell.key] == "completed" and scored[cell.key] != "completed":
+            scored[cell.key] = score_cell(cell, folder, experiment.spec.score, shared)
+            write_manifest(experiment, folder, status, shard, scored)
+            if on_cell is not None:
+                on_cell(cell, f"{cell.key}: re-scored ({', '.join(f'{r}={m}' for r, m in cell.score_roles(experiment.spec.score).items())})"
+                              f": {scored[cell.key]}")
+    write_manifest(experiment, folder, status, shard, scored)
     return status
+
+
+def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any) -> str:
+    """The experiment's `score:` on a finished cell (moot score, into its scored folder, answered
+    from the experiment's cache when it was done before); "completed" or "failed"."""
+    from moot.api.outputs import rescore
+
+    done = rescore(cell.folder(out), cell.score_roles(roles), out=cell.scored_folder(out, roles), options=options)
+    return "failed" if done.failed else "completed"

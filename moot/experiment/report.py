@@ -23,14 +23,13 @@ from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
-from moot.experiment.grid import read_manifest
+from moot.experiment.folders import read_manifest, unique_stem
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
-from moot.experiment.schema import unique_stem
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
-from moot.experiment.tables import arms_grid, published_columns, published_grid
+from moot.experiment.tables import Measured, arms_grid, measured_of, measured_over_runs, published_columns, published_grid
 from moot.report.formats import Grid, latex, markdown, to_csv
-from moot.report.published import Published, tables as published_tables
+from moot.report.published import Column as PublishedColumn, Published, tables as published_tables
 from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
 from moot.views.neutral import markdown_safe
@@ -55,6 +54,7 @@ class Loaded:
     benchmarks: dict[str, str] = field(default_factory=dict)  # dataset -> the published dataset it is
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
+    unscored: list[str] = field(default_factory=list)  # cells the experiment's `score:` has not re-scored
 
 
 Answers = list[list[Optional[str]]]  # a unit's answers per round
@@ -125,9 +125,14 @@ def load(folders: Sequence[Path]) -> Loaded:
         derived[src].append(name)
     specs: dict[str, str] = {}
     metrics: dict[str, list[str]] = defaultdict(list)
+    unscored: list[str] = []
     for root, manifest in manifests:
         for entry in (manifest or {}).get("cells", []):
             folder = root / entry["folder"]
+            if entry.get("scored") == "completed":  # re-scored (the experiment's `score:`): the copy counts
+                folder = root / entry["scored_folder"]
+            elif "scored" in entry and read_meta(folder) is not None:
+                unscored.append(f"{entry['arm']}/{entry['dataset']}/{entry['model']}/seed-{entry['seed']}")
             meta = read_meta(folder)
             if meta is None:
                 continue
@@ -165,7 +170,7 @@ def load(folders: Sequence[Path]) -> Loaded:
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   _tables(first.get("published")), dropped,
                   {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
-                  measured)
+                  measured, unscored)
 
 
 def _tables(published: object) -> list[dict[str, Any]]:
@@ -222,10 +227,40 @@ def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
     return found
 
 
-def published_analyses(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, Analysis]:
-    """The analysis of each published column the experiment measured."""
-    found = {name: _measured(loaded, column, boot) for name, column in published_columns(published).items()}
-    return {name: analysis for name, analysis in found.items() if analysis is not None}
+def published_measured(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, dict[str, Measured]]:
+    """Each published column the experiment measured: every arm's cell, over items (a metric on the
+    paper's dataset) or over runs (a measure, or a series' step, of runs of a scenario)."""
+    found: dict[str, dict[str, Measured]] = {}
+    for name, column in published_columns(published).items():
+        analysis = _measured(loaded, column, boot)
+        if analysis is not None:
+            found[name] = measured_of(analysis, published)
+    for of_runs in published.spec.columns:
+        if of_runs.metric is None:
+            runs = _over_runs(loaded.measured, of_runs)
+            if runs:
+                found[of_runs.name] = measured_over_runs(runs)
+    return found
+
+
+def _over_runs(cells: Sequence[MeasureCell], column: PublishedColumn) -> dict[str, list[float]]:
+    """Each arm's values of a measure (or of one step of a series), one per run, on the first model
+    that has them."""
+    def value(cell: MeasureCell) -> Optional[float]:
+        if column.measure is not None:
+            return cell.values.get(column.measure)
+        points = [p.value for p in cell.points.get(str(column.series), []) if p.step == column.step]
+        return sum(points) / len(points) if points else None
+
+    for model in sorted({c.model for c in cells}):
+        found: dict[str, list[float]] = defaultdict(list)
+        for cell in sorted((c for c in cells if c.model == model), key=lambda c: c.seed):
+            got = value(cell)
+            if got is not None:
+                found[cell.arm].append(got)
+        if found:
+            return dict(found)
+    return {}
 
 
 def _measured(loaded: Loaded, column: Column, boot: Resampling) -> Optional[Analysis]:
@@ -299,13 +334,15 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     main_parts: list[str] = []
     for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
-        grid = published_grid(published_analyses(loaded, table, boot), table, published["rows"], loaded.arms,
+        grid = published_grid(published_measured(loaded, table, boot), table, published["rows"], loaded.arms,
                               loaded.labels)
         grids.insert(i, grid)
         stem = "published" if not i else unique_stem(f"published-{published['table']}")
         _write(out, stem, grid)
         write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
-        main_parts.append(markdown(grid))
+        main_parts.append(markdown(grid) if grid.rows else markdown_safe(
+            f"{grid.title}: no column measured here (no unit of the paper's datasets, or no run with its measures; "
+            "a paper's dataset file says where its data is published)"))
     main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
     main_parts += [markdown(g) for g in grids if g.key == "measures"]
     body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
@@ -313,6 +350,9 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
             "", *(markdown(g) + "\n" for g in grids)]
     if loaded.dropped:
         body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
+    if loaded.unscored:
+        body += [markdown_safe("Cells not re-scored yet (`score:`; their own results are shown, run the experiment "
+                               "again to re-score them): " + ", ".join(loaded.unscored)), ""]
     body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))

@@ -17,6 +17,7 @@
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
     prices: {prompt: 0.15, completion: 0.60}   # per million tokens, for --plan's cost
     published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list of tables
+    score: {grader: openai:gpt-4o}       # each finished cell re-scored by a deciding role (moot score)
 
 An arm with `command: NAME` runs the scenario that protocol command (`moot NAME DATA.yaml
 --OPTION VALUE ...`, moot.contract.commands) builds from its `options:` and the labels of the
@@ -25,14 +26,15 @@ first-round answers of ARM's units (a debate-style protocol's `rounds` hook read
 results rows; a tie is unparsed), a baseline at no extra cost. A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
 an override path the arm's scenario does not have (the override is applied and the scenario
 validated again), a dataset without labels for a compared metric, two arms with one name, a
-reference or published row naming no arm. Each problem is one line naming the file, line and key
+reference or published row naming no arm, a `score:` role that is not a deciding role of every arm.
+`score:` re-runs those roles with those models on each finished cell (`moot score`, into a copy
+beside it) and the report reads the copy: a conference's judge decisions graded 1-10 (Heller et
+al. Table 5). Each problem is one line naming the file, line and key
 (ExperimentError, exit 2), raised before any folder is made.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +51,7 @@ from moot.metrics.classification import METRICS, defined
 from moot.models.spec import parse_spec
 from moot.protocols.registry import REGISTRY
 from moot.report.published import tables as published_tables
-from moot.scenario.bundled import bundled_names, find_scenario
+from moot.scenario.bundled import bundled_names, find_dataset as bundled_dataset, find_scenario
 from moot.scenario.errors import key_and_message, to_scenario_error
 from moot.scenario.load import load_scenario
 from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
@@ -108,6 +110,7 @@ class ExperimentSpec(Strict):
     compare: Optional[CompareSpec] = None
     prices: Optional[Prices] = None  # per million prompt / completion tokens (--price beats it)
     published: Union[PublishedSpec, tuple[PublishedSpec, ...], None] = None
+    score: dict[str, str] = {}  # deciding role -> model: each finished cell re-scored (moot score), reported
 
     @property
     def tables(self) -> tuple[PublishedSpec, ...]:
@@ -195,7 +198,19 @@ def experiment_from(source: YamlSource, path: Path, datasets: Optional[Sequence[
         _checked(source, ("models", i), lambda: parse_spec(model))
     _compare(source, spec, arms, read)
     _published(source, spec)
+    _score(source, spec, arms)
     return Experiment(spec, path, arms, read, derived)
+
+
+def _score(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm]) -> None:
+    """Each re-scoring role is a deciding role of every arm's protocol, on a model spec moot knows."""
+    for role, model in spec.score.items():
+        _checked(source, ("score", role), lambda: parse_spec(model))
+        for arm in arms:
+            if role not in arm.protocol.deciders:
+                known = ", ".join(arm.protocol.deciders) or "none"
+                raise fail(source, ("score", role), f"{role!r} is not a deciding role of arm {arm.name!r} "
+                                                    f"({arm.protocol.name}: {known}){nearest(role, arm.protocol.deciders)}")
 
 
 def _derived(source: YamlSource, index: int, arm: ArmSpec, arms: Sequence[Arm]) -> tuple[str, str]:
@@ -308,14 +323,15 @@ def _command_arm(source: YamlSource, index: int, arm: ArmSpec, protocol: Protoco
 
 
 def find_dataset(given: str, base: Path) -> Path:
-    """A dataset spec: the path as given (from the experiment's folder, then the working one), or a
-    name under datasets/ there (`demo-stance` is datasets/demo-stance.yaml)."""
+    """A dataset spec: the path as given (from the experiment's folder, then the working one), a
+    name under datasets/ there (`demo-stance` is datasets/demo-stance.yaml), or a dataset moot
+    ships (as `--dataset demo-stance` finds it from any folder)."""
     name = given if given.endswith((".yaml", ".yml")) else f"{given}.yaml"
     for folder in (base, Path.cwd(), base.parent):
         for candidate in (folder / given, folder / name, folder / "datasets" / name):
             if candidate.is_file():
                 return candidate
-    return Path(given)
+    return bundled_dataset(given)
 
 
 def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[tuple[str, Protocol[Any]]],
@@ -382,19 +398,5 @@ def _published(source: YamlSource, spec: ExperimentSpec) -> None:
                 raise fail(source, (*at, "rows", arm), f"{row!r} is not a row of {table.table}{nearest(row, rows)}")
 
 
-def safe(text: str) -> str:
-    """A folder name from any text (model specs have colons and slashes)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
-
-
-def unique_stem(text: str) -> str:
-    """`safe(text)`, or, when that had to cut the text short, its start and a hash of the whole: two
-    files named from texts that begin alike (a long dataset name and its targets) stay two files."""
-    whole = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
-    if len(whole) <= 60:
-        return whole or "x"
-    return f"{whole[:51]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-
-
 __all__ = ["Arm", "Dataset", "Experiment", "ExperimentError", "ExperimentSpec", "Test", "find_dataset",
-           "load_experiment", "safe", "unique_stem"]
+           "load_experiment"]

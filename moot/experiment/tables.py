@@ -4,12 +4,15 @@
   item spread, and Δ against the reference with its interval, p (raw and Holm), MDE and pairing;
 - `published_grid`: each arm beside the paper's figure of the row it reproduces: measured (with
   the paper's significance mark where the paper's test on these runs gives it) | published | Δ,
-  on the paper's scale (a percent table in percent), with where the paper prints it.
+  on the paper's scale (a percent table in percent), with where the paper prints it. A column is
+  measured over items (an arm's analysis: `measured_of`) or once per run of a scenario (a
+  protocol's measure or one step of its series, averaged over seeds: `measured_over_runs`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column
@@ -20,21 +23,21 @@ from moot.report.published import Published
 DASH = "–"
 
 
-def number(value: float, percent: bool = False) -> str:
+def number(value: float, percent: bool = False, digits: int = 3) -> str:
     if value is None or math.isnan(value):
         return DASH
-    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+    return f"{100 * value:.1f}" if percent else f"{value:.{digits}f}"
 
 
-def signed(value: float, percent: bool = False) -> str:
-    text = number(value, percent)
+def signed(value: float, percent: bool = False, digits: int = 3) -> str:
+    text = number(value, percent, digits)
     return text if text == DASH or text.startswith("-") else "+" + text
 
 
-def interval(found: stats.Interval, percent: bool = False) -> str:
+def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> str:
     if math.isnan(found.low):
         return DASH
-    return f"[{number(found.low, percent)}, {number(found.high, percent)}]"
+    return f"[{number(found.low, percent, digits)}, {number(found.high, percent, digits)}]"
 
 
 def pvalue(p: float) -> str:
@@ -68,6 +71,18 @@ def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) ->
     return Grid(title, head, tuple(rows), notes, key="arms")
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One arm's measured cell of a published column: its mean, the interval a table shows first,
+    how many items (None: the units are runs of a scenario) and runs, and the paper's mark if due."""
+
+    mean: float
+    interval: stats.Interval
+    items: Optional[int]
+    runs: int
+    mark: str = ""
+
+
 def _mark(analysis: Analysis, arm: str, published: Published) -> str:
     """The paper's mark on `arm`'s cell: it beats the best other arm with p < 0.05 under the
     comparisons made (COLA: "* COLA improves the best baseline at p < 0.05, paired t-test")."""
@@ -84,36 +99,53 @@ def _mark(analysis: Analysis, arm: str, published: Published) -> str:
     return marks[0] if wins else ""
 
 
-def published_grid(analyses: Mapping[str, Analysis], published: Published, rows: Mapping[str, str],
+def measured_of(analysis: Analysis, published: Published) -> dict[str, Measured]:
+    """Each arm's cell of a published column measured over items (with the paper's mark)."""
+    return {s.arm: Measured(s.mean, headline(s), s.items, len(s.values), _mark(analysis, s.arm, published))
+            for s in analysis.arms}
+
+
+def measured_over_runs(values: Mapping[str, Sequence[float]]) -> dict[str, Measured]:
+    """Each arm's cell of a published column measured once per run (seed): the mean over runs with
+    its t interval."""
+    found = {arm: stats.t_interval(v) for arm, v in values.items() if v}
+    return {arm: Measured(i.estimate, i, None, i.n) for arm, i in found.items()}
+
+
+def published_grid(measured: Mapping[str, Mapping[str, Measured]], published: Published, rows: Mapping[str, str],
                    arms: Sequence[str], labels: Optional[Mapping[str, str]] = None) -> Grid:
-    """`analyses` by published column name; `rows`: arm -> the paper's row (module docstring)."""
+    """`measured`: by published column name, each arm's cell; `rows`: arm -> the paper's row
+    (module docstring)."""
     spec = published.spec
     percent = spec.unit == "percent"
+    digits = 2 if spec.unit in ("score", "count") else 3  # a mean of 1-10 grades or of counts
     head = ("paper row", "arm", "column", "measured", "95% CI", "n items", "runs", "published", "Δ (measured - published)")
     body = []
-    measured_columns = [c for c in spec.columns if analyses.get(c.name) and analyses[c.name].arms]
+    measured_columns = [c for c in spec.columns if measured.get(c.name)]
     unmeasured = [c.name for c in spec.columns if c not in measured_columns]
     for arm in arms:
         row = rows.get(arm)
         if row is None:
             continue
         for column in measured_columns:
-            found = analyses.get(column.name)
-            stat = found.arm(arm) if found else None
+            cell = measured[column.name].get(arm)
             figure = published.figure(row, column.name)
-            measured = number(stat.mean, percent) + (_mark(found, arm, published) if found and stat else "") \
-                if stat else DASH
-            delta = signed(stat.mean - figure.value, percent) if stat and figure else DASH
-            body.append((row, (labels or {}).get(arm, arm), column.name, measured, interval(headline(stat), percent) if stat else DASH,
-                         str(stat.items) if stat else DASH, str(len(stat.values)) if stat else DASH,
-                         figure.printed if figure else DASH, delta))
+            shown = number(cell.mean, percent, digits) + cell.mark if cell else DASH
+            delta = signed(cell.mean - figure.value, percent, digits) if cell and figure else DASH
+            body.append((row, (labels or {}).get(arm, arm), column.name, shown,
+                         interval(cell.interval, percent, digits) if cell else DASH,
+                         str(cell.items) if cell and cell.items is not None else DASH,
+                         str(cell.runs) if cell else DASH, figure.printed if figure else DASH, delta))
     marks = "; ".join(f"{m}: {meaning} (here: the paper's test on these runs, Holm-adjusted)"
                       for m, meaning in spec.marks.items())
+    over_runs = any(c.metric is None for c in measured_columns)
     notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
              f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
              *([marks] if marks else []), *([spec.note] if spec.note else []),
-             "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap).",
-             *([f"Not measured here (no item of their dataset and target ran): {', '.join(unmeasured)}."]
+             "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap)."
+             + (" A column of runs (n items –): the mean over runs (seeds) with its t interval (none from one run)."
+                if over_runs else ""),
+             *([f"Not measured here (no unit of their data, or no run with the measure): {', '.join(unmeasured)}."]
                if unmeasured else []))
     scale = " (percent)" if percent else ""
     return Grid(f"{spec.id}: {spec.title}, measured beside published{scale}", head, tuple(body), notes,
@@ -121,5 +153,6 @@ def published_grid(analyses: Mapping[str, Analysis], published: Published, rows:
 
 
 def published_columns(published: Published) -> dict[str, Column]:
-    """The analysis column each published column asks for."""
-    return {c.name: Column(c.dataset, c.metric, c.target) for c in published.spec.columns}
+    """The analysis column each published column of items asks for (a metric over a dataset)."""
+    return {c.name: Column(c.dataset, c.metric, c.target) for c in published.spec.columns
+            if c.metric is not None and c.dataset is not None}

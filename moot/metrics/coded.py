@@ -137,6 +137,17 @@ class Resampling:
             self._weights[n] = out
         return self._weights[n]
 
+    def prefill(self, runs: Sequence[tuple[Hashable, Floats]]) -> None:
+        """Keep the counts of these runs (all on the same n items) from one product with the weights:
+        one wide matrix product is several times faster than a narrow one per run."""
+        missing = [(key, run) for key, run in runs if key not in self._counts]
+        if len(missing) < 2 or not self.keep_weights:
+            return
+        widths = [run.shape[1] for _, run in missing]
+        found = self.weights(missing[0][1].shape[0]) @ np.hstack([run for _, run in missing]).astype(np.float32)
+        for (key, _), start, width in zip(missing, np.cumsum([0, *widths[:-1]]), widths):
+            self._counts[key] = np.asarray(found[:, start:start + width], dtype=np.float64)
+
     def counts(self, key: Hashable, run: Floats) -> Floats:
         """Resamples x features: the run's counts in each resample (kept under `key`)."""
         if key not in self._counts:

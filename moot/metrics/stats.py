@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -81,8 +82,15 @@ def t_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> Interval:
     sem = float(stats.sem(x))
     if sem == 0.0:
         return Interval(mean, mean, mean, n, method, "every repeat gave the same value")
-    low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=sem)
-    return Interval(mean, float(low), float(high), n, method)
+    below, above = _t_quantiles(confidence, n - 1)  # scipy's t.interval: loc + quantile * scale
+    return Interval(mean, float(mean + below * sem), float(mean + above * sem), n, method)
+
+
+@lru_cache(maxsize=256)
+def _t_quantiles(confidence: float, df: int) -> tuple[float, float]:
+    """The standard t interval's ends for `df`, kept: a report asks for the same few df many times."""
+    low, high = stats.t.interval(confidence, df)
+    return float(low), float(high)
 
 
 def _bootstrap(data: tuple[Floats, ...], statistic: Statistic, paired: bool, resamples: int, seed: int,
@@ -222,12 +230,18 @@ def mde_paired(sd_difference: float, n: int, alpha: float = 0.05, power: float =
     method = f"minimum detectable effect, paired t-test, power {power:.0%}, alpha {alpha}"
     if n < 2 or not sd_difference > 0:
         return Interval(math.nan, math.nan, math.nan, n, method, "needs two pairs or more and varying differences")
+    value = detectable_effect(n, alpha, power) * sd_difference
+    return Interval(value, value, value, n, method)
+
+
+@lru_cache(maxsize=256)
+def detectable_effect(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The standardized effect a paired t-test over n pairs detects with `power` at `alpha` (it
+    depends on n alone, so a report solves it once per n)."""
     high = 1.0
     while t_power(high, n, alpha) < power:  # widen the bracket (a wide one makes nct overflow)
         high *= 2
-    effect = optimize.brentq(lambda d: t_power(d, n, alpha) - power, 0.0, high, xtol=1e-14, rtol=1e-15)
-    value = float(effect) * sd_difference
-    return Interval(value, value, value, n, method)
+    return float(optimize.brentq(lambda d: t_power(d, n, alpha) - power, 0.0, high, xtol=1e-14, rtol=1e-15))
 
 
 def mde_normal(standard_error: float, n: int, alpha: float = 0.05, power: float = 0.8) -> Interval:

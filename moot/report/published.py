@@ -27,15 +27,33 @@ class Strict(BaseModel):
 
 
 class Column(Strict):
+    """What a published column measures: a classification `metric` over a `dataset`'s items (or one
+    `target`'s); or, for runs of a scenario, a protocol's `measure` per run, or one `step` of its
+    `series` (moot.contract.metrics), each averaged over the runs (seeds)."""
+
     name: str
-    dataset: str
+    dataset: Optional[str] = None
     target: Optional[str] = None
-    metric: str
+    metric: Optional[str] = None
+    measure: Optional[str] = None
+    series: Optional[str] = None
+    step: Optional[int] = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Column":
+        kinds = [k for k in ("metric", "measure", "series") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"column {self.name!r}: give one of metric, measure, series")
+        if (self.metric is None) != (self.dataset is None):
+            raise ValueError(f"column {self.name!r}: a metric is over a dataset (give both, or neither)")
+        if (self.series is None) != (self.step is None):
+            raise ValueError(f"column {self.name!r}: a series column names its step (give both, or neither)")
+        return self
 
 
 class Row(Strict):
     name: str
-    values: tuple[Union[float, str, None], ...]
+    values: tuple[Union[int, float, str, None], ...]  # an int stays one: printed as the paper prints it
 
 
 class TableSpec(Strict):
@@ -76,7 +94,7 @@ class Figure:
     printed: str
 
 
-def figure(raw: Union[float, str, None], unit: Unit) -> Optional[Figure]:
+def figure(raw: Union[int, float, str, None], unit: Unit) -> Optional[Figure]:
     """A cell of a published row as a Figure (None: the paper prints no figure there)."""
     if raw is None:
         return None

@@ -1,6 +1,8 @@
 """A conference's per-unit measures: over its topics, how many closed in agreement and after how
-many rounds (from its results row), the evaluator's overall scores and the reference coverage
-(from its transcript; in a rescored folder the last one recorded per topic counts)."""
+many rounds (from its results row), the evaluator's overall scores, the reference coverage and,
+once a grader graded the judge's decisions (`moot score --role grader=SPEC`, Heller et al.
+Table 5), their grades (from its transcript; in a rescored folder the last one recorded per topic,
+or per decision, counts)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,26 @@ def coverage(unit: UnitRecord) -> Optional[float]:
     return _mean([c.fraction for c in last.values()])
 
 
+def _grades(unit: UnitRecord) -> list[Score]:
+    """The grader's (last) grade of each judge decision, in the order the judge decided."""
+    if unit.transcript is None:
+        return []
+    last = {s.turn: s for s in unit.transcript().of_type(Score) if s.kind == "judge_decision"}
+    return [last[turn] for turn in sorted(last)]
+
+
+def judge_grade(unit: UnitRecord) -> Optional[float]:
+    """The mean grade (1-10) of the judge's decisions a grader graded (an unparsed grade: not counted)."""
+    return _mean([s.overall for s in _grades(unit) if s.parsed and s.overall is not None])
+
+
+def judge_grades(unit: UnitRecord) -> list[Point]:
+    """Per judge decision, numbered 1, 2, ... in the order the judge made them: its grade (Table 5's
+    "Debate 1" ... columns; an unparsed grade: no point, the numbering kept)."""
+    return [Point("judge decision", number, s.overall) for number, s in enumerate(_grades(unit), 1)
+            if s.parsed and s.overall is not None]
+
+
 def judge_agreement(unit: UnitRecord) -> list[Point]:
     """Per topic and round: 1 when the judge said AGREEMENT, 0 when MORE_DEBATE (unparsed: no point)."""
     if unit.transcript is None:
@@ -74,6 +96,15 @@ def evaluator_by_topic(unit: UnitRecord) -> list[Point]:
             if s.parsed and s.overall is not None]
 
 
+def covered_by_topic(unit: UnitRecord) -> list[Point]:
+    """Per topic in order: how many items of its reference outcome the debate covered (the last
+    assessment counts; Heller et al. §5.2.2 counts the clusters covered on topic 1)."""
+    if unit.transcript is None:
+        return []
+    last = {c.topic: c for c in unit.transcript().of_type(Coverage)}
+    return [Point("reference items covered", t, float(c.covered)) for t, c in sorted(last.items())]
+
+
 def coverage_by_topic(unit: UnitRecord) -> list[Point]:
     """Per topic in order: the (last) covered fraction of its reference outcome."""
     if unit.transcript is None:
@@ -90,6 +121,8 @@ METRICS = Metrics(
                 reads_transcript=True),
         Measure("coverage", "mean covered fraction of the reference outcome over assessed topics", coverage,
                 reads_transcript=True),
+        Measure("judge_grade", "mean grade (1-10) a grader gave the judge's decisions", judge_grade,
+                reads_transcript=True),
     ),
     headline="rounds_to_agreement",
     series=(
@@ -98,5 +131,9 @@ METRICS = Metrics(
         Series("rounds_by_topic", "rounds each topic took to close in agreement", "topic", rounds_by_topic),
         Series("evaluator_by_topic", "the evaluator's overall score of each topic's debate", "topic", evaluator_by_topic),
         Series("coverage_by_topic", "the covered fraction of each topic's reference outcome", "topic", coverage_by_topic),
+        Series("covered_by_topic", "how many items of each topic's reference outcome its debate covered", "topic",
+               covered_by_topic),
+        Series("judge_grades", "the grade (1-10) a grader gave each judge decision, in order", "decision",
+               judge_grades),
     ),
 )
