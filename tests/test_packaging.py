@@ -96,4 +96,9 @@ def test_an_unpacked_wheel_runs_bundled_scenarios_by_name_from_elsewhere(wheel, 
         # unparsed, exit 4 (COLA's option letters it answers).
         assert ran.returncode == (0 if protocol == "cola" else 4), ran.stderr
         assert f"run: {out} items=2 backend_calls=" in ran.stdout
+    paper = python("-m", "moot", "run", "cola_table2", "--model", "scripted", "--plan")
+    assert paper.returncode == 2 and len(paper.stderr.splitlines()) == 1, paper.stderr
+    assert "semeval2016_test: no such dataset spec" in paper.stderr and "run from a clone" in paper.stderr
+    with_demo = python("-m", "moot", "run", "cola_table2", "--dataset", "demo-stance", "--model", "scripted", "--plan")
+    assert with_demo.returncode == 0, with_demo.stderr
     assert sorted(p.name for p in cwd.iterdir()) == [], "nothing written where it ran"

@@ -348,6 +348,10 @@ def _datasets(source: YamlSource, spec: ExperimentSpec, arms: Sequence[tuple[str
     found: list[Dataset] = []
     for i, given in enumerate(spec.datasets):
         path = find_dataset(given, base)
+        if not path.is_file():
+            raise fail(source, ("datasets", i), f"{given}: no such dataset spec beside the experiment, in the working "
+                       "folder or among moot's demo sets (the papers' specs are in the datasets/ folder of moot's "
+                       "repository, which `pip install .` does not carry: run from a clone, or give --dataset FILE)")
         try:
             loaded = load_dataset_spec(path, columns)
         except DatasetError as exc:
