@@ -117,8 +117,7 @@ class OpenAIClient(MootClient):
         self.sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
                                       default_headers=headers or None, default_query=query or None,
                                       http_client=self.http)
-        sent = {**self.sdk.auth_headers, **self.sdk.default_headers}
-        self.headers = {k: v for k, v in sent.items() if isinstance(v, str)}  # an Omit: a header not sent
+        self.headers: Optional[dict[str, str]] = None  # the SDK's, made at the first request (sdk_headers)
         self.query = dict(query or {})  # the SDK's default query: the endpoint's credentials
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
@@ -194,12 +193,23 @@ class OpenAIClient(MootClient):
         content = json.dumps({"model": self.model, **body}, ensure_ascii=False, separators=(",", ":"),
                              allow_nan=False).encode()  # as the SDK encodes a body
         request = self.http.build_request("POST", f"{self.sdk.base_url}{path.lstrip('/')}",
-                                          params=self.query or None, headers=self.headers,
-                                          content=content)
+                                          params=self.query or None, headers=self.sdk_headers(), content=content)
         with connection_errors_named():
             response = await self._exchange(request)
             reply: dict[str, Any] = response.json()
             return reply
+
+    def sdk_headers(self) -> dict[str, str]:
+        """The headers the SDK sends with a request: its key, organisation and project, platform
+        headers, the endpoint's own, the retry count (0: moot retries) and the read timeout. Made
+        once, in the event loop (the SDK names the async library it runs in)."""
+        if self.headers is None:
+            timeout = self.sdk.timeout
+            read = timeout.read if isinstance(timeout, http.Timeout) else timeout
+            sent = {**self.sdk.auth_headers, **self.sdk.default_headers, "x-stainless-retry-count": "0",
+                    **({"x-stainless-read-timeout": str(read)} if read is not None else {})}
+            self.headers = {k: v for k, v in sent.items() if isinstance(v, str)}  # an Omit: a header not sent
+        return self.headers
 
     async def _exchange(self, request: http.Request) -> http.Response:
         """`request`'s response, failures raised as the SDK raises them (a timeout, a connection
@@ -210,7 +220,7 @@ class OpenAIClient(MootClient):
             raise openai.APITimeoutError(request=request) from exc
         except REQUEST_ERRORS as exc:
             raise openai.APIConnectionError(request=request) from exc
-        if response.is_error:
+        if not response.is_success:
             raise self.sdk._make_status_error_from_response(response) from None
         return response
 
