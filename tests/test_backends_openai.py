@@ -145,6 +145,53 @@ def test_server_takes_json_object_schema_not_json_schema(server_url):
     assert result.usage.completion_tokens > 0
 
 
+def test_a_plain_request_is_sent_and_refused_as_the_sdk_would_send_and_refuse_it():
+    """moot sends a chat call through the SDK's HTTP client without its request layer: the server
+    sees what the SDK's own `post` sends (path, query credentials, JSON body, headers), and a
+    refusal is the SDK's error (class, status, message)."""
+    import openai
+
+    def refuse_second(path, body):
+        if body.get("refuse"):
+            return 401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}
+        return 200, _completion("fine")
+
+    with RecordingServer(refuse_second) as server:
+        client = build_client("openai:gemma", {"temperature": 0.5, "max_tokens": 8},
+                              BackendOptions((f"http://u:pw@127.0.0.1:{server.url.rsplit(':', 1)[1]}/v1?tag=x",), SECRET))
+        body = {"messages": [{"role": "user", "content": "Héllo"}], "temperature": 0.5}
+
+        async def both(extra):
+            ours = None
+            try:
+                ours = await client._post("/chat/completions", {**body, **extra})
+            except openai.APIStatusError as exc:
+                ours = exc
+            theirs = None
+            try:
+                theirs = (await client.sdk.post("/chat/completions", body={"model": "gemma", **body, **extra},
+                                                cast_to=dict))
+            except openai.APIStatusError as exc:
+                theirs = exc
+            return ours, theirs
+
+        async def all_of_it():
+            try:
+                return await both({}), await both({"refuse": True})
+            finally:
+                await client.close()
+
+        answered, refused = asyncio.run(all_of_it())
+    (path, sent), (sdk_path, sdk_sent) = server.requests[:2]
+    assert path == sdk_path == "/v1/chat/completions?tag=x" and sent == sdk_sent
+    ours, theirs = ({k.lower(): v for k, v in h.items()} for h in server.headers[:2])
+    assert ours == theirs and ours["authorization"].startswith("Basic ")  # the URL's user info, as the endpoint expects
+    assert answered[0] == answered[1]
+    assert type(refused[0]) is type(refused[1]) is openai.AuthenticationError
+    assert str(refused[0]) == str(refused[1]) and refused[0].status_code == 401
+    assert refused[0].body == refused[1].body
+
+
 @pytest.mark.slow
 def test_conference_through_openai_compatible_server(tmp_path, server_url, capsys, record_property):
     out = tmp_path / "run"

@@ -21,11 +21,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
-    Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
+    TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
 from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
-from moot.api.saved import SavedRun, open_run
 from moot.contract.registry import AnyProtocol
 from moot.data.load import dataset_fingerprint
 from moot.engine.context import Listener, Unit
@@ -47,6 +46,9 @@ from moot.safety.signals import routed_to
 from moot.scenario.blocks import ScenarioBase
 from moot.scenario.bundled import bundled_names, find_dataset, find_scenario
 from moot.scenario.load import load_scenario as load, scenario_content_hash, scenario_hash
+
+if TYPE_CHECKING:
+    from moot.api.saved import SavedRun
 
 T = TypeVar("T")
 ScenarioLike = Union[PathLike, ScenarioBase]  # a file, a bundled scenario's name, or a loaded scenario
@@ -238,8 +240,10 @@ class RunResult:
         """Units finished, in this invocation or before."""
         return self.outcome.done
 
-    def open(self) -> SavedRun:
+    def open(self) -> "SavedRun":
         """The run folder, opened to read its units, events and metrics."""
+        from moot.api.saved import open_run  # reading runs back: not needed to run one
+
         return open_run(self.folder)
 
 

@@ -94,11 +94,13 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
     if experiment.is_experiment_file(args.scenario):
         return experiment.run(args, clients)
     from moot.api.running import find_scenario_file
-    from moot.experiment.shorthand import wanted
 
     scenario = find_scenario_file(args.scenario)
-    if wanted(scenario, args.vary, args.repeat):
-        return experiment.run_shorthand(args, scenario, clients)
+    if args.vary or args.repeat:  # maybe an experiment (its code is imported only then)
+        from moot.experiment.shorthand import wanted
+
+        if wanted(scenario, args.vary, args.repeat):
+            return experiment.run_shorthand(args, scenario, clients)
     for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed),
                         ("--price", args.price)):
         if value:

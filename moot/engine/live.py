@@ -39,6 +39,7 @@ class LiveTurn:
         self.text = ""
         self.last_seq = last_seq  # the latest event recorded: the turn in progress comes after it
         self._written = 0.0
+        self._on_disk = True  # a file may be there (one a killed run left behind) until the first close
 
     def __call__(self, events: list[EventBase]) -> None:
         """Recorded events: a message ends the turn in progress (it is in the transcript now)."""
@@ -66,14 +67,19 @@ class LiveTurn:
         self._written = self.clock()
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
+            self._on_disk = True
             temporary.write_text(json.dumps({**self.turn, "text": self.text}, ensure_ascii=False), encoding="utf-8")
             os.replace(temporary, self.path)
         except OSError:  # a side file: the run goes on without it
             self.turn = None
 
     def close(self) -> None:
-        """No turn in progress: the file goes."""
+        """No turn in progress: the file goes (looked for only when one may be there: most turns of
+        a batch write none, and two failing unlinks per recorded turn were a visible part of its cost)."""
         self.turn, self.text = None, ""
+        if not self._on_disk:
+            return
+        self._on_disk = False
         for path in (self.path, self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")):
             try:
                 path.unlink()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Awaitable, Callable, Iterable, Optional, Sequence, TypeVar
 
-from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
+from autogen_agentchat.conditions import FunctionalTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.base import ChatAgent, Team
 from autogen_agentchat.teams import SelectorGroupChat
@@ -72,8 +72,7 @@ class _Team:
         participants: list[ChatAgent | Team] = list(self.agents)
         self.chat = SelectorGroupChat(participants, model_client=ReplayChatCompletionClient([]),
                                       selector_func=self._selector, allow_repeated_speaker=True, runtime=runtime,
-                                      termination_condition=FunctionalTermination(self._over)
-                                      | MaxMessageTermination(max_turns + 1))
+                                      termination_condition=FunctionalTermination(self._over), max_turns=max_turns)
 
     def _selector(self, thread: Sequence[object]) -> str:
         speaker = self.select(spoken_of(thread))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from autogen_core import CancellationToken
@@ -47,8 +48,9 @@ class RoleModel:
     spec: str
     settings: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def settings_key(self) -> tuple[tuple[str, str], ...]:
+        """The settings as a key (computed once: every call of the role asks for it)."""
         return tuple(sorted((k, str(v)) for k, v in self.settings.items()))
 
 
@@ -135,15 +137,23 @@ class ModelEngine:
         self._given = dict(clients or {})
         self._clients: dict[tuple[str, tuple[tuple[str, str], ...], Optional[str]], ChatCompletionClient] = {}
         self._endpoints: dict[tuple[str, Optional[str]], Endpoint] = {}
+        self._serving: dict[str, list[Endpoint]] = {}  # by model spec
         self._pending: dict[str, asyncio.Future[None]] = {}
 
+    def serving(self, spec: str) -> list[Endpoint]:
+        """The endpoints serving `spec` (a local or scripted model has one), found once per spec."""
+        found = self._serving.get(spec)
+        if found is None:
+            provider = spec.partition(":")[0]
+            found = self._serving[spec] = [
+                self._endpoints.setdefault((provider, address), Endpoint(address, asyncio.Semaphore(self.concurrency)))
+                for address in endpoints_of(spec, self.options)]
+        return found
+
     def endpoint(self, spec: str) -> Endpoint:
-        """The least busy endpoint serving `spec` (a local or scripted model has one)."""
-        provider = spec.partition(":")[0]
-        choices = [self._endpoints.setdefault((provider, address),
-                                              Endpoint(address, asyncio.Semaphore(self.concurrency)))
-                   for address in endpoints_of(spec, self.options)]
-        return min(choices, key=lambda e: e.load)
+        """The least busy endpoint serving `spec`."""
+        choices = self.serving(spec)
+        return choices[0] if len(choices) == 1 else min(choices, key=lambda e: e.load)
 
     def client(self, model: RoleModel, address: Optional[str] = None, role: str = "") -> ChatCompletionClient:
         given = self._given.get(role) or self._given.get(model.spec)
@@ -157,8 +167,7 @@ class ModelEngine:
     def model_kind(self, model: RoleModel, role: str = "") -> str:
         """'base' or 'instruct': how the model is best prompted (a transcript document to continue,
         or a chat). Models behind a server count as instruction models."""
-        address = endpoints_of(model.spec, self.options)[0]
-        return getattr(self.client(model, address, role), "model_kind", "instruct")
+        return getattr(self.client(model, self.serving(model.spec)[0].address, role), "model_kind", "instruct")
 
     async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
                   output: Optional[type[BaseModel]] = None, *, request: Optional[Request] = None,

@@ -116,7 +116,8 @@ class Sequences:
         self.llm._ctx.kv_cache_seq_rm(0, len(tokens), -1)
         state = (ctypes.c_uint8 * llama_cpp.llama_state_seq_get_size(ctx, 0))()
         size = llama_cpp.llama_state_seq_get_data(ctx, state, len(state), 0)
-        self.parked.append(Parked(list(tokens), bytes(state[:size])))
+        # copied as bytes at once (slicing a ctypes byte array makes a list of ints: ~20 ns a byte)
+        self.parked.append(Parked(list(tokens), ctypes.string_at(state, size)))
 
     def restore(self, parked: Parked) -> None:
         """Sequence 0 holds `parked`'s tokens again, from its state: nothing is evaluated. Where

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 PIECES = re.compile(r"\n+|[^\n]+")
+ALNUM = re.compile(r"[^\W_]")  # a character for which str.isalnum() holds (checked over all of Unicode)
 KEPT = 4096  # pieces remembered (least recently used go first)
 
 
@@ -80,7 +81,7 @@ class TokenClasses:
 
     def __init__(self, llm: Any):
         texts = pieces(llm)
-        self.word = np.array([any(c.isalnum() for c in t) for t in texts])
+        self.word = np.array([ALNUM.search(t) is not None for t in texts])
         self.newline = np.flatnonzero([t.lstrip(" ").startswith("\n") for t in texts])
         self.digit = np.array([t[:1].isdigit() for t in texts])
         self.newlines_apart = not any("\n" in t and t.strip("\n") for t in texts)
