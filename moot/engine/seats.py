@@ -28,10 +28,11 @@ from autogen_agentchat.agents import UserProxyAgent
 from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
+from autogen_core.models import LLMMessage
 
 from moot.errors import UsageError, nearest
 from moot.engine.seatfiles import pending_file
-from moot.log.events import Human
+from moot.log.events import Human, Message
 from moot.safety.diskio import write_atomic
 
 Fallback = Literal["wait", "model", "skip"]
@@ -139,6 +140,32 @@ class Asking:
     action: str
     questions: tuple[Question, ...]
     shown: str = ""  # what the seat's model would be shown, when the live transcript does not say it all
+
+
+@dataclass(frozen=True)
+class PersonTurn:
+    """A turn a person's seat took (UnitContext.person_turn): `said`, their message (recorded now,
+    with the answers it was made of, or before the unit was cut short); or `stand_in`, what they were asked when the seat's time
+    ran out and its model answers (then `UnitContext.stood_in(stand_in)`); neither: the seat's
+    model took the turn before the unit was cut short, and its calls are in the log."""
+
+    said: Optional["Message"] = None
+    stand_in: Optional["Answered"] = None
+    values: Mapping[str, str] = field(default_factory=dict)  # the answers, when asked now
+
+    @property
+    def by_model(self) -> bool:
+        return self.said is None
+
+
+def shown_of(messages: Sequence[LLMMessage]) -> str:
+    """What chat messages say, as a person at the seat reads the prompt its model would be sent."""
+    return "\n\n".join(m.content for m in messages if isinstance(m.content, str))
+
+
+def free_text(given: Mapping[str, str]) -> tuple[str, Optional[str]]:
+    """A free turn's message (`text`; none: skipped), no decision: `content` of a turn asking only that."""
+    return given.get("text", ""), None
 
 
 class PersonLeft(RuntimeError):
