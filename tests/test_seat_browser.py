@@ -3,7 +3,8 @@ each started as a user starts them, and headless Chromium driven by Selenium on 
 
 Two people (a participant writing free turns, a judge choosing verdicts) in one scripted
 conference, each on their own link; an empty turn confirmed or not; a seat whose time runs out
-to its model; a run killed while a seat waits and continued with the same command and link; and
+to its model; a run killed while a seat waits and continued with the same command and link; a
+COLA judger's seat following the items of a dataset on one page; and
 the safety cases (a seat's link answers only its seat and only from its own page, opens nothing
 else on a token-protected address, and what a person types is kept exactly and shown inert).
 Needs Debian's chromium and chromium-driver.
@@ -22,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from viewer_support import CHROMIUM, ROOT, Viewer, chromium, wait_for
+from viewer_support import CHROMIUM, ROOT, STANCES, Viewer, chromium, stance_dataset, wait_for
 
 from moot.log.events import Human, Message, RunResumed
 from moot.log.transcript import load
@@ -51,8 +52,9 @@ class SeatedRun:
     """`moot run SCENARIO --human SEAT ... --human-from browser` as a user starts it; `links`: each
     seat's link as it printed it."""
 
-    def __init__(self, scenario: Path, out: Path, *seats: str):
-        argv = [sys.executable, "-m", "moot", str(scenario), "--out", str(out), "--quiet", "--human-from", "browser"]
+    def __init__(self, scenario: Path | str, out: Path, *seats: str, extra: tuple[str, ...] = ()):
+        argv = [sys.executable, "-m", "moot", str(scenario), "--out", str(out), "--quiet", "--human-from", "browser",
+                *extra]
         for seat in seats:
             argv += ["--human", seat]
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -322,3 +324,36 @@ def test_a_run_killed_while_a_browser_seat_waits_continues_with_the_same_link(fo
     assert [m.speaker for m in t.of_type(Message)][:4] == ["Moderator", "Alice", "Bob", "Judge"]
     assert len(t.of_type(RunResumed)) == 1 and [h.answers for h in t.of_type(Human)] == [["AGREEMENT"]]
     assert [v.verdict for v in t.of_type(Verdict)] == ["AGREEMENT"] and t.completed
+
+
+def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browser):
+    from selenium.webdriver.common.keys import Keys
+
+    out = folder / "runs" / "cola"
+    data = stance_dataset(folder / "data", "stance", set())
+    run = SeatedRun("cola", out, "judger", extra=("--model", "scripted", "--dataset", str(data), "--limit", "2"))
+    server = Viewer(folder / "runs")
+    try:
+        browser.get(server.base + run.links["judger"])
+        for item, stance in (("s1", "against"), ("s2", "neutral")):
+            wait_for(lambda: state(browser) == "asking" and f"unit {item}" in css(browser, "#unit-body .lede")[0].text, 60)
+            panel = asked(browser)
+            assert "The stance of the text" in panel
+            shown = css(browser, "details.seat-shown pre")[0].text
+            assert {i: text for i, text, _, _ in STANCES}[item] in shown  # the judger's prompt: the item's text
+            assert [b.get_attribute("value") for b in css(browser, ".seat-choices button")] == ["favor", "against",
+                                                                                                  "neutral"]
+            choose(browser, stance)
+            text = wait_for(lambda: css(browser, "#seat-panel textarea"), 30)[0]
+            text.send_keys(f"Why {item}.", Keys.CONTROL, Keys.ENTER)
+        run.finish()
+        wait_for(lambda: state(browser) == "finished", 10)
+        assert errors_of(browser) == []
+    finally:
+        run.kill()
+        assert server.stop()[0] == 0
+    rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert {i: r["prediction"] for i, r in rows.items()} == {"s1": "against", "s2": "neutral"}
+    for item in ("s1", "s2"):
+        t = load(out / f"{item}.jsonl")
+        assert t.outcome.decided_by == "judger (human)" and t.outcome.explanation == f"Why {item}."
