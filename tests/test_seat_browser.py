@@ -357,3 +357,32 @@ def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browse
     for item in ("s1", "s2"):
         t = load(out / f"{item}.jsonl")
         assert t.outcome.decided_by == "judger (human)" and t.outcome.explanation == f"Why {item}."
+
+
+def test_a_person_scores_the_conference_1_to_10_as_its_evaluator(folder, browser):
+    out = folder / "runs" / "conf"
+    server = Viewer(folder / "runs")
+    run = SeatedRun(folder / "conference.yaml", out, "evaluator")
+    try:
+        browser.get(server.base + run.links["evaluator"])
+        for score in [*range(1, 11), 7]:
+            panel = asked(browser, ".seat-scores")
+            assert [b.text for b in css(browser, ".seat-scores button")] == [str(n) for n in range(1, 11)]
+            asked_before = shown_id(browser)
+            choose(browser, str(score))
+            wait_for(lambda: shown_id(browser) != asked_before, 30)  # the next question (or sending)
+        assert "Overall" in panel
+        assert "Why (a sentence or two)" in asked(browser, "textarea")
+        css(browser, "#seat-panel textarea")[0].send_keys("Clear, but short.")
+        css(browser, ".seat-send button")[0].click()
+        run.finish()
+        wait_for(lambda: state(browser) == "finished", 10)
+        assert errors_of(browser) == []
+    finally:
+        run.kill()
+        assert server.stop()[0] == 0
+    from moot.protocols.conference.events import Score
+
+    (score,) = load(out / "conference.jsonl").of_type(Score)
+    assert list(score.scores.values()) == list(range(1, 11)) and score.overall == 7
+    assert score.rationale == "Clear, but short."
