@@ -67,9 +67,10 @@ def read_pending(run: Path, seat: str) -> Optional[dict[str, Any]]:
 
 
 def write_answer(run: Path, seat: str, text: str, asked: str = "") -> None:
-    """Answer the seat's question (`asked`: the pending file's id it answers)."""
+    """Answer the seat's question (`asked`: the pending file's id it answers); FileExistsError
+    when an answer waits already (two answers to one question: the first is taken)."""
     data = {"text": text, **({"asked": asked} if asked else {})}
-    write_atomic(answer_file(run, seat), json.dumps(data, ensure_ascii=False) + "\n")
+    write_atomic(answer_file(run, seat), json.dumps(data, ensure_ascii=False) + "\n", replace=False)
 
 
 def clear_pending(run: Path) -> None:
@@ -150,15 +151,18 @@ class FolderPerson:
             await asyncio.sleep(self.POLL_S)
 
     def _taken(self, seat: str) -> Optional[str]:
-        """The answer to the question asked now, once it is there (it is removed); an answer to
-        another question is removed unread."""
+        """The answer to the question asked now, once it is there: it is removed, and so is the
+        question (no page shows it as asked while the seat moves on); an answer to another
+        question is removed unread."""
         path = answer_file(self.run, seat)
         if not path.exists():
             return None
         found = read_json(path) or {}
-        path.unlink(missing_ok=True)
         asked = found.get("asked")
         if asked is not None and asked != (read_pending(self.run, seat) or {}).get("id"):
+            path.unlink(missing_ok=True)
             return None
+        pending_file(self.run, seat).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
         text = found.get("text")
         return text if isinstance(text, str) else ""

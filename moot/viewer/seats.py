@@ -151,6 +151,7 @@ def take_answer(pages: Pages, at: SeatAt, asked: str, text: str) -> None:
     pending = read_pending(at.run, at.seat)
     if pending is None or not asked or pending.get("id") != asked:
         raise NotAsked("this question was answered already, or is no longer asked")
-    if answer_file(at.run, at.seat).exists():
-        raise NotAsked("an answer to this question is being taken already")
-    write_answer(at.run, at.seat, text.replace("\r\n", "\n"), asked)
+    try:
+        write_answer(at.run, at.seat, text.replace("\r\n", "\n"), asked)
+    except FileExistsError:
+        raise NotAsked("an answer to this question is being taken already") from None

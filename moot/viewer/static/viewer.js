@@ -203,9 +203,8 @@
         }
       });
     }
-    var first = text || $("button", form);
+    var first = text || $(".seat-question", form);  /* a choice is not made by a stray Enter */
     if (first) { first.focus({ preventScroll: true }); }
-    form.scrollIntoView({ block: "nearest" });
   }
 
   /* ---------------------------------------------------------------- live updates */
@@ -263,7 +262,10 @@
     bindSorting(document);
     bindPicking();
     bindCalls(document);
-    if ($("#seat-panel")) { bindSeat(); }
+    if ($("#seat-panel")) {  /* a seat's page opens at the conversation's end, as a chat does */
+      bindSeat();
+      window.scrollTo(0, document.documentElement.scrollHeight);
+    }
     bindLive();
   });
 }());
