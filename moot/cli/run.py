@@ -60,9 +60,10 @@ def parser() -> argparse.ArgumentParser:
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
     p.add_argument("--human", action="append", default=[], metavar="SEAT[:SECONDS[:FALLBACK]]",
-                   help="take a seat yourself at the terminal: an agent's name, a role (judge, moderator, ...) or a "
-                        "group (participants); repeatable. SECONDS: a time limit per turn, then FALLBACK: model "
-                        "(the seat's model answers, recorded; the default) or skip; wait: no limit")
+                   help="take a seat yourself (at the terminal, or see --human-from): an agent's name, a role (judge, "
+                        "moderator, judger, debater_p, generator, ...) or a group (participants, debaters); repeatable. "
+                        "SECONDS: a time limit per turn, then FALLBACK: model (the seat's model answers, recorded; the "
+                        "default) or skip; wait: no limit")
     p.add_argument("--human-from", choices=("terminal", "browser", "files"), default="terminal",
                    help="where the seats' answers come from: the terminal (default); the browser (each seat's link "
                         "is printed: a page of `moot view` serving a folder that holds OUT); or files in the run "
