@@ -32,6 +32,7 @@ from moot.engine.folder import RunFolder, iter_results
 from moot.engine.meta import check_identity, describe_run
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
+from moot.engine.seatfiles import clear_pending
 from moot.engine.seats import seated_agents
 from moot.engine.setup import resolve_models, role_models
 from moot.engine.unparsed import unparsed_failure
@@ -308,6 +309,8 @@ class PreparedRun:
         info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit)
         with RunFolder(self.out) as folder:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
+            if self.options.seats:
+                clear_pending(folder.path)  # a stopped process's questions are asked anew
             engine = ModelEngine(self.backends, cache=reply_cache(self.options, folder.cache_path),
                                  retry=retry_policy(self.scenario), concurrency=self.options.concurrency,
                                  clients=self.options.clients)

@@ -22,7 +22,7 @@ from moot.cli import heap
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.engine.seats import FolderPerson
+from moot.engine.seatfiles import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
 from moot.scenario.bundled import bundled_names, find_dataset
@@ -60,12 +60,15 @@ def parser() -> argparse.ArgumentParser:
                    help="continue a run with other models than it started with (recorded in the run)")
     p.add_argument("--quiet", action="store_true", help="no live output; only the summary")
     p.add_argument("--human", action="append", default=[], metavar="SEAT[:SECONDS[:FALLBACK]]",
-                   help="take a seat yourself at the terminal: an agent's name, a role (judge, moderator, ...) or a "
-                        "group (participants); repeatable. SECONDS: a time limit per turn, then FALLBACK: model "
-                        "(the seat's model answers, recorded; the default) or skip; wait: no limit")
-    p.add_argument("--human-from", choices=("terminal", "files"), default="terminal",
-                   help="where the seats' answers come from: the terminal (default), or files in the run folder "
-                        "(OUT/seats/SEAT.json says what is asked; write OUT/seats/SEAT.answer.json: {\"text\": ...})")
+                   help="take a seat yourself (at the terminal, or see --human-from): an agent's name, a role (judge, "
+                        "moderator, judger, debater_p, generator, ...) or a group (participants, debaters); repeatable. "
+                        "SECONDS: a time limit per turn, then FALLBACK: model (the seat's model answers, recorded; the "
+                        "default) or skip; wait: no limit")
+    p.add_argument("--human-from", choices=("terminal", "browser", "files"), default="terminal",
+                   help="where the seats' answers come from: the terminal (default); the browser (each seat's link "
+                        "is printed: a page of `moot view` serving a folder that holds OUT); or files in the run "
+                        "folder (OUT/seats/SEAT.json says what is asked; write OUT/seats/SEAT.answer.json: "
+                        "{\"text\": ...})")
     experiments = p.add_argument_group("experiments (an experiment file: top-level `experiment:`; or SCENARIO with "
                                        "--vary KEY=V1,V2 and/or --repeat N)")
     experiments.add_argument("--plan", action="store_true",
@@ -109,12 +112,19 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
                        models=args.model, out=args.out, options=run_options(args, clients))
     if args.human and args.human_from == "files":
         prepared = replace(prepared, options=replace(prepared.options, person=FolderPerson(prepared.out)))
+    if args.human and args.human_from == "browser":
+        from moot.cli.seat import BrowserPerson, opening_seats
+
+        seats = [spec.name for spec in prepared.options.seats]
+        person = BrowserPerson(prepared.out, quiet=args.quiet)
+        prepared = replace(prepared, options=replace(prepared.options, person=person))
+        return execute(prepared, args.quiet, opening_seats(watch(args.quiet), seats))
     return execute(prepared, args.quiet)
 
 
-def execute(prepared: PreparedRun, quiet: bool) -> int:
+def execute(prepared: PreparedRun, quiet: bool, watching: Optional[Watch] = None) -> int:
     """Run it, showing one unit live or many as a status line; the end lines; the exit code."""
-    result = prepared.run(watch(quiet))
+    result = prepared.run(watching or watch(quiet))
     single = prepared.planned == 1
     folder = RunFolder(result.folder)
     if single:

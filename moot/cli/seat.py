@@ -1,5 +1,7 @@
 """A person at the terminal (`moot run --human SEAT`): the seat's questions on stdout, answers
-read from stdin.
+read from stdin; or in the browser (`--human-from browser`): each seat's link printed at the start,
+a line on the terminal when the seat waits, the answer taken from the run folder's seat files
+(moot.engine.seatfiles), which `moot view` writes.
 
 The conversation so far is on screen already (the live transcript). A turn starts with a line
 saying whose seat it is and where; a closed question lists its allowed answers (type one, or its
@@ -14,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from typing import Optional, TextIO
+from pathlib import Path
+from typing import Optional, Sequence, TextIO
 
+from moot.api.running import Running, Watch, Watcher
+from moot.engine.seatfiles import FolderPerson, open_seat
 from moot.engine.seats import Asking, PersonLeft, Question
 from moot.views.neutral import terminal_safe
 
@@ -82,3 +87,38 @@ class TerminalPerson:
     def _say(self, text: str, prompt: bool = False) -> None:
         self.out.write(terminal_safe(text) + ("\n> " if prompt else "\n"))
         self.out.flush()
+
+
+class BrowserPerson(FolderPerson):
+    """A person answering on a seat's page of `moot view` (through the run folder's seat files);
+    the terminal says when the seat waits for them, once per turn (unless quiet)."""
+
+    def __init__(self, run: Path, quiet: bool = False, out: Optional[TextIO] = None):
+        super().__init__(run)
+        self.quiet, self.out = quiet, out or sys.stdout
+        self._shown: Optional[Asking] = None
+
+    async def ask(self, asking: Asking, question: Question, problem: str) -> str:
+        if not self.quiet and asking is not self._shown:
+            self._shown = asking
+            self.out.write(terminal_safe(f"\n── seat {asking.seat} · {asking.label} · {asking.where} · {asking.action}: "
+                                         "waiting for the answer in the browser ──") + "\n")
+            self.out.flush()
+        return await super().ask(asking, question, problem)
+
+
+def opening_seats(watch: Watch, seats: Sequence[str], out: Optional[TextIO] = None) -> Watch:
+    """`watch`, after each seat's token is made (or found) in the run folder, once the run holds
+    it, and its link printed: a path on `moot view` serving a folder above the run's."""
+
+    def start(running: Running) -> Watcher:
+        shown = out or sys.stdout
+        for seat in seats:
+            token = open_seat(running.folder, seat)
+            shown.write(terminal_safe(f"seat {seat}: take it in the browser at /seat/{token} on "
+                                      f"`moot view {running.folder.parent}` (the run's page there links it too)")
+                        + "\n")
+        shown.flush()
+        return watch(running)
+
+    return start

@@ -25,14 +25,14 @@ import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Literal, Mapping, Optional, Protocol, Sequence, TypeVar
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.engine.seats import Answered, Seat
+from moot.engine.seats import Answered, Asking, PersonTurn, Seat, proxied
 from moot.engine.stage import GroupChats, Select, StageAgent
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
@@ -44,6 +44,7 @@ from moot.models.replies import json_object
 from moot.scenario.blocks import ScenarioBase
 
 OnText = Callable[[str], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,40 @@ class UnitContext:
                           content=content, latency_s=answered.seconds, calls=0, decision=decision, source="human")
         self.record(answered.event(self._turn), message)
         return message
+
+    async def person_turn(self, seat: Seat, asking: Asking, *, role: str, stage: str, round: int,
+                          content: Callable[[Mapping[str, str]], tuple[str, Optional[str]]]) -> PersonTurn:
+        """A turn a person takes at `seat` in `asking.speaker`'s place: asked through the seat
+        (moot.engine.seats.proxied), and recorded with its `human` record as `role`'s message
+        (`content(answers)`: the message's text and decision; a skipped turn gives no answers);
+        one recorded before the unit was cut short is not asked again (see PersonTurn)."""
+        before = self.answered_before(asking.speaker, stage, round)
+        if before is not None:
+            return PersonTurn(before)
+        if self.stood_in_before(asking.speaker, stage, round):
+            return PersonTurn()
+        answered = await proxied(seat, asking, self.cancellation)
+        if answered.fallback == "model":
+            return PersonTurn(stand_in=answered)
+        text, decision = content(answered.values)
+        return PersonTurn(self.record_human(answered, role=role, stage=stage, round=round, content=text,
+                                            decision=decision), values=answered.values)
+
+    async def person_or_model(self, seat: Optional[Seat], asking: Callable[[Seat], Asking],
+                              model: Callable[[], Awaitable[T]], person: Callable[[Message], T], *, role: str,
+                              stage: str, round: int,
+                              content: Callable[[Mapping[str, str]], tuple[str, Optional[str]]]) -> T:
+        """A turn of a seated agent (`seat`: the seat a person takes in its place, if any): the
+        person's (`person(message)`, see person_turn), else the model's (`model()`), also when the
+        seat's time ran out (then recorded as standing in)."""
+        taken = await self.person_turn(seat, asking(seat), role=role, stage=stage, round=round,
+                                       content=content) if seat is not None else None
+        if taken is not None and taken.said is not None:
+            return person(taken.said)
+        found = await model()
+        if taken is not None and taken.stand_in is not None:
+            self.stood_in(taken.stand_in)
+        return found
 
     def record(self, *events: EventBase) -> None:
         """Append events to the unit's log in one write, then show them."""

@@ -83,12 +83,15 @@ class RunSetup:
     seats: tuple[SeatSpec, ...] = ()  # seats people take (`--human`), answered by `person`
     person: Optional[Person] = None
 
-    def seats_of(self, unit: Unit, folder: Path) -> dict[str, Seat]:
-        """The unit's seated agents, each with its seat (pending files in `folder`)."""
+    def seats_of(self, unit: Unit, transcript: Path) -> dict[str, Seat]:
+        """The unit's seated agents, each with its seat (pending files in the run folder, naming the
+        unit's `transcript`); the agents of one seat take their person's turns one at a time."""
         if not self.seats or self.person is None or self.protocol.seats is None:
             return {}
         chosen = seated_agents(self.protocol.seats(unit.scenario), self.seats, self.protocol.name)
-        return {agent: Seat(spec, self.person, folder) for agent, spec in chosen.items()}
+        turns = {spec.name: asyncio.Lock() for spec in chosen.values()}
+        return {agent: Seat(spec, self.person, transcript.parent, transcript.name, turns[spec.name])
+                for agent, spec in chosen.items()}
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     live = LiveTurn(path, last_seq=prior.events[-1].seq if prior else 0)
     live.close()  # one a killed run left behind
     ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats,
-                      setup.seats_of(unit, folder.path))
+                      setup.seats_of(unit, path))
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:

@@ -8,7 +8,9 @@ questions to the seat. The seat asks its `Person` (the terminal, a script in tes
 calls `QueuedPerson.answer`: a browser page), reads a closed answer from the allowed ones (asking
 again until one reads), asks to confirm an empty free turn, times the turn, and gives up at the
 seat's time limit (its fallback then stands in: the seat's model, or a skipped turn). While it
-waits, the seat's pending file in the run folder (`seats/SEAT.json`) says what is asked.
+waits, the seat's pending file in the run folder (`seats/SEAT.json`, moot.engine.seatfiles) says
+what is asked. The seated agents a seat covers (`--human participants`) share one person, who is
+asked one turn at a time.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +28,11 @@ from autogen_agentchat.agents import UserProxyAgent
 from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
+from autogen_core.models import LLMMessage
 
 from moot.errors import UsageError, nearest
-from moot.log.events import Human
+from moot.engine.seatfiles import pending_file
+from moot.log.events import Human, Message
 from moot.safety.diskio import write_atomic
 
 Fallback = Literal["wait", "model", "skip"]
@@ -92,6 +97,7 @@ class Question:
     options: tuple[str, ...] = ()
     scale: Optional[tuple[int, int]] = None
     lines: bool = True  # free text: several lines (a turn), or one (a name)
+    asked_if: Optional[tuple[str, str]] = None  # (key, answer): asked only when that question was so answered
 
     @property
     def kind(self) -> Literal["text", "choice", "score"]:
@@ -116,7 +122,7 @@ class Question:
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "prompt": self.prompt, "kind": self.kind, "options": list(self.options),
-                "scale": list(self.scale) if self.scale else None}
+                "scale": list(self.scale) if self.scale else None, "lines": self.lines}
 
 
 def _folded(text: str) -> str:
@@ -134,6 +140,32 @@ class Asking:
     action: str
     questions: tuple[Question, ...]
     shown: str = ""  # what the seat's model would be shown, when the live transcript does not say it all
+
+
+@dataclass(frozen=True)
+class PersonTurn:
+    """A turn a person's seat took (UnitContext.person_turn): `said`, their message (recorded now,
+    with the answers it was made of, or before the unit was cut short); or `stand_in`, what they were asked when the seat's time
+    ran out and its model answers (then `UnitContext.stood_in(stand_in)`); neither: the seat's
+    model took the turn before the unit was cut short, and its calls are in the log."""
+
+    said: Optional["Message"] = None
+    stand_in: Optional["Answered"] = None
+    values: Mapping[str, str] = field(default_factory=dict)  # the answers, when asked now
+
+    @property
+    def by_model(self) -> bool:
+        return self.said is None
+
+
+def shown_of(messages: Sequence[LLMMessage]) -> str:
+    """What chat messages say, as a person at the seat reads the prompt its model would be sent."""
+    return "\n\n".join(m.content for m in messages if isinstance(m.content, str))
+
+
+def free_text(given: Mapping[str, str]) -> tuple[str, Optional[str]]:
+    """A free turn's message (`text`; none: skipped), no decision: `content` of a turn asking only that."""
+    return given.get("text", ""), None
 
 
 class PersonLeft(RuntimeError):
@@ -167,25 +199,31 @@ class Answered:
                      seconds=self.seconds, limit_s=self.limit_s, fallback=self.fallback)
 
 
-def seat_slug(name: str) -> str:
-    """A seat's name as its files in the run folder are named."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "seat"
-
-
 class Seat:
-    """One agent's seat: its spec, the person answering there, and where its pending file goes."""
+    """One agent's seat: its spec, the person answering there, where its pending file goes (the run
+    folder; `transcript`: the file name of the unit's transcript, which the file names), and the
+    lock its person's turns take (shared by the agents of one seat)."""
 
-    def __init__(self, spec: SeatSpec, person: Person, folder: Optional[Path] = None):
-        self.spec, self.person, self.folder = spec, person, folder
+    def __init__(self, spec: SeatSpec, person: Person, folder: Optional[Path] = None, transcript: str = "",
+                 turns: Optional[asyncio.Lock] = None):
+        self.spec, self.person, self.folder, self.transcript = spec, person, folder, transcript
+        self.turns = turns or asyncio.Lock()
+        self._asked = ""  # this turn's id in the pending file
 
     @property
     def pending(self) -> Optional[Path]:
         """The file saying what the seat waits for (None: nowhere to write it)."""
-        return self.folder / "seats" / f"{seat_slug(self.spec.name)}.json" if self.folder else None
+        return pending_file(self.folder, self.spec.name) if self.folder else None
 
     async def take(self, asking: Asking) -> Answered:
-        """The person's answers to the turn's questions, or the fallback when the limit runs out."""
+        """The person's answers to the turn's questions, or the fallback when the limit runs out
+        (counted from when the person is asked: after any other turn of the seat)."""
+        async with self.turns:
+            return await self._take(asking)
+
+    async def _take(self, asking: Asking) -> Answered:
         answered = Answered(asking, limit_s=self.spec.limit_s)
+        self._asked = secrets.token_hex(6)
         started = time.monotonic()
         try:
             if self.spec.limit_s is None:
@@ -202,12 +240,13 @@ class Seat:
 
     async def _answer(self, answered: Answered) -> None:
         for question in answered.asking.questions:
-            answered.values[question.key] = await self._one(answered, question)
+            if question.asked_if is None or answered.values.get(question.asked_if[0]) == question.asked_if[1]:
+                answered.values[question.key] = await self._one(answered, question)
 
     async def _one(self, answered: Answered, question: Question) -> str:
         problem = ""
         while True:
-            self._write(answered.asking, question, problem)
+            self._write(answered, question, problem)
             text = await self.person.ask(answered.asking, question, problem)
             answered.typed.append(text)
             value, problem = question.read(text)
@@ -221,13 +260,15 @@ class Seat:
                     continue
             return value
 
-    def _write(self, asking: Asking, question: Question, problem: str) -> None:
+    def _write(self, answered: Answered, question: Question, problem: str) -> None:
         """The pending file: the turn, its questions, the one asked now and why the last answer did
-        not read (a person answering through files, FolderPerson, reads it)."""
+        not read, under an id no other question has (moot.engine.seatfiles)."""
         if self.pending is None:
             return
+        asking = answered.asking
         self.pending.parent.mkdir(parents=True, exist_ok=True)
-        data = {"seat": asking.seat, "speaker": asking.speaker, "label": asking.label, "where": asking.where,
+        data = {"id": f"{self._asked}-{len(answered.typed)}", "transcript": self.transcript,
+                "seat": asking.seat, "speaker": asking.speaker, "label": asking.label, "where": asking.where,
                 "action": asking.action, "shown": asking.shown, "asked": question.as_dict(), "problem": problem,
                 "questions": [q.as_dict() for q in asking.questions], "limit_s": self.spec.limit_s}
         write_atomic(self.pending, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
@@ -254,29 +295,6 @@ class ScriptedPerson:
         if not self.answers:
             await asyncio.Event().wait()
         return self.answers.pop(0)
-
-
-class FolderPerson:
-    """A person answering through files (a browser page's handler, or any other program): while a
-    seat waits, its pending file (RUN/seats/SEAT.json) says what is asked; an answer is written as
-    RUN/seats/SEAT.answer.json, `{"text": ...}` (atomically: write elsewhere, then rename), and is
-    read and removed here. `folder`: the run folder."""
-
-    POLL_S = 0.1
-
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
-
-    async def ask(self, asking: Asking, question: Question, problem: str) -> str:
-        answer = self.folder / "seats" / f"{seat_slug(asking.seat)}.answer.json"
-        while not answer.exists():
-            await asyncio.sleep(self.POLL_S)
-        try:
-            text = json.loads(answer.read_text(encoding="utf-8")).get("text")
-        except (ValueError, AttributeError):
-            text = None
-        answer.unlink(missing_ok=True)
-        return text if isinstance(text, str) else ""
 
 
 class QueuedPerson:

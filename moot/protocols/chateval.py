@@ -37,7 +37,7 @@ from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.contract.report import Reporting, TableCells
 from moot.contract.vary import GENERIC, Data, VaryKey, set_path
 from moot.engine.context import Reply, UnitContext
-from moot.engine.seats import Answered, Asking, Question, Seat, proxied
+from moot.engine.seats import Asking, PersonTurn, Question, Seat
 from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.log.events import EventBase, Json, Message
 from moot.log.registry import EventType
@@ -319,10 +319,10 @@ class _Panel:
         stage = self.order if not turn.summary else f"{self.order}:{turn.referee}"
         final = self.plan.final(position)
         seat = self.ctx.seat(role) if not turn.summary else None
-        seated = await self.seated(position, seat, stage) if seat is not None else None
-        if isinstance(seated, str):
-            self.said[position] = seated
-            return seated
+        person = await self.seated(position, seat, stage) if seat is not None else None
+        if person is not None and person.said is not None:
+            self.said[position] = person.said.content
+            return person.said.content
         document = self.document(position) if self.in_document(role) else None
         messages: list[LLMMessage] = [UserMessage(content=document or self.prompt(position), source="user")]
         request = self.continuation(document, turn) if document is not None else None
@@ -331,49 +331,48 @@ class _Panel:
                                     decide=reading)
         if final:
             await self.judge(position, messages, reply, document)
-        if seated is not None:
-            self.ctx.stood_in(seated)
+        if person is not None and person.stand_in is not None:
+            self.ctx.stood_in(person.stand_in)
         self.said[position] = reply.text
         return reply.text
 
-    async def seated(self, position: int, seat: Seat, stage: str) -> Optional[str | Answered]:
+    async def seated(self, position: int, seat: Seat, stage: str) -> PersonTurn:
         """A person's turn as a referee (`--human referee_1`): shown what the referee's model would
         be (the prompt: the answers, the others' turns), they write the turn, and in the last turn
-        score each answer 1-10. A turn recorded before the unit was cut short is not asked again.
-        The seat's time ran out to its model: what the person was asked, for the record (None: it
-        ran out before the unit was cut short, and the model's turn is in the log)."""
+        score each answer 1-10 (its judgement, as a model's would be)."""
         turn = self.schedule[position]
         role, name, final = turn.speaker, self.names[turn.speaker], self.plan.final(position)
-        if self.ctx.stood_in_before(name, stage, turn.round):
-            return None
-        before = self.ctx.answered_before(name, stage, turn.round)
-        if before is not None:
-            if final:
-                self.judgements[position] = next(e for e in self.ctx.events
-                                                 if isinstance(e, Judgement) and e.turn == before.turn)
-            return before.content
         scores = tuple(Question(answer, f"Your score for {shown} ({LO}-{HI})", scale=(LO, HI))
                        for answer, shown in assistants(self.order)) if final else ()
         asking = Asking(seat.spec.name, name, name, f"round {turn.round}", stage,
                         (Question("text", "Your turn"), *scores), shown=self.prompt(position))
-        answered = await proxied(seat, asking, self.ctx.cancellation)
-        if answered.fallback == "model":
-            return answered
-        given = {answer: float(answered.values[answer]) for answer, _ in assistants(self.order)
-                 if answer in answered.values}
-        text = answered.values.get("text", "")
-        decision = (preference(given) if self.order != "panel" else f"{given['a']:g}") if final and given else None
-        message = self.ctx.record_human(answered, role=role, stage=stage, round=turn.round, content=text,
-                                        decision=decision if final else None)
-        if final:
-            base = {"turn": message.turn, "speaker": name, "role": role, "order": self.order}
-            error = None if given else "the turn was skipped"
-            judgement = self.judgement(base, given, error, "human", text)
+
+        def content(given: Mapping[str, str]) -> tuple[str, Optional[str]]:
+            scored = self.scored(given)
+            if not final or not scored:
+                return given.get("text", ""), None
+            return given.get("text", ""), preference(scored) if self.order != "panel" else f"{scored['a']:g}"
+
+        person = await self.ctx.person_turn(seat, asking, role=role, stage=stage, round=turn.round, content=content)
+        if final and person.said is not None:
+            self.person_judged(position, person.said, self.scored(person.values))
+        return person
+
+    def scored(self, given: Mapping[str, str]) -> dict[str, float]:
+        """A person's scores of the answers (none: the turn was skipped)."""
+        return {answer: float(given[answer]) for answer, _ in assistants(self.order) if answer in given}
+
+    def person_judged(self, position: int, said: Message, scored: Mapping[str, float]) -> None:
+        """The judgement of a person's last turn: recorded now, or found in the log (a continued unit)."""
+        judgement = next((e for e in self.ctx.events if isinstance(e, Judgement) and e.turn == said.turn), None)
+        if judgement is None:
+            turn = self.schedule[position]
+            base = {"turn": said.turn, "speaker": said.speaker, "role": turn.speaker, "order": self.order}
+            judgement = self.judgement(base, scored, None if scored else "the turn was skipped", "human", said.content)
             self.ctx.record(judgement)
-            if not judgement.parsed:
-                self.dropped.add(position)
-            self.judgements[position] = judgement
-        return text
+        if not judgement.parsed:
+            self.dropped.add(position)
+        self.judgements[position] = judgement
 
     def method(self, role: str) -> str:
         """How its scores are read; `auto` on a base model: likelihood (it writes no score lines)."""

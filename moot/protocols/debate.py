@@ -23,7 +23,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import inset, render
-from moot.engine.seats import Answered, Asking, Question, Seat, proxied
+from moot.engine.seats import Asking, Question, Seat
 from moot.engine.stage import Respond, StageAgent, cancel_calls, spoken_of
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
 from moot.contract.protocol import InputField, Outcome, Protocol
@@ -261,14 +261,10 @@ class _Debate:
         """The agent's turn in round r and its label: a person's at its seat, or in the document (a
         base model) or in chat."""
         stage = "answer" if r == 0 else "debate"
-        seat = self.ctx.seat(agent)
-        seated = await self.seated(agent, r, stage, seat) if seat is not None else None
-        if isinstance(seated, Said):
-            return seated
-        said = await self.by_model(agent, r, stage)
-        if seated is not None:
-            self.ctx.stood_in(seated)
-        return said
+        return await self.ctx.person_or_model(
+            self.ctx.seat(agent), lambda seat: self.asking(agent, r, stage, seat), lambda: self.by_model(agent, r, stage),
+            lambda said: Said(said.content, said.decision or UNPARSED), role=agent, stage=stage, round=r,
+            content=lambda given: (given.get("text", ""), given.get("label", UNPARSED)))
 
     async def by_model(self, agent: str, r: int, stage: str) -> Said:
         """The agent's model's turn in round r and its label: in the document or in chat."""
@@ -294,27 +290,13 @@ class _Debate:
                                     decide=lambda text: self.labels.map(text)[0])
         return Said(reply.text, self.labels.map(answered.text)[0])
 
-    async def seated(self, agent: str, r: int, stage: str, seat: Seat) -> Optional[Said | Answered]:
+    def asking(self, agent: str, r: int, stage: str, seat: Seat) -> Asking:
         """A person's turn in round r (`--human agent_1`): shown what the agent's model would be
-        (the question, the others' last answers), they write their answer and choose its label.
-        A turn recorded before the item was cut short is not asked again. The seat's time ran out
-        to its model: what the person was asked, for the record beside the model's turn (None: it
-        ran out before the item was cut short, and the model's turn is in the log)."""
-        before = self.ctx.answered_before(agent, stage, r)
-        if before is not None:
-            return Said(before.content, before.decision or UNPARSED)
-        if self.ctx.stood_in_before(agent, stage, r):
-            return None
-        asking = Asking(seat.spec.name, agent, self.names[agent], f"round {r}", stage,
-                        (Question("text", "Your answer, with your reasons"),
-                         Question("label", "Your answer", tuple(self.s.labels))),
-                        shown=self.ask(agent, r, self.fields, self.rounds(r)))
-        answered = await proxied(seat, asking, self.ctx.cancellation)
-        if answered.fallback == "model":
-            return answered
-        text, label = answered.values.get("text", ""), answered.values.get("label", UNPARSED)
-        self.ctx.record_human(answered, role=agent, stage=stage, round=r, content=text, decision=label)
-        return Said(text, label)
+        (the question, the others' last answers), they write their answer and choose its label."""
+        return Asking(seat.spec.name, agent, self.names[agent], f"round {r}", stage,
+                      (Question("text", "Your answer, with your reasons"),
+                       Question("label", "Your answer", tuple(self.s.labels))),
+                      shown=self.ask(agent, r, self.fields, self.rounds(r)))
 
     async def in_document(self, agent: str, r: int, stage: str) -> Said:
         """A base model's turn: it continues the debate's document; its label is then read by

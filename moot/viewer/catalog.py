@@ -148,8 +148,8 @@ class Catalog:
         holder = lock_holder(path / "run.lock", locks) if is_folder else None
         with self._lock:
             cached = self._cache.get(path)
-        if cached is not None and cached[0] == stamp and holder is None:
-            return self.settled(path, stamp, cached[1])
+        if cached is not None and cached[0] == stamp and holder is None and cached[1].holder is None:
+            return self.settled(path, stamp, cached[1])  # (one kept while it ran is not: it has stopped since)
         rel = self.root.rel_of(path)
         arm = rel.relative_to(experiment).parts[0] if experiment and rel.parts != PurePosixPath(experiment).parts \
             and len(rel.relative_to(experiment).parts) > 1 else ""

@@ -72,6 +72,13 @@ class Links:
         """The server-sent events of a live page; None: no live updates (a bundle)."""
         return None
 
+    def seat(self, token: str) -> Optional[str]:
+        """A person's seat page (moot.viewer.seats); None: no seats (a bundle never holds a token)."""
+        return None
+
+    def seat_events(self, token: str) -> Optional[str]:
+        return None
+
 
 class ServerLinks(Links):
     def runs(self) -> str:
@@ -104,6 +111,12 @@ class ServerLinks(Links):
     def events(self, kind: str, rel: Optional[Rel] = None, key: str = "", query: Query = Query()) -> Optional[str]:
         where = f"/{url_path(rel)}" if rel is not None else ""
         return f"/events/{kind}{where}" + query_string({"u": key, **query_values(query)})
+
+    def seat(self, token: str) -> Optional[str]:
+        return f"/seat/{token}"
+
+    def seat_events(self, token: str) -> Optional[str]:
+        return f"/events/seat/{token}"
 
 
 def short(text: str) -> str:

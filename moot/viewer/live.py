@@ -1,8 +1,8 @@
 """Live pages: server-sent events that re-render a page's regions when the files behind it change.
 
 A stream polls the files its page reads — a unit's transcript and the run's live side file
-(moot.engine.live), a run folder's listing, run.json and results.jsonl, or every run's summary —
-every POLL_S seconds (stat calls only), and when one changed it renders the page's regions again
+(moot.engine.live), a run folder's listing, run.json and results.jsonl, every run's summary, or
+a seat's files (moot.viewer.seats) — every POLL_S seconds (stat calls only), and when one changed it renders the page's regions again
 with the same templates and sends those that differ (`event: regions`, a JSON object of region id
 -> HTML). The transcript is read by the strict loader, which leaves a torn last line out: a line
 being written shows as pending, never as an error. A stream ends when its client goes away or the
@@ -62,6 +62,16 @@ async def stream(request: web.Request, pages: Pages, links: Links, executor: Exe
                  rel: Optional[PurePosixPath], key: str, query: Query, filters: RunFilters) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     stamp_of = await loop.run_in_executor(executor, watched, pages, kind, rel, key)
+    return await stream_regions(request, executor, stamp_of,
+                                lambda: regions_of(pages, links, kind, rel, key, query, filters),
+                                RUNS_POLL_S if kind == "runs" else POLL_S)
+
+
+async def stream_regions(request: web.Request, executor: Executor, stamp_of: Callable[[], Any],
+                         render: Callable[[], dict[str, str]], poll: float) -> web.StreamResponse:
+    """A page's live regions: `render()` again whenever `stamp_of()` changes (or always, when it
+    is None), the regions that differ sent as one `regions` event."""
+    loop = asyncio.get_running_loop()
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
                                            "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     await response.prepare(request)
@@ -69,7 +79,6 @@ async def stream(request: web.Request, pages: Pages, links: Links, executor: Exe
     sent: dict[str, str] = {}
     last: Any = object()
     quiet = 0.0
-    poll = RUNS_POLL_S if kind == "runs" else POLL_S
     while True:
         try:
             stamp = await loop.run_in_executor(executor, stamp_of)
@@ -79,8 +88,7 @@ async def stream(request: web.Request, pages: Pages, links: Links, executor: Exe
         if stamp != last or stamp is None:
             last = stamp
             try:
-                regions = await loop.run_in_executor(executor, regions_of, pages, links, kind, rel, key, query,
-                                                     filters)
+                regions = await loop.run_in_executor(executor, render)
             except (MootError, OSError, ValueError) as exc:
                 regions = {}
                 await response.write(event("state", f"unreadable: {exc}"))

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from moot.engine.folder import RunFolderError
+from moot.engine.seatfiles import seat_links
 from moot.errors import MootError
 from moot.log.events import TranscriptError
 from moot.log.transcript import Transcript, load
@@ -31,6 +32,7 @@ from moot.viewer.links import Links
 from moot.viewer.paths import Refused, Root
 from moot.viewer.unitpage import call_html, calls_toggle, content, live_turn
 from moot.viewer.units import FILTERS, Indexer, Query, RunTable, open_table, select, targets
+from moot.views.neutral import plain
 from moot.views.timeline import speaker_index
 
 
@@ -63,6 +65,7 @@ def environment() -> Environment:
     env = Environment(loader=PackageLoader("moot.viewer", "templates"), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["seconds"] = seconds_text
+    env.filters["plain"] = plain  # a person's or a model's text: control sequences out (escaped after)
     return env
 
 
@@ -154,7 +157,9 @@ class Pages:
         page = select(table, query, self.indexer)
         report = table.report()
         peers = [r for r in self.catalog.runs() if r.protocol == table.protocol and r.rel != rel]
-        return dict(rel=rel, table=table, query=query, page=page, report=report, summary=self.summary(rel, path),
+        summary = self.summary(rel, path)
+        return dict(rel=rel, table=table, query=query, page=page, report=report, summary=summary,
+                    seats=seat_links(path) if path.is_dir() and summary.status == "running" else [],
                     filters=FILTERS, golds=table.golds(), targets=targets(table, self.indexer), peers=peers,
                     chart=f1_chart(report.per_class_f1) if report else None,
                     heat=heat(report.confusion) if report else {})
@@ -194,7 +199,8 @@ class Pages:
             raise NotFound(f"no unit {key!r} in {rel}")
         summary = self.summary(rel, path)
         before, after = self.neighbours(table, key)
-        base = dict(rel=rel, key=key, unit=ref, table=table, summary=summary, before=before, after=after)
+        base = dict(rel=rel, key=key, unit=ref, table=table, summary=summary, before=before, after=after,
+                    seats=seat_links(path) if path.is_dir() and summary.status == "running" else [])
         try:
             transcript = load(ref.path)
         except TranscriptError as exc:
@@ -295,8 +301,10 @@ class Pages:
         return self.render("compare_unit.html", links, a=a, b=b, pair=pair, sides=sides, live=None,
                            title=f"{pair}: {a.as_posix()} vs {b.as_posix()}")
 
-    def error_page(self, links: Links, status: int, message: str) -> str:
-        return self.render("error.html", links, status=status, message=message, live=None, title=f"Error {status}")
+    def error_page(self, links: Links, status: int, message: str, back: str = "") -> str:
+        """An error's page; `back`: where to go back to (else the runs)."""
+        return self.render("error.html", links, status=status, message=message, back=back, live=None,
+                           title=f"Error {status}")
 
 
 def region_hash(html: str) -> str:

@@ -4,10 +4,13 @@
   printed at start (in the URL once, then a same-site cookie). Without a token, a request whose
   Host is not this loopback address is refused (a web page elsewhere cannot reach the viewer
   through DNS rebinding).
-- Every page is a GET route (HEAD too); any other method is answered 405 by the router, so a
-  route that takes input (a human seat's POST on a live page) is added to the router beside the
-  pages and passes the same guard (which checks the Host and the token: such a route must also
-  check the request's Origin). Nothing is ever written under the folder.
+- Every page is a GET route (HEAD too); any other method is answered 405 by the router, but one:
+  a person's answer at a seat (POST /seat/TOKEN, moot.viewer.seats), which passes the same guard
+  and must come from this server's own page (`from_own_page`). Nothing is ever written under the folder
+  but that answer, as the seat's answer file (moot.engine.seatfiles), atomically.
+- A seat's link (/seat/TOKEN, its live updates and its answers) is opened by the seat's own
+  token, which the run folder holds: on a token-protected address it needs no viewer token, and
+  it opens nothing else (but the static files, by a same-site cookie holding the seat's token).
 - Paths are parsed from the raw URL (moot.viewer.paths): `..`, encoded separators, hidden names and
   symbolic links are refused with 403, unknown pages 404.
 - Every response forbids inline scripts and styles (Content-Security-Policy), framing and sniffing.
@@ -30,17 +33,20 @@ from moot.errors import MootError
 from moot.log.events import TranscriptError
 from moot.plugins import load_protocols
 from moot.viewer.links import Links, ServerLinks
-from moot.viewer.live import stream
+from moot.viewer.live import POLL_S, stream, stream_regions
 from moot.viewer.pages import CSP, NotFound, Pages, RunFilters, decoded_rel, parse_query
 from moot.viewer.paths import Refused
+from moot.viewer.seats import NotAsked, SeatAt, SeatIndex, seat_page, seat_regions, seat_stamp, take_answer
 from moot.views.html import document_css
 
 STATIC = {"viewer.css": "text/css", "viewer.js": "text/javascript", "document.css": "text/css"}
 COOKIE = "moot_view_token"
+SEAT_COOKIE = "moot_seat"  # a seat's token, sent for the static files only
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "X-Frame-Options": "DENY", "Cross-Origin-Opener-Policy": "same-origin",
            "Cross-Origin-Resource-Policy": "same-origin"}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+MAX_BODY = 2 ** 21  # a seat's answer (moot.viewer.seats.MAX_ANSWER characters, form-encoded); pages take none
 
 
 def static_text(name: str) -> str:
@@ -77,12 +83,13 @@ class Viewer:
         self.links: Links = ServerLinks()
         self.executor = ThreadPoolExecutor(workers, thread_name_prefix="moot-view")
         self.streams: set[asyncio.Task[object]] = set()
+        self.seats = SeatIndex(pages.catalog)
 
     @web.middleware
     async def guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Loopback-or-token, and the security headers on every response (the router's own errors too)."""
-        given = request.query.get("token") or request.cookies.get(COOKIE) or ""
-        if self.token is not None and not hmac.compare_digest(given.encode(), self.token.encode()):
+        """Loopback-or-token, and the security headers on every response (the router's own errors too).
+        A seat's pages check the seat's token themselves (module docstring)."""
+        if self.token is not None and not await self.admitted(request):
             return with_headers(web.Response(status=401,
                                              text="moot view: this address needs the token printed at start"))
         if self.token is None and request.host not in self.hosts:
@@ -94,6 +101,18 @@ class Viewer:
         if self.token is not None and request.query.get("token") and not response.prepared:
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
         return with_headers(response)
+
+    async def admitted(self, request: web.Request) -> bool:
+        """On a token-protected address: the viewer's token, or a seat's route (its handlers check
+        the seat's token), or a static file asked by a seat's page (its cookie)."""
+        given = request.query.get("token") or request.cookies.get(COOKIE) or ""
+        if hmac.compare_digest(given.encode(), self.token.encode() if self.token else b""):
+            return True
+        kind, rest = split(request.raw_path)
+        if kind == "seat" or (kind == "events" and rest.startswith("seat/")):
+            return True
+        seat = request.cookies.get(SEAT_COOKIE, "")
+        return kind == "static" and bool(seat) and await self.find_seat(seat) is not None
 
     async def stop_streams(self, app: web.Application) -> None:
         for task in list(self.streams):
@@ -128,6 +147,11 @@ class Viewer:
             return await self.page(pages.compare_unit_page, links, a, b, query.get("pair", ""))
         if kind == "events":
             return await self.events(request, rest)
+        if kind == "seat":
+            at = await self.seat(rest)
+            response = await self.page(seat_page, self.pages, links, at)
+            response.set_cookie(SEAT_COOKIE, at.token, httponly=True, samesite="Strict", path="/static/")
+            return response
         rel = pages.root.relative(rest)
         key = query.get("u", "")
         if kind == "run":
@@ -149,36 +173,85 @@ class Viewer:
 
     async def events(self, request: web.Request, rest: str) -> web.StreamResponse:
         kind, _, raw = rest.partition("/")
-        if kind not in ("runs", "run", "unit"):
+        if kind not in ("runs", "run", "unit", "seat"):
             raise NotFound(f"no live page {kind!r}")
+        if kind == "seat":
+            at = await self.seat(raw)
+            pages, links = self.pages, self.links
+            return await self.streaming(stream_regions(request, self.executor, lambda: seat_stamp(pages, at),
+                                                       lambda: seat_regions(pages, links, at), POLL_S))
         rel = self.pages.root.relative(raw) if kind != "runs" else None
         query = request.query
         filters = RunFilters(query.get("q", ""), query.get("protocol", ""), query.get("model", ""),
                              query.get("status", ""))
+        return await self.streaming(stream(request, self.pages, self.links, self.executor, kind, rel,
+                                           query.get("u", ""), parse_query(query), filters))
+
+    async def streaming(self, streamed: Awaitable[web.StreamResponse]) -> web.StreamResponse:
+        """A live page's stream, stopped with the server."""
         task = asyncio.current_task()
         if task is not None:
             self.streams.add(task)
         try:
-            return await stream(request, self.pages, self.links, self.executor, kind, rel, query.get("u", ""),
-                                parse_query(query), filters)
+            return await streamed
         except (ConnectionResetError, asyncio.CancelledError):
             return web.StreamResponse()
         finally:
             if task is not None:
                 self.streams.discard(task)
 
-    async def error(self, status: int, message: str) -> web.Response:
+    async def find_seat(self, token: str) -> Optional[SeatAt]:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self.seats.find, token)
+
+    async def seat(self, token: str) -> SeatAt:
+        """The seat a token opens (NotFound: none under the folder)."""
+        at = await self.find_seat(token)
+        if at is None:
+            raise NotFound("no seat has this link (its run may be in another folder, or its seat files were removed)")
+        return at
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        """A person's answer at a seat (module docstring): written for the run, then back to the seat."""
+        token = request.match_info["token"]
+        try:
+            at = await self.seat(token)
+        except NotFound as exc:
+            return await self.error(404, str(exc))
+        if not from_own_page(request):
+            return await self.error(403, "an answer is taken only from the seat's own page", self.links.seat(token))
+        form = await request.post()
+        asked, text = form.get("asked"), form.get("text")
+        if not isinstance(asked, str) or not isinstance(text, str):
+            return await self.error(400, "an answer needs the question it answers and its text", self.links.seat(token))
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.executor, take_answer, self.pages, at, asked, text)
+        except NotAsked as exc:
+            return await self.error(409, str(exc), self.links.seat(token))
+        raise web.HTTPSeeOther(self.links.seat(token) or "/")
+
+    async def error(self, status: int, message: str, back: Optional[str] = None) -> web.Response:
         html = await asyncio.get_running_loop().run_in_executor(
-            self.executor, self.pages.error_page, self.links, status, message)
+            self.executor, self.pages.error_page, self.links, status, message, back or "")
         return web.Response(status=status, text=html, content_type="text/html", headers={"Cache-Control": "no-store"})
 
 
 def make_app(pages: Pages, token: Optional[str] = None) -> tuple[web.Application, Viewer]:
     viewer = Viewer(pages, token)
-    app = web.Application(middlewares=[viewer.guard], client_max_size=1024)
+    app = web.Application(middlewares=[viewer.guard], client_max_size=MAX_BODY)
+    app.router.add_post("/seat/{token}", viewer.answer)
     app.router.add_get("/{tail:.*}", viewer.handle)
     app.on_shutdown.append(viewer.stop_streams)
     return app, viewer
+
+
+def from_own_page(request: web.Request) -> bool:
+    """A request a page of this server sent: its Origin is this server, or (a page that sends no
+    referrer sends `Origin: null`) the browser says it is same-origin (Sec-Fetch-Site, which no
+    page can forge)."""
+    origin, own = request.headers.get("Origin"), f"{request.scheme}://{request.host}"
+    if origin not in (None, "null", own):
+        return False
+    return origin == own or request.headers.get("Sec-Fetch-Site") == "same-origin"
 
 
 def loopback_hosts(host: str, port: int) -> set[str]:

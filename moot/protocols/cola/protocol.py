@@ -9,6 +9,11 @@
    option; in the explainability variant with structured output {stance, explanation}.
 A baseline (Table 2) is the judger alone, asked from the text with the baseline prompt.
 
+A person may take any of these seats (`moot run --human SEAT`: an analyst, a debater, `analysts`,
+`debaters`, the `judger`): shown the prompt the role's model would be sent, they write the analysis
+or argument, or choose the judger's stance (and say why); the role's model stands by (a seat's
+time limit). The analysts' and debaters' turns are asked together, a seat's one at a time.
+
 The option letter (the judger with `output: option`, and the direct baseline) is read by the
 scenario's `choice` (moot.protocols.items.choices): on the embedded model by likelihood, the paper's
 prompt closed for scoring by a last line "Answer:" with " A", " B", " C" as the options (a chat
@@ -27,9 +32,10 @@ content-free (the analyses and arguments kept).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Mapping, Optional, Sequence
+from typing import Awaitable, Callable, Mapping, Optional, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
@@ -42,6 +48,9 @@ from moot.protocols.items.labels import LabelSet, stance_model
 from moot.protocols.items.choices import Answered, ask_choice, calibrates, document_method, how_read, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.engine.context import UnitContext
+from moot.engine.seats import Asking, Question, Seat, free_text, shown_of
+from moot.log.events import Message
+from moot.metrics.classification import UNPARSED
 from moot.engine.rescore import last_call
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 
@@ -149,10 +158,15 @@ async def run_item(s: ColaScenario, ctx: UnitContext, item: ItemInput) -> Outcom
     start = Item(s, templates, {"text": item.text, "target": item.target, "role": role})
 
     async def analyse(expert: str) -> str:
-        document = start.document(render(templates[f"document_{expert}"], start.fields)) \
-            if in_document(ctx, expert) else None
-        return (await speak(ctx, expert, messages(templates, expert, start.fields), document, start.labels[expert],
-                            opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
+        chat = messages(templates, expert, start.fields)
+
+        async def by_model() -> str:
+            document = start.document(render(templates[f"document_{expert}"], start.fields)) \
+                if in_document(ctx, expert) else None
+            return (await speak(ctx, expert, chat, document, start.labels[expert],
+                                opening=render(templates[f"opening_{expert}"], start.fields), stage="analysis")).text
+
+        return await free_turn(ctx, expert, start.labels[expert], "analysis", "Your analysis", chat, by_model)
 
     found = await asyncio.gather(*(analyse(e) for e in s.experts))
     analysed = replace(start, analyses=dict(zip(s.experts, found)))
@@ -258,9 +272,25 @@ async def _argue(ctx: UnitContext, item: Item, label: str) -> str:
     key = "debater" if s.experts else "debater_no_analysis"
     fields = {**item.fields, "analyses": item.analyses_text(), "stance": s.text_of(label).stance}
     name = debater_name(label)
-    document = item.document(render(t[f"document_{key}"], fields)) if in_document(ctx, name) else None
-    return (await speak(ctx, name, messages(t, key, fields, "debater"), document, item.labels[name],
-                        opening=render(t["opening_debater"], fields), stage="debate")).text
+    chat = messages(t, key, fields, "debater")
+
+    async def by_model() -> str:
+        document = item.document(render(t[f"document_{key}"], fields)) if in_document(ctx, name) else None
+        return (await speak(ctx, name, chat, document, item.labels[name], opening=render(t["opening_debater"], fields),
+                            stage="debate")).text
+
+    return await free_turn(ctx, name, item.labels[name], "debate", f"Your argument that the text is {fields['stance']} {item.fields['target']}",
+                           chat, by_model)
+
+
+async def free_turn(ctx: UnitContext, role: str, label: str, stage: str, prompt: str, chat: Sequence[LLMMessage],
+                    by_model: Callable[[], Awaitable[str]]) -> str:
+    """An analyst's or debater's turn: its person's, shown the role's prompt, else its model's."""
+    def asking(seat: Seat) -> Asking:
+        return Asking(seat.spec.name, role, label, stage, stage, (Question("text", prompt),), shown=shown_of(chat))
+
+    return await ctx.person_or_model(ctx.seat(role), asking, by_model, lambda said: said.content, role=role,
+                                     stage=stage, round=1, content=free_text)
 
 
 def _awaiting(task: "asyncio.Future[str]") -> Respond:
@@ -273,12 +303,31 @@ def _awaiting(task: "asyncio.Future[str]") -> Respond:
 def _judger(ctx: UnitContext, item: Item, labels: LabelSet, judged: dict[str, Outcome]) -> Respond:
     async def respond(thread: Sequence[BaseChatMessage]) -> str:
         said = {m.source: m.to_text().strip() for m in thread if isinstance(m, BaseChatMessage)}
-        arguments = {lab: said[debater_name(lab)] for lab in item.s.labels if debater_name(lab) in said}
+        seen = replace(item, arguments={lab: said[debater_name(lab)] for lab in item.s.labels
+                                        if debater_name(lab) in said})
         stage = "baseline" if item.s.baseline else "conclusion"
-        judged["outcome"] = outcome = await judge(ctx, replace(item, arguments=arguments), labels, stage)
+        judged["outcome"] = outcome = await ctx.person_or_model(
+            ctx.seat(JUDGER), lambda seat: judger_asking(seen, labels, stage, seat),
+            lambda: judge(ctx, seen, labels, stage), person_judged, role=JUDGER, stage=stage, round=1,
+            content=lambda given: (given.get("explanation", ""), given.get("stance", UNPARSED)))
         return outcome.raw or ""
 
     return respond
+
+
+def judger_asking(item: Item, labels: LabelSet, stage: str, seat: Seat) -> Asking:
+    """The judger's turn a person takes (`--human judger`): shown its prompt, they choose the stance."""
+    prompt = messages(item.templates, judger_template(item.s), judger_fields(item, labels), JUDGER)
+    return Asking(seat.spec.name, JUDGER, item.labels[JUDGER], stage, stage,
+                  (Question("stance", "The stance of the text", tuple(item.s.labels)),
+                   Question("explanation", "Why (a sentence or two)")), shown=shown_of(prompt))
+
+
+def person_judged(said: Message) -> Outcome:
+    """The item's outcome from the stance a person at the judger's seat chose."""
+    stance = said.decision or UNPARSED
+    return Outcome(stance, said.content, json.dumps({"stance": stance, "explanation": said.content}, ensure_ascii=False),
+                   decided_by=f"{JUDGER} (human)")
 
 
 async def rescore(s: ColaScenario, job: Rescore, ctx: UnitContext) -> Rescored:
@@ -298,6 +347,16 @@ async def rescore(s: ColaScenario, job: Rescore, ctx: UnitContext) -> Rescored:
     return Rescored(await judge(ctx, item, labels_of(s), stage, speaker=f"{JUDGER} (rescored)"))
 
 
+def seats(s: ColaScenario) -> dict[str, tuple[str, ...]]:
+    """The seats a person may take: each role, and the analysts or the debaters together."""
+    found: dict[str, tuple[str, ...]] = {r: (r,) for r in s.roles()}
+    if s.experts:
+        found["analysts"] = tuple(s.experts)
+    if s.debate:
+        found["debaters"] = tuple(debater_name(lab) for lab in s.labels)
+    return found
+
+
 PROTOCOL = Protocol(
     name="cola",
     title="COLA stance detection",
@@ -314,4 +373,5 @@ PROTOCOL = Protocol(
     rescore=rescore,
     example="cola",
     calls=lambda s: float(len(s.experts) + (len(s.labels) if s.debate else 0) + 1),
+    seats=seats,
 )

@@ -17,6 +17,13 @@ document form; the reply's beginning, prefilled, on an instruction model), and "
 scored as what follows; a "yes" agrees with the generator's decision, and only a "no" asks for the
 structured reply, for its explanation (the attitude stays the measured "no"). With `text` the
 same prompt is answered without a schema and parsed.
+
+A person may take the generator's or the discriminator's seat in every negotiation (`moot run
+--human generator`), or an LLM's (`first`, `second`, `third`: its turns in both roles; a role's
+seat comes first): shown the prompt the model would be sent, the generator writes its reasoning and
+chooses a decision; the discriminator says whether the generator's decision is right and, if not,
+which is and why. The turns read as a model's would (consensus, the role-flipped negotiation, the
+vote). The demonstrations stay the models' own.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from moot.data.load import iter_items, load_dataset_spec
 from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.engine.context import UnitContext
+from moot.engine.seats import Asking, Question, Seat, shown_of
+from moot.log.events import Message
 from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.negotiation.knn import NearestNeighbours
@@ -173,33 +182,53 @@ class _Negotiator:
         reasoned: list[tuple[str, str]] = []  # a base model's (reasoning, decision) per turn
 
         async def generate(thread: Sequence[BaseChatMessage]) -> str:
-            if in_document(self.ctx, gen):
-                turns = [(r, d, v[2]) for (r, d), v in zip(reasoned, verdicts)]
-                reasoning, decision = await self.generate_in_document(gen, stage, len(verdicts) + 1, turns, demos)
-                reasoned.append((reasoning, decision))
-                return f"{reasoning}\nDecision: {decision}"
-            if verdicts:
+            if verdicts:  # the chat form's history (a base model's document is built from `reasoned`)
                 history.append(UserMessage(content=render(t["generator_revise"], {
                     "explanation": inset(verdicts[-1][2]), "options": self.options}), source="user"))
-            reply = (await self.ctx.call(gen, list(history), stage=stage, round=len(verdicts) + 1,
-                                         decide=self._decision)).text
+            round = len(verdicts) + 1
+
+            async def by_model() -> str:
+                if in_document(self.ctx, gen):
+                    turns = [(r, d, v[2]) for (r, d), v in zip(reasoned, verdicts)]
+                    reasoning, decision = await self.generate_in_document(gen, stage, round, turns, demos)
+                    reasoned.append((reasoning, decision))
+                    return f"{reasoning}\nDecision: {decision}"
+                return (await self.ctx.call(gen, list(history), stage=stage, round=round, decide=self._decision)).text
+
+            def by_person(said: Message) -> str:
+                reasoned.append((said.content.rsplit(DECISION, 1)[0], said.decision or UNPARSED))
+                return said.content
+
+            reply = await self.ctx.person_or_model(
+                self.seat_of(GEN, gen), lambda seat: self.generator_asking(seat, gen, stage, round, history),
+                by_model, by_person, role=gen, stage=stage, round=round, content=generated)
             history.append(AssistantMessage(content=reply, source=GEN))
             return reply
 
         async def discriminate(thread: Sequence[BaseChatMessage]) -> str:
             reasoning = thread[-1].to_text()
             decision = self._decision(reasoning)
-            if in_document(self.ctx, disc):
-                reasoning = reasoned[-1][0] if len(reasoned) > len(verdicts) else reasoning
-                reply, verdict = await self.discriminate_in_document(disc, reasoning, decision, stage,
-                                                                     len(verdicts) + 1, demos)
-                verdicts.append(verdict)
-                return reply
+            round = len(verdicts) + 1
             prompt = render(t["discriminator"], {
                 "text": self.item.text, "reasoning": inset(reasoning), "decision": decision or "",
                 "options": self.options,
                 "demonstrations": "\n\n".join(render(t["discriminator_demo"], d) for d in demos)})
-            reply, verdict = await self.discriminator_verdict(disc, prompt, stage, decision, len(verdicts) + 1)
+
+            async def by_model() -> tuple[str, tuple[str, Optional[str], str]]:
+                if in_document(self.ctx, disc):
+                    shown = reasoned[-1][0] if len(reasoned) > len(verdicts) else reasoning
+                    return await self.discriminate_in_document(disc, shown, decision, stage, round, demos)
+                return await self.discriminator_verdict(disc, prompt, stage, decision, round)
+
+            def content(given: Mapping[str, str]) -> tuple[str, Optional[str]]:
+                text = discriminated(given, decision)
+                return text, self._attitude(text) if given else None
+
+            reply, verdict = await self.ctx.person_or_model(
+                self.seat_of(DISC, disc), lambda seat: self.discriminator_asking(seat, disc, stage, round, prompt,
+                                                                                 decision),
+                by_model, lambda said: (said.content, self._verdict(said.content)), role=disc, stage=stage,
+                round=round, content=content)
             verdicts.append(verdict)
             return reply
 
@@ -215,6 +244,24 @@ class _Negotiator:
         gen_decision = self._decision(thread[-2].to_text())
         done = bool(verdicts) and agreed(gen_decision, verdicts[-1])
         return Result(gen, disc, done, gen_decision if done else None)
+
+    # ------------------------------------------------------------------ a person's turns
+    def seat_of(self, role: str, llm: str) -> Optional[Seat]:
+        """The seat a person takes in this turn: the role's, else the LLM's."""
+        return self.ctx.seat(role) or self.ctx.seat(llm)
+
+    def generator_asking(self, seat: Seat, gen: str, stage: str, round: int, history: Sequence[LLMMessage]) -> Asking:
+        return Asking(seat.spec.name, gen, f"{gen} (generator)", f"{stage} R{round}", stage,
+                      (Question("text", "Your reasoning"), Question("decision", "Your decision", tuple(self.s.labels))),
+                      shown=shown_of(history))
+
+    def discriminator_asking(self, seat: Seat, disc: str, stage: str, round: int, prompt: str,
+                             decision: Optional[str]) -> Asking:
+        return Asking(seat.spec.name, disc, f"{disc} (discriminator)", f"{stage} R{round}", stage,
+                      (Question("attitude", f"Is the generator's decision ({decision or 'none'}) right?", (AGREE, "no")),
+                       Question("decision", "The right decision", tuple(self.s.labels), asked_if=("attitude", "no")),
+                       Question("explanation", "Why (the generator reads it)", asked_if=("attitude", "no"))),
+                      shown=prompt)
 
     # ------------------------------------------------------------------ a base model's turns
     def generator_document(self, text: str, turns: Sequence[tuple[str, str, str]], demos: Demos) -> ItemDocument:
@@ -334,6 +381,26 @@ class _Negotiator:
         return ("yes" if attitude == "yes" else "no"), decision, str(data.get("explanation", reply)).strip()
 
 
+DECISION = "\nDecision: "
+
+
+def generated(given: Mapping[str, str]) -> tuple[str, Optional[str]]:
+    """A person's generator turn as the model's would read: the reasoning, then `Decision: X`."""
+    if not given:
+        return "", None
+    return f"{given.get('text', '')}{DECISION}{given['decision']}", given["decision"]
+
+
+def discriminated(given: Mapping[str, str], decision: Optional[str]) -> str:
+    """A person's discriminator turn as the model's structured reply: "yes" holds the generator's
+    decision; a skipped turn is none (it reads as "no")."""
+    if not given:
+        return ""
+    agrees = given["attitude"] == AGREE
+    return json.dumps({"attitude": given["attitude"], "decision": decision if agrees else given.get("decision"),
+                       "explanation": given.get("explanation", "")}, ensure_ascii=False)
+
+
 def agreed(generated: Optional[str], verdict: tuple[str, Optional[str], str]) -> bool:
     """A consensus (Sun et al.): the discriminator's attitude is "yes" and its structured
     decision is the generator's decision. A generator reply without a decisive label (None)
@@ -423,4 +490,5 @@ PROTOCOL = Protocol(
     deciders=("third",),
     rescore=rescore,
     example="negotiation",
+    seats=lambda s: {GEN: (GEN,), DISC: (DISC,), **{llm: (llm,) for llm in s.roles()}},
 )

@@ -19,6 +19,10 @@ scored directly (closed by "Answer:" in document form), and a reasoning reply is
 question its prompt ended with, asked on its own (template `answer`: "Please choose the answer
 from the following options: Fake, Real.", closed by "Answer:"): the label comes from that call,
 by likelihood on the embedded model; the reasoning stays the paper's.
+
+A person may take a debater's seat (`moot run --human debater_p`, or `debaters`), the judge's or
+the one agent's: shown the prompt the role's model would be sent, they write the turn and choose
+its label, which the debate reads as it reads a model's (consensus, the judge's verdict).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from moot.data.load import Comment
 from moot.metrics.classification import UNPARSED
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
-from moot.log.events import Call
+from moot.log.events import Call, Message
 from moot.log.transcript import Transcript
 from moot.protocols.items.choices import Answered, ask_choice, calibrates, chosen_option, document_method, how_read, method_for
 from moot.protocols.items.document import in_document, speak
@@ -50,6 +54,7 @@ from moot.protocols.items.labels import LabelSet
 from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.engine.context import Reply, UnitContext
+from moot.engine.seats import Asking, Question, Seat, shown_of
 from moot.engine.rescore import recorded_messages, resend
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
@@ -206,10 +211,10 @@ async def run_item(s: S2madScenario, ctx: UnitContext, item: ItemInput) -> Outco
     openings = [[UserMessage(content=opening[d], source="user")] for d in (P, N)]
     read = {P: tuple(pos), N: tuple(neg)}
     docs = ClaimDocuments(templates)
-    first = await asyncio.gather(*(reason(s, ctx, d, m, "initial_opinion", 0,
-                                          document=(docs.opinion_of(d, 0), Content(item.claim, read[d])))
+    first = await asyncio.gather(*(turn_of(s, ctx, d, m, "initial_opinion", 0,
+                                           document=(docs.opinion_of(d, 0), Content(item.claim, read[d])))
                                    for d, m in zip((P, N), openings)))
-    replies = {P: [first[0][0].text], N: [first[1][0].text]}
+    replies = {P: [first[0][0]], N: [first[1][0]]}
     debate = _Debate(s, ctx, templates, opening, replies, options, {P: [first[0][1]], N: [first[1][1]]},
                      Content(item.claim), read)
     plan = S2madPlan(P, N, JUDGE, s.rounds)
@@ -242,10 +247,37 @@ class Answer:
 
     label: Optional[str]
     note: str
-    reply: Union[Reply, Answered]  # the deciding call, or the closed answer asked after it
+    reply: Union[Reply, Answered, None]  # the deciding call, or the closed answer asked after it; None: a person's
 
     def by(self, role: str) -> str:
+        if self.reply is None:
+            return f"{role} (human)"
         return f"{role} ({self.reply.method})" if self.reply.measured else role
+
+    @property
+    def raw(self) -> str:
+        return self.reply.text if self.reply is not None else ""
+
+
+async def turn_of(s: S2madScenario, ctx: UnitContext, role: str, messages: Sequence[LLMMessage], stage: str,
+                  round: int, document: Optional[tuple[Build, Content]] = None, **record: Any) -> tuple[str, Answer]:
+    """A reasoning turn and the label it came to: a person's at the role's seat (shown the
+    role's prompt, they write the turn and choose its label), else its model's (`reason`)."""
+    def asking(seat: Seat) -> Asking:
+        return Asking(seat.spec.name, role, role, f"{stage} R{round}", stage,
+                      (Question("text", "Your turn, with your reasons"), Question("label", "Your answer", tuple(s.labels))),
+                      shown=shown_of(messages))
+
+    async def by_model() -> tuple[str, Answer]:
+        reply, said = await reason(s, ctx, role, messages, stage, round, document, **record)
+        return reply.text, said
+
+    def by_person(said: Message) -> tuple[str, Answer]:
+        label = said.decision if said.decision in s.labels else None
+        return said.content, Answer(label, "" if label else " (the person's turn was skipped)", None)
+
+    return await ctx.person_or_model(ctx.seat(role), asking, by_model, by_person, role=role, stage=stage, round=round,
+                                     content=lambda given: (given.get("text", ""), given.get("label", UNPARSED)))
 
 
 async def reason(s: S2madScenario, ctx: UnitContext, role: str, messages: Sequence[LLMMessage], stage: str, round: int,
@@ -301,12 +333,12 @@ async def one_agent(s: S2madScenario, ctx: UnitContext, claim: str, comments: Se
     together) or the vanilla baseline (the `vanilla` prompt over the random comments)."""
     prompt = render(s.templates()[key], {"claim": claim, "comments": "\n".join(comments) or "(none)",
                                          "options": options_of(s)})
-    reply, said = await reason(s, ctx, AGENT, [UserMessage(content=prompt, source="user")],
+    text, said = await turn_of(s, ctx, AGENT, [UserMessage(content=prompt, source="user")],
                                "baseline" if s.baseline else "single_agent", 1,
                                document=(ClaimDocuments(s.templates()).opinion_of(AGENT, 0),
                                          Content(claim, tuple(comments))))
     what = "the vanilla baseline's answer" if s.baseline else "the single agent's answer (no debate)"
-    return Outcome(said.label or UNPARSED, what + said.note, reply.text, decided_by=said.by(AGENT))
+    return Outcome(said.label or UNPARSED, what + said.note, text, decided_by=said.by(AGENT))
 
 
 def cut_note(reply: Reply) -> str:
@@ -320,13 +352,13 @@ def options_of(s: S2madScenario) -> str:
 
 
 async def ask_judge(s: S2madScenario, ctx: UnitContext, claim: str, reply_p: str, reply_n: str,
-                    labels: tuple[Optional[str], Optional[str]] = (None, None), **record: Any) -> tuple[Reply, Answer]:
-    """The judge's call: the claim and both debaters' last replies (and, on a base model, their verdicts)."""
+                    labels: tuple[Optional[str], Optional[str]] = (None, None), **record: Any) -> tuple[str, Answer]:
+    """The judge's turn: the claim and both debaters' last replies (and, on a base model, their verdicts)."""
     prompt = render(s.templates()["judge"], {"claim": claim, "reply_p": inset(reply_p), "reply_n": inset(reply_n),
                                              "options": options_of(s)})
     content = Content(claim, turns=(Said(P, reply_p, labels[0]), Said(N, reply_n, labels[1])))
-    return await reason(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1,
-                        document=(ClaimDocuments(s.templates()).judged, content), **record)
+    return await turn_of(s, ctx, JUDGE, [UserMessage(content=prompt, source="user")], "judge", 1,
+                         document=(ClaimDocuments(s.templates()).judged, content), **record)
 
 
 async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
@@ -339,7 +371,7 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
         if agent is None or AGENT not in job.roles:
             return Rescored()
         said = await resent(s, ctx, agent)
-        return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.reply.text,
+        return Rescored(Outcome(said.label or UNPARSED, "the agent's answer" + said.note, said.raw,
                                 decided_by=said.by(AGENT)))
     call = last_reasoning(job.transcript, JUDGE)
     if call is not None and not in_document(ctx, JUDGE):
@@ -348,7 +380,7 @@ async def rescore(s: S2madScenario, job: Rescore, ctx: UnitContext) -> Rescored:
         said = await judge_again(s, ctx, job.transcript)
     else:
         return Rescored()
-    return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.reply.text,
+    return Rescored(Outcome(said.label or UNPARSED, "judge's determination" + said.note, said.raw,
                             decided_by=said.by(JUDGE)))
 
 
@@ -390,7 +422,7 @@ class _Debate:
         self.s, self.ctx, self.templates, self.opening = s, ctx, templates, opening
         self.replies, self.options, self.said = replies, options, said
         self.claim, self.read, self.docs = claim, read, ClaimDocuments(templates)
-        self.rounds: dict[int, dict[str, asyncio.Future[tuple[Reply, Answer]]]] = {}
+        self.rounds: dict[int, dict[str, asyncio.Future[tuple[str, Answer]]]] = {}
         self.verdict: Optional[Answer] = None  # the judge's, once it spoke
 
     def _messages(self, who: str, j: int) -> list[LLMMessage]:
@@ -421,26 +453,35 @@ class _Debate:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
             j = len(self.replies[who])  # this debater's round
             if j not in self.rounds:
-                self.rounds[j] = {d: asyncio.ensure_future(reason(self.s, self.ctx, d, self._messages(d, j),
-                                                                  "debate", j, document=self._document(d, j)))
+                self.rounds[j] = {d: asyncio.ensure_future(turn_of(self.s, self.ctx, d, self._messages(d, j),
+                                                                   "debate", j, document=self._document(d, j)))
                                   for d in (P, N)}
-            reply, said = await self.rounds[j][who]
-            self.replies[who].append(reply.text)
+            text, said = await self.rounds[j][who]
+            self.replies[who].append(text)
             self.said[who].append(said)
-            return reply.text
+            return text
 
         return respond
 
     def judge(self, claim: str) -> Respond:
         async def respond(thread: Sequence[BaseChatMessage]) -> str:
-            reply, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1],
-                                                  (self.said[P][-1].label, self.said[N][-1].label))
-            return reply.text
+            text, self.verdict = await ask_judge(self.s, self.ctx, claim, self.replies[P][-1], self.replies[N][-1],
+                                                 (self.said[P][-1].label, self.said[N][-1].label))
+            return text
 
         return respond
 
     def cancel(self) -> None:
         cancel_calls(task for tasks in self.rounds.values() for task in tasks.values())
+
+
+def seats(s: S2madScenario) -> dict[str, tuple[str, ...]]:
+    """The seats a person may take: each debater, both (`debaters`), the judge, the one agent
+    (the scorer's and the classifier's answers are no turns)."""
+    found: dict[str, tuple[str, ...]] = {r: (r,) for r in s.roles() if r not in ("scorer", "classifier")}
+    if P in found and N in found:
+        found["debaters"] = (P, N)
+    return found
 
 
 def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
@@ -466,4 +507,5 @@ PROTOCOL = Protocol(
     metrics=RUMOUR_METRICS,
     report=Reporting(part=report_part),
     rounds=answers_of,  # the debaters' answers per round (none without the debate)
+    seats=seats,
 )

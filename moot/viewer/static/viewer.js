@@ -1,6 +1,8 @@
 /* moot view: the pages' own script (no library). Everything works without it; it adds the theme
    switch, keyboard navigation, instant filtering and sorting of the runs list, picking two runs to
-   compare, model calls fetched when their toggle opens, and live updates (server-sent events).
+   compare, model calls fetched when their toggle opens, live updates (server-sent events), and on
+   a seat's page (a person's turn) the answer box focused when it asks, Ctrl+Enter to send, one
+   send per question.
    It only ever inserts HTML the viewer's own server rendered (escaped there). */
 (function () {
   "use strict";
@@ -180,6 +182,31 @@
     });
   }
 
+  /* ---------------------------------------------------------------- a person's seat */
+  var pageTitle = document.title;
+
+  function bindSeat() {
+    var panel = $("#seat-panel"), form = $("form.seat-form");
+    var asking = Boolean(form);
+    document.title = (asking ? "\u25cf Your turn \u2014 " : "") + pageTitle;
+    if (!panel || !form) { return; }
+    form.addEventListener("submit", function (event) {
+      if (form.getAttribute("data-sent")) { event.preventDefault(); return; }  /* one answer per question */
+      form.setAttribute("data-sent", "1");
+    });
+    var text = $("textarea", form);
+    if (text) {
+      text.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+          event.preventDefault();
+          if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
+        }
+      });
+    }
+    var first = text || $(".seat-question", form);  /* a choice is not made by a stray Enter */
+    if (first) { first.focus({ preventScroll: true }); }
+  }
+
   /* ---------------------------------------------------------------- live updates */
   function openIds(region) {
     return $$("details[open][id]", region).map(function (d) { return d.id; });
@@ -200,6 +227,7 @@
     }
     bindCalls(region);
     bindSorting(region);
+    if (region.id === "seat-panel") { bindSeat(); }
     var form = $("form[data-filter=runs]");
     if (form && region.id === "runs") { applyRunFilters(form); }
     if (atBottom && document.body.getAttribute("data-follow") !== "no") { window.scrollTo(0, document.documentElement.scrollHeight); }
@@ -234,6 +262,10 @@
     bindSorting(document);
     bindPicking();
     bindCalls(document);
+    if ($("#seat-panel")) {  /* a seat's page opens at the conversation's end, as a chat does */
+      bindSeat();
+      window.scrollTo(0, document.documentElement.scrollHeight);
+    }
     bindLive();
   });
 }());
