@@ -22,7 +22,8 @@ Requests beyond chat (moot.models.requests): a continuation in document form is 
 completion (`/completions`, a base model behind llama.cpp's or vLLM's server), in chat form a chat
 reply with the stop strings; either is cut to its last complete sentence (logits processors
 cannot be applied by a server). Closed choices and scores are read from the first tokens' top
-log-probabilities (`logprobs`; moot.models.server_likelihood). A server that refuses, ignores or
+log-probabilities (`logprobs`; moot.models.server_likelihood), asked streamed: llama-cpp-python's
+server computes an unstreamed reply's log-probabilities over the whole context (`_top_logprobs`). A server that refuses, ignores or
 garbles `logprobs` (none, null, NaN, a string: moot.models.server_likelihood.NoLogprobs) answers
 NotSupported, for good, and the caller falls back to structured output.
 """
@@ -46,6 +47,7 @@ from moot.models.requests import (
     Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
     score_detail, without_request,
 )
+from moot.models.replies import json_object
 from moot.models.server_likelihood import NoLogprobs, logprob, read_options
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
 
@@ -179,9 +181,12 @@ class OpenAIClient(MootClient):
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST to the server through the SDK (its auth, timeouts and error types) with a plain
         JSON body and reply: the SDK's typed request and response layers cost more per call than
-        everything else moot does for it (benchmarks/bench_overhead.py)."""
+        everything else moot does for it (benchmarks/bench_overhead.py). A streamed answer
+        (server-sent events) is read whole and assembled into the reply it stands for."""
         with connection_errors_named():
             response = await self.sdk.post(path, body={"model": self.model, **body}, cast_to=HTTPResponse)
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                return assembled(response.text)
             reply: dict[str, Any] = response.json()
             return reply
 
@@ -237,8 +242,12 @@ class OpenAIClient(MootClient):
 
     async def _top_logprobs(self, messages: Sequence[LLMMessage], prompt: str, document: bool,
                             args: Mapping[str, Any]) -> dict[str, Any]:
-        """One token, greedy, with the top log-probabilities of its position."""
-        body = {"max_tokens": 1, "temperature": 0, **({"seed": args["seed"]} if args.get("seed") is not None else {})}
+        """One token, greedy, with the top log-probabilities of its position; asked streamed:
+        llama-cpp-python's server (0.3.x) computes an unstreamed reply's log-probabilities over
+        its whole context times the vocabulary (seconds per answer on a long document, 262,144
+        tokens for Gemma 3), a streamed one's from the generated token's row alone."""
+        body = {"max_tokens": 1, "temperature": 0, "stream": True, "stream_options": {"include_usage": True},
+                **({"seed": args["seed"]} if args.get("seed") is not None else {})}
         if document:
             return await self._post("/completions", {"prompt": prompt, "logprobs": TOP_LOGPROBS, **body})
         return await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages],
@@ -259,6 +268,24 @@ class OpenAIClient(MootClient):
 
     async def close(self) -> None:
         await self.sdk.close()
+
+
+def assembled(events: str) -> dict[str, Any]:
+    """The reply a stream of completion chunks (server-sent events) adds up to, as far as a closed
+    answer reads it: the first chunk's choice that carries log-probabilities (else the first
+    choice), and the usage a last chunk may report. A line that is no JSON object is skipped."""
+    choices: list[dict[str, Any]] = []
+    usage: Any = None
+    for line in events.splitlines():
+        data = line[len("data:"):].strip() if line.startswith("data:") else ""
+        chunk = json_object(data) if data.startswith("{") else None
+        if chunk is None:
+            continue
+        usage = chunk.get("usage") or usage
+        choice = first_choice(chunk)
+        if isinstance(choice, dict) and choice and (not choices or (choice.get("logprobs") and not choices[0].get("logprobs"))):
+            choices = [choice]
+    return {"choices": choices, **({"usage": usage} if usage else {})}
 
 
 def first_choice(reply: Mapping[str, Any]) -> dict[str, Any]:
