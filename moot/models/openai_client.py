@@ -58,6 +58,14 @@ except ImportError:
 
 SAMPLING = ("temperature", "max_tokens", "seed", "top_p")
 TOP_LOGPROBS = 20  # OpenAI's most
+# A document's options are looked for among the top 1000 (where the server allows more than 20):
+# after a name, the conference judge's " agree" and " disagree" ranked 32nd and 82nd on the
+# embedded model (p 0.002 and 0.0006); read from the top 20 they fell back to structured output,
+# 10-19 s a call through llama_cpp.server, where one more listed token costs nothing (it sorts the
+# whole vocabulary for every position it reports). OpenAI's and vLLM's default most is 20: a server
+# that refuses the longer list is asked for the top 20 from then on.
+WIDE_LOGPROBS = 1000
+Options = tuple[dict[str, float], list[str], list[dict[str, Any]]]  # log-probabilities, bounded, replies
 
 
 def rejects_json_schema(exc: BaseException) -> bool:
@@ -111,6 +119,7 @@ class OpenAIClient(MootClient):
                                       http_client=openai.DefaultAioHttpClient(event_hooks=bounded_http_hooks()))
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
+        self.narrow = ""  # why this server gives no more than the top 20, once it said so
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
                      json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
@@ -215,10 +224,31 @@ class OpenAIClient(MootClient):
         if self.no_logprobs:
             raise NotSupported(self.no_logprobs)
         prompt = document_text(messages, request.prefix) if document else ""
+        width = WIDE_LOGPROBS if document and not self.narrow else TOP_LOGPROBS
+        try:
+            found = await self._options(messages, request, prompt, document, args, width)
+        except NotSupported:
+            if width == TOP_LOGPROBS or not self.no_logprobs:
+                raise
+            # refused: the longer list, maybe not log-probabilities (then the top 20 are refused too)
+            self.narrow, self.no_logprobs = self.no_logprobs, ""
+            found = await self._options(messages, request, prompt, document, args, TOP_LOGPROBS)
+        logprobs, bounded, calls = found
+        text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
+        used = [c.get("usage") or {} for c in calls]
+        usage = RequestUsage(prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in used),
+                             completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in used))
+        self.add_usage(usage)
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+
+    async def _options(self, messages: Sequence[LLMMessage], request: Request, prompt: str, document: bool,
+                       args: Mapping[str, Any], width: int) -> Options:
+        """The options' log-probabilities read from the top `width` of each position, the options
+        only bounded, and the replies read (moot.models.server_likelihood)."""
         calls: list[dict[str, Any]] = []
 
         async def top(extension: str) -> dict[str, float]:
-            reply = await self._top_logprobs(messages, prompt + extension, document, args)
+            reply = await self._top_logprobs(messages, prompt + extension, document, args, width)
             calls.append(reply)
             return first_top_logprobs(reply, document)
 
@@ -233,15 +263,10 @@ class OpenAIClient(MootClient):
         except NoLogprobs as exc:  # missing or unreadable: so it will be on every call to this server
             self.no_logprobs = str(exc)
             raise
-        text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
-        used = [c.get("usage") or {} for c in calls]
-        usage = RequestUsage(prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in used),
-                             completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in used))
-        self.add_usage(usage)
-        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
+        return logprobs, bounded, calls
 
     async def _top_logprobs(self, messages: Sequence[LLMMessage], prompt: str, document: bool,
-                            args: Mapping[str, Any]) -> dict[str, Any]:
+                            args: Mapping[str, Any], width: int = TOP_LOGPROBS) -> dict[str, Any]:
         """One token, greedy, with the top log-probabilities of its position; asked streamed:
         llama-cpp-python's server (0.3.x) computes an unstreamed reply's log-probabilities over
         its whole context times the vocabulary (seconds per answer on a long document, 262,144
@@ -249,9 +274,9 @@ class OpenAIClient(MootClient):
         body = {"max_tokens": 1, "temperature": 0, "stream": True, "stream_options": {"include_usage": True},
                 **({"seed": args["seed"]} if args.get("seed") is not None else {})}
         if document:
-            return await self._post("/completions", {"prompt": prompt, "logprobs": TOP_LOGPROBS, **body})
+            return await self._post("/completions", {"prompt": prompt, "logprobs": width, **body})
         return await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages],
-                                                      "logprobs": True, "top_logprobs": TOP_LOGPROBS, **body})
+                                                      "logprobs": True, "top_logprobs": width, **body})
 
     async def _continue(self, messages: Sequence[LLMMessage], request: Continue, args: dict[str, Any]) -> CreateResult:
         stop = {"stop": list(request.stop)} if request.stop else {}
