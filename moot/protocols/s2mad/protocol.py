@@ -266,7 +266,7 @@ async def reason_in_document(s: S2madScenario, ctx: UnitContext, role: str, buil
     templates, labels = s.templates(), labels_of(s)
     docs = ClaimDocuments(templates)
     name = docs.names[role]
-    reply = await speak(ctx, role, [], build(content), name, opening=render(templates["opening"], {}), stage=stage,
+    reply = await speak(ctx, role, [], build(content), name, opening=docs.opening(role), stage=stage,
                         round=round, speaker=speaker)
 
     answered = await ask_choice(ctx, role, docs.verdict_document(role, content.claim, reply.text).messages(),
