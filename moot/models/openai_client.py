@@ -48,7 +48,7 @@ from moot.models.requests import (
     score_detail, without_request,
 )
 from moot.models.replies import json_object
-from moot.models.server_likelihood import NoLogprobs, logprob, read_options
+from moot.models.server_likelihood import NoLogprobs, Separators, logprob
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, is_model, response_format, structured_max_tokens
 
 try:  # the SDK's HTTP library: httpx2 since openai 3 (importing httpx as well would cost start-up time)
@@ -120,6 +120,7 @@ class OpenAIClient(MootClient):
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         self.narrow = ""  # why this server gives no more than the top 20, once it said so
+        self.separators = Separators()  # the token its tokenizer writes before a set of options, once learnt
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
                      json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
@@ -224,6 +225,7 @@ class OpenAIClient(MootClient):
         if self.no_logprobs:
             raise NotSupported(self.no_logprobs)
         prompt = document_text(messages, request.prefix) if document else ""
+        note = self.separators.note(request.texts(), document)  # before a reading may learn one
         width = WIDE_LOGPROBS if document and not self.narrow else TOP_LOGPROBS
         try:
             found = await self._options(messages, request, prompt, document, args, width)
@@ -235,6 +237,7 @@ class OpenAIClient(MootClient):
             found = await self._options(messages, request, prompt, document, args, TOP_LOGPROBS)
         logprobs, bounded, calls = found
         text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
+        detail.update(note)
         used = [c.get("usage") or {} for c in calls]
         usage = RequestUsage(prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in used),
                              completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in used))
@@ -253,8 +256,8 @@ class OpenAIClient(MootClient):
             return first_top_logprobs(reply, document)
 
         try:
-            logprobs, bounded = await read_options(top, request.texts(), extendable=document,
-                                                   number=isinstance(request, Score))
+            logprobs, bounded = await self.separators.read(top, request.texts(), extendable=document,
+                                                           number=isinstance(request, Score))
         except openai.APIStatusError as exc:
             if exc.status_code not in (400, 404, 422, 500):
                 raise
