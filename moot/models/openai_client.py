@@ -31,7 +31,7 @@ NotSupported, for good, and the caller falls back to structured output.
 from __future__ import annotations
 
 from contextlib import aclosing, contextmanager
-from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, cast
+from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, Union, cast
 
 import openai
 from autogen_core import CancellationToken
@@ -44,7 +44,7 @@ from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result
 from moot.models.requests import (
-    Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
+    Choose, Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
     score_detail, without_request,
 )
 from moot.models.replies import json_object
@@ -66,6 +66,10 @@ TOP_LOGPROBS = 20  # OpenAI's most
 # that refuses the longer list is asked for the top 20 from then on.
 WIDE_LOGPROBS = 1000
 Options = tuple[dict[str, float], list[str], list[dict[str, Any]]]  # log-probabilities, bounded, replies
+
+
+class Refused(NotSupported):
+    """The server refused a request for log-probabilities (HTTP 400, 404, 422 or 500)."""
 
 
 def rejects_json_schema(exc: BaseException) -> bool:
@@ -229,11 +233,11 @@ class OpenAIClient(MootClient):
         width = WIDE_LOGPROBS if document and not self.narrow else TOP_LOGPROBS
         try:
             found = await self._options(messages, request, prompt, document, args, width)
-        except NotSupported:
-            if width == TOP_LOGPROBS or not self.no_logprobs:
+        except Refused as exc:
+            if width == TOP_LOGPROBS:
                 raise
             # refused: the longer list, maybe not log-probabilities (then the top 20 are refused too)
-            self.narrow, self.no_logprobs = self.no_logprobs, ""
+            self.narrow, self.no_logprobs = str(exc), ""
             found = await self._options(messages, request, prompt, document, args, TOP_LOGPROBS)
         logprobs, bounded, calls = found
         text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
@@ -244,8 +248,8 @@ class OpenAIClient(MootClient):
         self.add_usage(usage)
         return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 
-    async def _options(self, messages: Sequence[LLMMessage], request: Request, prompt: str, document: bool,
-                       args: Mapping[str, Any], width: int) -> Options:
+    async def _options(self, messages: Sequence[LLMMessage], request: Union[Choose, Score], prompt: str,
+                       document: bool, args: Mapping[str, Any], width: int) -> Options:
         """The options' log-probabilities read from the top `width` of each position, the options
         only bounded, and the replies read (moot.models.server_likelihood)."""
         calls: list[dict[str, Any]] = []
@@ -262,7 +266,7 @@ class OpenAIClient(MootClient):
             if exc.status_code not in (400, 404, 422, 500):
                 raise
             self.no_logprobs = f"the server refused log-probabilities (HTTP {exc.status_code})"
-            raise NotSupported(self.no_logprobs) from None
+            raise Refused(self.no_logprobs) from None
         except NoLogprobs as exc:  # missing or unreadable: so it will be on every call to this server
             self.no_logprobs = str(exc)
             raise
