@@ -184,10 +184,10 @@ def test_debate_agents_continue_one_document_round_by_round(tmp_path):
     assert len(labels) == 6 and "unparsed" not in labels and transcript.outcome.prediction == "favor"
     assert all(m.measured.calibration == "contextual" for m in answers(transcript))
     # ... and calibrated on the same document with the text and the turn content-free (the same
-    # for every item on the target; the turn keeps its opening words, the template's).
+    # for every item on the target).
     free = {d for d, r in choices(client) if r.prefix == "Agent 2's answer:" and POST not in d}
     assert free == {f'Text: "{c}"\nQuestion: What is the stance of the text towards "{TARGET}": favor, against, '
-                    f'neutral?\n\nAgent 2: The text{" " + c if c else ""}' for c in ("N/A", "[MASK]", "")}
+                    f'neutral?\n\nAgent 2:{" " + c if c else ""}' for c in ("N/A", "[MASK]", "")}
 
 
 # ---------------------------------------------------------------- S2MAD

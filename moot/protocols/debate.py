@@ -319,15 +319,16 @@ class _Debate:
     async def in_document(self, agent: str, r: int, stage: str) -> Said:
         """A base model's turn: it continues the debate's document; its label is then read by
         likelihood from a short document of its own (the text, the question and its turn), so the
-        same document around content-free inputs (calibration; the turn keeps its opening words)
-        is short, the same for every item on a target, and kept in the reply cache."""
+        same document around content-free inputs (calibration) is short, the same for every item
+        on a target, and kept in the reply cache."""
         document = self.document(r, self.fields, self.rounds(r))
-        name, opening = self.names[agent], " ".join(render(self.templates["opening_answer"], self.fields).split())
-        reply = await speak(self.ctx, agent, [], document, name, opening=opening, stage=stage, round=r)
+        name = self.names[agent]
+        reply = await speak(self.ctx, agent, [], document, name, opening=render(self.templates["opening_answer"],
+                                                                              self.fields), stage=stage, round=r)
         answered = await ask_choice(self.ctx, agent, self.answered(agent, self.fields, reply.text).messages(),
                                     self.s.labels, "likelihood", prefix=self.answer_line(agent), document=True,
                                     content_free=lambda text: self.answered(agent, {**self.fields, "text": text},
-                                                                            f"{opening} {text}".strip()).messages(),
+                                                                            text).messages(),
                                     calibrated=calibrates(self.ctx, agent, self.s.calibration),
                                     stage=f"{stage}_answer", round=r, decide=lambda text: self.labels.map(text)[0])
         return Said(reply.text, self.labels.map(answered.text)[0])
