@@ -358,9 +358,9 @@ def speed(name: str, t: Transcript, wall: float, rates: Rates) -> float:
     bound = total.bound(rates)
     print(f"== speed, {name}: llama.cpp here {rates.prompt:.0f} prompt tok/s, {rates.generation:.1f} generation tok/s")
     print(f"  {'role':<12} {'model s':>8} {'evaluated':>9} {'generated':>9} {'bound s':>8} {'ratio':>6}")
-    for role, w in sorted(roles.items()):
+    for role, w in sorted(roles.items()):  # a server's closed answers report no tokens: no bound
         print(f"  {role:<12} {w.seconds:8.1f} {w.evaluated:9d} {w.generated:9d} {w.bound(rates):8.1f} "
-              f"{w.seconds / w.bound(rates):6.2f}")
+              f"{w.seconds / w.bound(rates) if w.bound(rates) else float('nan'):6.2f}")
     conference = t.finished.wall_s if t.finished else float("nan")
     print(f"  {'all (wall)':<12} {wall:8.1f} {total.evaluated:9d} {total.generated:9d} {bound:8.1f} "
           f"{wall / bound:6.2f}   (the conference itself {conference:.1f}s, ratio {conference / bound:.2f}; "

@@ -15,7 +15,9 @@ process (the model is loaded once), in fresh run folders, then reads the transcr
   70 % when no gold label is above 50 %);
 - macro-F1 with calibration (the run's predictions), without it (the same transcripts, each
   answer re-decided from its recorded raw probabilities, no model call: for debate and S2MAD the
-  later turns still saw the calibrated answers), and the majority-class baseline;
+  later turns still saw the calibrated answers; the negotiation, whose decisions steer which
+  answers are asked next, runs a second time with `calibration: none`), and the majority-class
+  baseline;
 - seconds per item (mean and median of the units' wall time; COLA <= 20 s, debate <= 30 s), and
   the longest gap between two recorded calls, which is how long the status line can stand still
   (target <= 5 s).
@@ -26,6 +28,7 @@ average (1 minute) is printed before and after each run, and in the table.
 
     python benchmarks/bench_items.py                                  # every protocol, demo sets
     python benchmarks/bench_items.py --protocols cola --limit 20 --vast ../shared/datasets/vast_dev_sample.csv
+    python benchmarks/bench_items.py --limit cola=20,debate=12                      # the rest: every item
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from moot.protocols.debate import vote  # noqa: E402
 from moot.scenario.bundled import find_dataset, find_scenario  # noqa: E402
 from moot.scenario.load import load_scenario  # noqa: E402
 
+RERUN_RAW = ("negotiation",)  # raw decisions not re-computable from the answers: a second run, uncalibrated
 DEMOS = {"cola": "demo-stance", "debate": "demo-stance", "s2mad": "demo-rumour-veracity",
          "negotiation": "demo-sentiment", "chateval": "demo-preference"}
 WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
@@ -142,15 +146,35 @@ def undecided(t: Transcript) -> bool:
 
 
 # ------------------------------------------------------------------ one run
-def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int]) -> float:
+def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int], scenario: Optional[Path] = None) -> float:
     if out.exists():
         shutil.rmtree(out)
-    argv = [protocol, "--dataset", dataset, "--out", str(out), "--quiet"] + (["--limit", str(limit)] if limit else [])
+    argv = [str(scenario or protocol), "--dataset", dataset, "--out", str(out), "--quiet"] + \
+        (["--limit", str(limit)] if limit else [])
     started = time.monotonic()
     code = moot_run(argv)
     if code not in (0, 4):
         raise SystemExit(f"moot run {' '.join(argv)} exited {code}")
     return time.monotonic() - started
+
+
+def uncalibrated(protocol: str, folder: Path) -> Path:
+    """The protocol's bundled scenario with `calibration: none`, written in `folder`."""
+    text = find_scenario(protocol).read_text(encoding="utf-8")
+    path = folder / f"{protocol}-uncalibrated.yaml"
+    path.write_text(re.sub(r"(?m)^calibration: .*$", "calibration: none", text), encoding="utf-8")
+    return path
+
+
+def rerun_f1(protocol: str, dataset: str, base: Path, limit: Optional[int]) -> float:
+    """Macro-F1 of the same items run again with calibration off."""
+    out = base / f"{protocol}-{Path(dataset).stem}-uncalibrated"
+    run_one(protocol, dataset, out, limit, uncalibrated(protocol, base))
+    rows = list(read_results(out).values())
+    labels = list(load_scenario(find_scenario(protocol)).labels)
+    raw = [r["prediction"] for r in rows]
+    print(f"  uncalibrated run: predicted {', '.join(f'{k} {v / len(rows):.0%}' for k, v in Counter(raw).items())}")
+    return summarize([r["gold"] for r in rows], raw, labels, metric="macro_f1").macro_f1
 
 
 def stamp(ts: str) -> float:
@@ -194,7 +218,8 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     print(f"  unparsed: {predicted.count(UNPARSED)}/{n} items"
           + (f" ({ruled} of them by the protocol's rule, every answer read: a tie, a conflict)" if ruled else "")
           + (f", {unparsed_answers}/{len(agent_answers)} answers" if agent_answers else "") + "  target 0%")
-    print(f"  predicted: {share(predicted)}   (raw: {share([r or UNPARSED for r in raw])})")
+    recomputed = f"   (raw: {share([r or UNPARSED for r in raw])})" if all(r is not None for r in raw) else ""
+    print(f"  predicted: {share(predicted)}{recomputed}")
     print(f"  gold:      {share(gold)}")
     top = max(Counter(predicted).values()) / n
     print(f"  largest predicted label: {top:.0%}  target <= 70% (largest gold label {max(Counter(gold).values()) / n:.0%})")
@@ -203,14 +228,23 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
     print(f"  seconds per item: mean {statistics.fmean(walls):.1f}, median {statistics.median(walls):.1f} "
           f"(run wall {wall:.0f}s); longest gap between calls {max(gaps):.1f}s, median {statistics.median(gaps):.1f}s")
     return dict(protocol=protocol, dataset=dataset, n=n, echo=len(echoed) / max(len(turns), 1),
-                unparsed=predicted.count(UNPARSED) / n, ruled=ruled, top=top, f1=f1, f1_raw=f1_raw, f1_major=f1_major,
+                unparsed=predicted.count(UNPARSED) / n, ruled=ruled, top=top, spread=share(predicted), f1=f1,
+                f1_raw=f1_raw, f1_major=f1_major,
                 mean_s=statistics.fmean(walls), median_s=statistics.median(walls), gap=max(gaps))
+
+
+def limits(text: str) -> dict[str, int]:
+    """`--limit`: N for every protocol ("" key), or protocol=N pairs."""
+    if "=" not in text:
+        return {"": int(text)}
+    return {name.strip(): int(n) for name, n in (pair.split("=", 1) for pair in text.split(","))}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--protocols", default=",".join(DEMOS), help="on their demo sets (\"\": none, only --vast)")
-    p.add_argument("--limit", type=int, help="the first N items of each dataset")
+    p.add_argument("--limit", type=limits, default={},
+                   help="the first N items of each dataset (N), or per protocol (cola=20,debate=10)")
     p.add_argument("--vast", type=Path, help="the shared VAST sample (CSV): COLA and debate run on it too")
     p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
     p.add_argument("--out", type=Path, help="folder for the run folders (default: a temporary one)")
@@ -228,15 +262,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for protocol, dataset in plan:
         out = base / f"{protocol}-{Path(dataset).stem}"
         before = os.getloadavg()[0]
-        wall = run_one(protocol, dataset, out, args.limit)
-        found.append({**report(protocol, Path(dataset).stem, out, wall), "load": (before, os.getloadavg()[0])})
+        limit = args.limit.get(protocol, args.limit.get(""))
+        wall = run_one(protocol, dataset, out, limit)
+        figures = report(protocol, Path(dataset).stem, out, wall)
+        if figures["f1_raw"] is None and protocol in RERUN_RAW:
+            figures["f1_raw"] = rerun_f1(protocol, dataset, base, limit)
+            print(f"  macro-F1 uncalibrated (a second run, calibration: none): {figures['f1_raw']:.3f}")
+        found.append({**figures, "load": (before, os.getloadavg()[0])})
         print(f"  load average {before:.2f} before, {found[-1]['load'][1]:.2f} after")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("\n| protocol | dataset | items | echo | unparsed (by rule) | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| protocol | dataset | items | echo | unparsed (by rule) | predicted | top label | macro-F1 cal | raw | majority | s/item mean | median | longest gap | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for f in found:
         raw = f"{f['f1_raw']:.3f}" if f["f1_raw"] is not None else "n/a"
-        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} ({f['ruled']}) | {f['top']:.0%} | "
+        print(f"| {f['protocol']} | {f['dataset']} | {f['n']} | {f['echo']:.1%} | {f['unparsed']:.0%} ({f['ruled']}) | "
+              f"{f['spread']} | {f['top']:.0%} | "
               f"{f['f1']:.3f} | {raw} | {f['f1_major']:.3f} | {f['mean_s']:.1f} | {f['median_s']:.1f} | {f['gap']:.1f}s | "
               f"{f['load'][0]:.1f}-{f['load'][1]:.1f} |")
     return 0

@@ -8,7 +8,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Union
 
 import pytest
 
@@ -98,12 +98,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-Reply = Callable[[str, dict], tuple[int, dict]]
+Reply = Callable[[str, dict], tuple[int, Union[dict, list[dict]]]]
 
 
 class RecordingServer:
     """A loopback HTTP server: every request's path and JSON body is recorded (and its headers, in
-    `headers`), `reply(path, body)` gives the status and JSON answer. Use as a context manager."""
+    `headers`), `reply(path, body)` gives the status and JSON answer (a list: the chunks of a
+    streamed answer, sent as server-sent events). Use as a context manager."""
 
     def __init__(self, reply: Reply):
         self.requests: list[tuple[str, dict]] = []
@@ -118,9 +119,11 @@ class RecordingServer:
                 server.requests.append((self.path, body))
                 server.headers.append(dict(self.headers))
                 status, answer = reply(self.path, body)
-                data = json.dumps(answer).encode()
+                streamed = isinstance(answer, list)
+                data = ("".join(f"data: {json.dumps(chunk)}\n\n" for chunk in answer) + "data: [DONE]\n\n").encode() \
+                    if streamed else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -6,6 +6,7 @@ read from the returned log-probabilities (never structured output), as on the em
 from __future__ import annotations
 
 import json
+from typing import Union
 
 import pytest
 from backend_support import RecordingServer, loopback_only  # noqa: F401
@@ -23,13 +24,16 @@ def top_logprobs(prompt: str) -> dict[str, float]:
     return {" The": -0.5, " It": -1.0}
 
 
-def openai_like(path: str, body: dict) -> tuple[int, dict]:
+def openai_like(path: str, body: dict) -> tuple[int, Union[dict, list[dict]]]:
     if path != "/v1/completions":
         return 404, {"error": f"a base model has no chat: {path}"}
     if body.get("logprobs"):
         tops = top_logprobs(body["prompt"])
         first = max(tops, key=tops.get)
-        choice = {"text": first, "finish_reason": "length", "logprobs": {"tokens": [first], "top_logprobs": [tops]}}
+        choice = {"text": first, "finish_reason": None, "logprobs": {"tokens": [first], "top_logprobs": [tops]}}
+        if body.get("stream"):  # as llama_cpp.server streams it: the token's chunk, then the finish
+            return 200, [{"choices": [choice]}, {"choices": [{"text": "", "finish_reason": "length", "logprobs": None}]}]
+        choice["finish_reason"] = "length"
     else:
         choice = {"text": " argues that the post is clear. It says so twice.\n\nJudge: no", "finish_reason": "stop"}
     return 200, {"choices": [choice], "usage": {"prompt_tokens": 30, "completion_tokens": 12}}
@@ -64,11 +68,32 @@ def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
     assert "Judge:" in linguist["stop"] and linguist["max_tokens"] == 48  # the scenario's turn_tokens
     asked = [b for _, b in server.requests if b.get("logprobs")]
     assert asked and all(b["max_tokens"] == 1 and b["prompt"].endswith("feels") for b in asked)
+    assert all(b["stream"] is True for b in asked)  # llama_cpp.server scores an unstreamed one's whole context
+    assert all(b["logprobs"] == 1000 for b in asked)  # a document's options looked for beyond the top 20
     t = item(out)
     said = {m.role: m.content for m in t.messages}
     assert said["linguist"] == "The post argues that the post is clear. It says so twice."  # stopped at the blank line
     (judger,) = [c for c in t.calls if c.role == "judger" and c.stage == "conclusion"]
     assert judger.kind == "choice" and judger.detail.method == "top_logprobs" and not judger.output
+    assert t.outcome.prediction == "favor" and t.outcome.decided_by == "judger (top_logprobs)"
+
+
+def at_most_20(path: str, body: dict) -> tuple[int, Union[dict, list[dict]]]:
+    """A server that lists no more than the top 20 log-probabilities (vLLM's default, OpenAI's)."""
+    if (body.get("logprobs") or 0) > 20:
+        return 400, {"error": {"message": "Requested logprobs of 1000, which is greater than max allowed: 20"}}
+    return openai_like(path, body)
+
+
+def test_a_server_that_lists_no_more_than_20_is_asked_for_20_from_then_on(tmp_path):
+    out = tmp_path / "run"
+    with RecordingServer(at_most_20) as server:
+        assert main(["run", scenario(tmp_path, "openai"), "--model", "openai:base", "--base-url", f"{server.url}/v1",
+                     "--input", "text=School uniforms are great.", "--input", "target=school uniforms",
+                     "--out", str(out), "--quiet"]) == 0
+    widths = [b["logprobs"] for _, b in server.requests if b.get("logprobs")]
+    assert widths[0] == 1000 and widths[1:] and set(widths[1:]) == {20}  # refused once, never asked again
+    t = item(out)
     assert t.outcome.prediction == "favor" and t.outcome.decided_by == "judger (top_logprobs)"
 
 

@@ -382,3 +382,21 @@ def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(root
             raise _timeout_caused_by(root)
     assert type(raised.value).__name__ == named
     assert raised.value.__cause__ is root
+
+
+def test_a_streamed_closed_answer_is_read_from_the_chunk_with_log_probabilities():
+    """A closed answer is asked streamed (llama_cpp.server scores an unstreamed one's whole context):
+    its reply is the first chunk whose choice carries log-probabilities, with the usage a last
+    chunk reports; keep-alive comments, [DONE] and lines that are no JSON object are skipped."""
+    from moot.models.openai_client import assembled, first_top_logprobs
+
+    tops = {" Yes": -0.2, " No": -1.8}
+    events = "\n".join([": keep-alive", "", 'data: {"choices": [{"text": "", "logprobs": null}]}', "",
+                        f'data: {json.dumps({"choices": [{"text": " Yes", "logprobs": {"top_logprobs": [tops]}}]})}',
+                        "", 'data: {"choices": [{"text": " more", "logprobs": {"top_logprobs": [{" x": -0.1}]}}]}',
+                        "data: not json", 'data: {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}',
+                        "data: [DONE]", ""])
+    reply = assembled(events)
+    assert first_top_logprobs(reply, document=True) == tops
+    assert reply["usage"] == {"prompt_tokens": 7, "completion_tokens": 1}
+    assert assembled("data: [DONE]\n") == {"choices": []}

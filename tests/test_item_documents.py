@@ -198,32 +198,60 @@ def test_s2mad_roles_continue_the_claims_document(tmp_path):
     comments = [{"text": "Police confirm it."}, {"text": "Fake, I drove over it."}]
     _, transcript = run_item("s2mad", scenario, {"claim": "The bridge collapsed.", "comments": comments},
                              {BASE: client}, tmp_path / "r")
-    header = ('Is the following post real news or a fake rumour? Replies to it are quoted below.\n\n'
-              'Post: "The bridge collapsed."')
+    header = 'Notes on a social media post and the replies to it.\n\nPost: "The bridge collapsed."'
     asked = choices(client)
-    scored = [(d, r) for d, r in asked if r.options == ("supports", "denies")]
+    scored = [(d, r) for d, r in asked if r.options == ("true", "false")]
     assert [d for d, _ in scored] == [f'{header}\n\nReply: "Police confirm it."', f'{header}\n\nReply: "Fake, I drove over it."']
-    assert scored[0][1].prefix == "Does this reply support the post or deny it? The reply"
+    assert scored[0][1].prefix == "According to this reply, the post is"  # the paper's: does it support that the post is real?
     (classified,) = [(d, r) for d, r in asked if r.options == ("yes", "no")]
     assert classified[0] == header and classified[1].prefix.startswith("Does the post only express")
-    # The scripted model puts 0.7 on the first option: each reply supports, p(s) - p(d) = 0.4,
+    # The scripted model puts 0.7 on the first option: each reply says true, p(true) - p(false) = 0.4,
     # so both are in P and the N debater reads none.
     scores = [m.decision for m in transcript.messages if m.action == "stance_separation"]
-    assert scores == ["supports", "supports"]
+    assert scores == ["true", "true"]
     written = turns(client)
-    assert [r.prefix for _, r in written] == ["Agent P: The post", "Agent N: The post"] * 2
+    assert [r.prefix for _, r in written] == ["Agent P: According to the replies,", "Agent N: According to the replies,"] * 2
     p_first = written[0][0]
     assert "Replies that Agent P read:\nPolice confirm it.\nFake, I drove over it." in p_first
     assert "Replies that Agent N read:\n(none)" in written[1][0]
+    template_text = p_first.replace("Fake, I drove over it.", "").lower()  # what the templates wrote
+    assert not any(word in template_text for word in ("fake", "real", "rumour"))  # no label before the turn
     p_debate = written[2][0]
     assert p_debate.index("\n\nAgent P: ") < p_debate.index("\n\nAgent N: ")  # its own turn first
     assert "Agent P's verdict: the post is fake." in p_debate
-    assert p_debate.endswith("[Round 2: Agent P reads the other agent's opinion and gives an updated opinion.]")
+    assert p_debate.endswith("[Round 2: Agent P answers the other agent.]")
     verdicts = [(d, r) for d, r in asked if r.options == ("fake", "real") and "The bridge collapsed." in d]
     assert verdicts and all(r.prefix.endswith("'s verdict: the post is") for _, r in verdicts)
     opinion = next(m for m in transcript.messages if m.role == "debater_p" and m.action == "initial_opinion")
+    assert opinion.content.startswith("According to the replies, ")
     assert verdicts[0][0] == f"{header}\n\nAgent P: {opinion.content}"  # the post and the turn alone
     assert transcript.outcome.prediction == "fake" and transcript.outcome.decided_by == "consensus"
+
+
+def test_s2mad_verdicts_are_calibrated_by_content_free_turns_that_keep_their_opening(tmp_path):
+    client = base_client()
+    scenario = S2madScenario(protocol="s2mad", models={"default": BASE}, k=2, rounds=1, calibration="contextual")
+    _, transcript = run_item("s2mad", scenario, {"claim": "The bridge collapsed.", "comments": [{"text": "Police confirm it."}]},
+                             {BASE: client}, tmp_path / "r")
+    twins = {d for d, r in choices(client) if r.options == ("fake", "real") and "The bridge collapsed." not in d}
+    header = "Notes on a social media post and the replies to it."
+    assert twins == {f'{header}\n\nPost: "{text}"\n\n{name}: According to the replies, {text}'.rstrip()
+                     for text in ("N/A", "[MASK]", "") for name in ("Agent P", "Agent N")}
+    verdict = next(m for m in transcript.messages if m.action == "initial_opinion_answer")
+    assert verdict.measured.calibration == "contextual" and set(verdict.measured.content_free) == {"N/A", "[MASK]", "(empty)"}
+
+
+def test_s2mad_turns_open_with_evidence_not_a_label():
+    """The debaters' turns open with what their replies say, the judge's with the stronger
+    evidence: no opening commits to a label (the embedded model wrote "The post is fake" after
+    one that did)."""
+    from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, ClaimDocuments
+
+    docs = ClaimDocuments(S2madScenario(protocol="s2mad").templates())
+    assert {docs.opening(role) for role in (P, N, AGENT)} == {"According to the replies,"}
+    assert docs.opening(JUDGE) == "The stronger evidence"
+    labels = ("fake", "real", "true", "false", "rumour")
+    assert not any(word in docs.opening(role).lower() for role in (P, N, JUDGE, AGENT) for word in labels)
 
 
 # ---------------------------------------------------------------- negotiation
@@ -234,9 +262,8 @@ def test_negotiation_generator_and_discriminator_documents(tmp_path):
                                    allow_same_model=True, max_turns=1)
     _, transcript = run_item("negotiation", scenario, {"text": "A warm, funny film."}, {BASE: client}, tmp_path / "r")
     (generated, request), *_ = turns(client)
-    assert generated == ("Sentiment analysis: the reasoning about a short text, then its sentiment (positive, negative)."
-                         "\n\nInput: A warm, funny film.")
-    assert request.prefix == "Reasoning: The input" and {"Decision:", "\nInput"} <= set(request.stop)
+    assert generated == "Reviews and what their writers felt.\n\nInput: A warm, funny film."  # no format to recite
+    assert request.prefix == "Reasoning: The writer" and {"Decision:", "\nInput"} <= set(request.stop)
     asked = choices(client)
     decision = next(r for _, r in asked if r.options == ("positive", "negative"))
     assert decision.prefix == "Decision:"
@@ -244,3 +271,16 @@ def test_negotiation_generator_and_discriminator_documents(tmp_path):
     assert checked.startswith("Checking sentiment decisions") and checked.endswith("Decision: positive.")
     assert yes_no.prefix == "Correct:"
     assert transcript.outcome.prediction == "positive"
+
+
+def test_negotiation_decisions_are_calibrated_by_content_free_turns_that_keep_their_opening(tmp_path):
+    client = base_client()
+    scenario = NegotiationScenario(protocol="negotiation", models={"first": BASE, "second": BASE},
+                                   allow_same_model=True, max_turns=1, calibration="contextual")
+    _, transcript = run_item("negotiation", scenario, {"text": "A warm, funny film."}, {BASE: client}, tmp_path / "r")
+    decided = [(d, r) for d, r in choices(client) if r.options == ("positive", "negative")]
+    twins = {d for d, _ in decided if "A warm, funny film." not in d}
+    assert twins == {"\n\n".join(["Reviews and what their writers felt.", f"Input: {text}".strip(),
+                                   f"Reasoning: The writer {text}".strip()]) for text in ("N/A", "[MASK]", "")}
+    decision = next(m for m in transcript.messages if m.measured and m.measured.calibration)
+    assert set(decision.measured.content_free) == {"N/A", "[MASK]", "(empty)"}

@@ -354,3 +354,33 @@ def test_negotiation_by_likelihood_reads_the_discriminator_yes(tmp_path):
     assert base_yes.messages[0]["content"].endswith("Decision: positive.")
     assert chat_yes.messages[-1]["content"].endswith("Decision: positive")
     assert transcript.outcome.prediction == "positive" and "by likelihood" in transcript.outcome.decided_by
+
+
+def test_a_learnt_separator_saves_the_first_list_and_reads_the_same_options():
+    """Gemma writes " 7" as " ", "7": once a reading found no option at the first position but the
+    bare separator, the same options are read after it from then on (one top list less each)."""
+    from moot.models.server_likelihood import Separators
+
+    lists = {"": {" ": math.log(0.9), "\n": math.log(0.1)},
+             " ": {"1": math.log(0.5), "7": math.log(0.3), "x": math.log(0.2)},
+             " 1": {"0": math.log(0.4), "\n": math.log(0.5), ".": math.log(0.1)}}
+    asked: list[str] = []
+
+    async def top(extension):
+        asked.append(extension)
+        return lists[extension]
+
+    options = [str(n) for n in range(1, 11)]
+    separators = Separators()
+    first, _ = asyncio.run(separators.read(top, options, True, number=True))
+    assert asked == ["", " ", " 1"] and separators.start(options, True) == " "
+    assert separators.note(options, True)["note"].startswith("read after ' '")
+    asked.clear()
+    again, _ = asyncio.run(separators.read(top, options, True, number=True))
+    assert asked == [" ", " 1"]  # the first list is not asked again
+    # the same options, in the same proportions: only the separator's own probability is left out
+    assert {o: again[o] - first[o] for o in ("1", "7", "10")} == pytest.approx({o: -math.log(0.9) for o in ("1", "7", "10")})
+    assert separators.start(options, False) == "" and separators.start(["yes", "no"], True) == ""  # a chat; other options
+    words = Separators()  # options written with their space in one token (" yes"): nothing to learn
+    asyncio.run(words.read(_top({"": {" yes": math.log(0.6), " no": math.log(0.4)}}), ["yes", "no"], True))
+    assert words.start(["yes", "no"], True) == ""

@@ -287,7 +287,7 @@ def test_s2mad_one_claim_with_the_embedded_model(tmp_path, capsys):
                                               "initial_opinion_answer", "initial_opinion_answer"]
     assert {c.stage for c in answers} >= {"debate_answer"}
     assert all(c.detail.method == "likelihood" and c.reply in c.detail.probabilities for c in answers)
-    assert set(answers[0].detail.probabilities) == {"supports", "denies"}
+    assert set(answers[0].detail.probabilities) == {"true", "false"}  # the reply says the post is ...
     assert set(answers[3].detail.probabilities) == {"fake", "real"}
     verdicts = [m for m in transcript.messages if m.action.endswith("_answer")]
     assert verdicts and all(m.measured.calibration == "contextual" and set(m.measured.content_free) ==

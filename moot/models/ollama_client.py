@@ -30,7 +30,7 @@ from moot.models.requests import (
     Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of, score_detail,
     without_request,
 )
-from moot.models.server_likelihood import read_options
+from moot.models.server_likelihood import Separators
 from moot.models.structured import structured_max_tokens
 
 TOP_LOGPROBS = 20
@@ -48,6 +48,7 @@ class OllamaClient(OllamaChatCompletionClient):
         super().__init__(**kwargs)
         self._client = ollama.AsyncClient(host=kwargs.get("host"), event_hooks=bounded_http_hooks(),
                                           auth=auth, params=params or None)
+        self.separators = Separators()  # the token its tokenizer writes before a set of options, once learnt
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = [], tool_choice: ToolChoice = "auto",
                      json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
@@ -79,8 +80,11 @@ class OllamaClient(OllamaChatCompletionClient):
             first = (reply.logprobs or [None])[0]
             return {str(t.token): float(t.logprob) for t in (first.top_logprobs or [])} if first else {}
 
-        logprobs, bounded = await read_options(top, request.texts(), extendable=True, number=isinstance(request, Score))
+        note = self.separators.note(request.texts(), True)  # before the reading may learn one
+        logprobs, bounded = await self.separators.read(top, request.texts(), extendable=True,
+                                                       number=isinstance(request, Score))
         text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
+        detail.update(note)
         return MeasuredResult(content=text, usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
                               finish_reason="stop", cached=False, detail=detail)
 

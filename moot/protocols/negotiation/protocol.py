@@ -149,6 +149,11 @@ class _Negotiator:
         return (await speak(self.ctx, llm, [UserMessage(content=chat, source="user")], document, t[f"label_{who}"],
                             opening=t[f"opening_{who}"], stage=stage, round=round)).text
 
+    def free_turn(self, who: str, text: str) -> str:
+        """A content-free `who` turn (calibration): its opening words, which are the template's, not
+        the item's, then the content-free text."""
+        return f"{' '.join(self.templates[f'opening_{who}'].split())} {text}".strip()
+
     def _document(self, *paragraphs: str) -> ItemDocument:
         return ItemDocument(tuple(paragraphs), self.called)
 
@@ -285,8 +290,9 @@ class _Negotiator:
         label = t["label_reasoning"]
 
         def content_free(text: str) -> list[LLMMessage]:
-            blank = [(text, d, text) for _, d, _ in turns]
-            return self.generator_document(text, blank, demos).then(labelled(label, text)).messages()
+            reasoned, explained = self.free_turn("reasoning", text), self.free_turn("explanation", text)
+            blank = [(reasoned, d, explained) for _, d, _ in turns]
+            return self.generator_document(text, blank, demos).then(labelled(label, reasoned)).messages()
 
         answered = await ask_choice(self.ctx, gen, document.then(labelled(label, reasoning)).messages(),
                                     self.s.labels, document_method(self.s.choice), prefix=t["document_decision"],
@@ -325,8 +331,9 @@ class _Negotiator:
             label = t["label_explanation"]
 
             def content_free(text: str) -> list[LLMMessage]:
-                free = self.discriminator_document(text, text, decision or "", demos)
-                return free.then(f"{t['document_correct']} no.", labelled(label, text)).messages()
+                free = self.discriminator_document(text, self.free_turn("reasoning", text), decision or "", demos)
+                return free.then(f"{t['document_correct']} no.",
+                                 labelled(label, self.free_turn("explanation", text))).messages()
 
             corrected = await ask_choice(self.ctx, disc, judged.then(labelled(label, why)).messages(), self.s.labels,
                                          method, prefix=t["document_corrected"], document=True,

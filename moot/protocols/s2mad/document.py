@@ -93,6 +93,10 @@ class ClaimDocuments:
         """What a role's verdict is read from: the post, then its turn."""
         return self._start(Content(claim)).then(labelled(self.names[role], turn))
 
+    def opening(self, role: str) -> str:
+        """The words a role's turn begins with: the judge's (`opening_judge`), else `opening`."""
+        return render(self.templates["opening_judge" if role == JUDGE else "opening"], {})
+
     def verdict(self, role: str) -> str:
         """The line a role's verdict (a label) follows."""
         return render(self.templates["document_verdict"], {"agent": self.names[role]})

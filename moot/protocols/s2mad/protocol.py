@@ -63,7 +63,7 @@ from moot.models.replies import loads
 if TYPE_CHECKING:
     from moot.report.runs import Run
 
-SUPPORTS, DENIES = "supports", "denies"  # the scorer's options in document form
+SUPPORTS, DENIES = "true", "false"  # the scorer's options in document form: the reply says the post is ...
 
 
 class CommentScore(BaseModel):
@@ -152,8 +152,9 @@ async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, template
 
 async def score_in_document(s: S2madScenario, ctx: UnitContext, docs: ClaimDocuments, claim: str,
                             comment: str) -> Optional[float]:
-    """A base model's score of a reply: p(supports) - p(denies) after `document_score`, in [-1, 1]
-    (calibrated: the same question about a content-free reply to the same post)."""
+    """A base model's score of a reply: p(true) - p(false) after `document_score` ("According to
+    this reply, the post is"), in [-1, 1] (calibrated: the same question about a content-free reply
+    to the same post)."""
     content = Content(claim, (comment,))
     answered = await ask_choice(ctx, "scorer", docs.reply(content).messages(), (SUPPORTS, DENIES),
                                 document_method(s.choice), prefix=render(docs.templates["document_score"], {}),
@@ -295,15 +296,19 @@ async def reason_in_document(s: S2madScenario, ctx: UnitContext, role: str, buil
     """A base model's turn (it continues `build(content)`) and its verdict: the label most likely
     after `document_verdict`, read from a short document of its own (the post and the turn), so
     its content-free twins (calibration) are the same for every item and kept in the cache."""
-    templates, labels = s.templates(), labels_of(s)
-    docs = ClaimDocuments(templates)
-    name = docs.names[role]
-    reply = await speak(ctx, role, [], build(content), name, opening=render(templates["opening"], {}), stage=stage,
+    labels = labels_of(s)
+    docs = ClaimDocuments(s.templates())
+    name, opening = docs.names[role], docs.opening(role)
+    reply = await speak(ctx, role, [], build(content), name, opening=opening, stage=stage,
                         round=round, speaker=speaker)
+
+    def content_free_turn(text: str) -> str:
+        """A content-free turn: its opening words (the template's), then the content-free text."""
+        return f"{' '.join(opening.split())} {text}".strip()
 
     answered = await ask_choice(ctx, role, docs.verdict_document(role, content.claim, reply.text).messages(),
                                 list(s.labels), document_method(s.choice), prefix=docs.verdict(role), document=True,
-                                content_free=lambda text: docs.verdict_document(role, text, text).messages(),
+                                content_free=lambda text: docs.verdict_document(role, text, content_free_turn(text)).messages(),
                                 calibrated=calibrates(ctx, role, s.calibration),
                                 stage=f"{stage}_answer", round=round, speaker=speaker,
                                 decide=lambda text: labels.map(text)[0])
