@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.agents.prompts import default_templates
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.log.events import Call, Message
@@ -325,5 +326,5 @@ def test_a_base_model_rescoring_an_s2mad_judge_continues_its_own_document(tmp_pa
     last_p = [m for m in source.messages if m.role == "debater_p" and not m.action.endswith("_answer")][-1]
     assert turn.messages[0]["source"] == "document" and f"\n\nAgent P: {last_p.content}\n\n" in document
     assert "Agent P's verdict: the post is fake." in document
-    assert document.endswith("[The judge weighs both agents' arguments and decides whether the post is real or fake.]")
+    assert document.endswith(default_templates("s2mad")["document_judge"])
     assert copy.outcome.decided_by == "judge (scripted) (rescored: judge=scripted:BASE)"
