@@ -1,4 +1,4 @@
-"""`moot annotate RUN [--rater NAME]`: rate a run's units blind at the terminal.
+"""`moot annotate RUN [--rater NAME] [--browser]`: rate a run's units blind, at the terminal or in the browser.
 
 Each finished unit's rateable things (its protocol says which: a conference's judge verdict after
 each round and its evaluator's ten criteria 1-10; a labelled item's label) are shown one by one
@@ -8,8 +8,11 @@ transcript) with the rater's name and the time; things this rater rated already 
 the same command goes on where a rater stopped (moot.engine.rating). `moot report RUN` then puts
 human and model ratings side by side (agreement per question: Cohen's kappa, Krippendorff's
 alpha, Spearman rho).
-Answers are read as at a seat (moot.cli.seat): a closed one from the allowed answers, a score as
-a whole number 1-10; piped answers work as typed ones.
+
+At the terminal, answers are read as at a seat (moot.cli.seat): a closed one from the allowed
+answers, a score as a whole number 1-10; piped answers work as typed ones. With --browser, the
+same questions are asked on a page of a server of its own (moot.viewer.rating): on 127.0.0.1
+unless --host, its link printed with a token that every request needs.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import webbrowser
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
@@ -33,11 +37,17 @@ from moot.views.neutral import terminal_safe
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot annotate", description=__doc__.splitlines()[0],
                epilog="examples:\n  moot annotate transcripts/drug_policy --rater ann\n"
+                      "  moot annotate transcripts/drug_policy --browser --rater ann\n"
                       "  printf '2\\n1\\n' | moot annotate transcripts/cola-vast --rater bob --limit 2",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="a run folder (the annotations are kept beside its transcripts)")
     p.add_argument("--rater", help="your name as the annotations record it (asked when not given)")
     p.add_argument("--limit", type=int, metavar="N", help="rate at most N things this time")
+    p.add_argument("--browser", action="store_true",
+                   help="rate in the browser: serve a page of its own and print its link (with a token)")
+    p.add_argument("--host", default="127.0.0.1", help="--browser: address to serve on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="--browser: port to serve on (default: a free one)")
+    p.add_argument("--open", action="store_true", help="--browser: open the link in the web browser")
     return p
 
 
@@ -45,9 +55,16 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     if args.rater is not None and not args.rater.strip():
         raise UsageError("--rater: give a name (the annotations record who rated)")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: must be 0-65535")
     source = open_run(args.run)
     if not source.is_folder:
         raise UsageError(f"{args.run}: annotate a run folder (its annotations are kept beside its transcripts)")
+    if args.browser:
+        from moot.viewer.rating import serve
+
+        return serve(source, args.rater, args.limit, args.host, args.port,
+                     webbrowser.open if args.open else None)
     person = TerminalRater(source.path)
     try:
         asyncio.run(session(source, args.rater, args.limit, person))
