@@ -83,8 +83,8 @@ def panel(browser) -> tuple[str, str, str]:
 
 def asked_about(browser, thing: str, timeout: float = 30) -> str:
     """Wait until the page asks about `thing`; the question's id."""
-    state, asked, _ = wait_for(lambda: (lambda p: p if p[0] == "asking" and p[2].endswith(
-        f"· {thing} · as ann") else None)(panel(browser)), timeout)
+    state, asked, _ = wait_for(lambda: (lambda p: p if p[0] == "asking" and re.search(
+        f"· {thing} · as ann( · question 1 of 10)?$", p[2]) else None)(panel(browser)), timeout)
     return asked
 
 
@@ -117,7 +117,9 @@ def rate_in_browser(browser, thing: Rateable, answers: list[str]) -> None:
     assert revealed(browser, thing.id) == {}  # blind: none of the model's answers to it on the page
     material = css(browser, "#rating-shown pre.rating-shown")[0].text
     assert material and "Judge:" not in material and "Evaluator:" not in material
-    for value in answers:
+    for number, value in enumerate(answers, 1):
+        if len(answers) > 1:
+            assert panel(browser)[2].endswith(f"· question {number} of {len(answers)}")
         answer(browser, value)
     shown = wait_for(lambda: revealed(browser, thing.id), 30)
     assert shown == {q.key: (a, thing.model[q.key] or "unparsed") for q, a in zip(thing.questions, answers)}

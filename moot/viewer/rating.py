@@ -131,7 +131,10 @@ def panel_context(now: Now) -> dict[str, Any]:
     question, asking = now.question, now.asking
     scale = question.scale if question is not None and question.scale else (1, 10)
     todo = now.todo
-    return dict(state=now.state, rater=todo.rater if todo else "", where=asking.where if asking else "",
+    questions = asking.questions if asking else ()
+    step = f"question {questions.index(question) + 1} of {len(questions)}" \
+        if question in questions and len(questions) > 1 else ""
+    return dict(state=now.state, rater=todo.rater if todo else "", where=asking.where if asking else "", step=step,
                 thing=asking.action if asking else "", material=asking.shown if asking else "",
                 problem=now.problem, pending={"id": now.id}, asked=question.as_dict() if question else {},
                 kind=question.kind if question else "text", scores=list(range(scale[0], scale[1] + 1)),
