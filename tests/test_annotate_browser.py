@@ -76,7 +76,8 @@ def css(browser, selector):
 def panel(browser) -> tuple[str, str, str]:
     """(state, the question's id, the panel's heading) as the page shows them now, read at once."""
     return tuple(browser.execute_script(
-        "var p = document.querySelector('section.seat-panel'), i = document.querySelector('#seat-panel input[name=asked]'),"
+        "var p = document.querySelector('section.seat-panel'),"
+        " i = document.querySelector('#seat-panel input[name=asked]'),"
         " h = document.querySelector('#seat-title');"
         "return [p ? p.getAttribute('data-state') : '', i ? i.value : '', h ? h.innerText : ''];"))
 
@@ -151,11 +152,13 @@ def test_a_conference_is_rated_blind_in_the_browser_resumed_and_agrees_with_the_
             "var f = document.querySelector('form.seat-form'), i = document.createElement('input');"
             "i.type = 'hidden'; i.name = 'text'; i.value = ''; f.appendChild(i); f.submit();")
         wait_for(lambda: panel(browser)[1] not in ("", asked))
-        assert "That does not read: choose one of AGREEMENT, MORE_DEBATE" in css(browser, "#seat-panel .problem")[0].text
+        problem = css(browser, "#seat-panel .problem")[0].text
+        assert "That does not read: choose one of AGREEMENT, MORE_DEBATE" in problem
         for thing, given_answers in zip(things[:3], answers[:3]):
             rate_in_browser(browser, thing, given_answers)
         wait_for(lambda: panel(browser)[0] == "done", 30)
-        assert "All rated · ann" in panel(browser)[2] and "3 rated now, 0 before" in css(browser, "#seat-panel")[0].text
+        assert "All rated · ann" in panel(browser)[2]
+        assert "3 rated now, 0 before" in css(browser, "#seat-panel")[0].text
         code, printed, err = first.finish()
         assert code == 0, err
         assert f"3 thing(s) to rate in {out} as ann (0 rated before)" in printed and "all rated" in printed
@@ -188,7 +191,8 @@ def test_a_conference_is_rated_blind_in_the_browser_resumed_and_agrees_with_the_
         second.kill()
     third = Annotating(out, "--rater", "ann")
     code, printed, _ = third.finish()
-    assert code == 0 and third.link is None and f"0 thing(s) to rate in {out} as ann ({len(things)} rated before)" in printed
+    assert code == 0 and third.link is None  # nothing left: nothing served
+    assert f"0 thing(s) to rate in {out} as ann ({len(things)} rated before)" in printed
 
     at_terminal = tmp_path / "terminal" / "run"  # the same run, the same ratings typed at the terminal
     shutil.copytree(out, at_terminal, ignore=shutil.ignore_patterns(FILE, "run.lock"))
@@ -281,10 +285,14 @@ def test_the_rating_page_needs_its_token_takes_answers_only_from_itself_and_show
         assert css(browser, "#seat-panel img") == [] and browser.execute_script("return window.__pwned") is None
     finally:
         session.kill()
-    assert [(r.rater, r.item, r.value) for r in read_ratings(out)] == [(typed, "T1 R1 verdict", "AGREEMENT")]  # as typed
+    kept = [(r.rater, r.item, r.value) for r in read_ratings(out)]
+    assert kept == [(typed, "T1 R1 verdict", "AGREEMENT")]  # the name exactly as typed
 
 
-def test_an_unknown_run_is_one_line(tmp_path, capsys):
-    assert main(["annotate", str(tmp_path / "nowhere"), "--browser"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no such run folder" in err
+def test_an_unknown_run_or_a_bad_option_is_one_line(tmp_path, capsys):
+    for argv, said in ((["annotate", str(tmp_path / "nowhere"), "--browser"], "no such run folder"),
+                       (["annotate", str(tmp_path), "--browser", "--limit", "-1"], "--limit -1: must be 0 or more"),
+                       (["annotate", str(tmp_path), "--browser", "--port", "70000"], "--port 70000: must be 0-65535")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err

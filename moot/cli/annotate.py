@@ -55,6 +55,8 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     if args.rater is not None and not args.rater.strip():
         raise UsageError("--rater: give a name (the annotations record who rated)")
+    if args.limit is not None and args.limit < 0:
+        raise UsageError(f"--limit {args.limit}: must be 0 or more")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: must be 0-65535")
     source = open_run(args.run)
