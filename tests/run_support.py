@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -55,3 +58,42 @@ def run_item(protocol_name: str, scenario, inputs: dict, clients: dict, folder: 
 
     result = asyncio.run(go())
     return result, load(result.transcript)
+
+
+# ------------------------------------------------------------------ runs rated blind (moot annotate)
+def scored_conference(make_scenario, tmp_path: Path, topics: int = 5) -> Path:
+    """A finished conference (scripted models) whose judge verdicts vary and whose evaluator's ten
+    scores differ from topic to topic: what people rate (tests of moot annotate and its agreement)."""
+    import numpy as np
+
+    from moot.models.scripted import ScriptedChatCompletionClient
+    from moot.protocols.conference.verdicts import CRITERIA
+
+    class Scoring(ScriptedChatCompletionClient):
+        def __init__(self, sets):
+            super().__init__()
+            self.sets = list(sets)
+
+        def _reply(self, messages, json_output):
+            scores = self.sets.pop(0)
+            return json.dumps({**dict(zip(CRITERIA, scores)), "overall": scores[0], "rationale": "scripted"})
+
+    rng = np.random.default_rng(11)
+    sets = [[int(v) for v in rng.integers(3, 10, len(CRITERIA))] for _ in range(topics)]
+    judge = ScriptedChatCompletionClient(["MORE_DEBATE", "AGREEMENT", "AGREEMENT", "MORE_DEBATE", "MORE_DEBATE",
+                                          "AGREEMENT", "AGREEMENT", "AGREEMENT"])
+    clients = {"Judge": judge, "Evaluator": Scoring(sets), **{n: ScriptedChatCompletionClient()
+                                                             for n in ("Moderator", "Alice", "Bob")}}
+    out = tmp_path / "run"
+    assert run_scenario(make_scenario(topics=topics), out, ("scripted",), clients) == 0
+    return out
+
+
+def annotate_at_terminal(out: Path, rater: str, answers: list[str], monkeypatch, capsys) -> str:
+    """`moot annotate OUT --rater RATER` with `answers` typed at the terminal (stdin); what it printed."""
+    from moot.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{a}\n" for a in answers)))
+    capsys.readouterr()
+    assert main(["annotate", str(out), "--rater", rater]) == 0
+    return capsys.readouterr().out

@@ -21,10 +21,9 @@ from moot.cli import main
 from moot.log.annotations import read_ratings
 from moot.log.transcript import load
 from moot.metrics.agreement import cohen_kappa, kappa_of, krippendorff_interval, label_codes, spearman, with_interval
-from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.conference.events import Score, Verdict
 from moot.protocols.conference.verdicts import CRITERIA
-from run_support import run_scenario
+from run_support import annotate_at_terminal as annotate, scored_conference
 
 SEEDS = range(6)
 
@@ -70,39 +69,8 @@ def test_the_interval_is_a_bootstrap_over_units_and_holds_the_estimate():
     assert math.isnan(with_interval(kappa_of, label_codes(a[:1], b[:1]), 1).low)
 
 
-class Scoring(ScriptedChatCompletionClient):
-    """An evaluator whose written scores differ from topic to topic."""
-
-    def __init__(self, sets):
-        super().__init__()
-        self.sets = list(sets)
-
-    def _reply(self, messages, json_output):
-        scores = self.sets.pop(0)
-        return json.dumps({**dict(zip(CRITERIA, scores)), "overall": scores[0], "rationale": "scripted"})
-
-
-def conference_run(make_scenario, tmp_path) -> Path:
-    rng = np.random.default_rng(11)
-    sets = [[int(v) for v in rng.integers(3, 10, len(CRITERIA))] for _ in range(5)]
-    judge = ScriptedChatCompletionClient(["MORE_DEBATE", "AGREEMENT", "AGREEMENT", "MORE_DEBATE", "MORE_DEBATE",
-                                          "AGREEMENT", "AGREEMENT", "AGREEMENT"])
-    clients = {"Judge": judge, "Evaluator": Scoring(sets), **{n: ScriptedChatCompletionClient()
-                                                             for n in ("Moderator", "Alice", "Bob")}}
-    out = tmp_path / "run"
-    assert run_scenario(make_scenario(topics=5), out, ("scripted",), clients) == 0
-    return out
-
-
-def annotate(out: Path, rater: str, answers: list[str], monkeypatch, capsys) -> str:
-    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{a}\n" for a in answers)))
-    capsys.readouterr()
-    assert main(["annotate", str(out), "--rater", rater]) == 0
-    return capsys.readouterr().out
-
-
 def test_annotate_is_blind_kept_beside_the_run_and_resumable(make_scenario, tmp_path, monkeypatch, capsys):
-    out = conference_run(make_scenario, tmp_path)
+    out = scored_conference(make_scenario, tmp_path)
     t = load(out / "conference.jsonl")
     verdicts, scores = t.of_type(Verdict), t.of_type(Score)
     things = len(verdicts) + len(scores)
@@ -123,7 +91,7 @@ def test_annotate_is_blind_kept_beside_the_run_and_resumable(make_scenario, tmp_
 
 
 def test_report_agreement_equals_the_references(make_scenario, tmp_path, monkeypatch, capsys):
-    out = conference_run(make_scenario, tmp_path)
+    out = scored_conference(make_scenario, tmp_path)
     t = load(out / "conference.jsonl")
     order = sorted([*t.of_type(Verdict), *t.of_type(Score)], key=lambda e: e.turn)
     rng = np.random.default_rng(5)
@@ -198,7 +166,7 @@ def test_rho_over_every_resample_at_once_equals_scipy_on_each():
 
 def test_graded_judge_decisions_are_rated_as_the_grader_did_in_table_5_shape(make_scenario, tmp_path, monkeypatch,
                                                                               capsys):
-    out = conference_run(make_scenario, tmp_path)
+    out = scored_conference(make_scenario, tmp_path)
     assert main(["score", str(out), "--role", "grader=scripted"]) == 0
     graded = Path(f"{out}-rescored-grader-scripted")
     t = load(graded / "conference.jsonl")
@@ -233,3 +201,19 @@ def test_a_damaged_annotations_file_is_one_line_naming_its_line(tmp_path, capsys
     (tmp_path / "annotations.jsonl").write_text('{"rater": 1}\n' + good + "\n")
     with pytest.raises(AnnotationError, match=r"annotations.jsonl:1: not a rating"):
         read_ratings(tmp_path)
+
+
+def test_at_the_terminal_a_name_is_asked_until_given_and_input_ending_early_keeps_what_was_rated(
+        tmp_path, monkeypatch, capsys):
+    out = tmp_path / "cola"
+    assert main(["run", "cola", "--dataset", "demo-stance", "--limit", "2", "--model", "scripted", "--out", str(out),
+                 "--quiet"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n  \nann\n\nfavor\n"))  # no name twice, then an empty label
+    capsys.readouterr()
+    assert main(["annotate", str(out)]) == 1
+    shown = capsys.readouterr()
+    assert shown.out.count("that does not read: give a name") == 2
+    assert "that does not read: choose one of favor, against, neutral" in shown.out
+    assert shown.err.count("\n") == 1 and "the input ended before everything was rated; the 1 rated now" in shown.err
+    assert [(r.rater, r.value) for r in read_ratings(out)] == [("ann", "favor")]
+    assert main(["annotate", str(out), "--rater", " "]) == 2

@@ -38,7 +38,7 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "replay": "show a saved run (a run folder or a transcript) in the terminal as it happened",
     "export": "a readable Markdown or HTML document of a run",
     "score": "re-run a protocol's deciding role with another model on a saved run",
-    "annotate": "rate a run's units blind at the terminal (verdicts, scores, labels) for agreement in `moot report`",
+    "annotate": "rate a run's units blind, at the terminal or in the browser (verdicts, scores, labels), for `moot report`",
     "report": "tables, per-class metrics and plots of finished runs (items and conferences) or an experiment",
     "compare": "two runs of labelled items paired on their items: delta with its interval, McNemar",
     "view": "a local web viewer of every run under a folder: live, filterable, with comparison (--bundle: static)",

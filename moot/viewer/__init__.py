@@ -11,7 +11,10 @@ being written, with run-to-run comparison, and the same pages as a static site (
   its protocol's view (moot.views.unit) like the exports;
 - moot.viewer.live: server-sent events for pages of runs being written;
 - moot.viewer.server: the aiohttp application (read-only, 127.0.0.1, CSP without inline scripts);
-- moot.viewer.bundle: the same pages written as files.
+- moot.viewer.bundle: the same pages written as files;
+- moot.viewer.seats: a person's seat at a running run (`moot run --human SEAT --human-from browser`);
+- moot.viewer.rating: `moot annotate RUN --browser`, blind rating on a page of its own server, in
+  the seat's look (its templates and script).
 
 The viewer names no protocol: every protocol-specific word comes from the protocol's contract.
 """

@@ -71,10 +71,19 @@ async def stream_regions(request: web.Request, executor: Executor, stamp_of: Cal
                          render: Callable[[], dict[str, str]], poll: float) -> web.StreamResponse:
     """A page's live regions: `render()` again whenever `stamp_of()` changes (or always, when it
     is None), the regions that differ sent as one `regions` event."""
-    loop = asyncio.get_running_loop()
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
                                            "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     await response.prepare(request)
+    try:
+        await _send_regions(response, executor, stamp_of, render, poll)
+    except ConnectionResetError:  # the page went away (a form sent, a tab closed)
+        pass
+    return response
+
+
+async def _send_regions(response: web.StreamResponse, executor: Executor, stamp_of: Callable[[], Any],
+                        render: Callable[[], dict[str, str]], poll: float) -> None:
+    loop = asyncio.get_running_loop()
     await response.write(b"retry: 1000\n\n" + event("state", "live"))
     sent: dict[str, str] = {}
     last: Any = object()
@@ -84,7 +93,7 @@ async def stream_regions(request: web.Request, executor: Executor, stamp_of: Cal
             stamp = await loop.run_in_executor(executor, stamp_of)
         except (MootError, OSError) as exc:
             await response.write(event("state", f"stopped: {exc}"))
-            return response
+            return
         if stamp != last or stamp is None:
             last = stamp
             try:

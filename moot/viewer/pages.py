@@ -79,6 +79,17 @@ def seconds_text(value: Optional[float]) -> str:
     return f"{value / 3600:.1f} h"
 
 
+def render(env: Environment, template: str, links: Links, **context: Any) -> str:
+    return env.get_template(template).render(links=links, statuses=STATUSES, csp=META_CSP, **context)
+
+
+def with_regions(env: Environment, template: str, links: Links, regions: dict[str, str], **context: Any) -> str:
+    """A page whose live regions are rendered apart (each with its hash: a live update that would
+    change nothing is not applied)."""
+    return render(env, template, links, regions={k: Markup(v) for k, v in regions.items()},
+                  hashes={k: region_hash(v) for k, v in regions.items()}, **context)
+
+
 @dataclass
 class Pages:
     """The viewer's pages over one folder (see the module docstring)."""
@@ -100,13 +111,10 @@ class Pages:
         self.catalog.intervals.close()
 
     def render(self, template: str, links: Links, **context: Any) -> str:
-        return self.env.get_template(template).render(links=links, statuses=STATUSES, csp=META_CSP, **context)
+        return render(self.env, template, links, **context)
 
     def with_regions(self, template: str, links: Links, regions: dict[str, str], **context: Any) -> str:
-        """A page whose live regions are rendered apart (each with its hash: a live update that
-        would change nothing is not applied)."""
-        return self.render(template, links, regions={k: Markup(v) for k, v in regions.items()},
-                           hashes={k: region_hash(v) for k, v in regions.items()}, **context)
+        return with_regions(self.env, template, links, regions, **context)
 
     # ------------------------------------------------------------------ the runs list
     def runs_page(self, links: Links, filters: RunFilters = RunFilters()) -> str:

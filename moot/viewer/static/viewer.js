@@ -1,8 +1,8 @@
 /* moot view: the pages' own script (no library). Everything works without it; it adds the theme
    switch, keyboard navigation, instant filtering and sorting of the runs list, picking two runs to
    compare, model calls fetched when their toggle opens, live updates (server-sent events), and on
-   a seat's page (a person's turn) the answer box focused when it asks, Ctrl+Enter to send, one
-   send per question.
+   a seat's page (a person's turn) and the rating page (`moot annotate --browser`) the answer box
+   focused when it asks, Ctrl+Enter to send (Enter for a one-line answer), one send per question.
    It only ever inserts HTML the viewer's own server rendered (escaped there). */
 (function () {
   "use strict";
@@ -196,8 +196,9 @@
     });
     var text = $("textarea", form);
     if (text) {
+      var oneLine = text.hasAttribute("data-one-line");  /* a name: Enter sends */
       text.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey || (oneLine && !event.shiftKey))) {
           event.preventDefault();
           if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
         }
