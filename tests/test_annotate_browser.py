@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from run_support import annotate_at_terminal, run_scenario, scored_conference
-from viewer_support import CHROMIUM, IMG, ROOT, SCRIPT, chromium, wait_for
+from viewer_support import CHROMIUM, IMG, ROOT, SCRIPT, browser, css, wait_for
 
 from moot.cli import main
 from moot.contract.rating import Rateable
@@ -58,19 +58,6 @@ class Annotating:
         if self.process.poll() is None:
             self.process.kill()
             self.process.communicate(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    driver = chromium(tmp_path_factory.mktemp("profile"))
-    yield driver
-    driver.quit()
-
-
-def css(browser, selector):
-    from selenium.webdriver.common.by import By
-
-    return browser.find_elements(By.CSS_SELECTOR, selector)
 
 
 def panel(browser) -> tuple[str, str, str]:

@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from viewer_support import CHROMIUM, ROOT, STANCES, Viewer, chromium, stance_dataset, wait_for
+from viewer_support import CHROMIUM, ROOT, STANCES, Viewer, browser, css, stance_dataset, texts, wait_for
 
 from moot.log.events import Human, Message, RunResumed
 from moot.log.transcript import load
@@ -78,13 +78,6 @@ class SeatedRun:
             self.process.communicate(timeout=60)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    driver = chromium(tmp_path_factory.mktemp("profile"))
-    yield driver
-    driver.quit()
-
-
 @pytest.fixture(autouse=True)
 def quiet_log(browser):
     """Each test starts with one blank tab and an empty console log (an earlier test's stopped
@@ -104,12 +97,6 @@ def folder(tmp_path):
     return tmp_path
 
 
-def css(browser, selector):
-    from selenium.webdriver.common.by import By
-
-    return browser.find_elements(By.CSS_SELECTOR, selector)
-
-
 def state(browser) -> str:
     """The seat panel's state (asking, sending, waiting, finished, stopped), as the page shows it now."""
     return browser.execute_script("var p = document.querySelector('section.seat-panel');"
@@ -127,7 +114,7 @@ def entries(browser) -> list[tuple[str, str, str]]:
 def asked(browser, what: str = "form.seat-form", timeout: float = 60):
     """Wait until the seat asks (`what` in its form), and the panel's text."""
     wait_for(lambda: css(browser, f"#seat-panel {what}"), timeout)
-    return css(browser, "section.seat-panel")[0].text
+    return texts(browser, "section.seat-panel")[0]
 
 
 def choose(browser, option: str) -> None:
@@ -336,10 +323,10 @@ def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browse
     try:
         browser.get(server.base + run.links["judger"])
         for item, stance in (("s1", "against"), ("s2", "neutral")):
-            wait_for(lambda: state(browser) == "asking" and f"unit {item}" in css(browser, "#unit-body .lede")[0].text, 60)
+            wait_for(lambda: state(browser) == "asking" and f"unit {item}" in "".join(texts(browser, "#unit-body .lede")), 60)
             panel = asked(browser)
             assert "The stance of the text" in panel
-            shown = css(browser, "details.seat-shown pre")[0].text
+            shown = texts(browser, "details.seat-shown pre")[0]
             assert {i: text for i, text, _, _ in STANCES}[item] in shown  # the judger's prompt: the item's text
             assert [b.get_attribute("value") for b in css(browser, ".seat-choices button")] == ["favor", "against",
                                                                                                   "neutral"]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from viewer_support import (
-    ARABIC, CHROMIUM, CJK, CONFERENCE, SCRIPT, Viewer, chromium, lines_of, make_runs, start_slow_run, wait_for,
+    ARABIC, CHROMIUM, CJK, CONFERENCE, SCRIPT, Viewer, browser, css, lines_of, make_runs, start_slow_run, texts,
+    wait_for,
 )
 
 from moot.log.events import Message
@@ -41,13 +42,6 @@ def viewer(runs):
     assert code == 0 and seconds < 1.0, (code, seconds)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    driver = chromium(tmp_path_factory.mktemp("profile"))
-    yield driver
-    driver.quit()
-
-
 @pytest.fixture(autouse=True)
 def quiet_log(request):
     """Each test starts on a blank page with an empty console log (a server an earlier test stopped
@@ -62,12 +56,6 @@ def show(browser, url: str, selector: str, timeout: float = 15.0):
     """Open `url` and wait until `selector` matches (a loaded machine can be slow to answer)."""
     browser.get(url)
     return wait_for(lambda: css(browser, selector), timeout)
-
-
-def css(browser, selector):
-    from selenium.webdriver.common.by import By
-
-    return browser.find_elements(By.CSS_SELECTOR, selector)
 
 
 def visible_rows(browser, table="table.runs"):
@@ -350,8 +338,8 @@ def test_a_run_being_written_updates_its_pages_within_a_second(tmp_path, browser
         wait_for(lambda: "running" in browser.page_source, 10)
         browser.get(f"{server.base}/unit/conf?u=conference")
         wait_for(lambda: css(browser, "#live-state.on"), 10)
-        generating = wait_for(lambda: css(browser, "article.entry.generating"), 20)
-        assert "generating" in generating[0].text
+        generating = wait_for(lambda: texts(browser, "article.entry.generating"), 20)
+        assert "generating" in generating[0]
         latencies = []
         for _ in range(3):
             count = len(css(browser, "article.entry:not(.generating)"))
@@ -363,7 +351,7 @@ def test_a_run_being_written_updates_its_pages_within_a_second(tmp_path, browser
         print(f"live update latency: {', '.join(f'{s:.2f}s' for s in latencies)}")
         assert max(latencies) <= 1.0, latencies
         assert run.wait(timeout=120) == 0, run.stderr.read() if run.stderr else ""
-        wait_for(lambda: "all topics closed" in css(browser, "p.lede")[0].text, 10)
+        wait_for(lambda: "all topics closed" in "".join(texts(browser, "p.lede")), 10)
         assert css(browser, "article.entry.generating") == []
         assert errors_of(browser) == []
     finally:
@@ -384,7 +372,7 @@ def test_a_torn_last_line_shows_as_pending_then_as_the_turn(runs, tmp_path, brow
     server = Viewer(folder)
     try:
         browser.get(f"{server.base}/unit/cola?u=s2")
-        assert css(browser, "p.pending")[0].text.startswith("A line is being written")
+        assert texts(browser, "p.pending")[0].startswith("A line is being written")
         assert css(browser, ".damaged") == [] and len(css(browser, "article.entry")) == 6
         wait_for(lambda: css(browser, "#live-state.on"), 10)
         with open(path, "a") as f:

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional
 
+import pytest
+
 from moot.errors import EXIT_UNPARSED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,3 +185,24 @@ def lines_of(path: Path) -> Iterator[dict[str, object]]:
 
 if __name__ == "__main__":
     sys.exit(slow_run(Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])))
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One headless Chromium per test module (import it into the module to use it)."""
+    driver = chromium(tmp_path_factory.mktemp("profile"))
+    yield driver
+    driver.quit()
+
+
+def css(browser, selector):
+    from selenium.webdriver.common.by import By
+
+    return browser.find_elements(By.CSS_SELECTOR, selector)
+
+
+def texts(browser, selector) -> list[str]:
+    """The text of every element `selector` finds, read in one step: a live page may replace an
+    element between finding it and reading it."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), e => e.innerText)", selector)
