@@ -24,7 +24,7 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.models.factory import BackendOptions, build_client
 from moot.models.requests import NotSupported, Choose, Continue, Score, request_of, REQUEST_ARG
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.models.server_likelihood import read_options
+from moot.models.server_likelihood import Reader, read_options
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.negotiation.schema import NegotiationScenario
 from moot.protocols.s2mad.schema import S2madScenario
@@ -237,6 +237,26 @@ def test_server_options_read_through_a_separator_and_split_one_from_ten():
     assert found["10"] == pytest.approx(math.log(0.9 * 0.5 * 0.4))
     assert found["1"] == pytest.approx(math.log(0.9 * 0.5 * 0.6))  # ends: 1 - P(a digit follows)
     assert set(bounded) == {"2", "3", "4", "5", "6", "8", "9"}
+
+
+def test_a_token_that_writes_nothing_is_neither_read_again_nor_counted():
+    """llama_cpp.server lists byte fragments as "" (and a second " " after the separator): neither
+    tells the options apart; extending by them would read the same position again."""
+    lists = {" ": {"1": math.log(0.5), "7": math.log(0.3), " ": math.log(1e-7), "": math.log(1e-6)},
+             " 1": {"0": math.log(0.4), "": math.log(0.05), "\n": math.log(0.5)}}
+    asked: list[str] = []
+
+    async def top(extension):
+        asked.append(extension)
+        return lists[extension]
+
+    found, _ = asyncio.run(Reader(top, [str(n) for n in range(1, 11)], True, True, start=" ").read())
+    assert asked == [" ", " 1"]
+    assert found["7"] == pytest.approx(math.log(0.3)) and found["10"] == pytest.approx(math.log(0.5 * 0.4))
+    assert found["1"] == pytest.approx(math.log(0.5 * 0.6))
+    chat = {"": {"7": math.log(0.6), "": math.log(0.3), "\n": math.log(0.1)}}  # no NotSupported for the ""
+    found, _ = asyncio.run(read_options(_top(chat), [str(n) for n in range(1, 11)], False, number=True))
+    assert found["7"] == pytest.approx(math.log(0.6))
 
 
 def test_server_options_count_merged_and_cased_tokens_and_refuse_what_a_chat_cannot_tell():

@@ -7,7 +7,8 @@ option it begins or writes out (" yes", "Yes", "A." for option "A"; case-insensi
 spaces aside, so a separator token " " begins every option). Where a
 token could begin several options (a separator " " before every option on a Gemma tokenizer, "1"
 of "1" and "10"), the prompt is extended by that token and asked again: document form only (a
-raw-text completion can be extended; a chat reply cannot be prefilled), at most MAX_STEPS times.
+raw-text completion can be extended; a chat reply cannot be prefilled), at most MAX_STEPS times;
+never by a token that writes nothing (see `writes_nothing_new`).
 In chat form such a token decides nothing and, unless its probability is negligible, the choice
 is NotSupported (the caller falls back to structured output). So is an answer without readable
 log-probabilities (`NoLogprobs`: none, null, NaN, a string, a positive number, a malformed list),
@@ -104,6 +105,8 @@ class Reader:
         found: dict[str, list[float]] = {o: [] for o in self.options}
         unresolved: list[tuple[float, str, list[str], list[str]]] = []
         for token, lp in top.items():
+            if writes_nothing_new(prefix, token):
+                continue
             complete, partial = self._matches(prefix + token)
             if len(complete) + len(partial) == 1:
                 found[(complete + partial)[0]].append(lp)
@@ -135,6 +138,14 @@ class Reader:
         else:
             going_on = sum(math.exp(deeper[o]) for o in partial)
         return math.log(max(1e-12, 1.0 - going_on))
+
+
+def writes_nothing_new(prefix: str, token: str) -> bool:
+    """A token that tells no option apart: one that writes nothing (a byte fragment or a special
+    token; the server lists them as ""), or a second separator after one. Extending the prompt by
+    it would ask for the same position again (llama_cpp.server: another 0.3 s) and count the
+    options' probability twice."""
+    return not token or (token.isspace() and prefix[-1:].isspace())
 
 
 async def read_options(top: TopLogprobs, options: Sequence[str], extendable: bool,
