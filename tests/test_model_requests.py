@@ -401,6 +401,10 @@ def test_a_learnt_separator_saves_the_first_list_and_reads_the_same_options():
     # the same options, in the same proportions: only the separator's own probability is left out
     assert {o: again[o] - first[o] for o in ("1", "7", "10")} == pytest.approx({o: -math.log(0.9) for o in ("1", "7", "10")})
     assert separators.start(options, False) == "" and separators.start(["yes", "no"], True) == ""  # a chat; other options
+    unlikely = Separators()  # a "7" straight after the colon, far less likely than the separator
+    asyncio.run(unlikely.read(_top({**lists, "": {" ": math.log(0.44), "\n": math.log(0.5), "7": math.log(1e-3),
+                                                   "  ": math.log(0.002), "": math.log(1e-4)}}), options, True, number=True))
+    assert unlikely.start(options, True) == " "
     words = Separators()  # options written with their space in one token (" yes"): nothing to learn
     asyncio.run(words.read(_top({"": {" yes": math.log(0.6), " no": math.log(0.4)}}), ["yes", "no"], True))
     assert words.start(["yes", "no"], True) == ""

@@ -35,6 +35,7 @@ from moot.models.requests import NotSupported
 
 TopLogprobs = Callable[[str], Awaitable[dict[str, float]]]  # text added to the prompt -> {token: logprob}
 MAX_STEPS = 3
+SEPARATOR = " "  # what a document writes between a prompt and its answer
 NEGLIGIBLE = 0.02  # an unresolved token below this probability is ignored; options below it: no reading
 
 
@@ -71,7 +72,7 @@ class Reader:
         self.floor = 0.0
         self.notes: list[str] = []
         self.start = start
-        self.through = ""  # the whitespace token every option began with at the start, if one did
+        self.through = ""  # the separator most of the options' probability began with at the start, if one did
 
     async def read(self) -> tuple[dict[str, float], list[str]]:
         found, _ = await self._node(self.start)
@@ -104,19 +105,22 @@ class Reader:
         own = {t.strip().lower() for t in top}
         found: dict[str, list[float]] = {o: [] for o in self.options}
         unresolved: list[tuple[float, str, list[str], list[str]]] = []
+        beginning: list[tuple[float, str]] = []  # every token that begins or writes an option
         for token, lp in top.items():
             if writes_nothing_new(prefix, token):
                 continue
             complete, partial = self._matches(prefix + token)
+            if complete or partial:
+                beginning.append((lp, token))
             if len(complete) + len(partial) == 1:
                 found[(complete + partial)[0]].append(lp)
             elif complete and all(self.texts[o].strip() in own for o in partial):
                 found[complete[0]].append(lp)  # the longer options are tokens of their own
             elif complete or partial:
                 unresolved.append((lp, token, complete, partial))
-        if prefix == self.start and self.steps == 1 and unresolved and not any(found.values()):
-            first = max(unresolved)[1]
-            self.through = first if not first.strip() else ""
+        if prefix == self.start and self.steps == 1 and beginning:
+            first = max(beginning)[1]
+            self.through = first if first == SEPARATOR else ""
         for lp, token, complete, partial in sorted(unresolved, reverse=True):
             if self.extendable and self.steps < MAX_STEPS:
                 deeper, listed = await self._node(prefix + token)
@@ -142,10 +146,11 @@ class Reader:
 
 def writes_nothing_new(prefix: str, token: str) -> bool:
     """A token that tells no option apart: one that writes nothing (a byte fragment or a special
-    token; the server lists them as ""), or a second separator after one. Extending the prompt by
-    it would ask for the same position again (llama_cpp.server: another 0.3 s) and count the
-    options' probability twice."""
-    return not token or (token.isspace() and prefix[-1:].isspace())
+    token; the server lists them as ""), or blank space other than the one separator a document
+    writes before an option (two spaces, a second space after one). Extending the prompt by it
+    would ask for the same position again or read options written as the document never writes
+    them (llama_cpp.server: 0.3 s each), and "" counted the options' probability twice."""
+    return not token or (token.isspace() and (token != SEPARATOR or prefix[-1:].isspace()))
 
 
 async def read_options(top: TopLogprobs, options: Sequence[str], extendable: bool,
@@ -155,12 +160,13 @@ async def read_options(top: TopLogprobs, options: Sequence[str], extendable: boo
 
 
 class Separators:
-    """What one server's tokenizer writes before a set of options, learnt from its answers: when no
-    token of a document's first position began an option but a whitespace token of its own did
-    (Gemma writes " 7" as " ", "7"), every later reading of the same options starts after that
-    token. Each then costs one top list less (llama_cpp.server sorts its whole vocabulary for
-    every list: about 0.3 s), and reads what the embedded model scores, the options as the
-    tokenizer writes them after that token; the log-probabilities are then those after it."""
+    """What one server's tokenizer writes before a set of options, learnt from its answers: when the
+    most probable token of a document's first position that begins an option is the bare separator
+    (Gemma writes " 7" as " ", "7"; a "7" straight after the colon is listed too, far less likely),
+    every later reading of the same options starts after that token, as the embedded model reads
+    them (the options as the document writes them, after a space). Each then costs one top list
+    less (llama_cpp.server sorts its whole vocabulary for every list: about 0.3 s); the
+    log-probabilities are then those after the separator."""
 
     def __init__(self) -> None:
         self.known: dict[tuple[str, ...], str] = {}
