@@ -61,6 +61,41 @@ def test_bundled_scenarios_name_the_schema():
         assert path.read_text().splitlines()[0] == f"{SCHEMA_LINE}../docs/scenario.schema.json"
 
 
+def test_key_docstrings_are_read_as_pydantic_reads_them():
+    """The docstring under a key, a base's keys included, a model's own first; explicit descriptions
+    stay; the JSON Schema carries them (moot.scenario.keydocs: pydantic no longer reads them at
+    start-up)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from moot.scenario.keydocs import key_docstrings
+
+    class Base(BaseModel):
+        a: int = 1
+        """The first key:
+            indented on."""
+        b: int = 2
+        """Base's b."""
+
+    class Child(Base):
+        b: int = 3
+        """Child's b."""
+        c: int = Field(default=4, description="explicit")
+        d: int = 5
+
+    docs = key_docstrings(Child)
+    assert docs == {"a": "The first key:\nindented on.", "b": "Child's b."}
+
+    class Documented(BaseModel):  # what pydantic itself reads, for comparison
+        model_config = ConfigDict(use_attribute_docstrings=True)
+        a: int = 1
+        """The first key:
+            indented on."""
+
+    assert key_docstrings(Documented)["a"] == Documented.model_fields["a"].description
+    schema = scenario_schema()
+    assert schema["$defs"]["Generation"]["properties"]["temperature"]["description"] == "Sampling temperature."
+
+
 # ---------------------------------------------------------------- docs/scenarios.md
 
 def test_committed_docs_are_the_generated_docs(capsys):

@@ -15,11 +15,13 @@ from typing import Any, Sequence
 from moot.views.neutral import terminal_safe
 from moot.cli.options import Parser
 
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+from pydantic_core import core_schema
 
 from moot.safety.diskio import write_atomic
 from moot.safety.places import usable_out
 from moot.protocols.registry import REGISTRY
+from moot.scenario.keydocs import key_docstrings
 from moot.scenario.load import DEFAULT_PROTOCOL
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -32,10 +34,23 @@ def description() -> str:
             "docs/scenarios.md; check a file with `moot validate FILE`.")
 
 
+class Documented(GenerateJsonSchema):
+    """Pydantic's JSON Schema, each key described by the docstring under it (moot.scenario.keydocs)."""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        properties = json_schema.get("properties", {})
+        for name, text in key_docstrings(schema["cls"]).items():
+            if name in properties and "description" not in properties[name]:
+                properties[name]["description"] = text
+        return json_schema
+
+
 def scenario_schema() -> dict[str, Any]:
     """The whole format: exactly one branch of `oneOf` matches a valid scenario."""
     models = [p.scenario for p in REGISTRY.all()]
-    refs, defs = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}")
+    refs, defs = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}",
+                                    schema_generator=Documented)
     return {"$schema": DRAFT, "title": "moot scenario", "description": description(),
             "oneOf": [refs[(m, "validation")] for m in models], **defs}
 

@@ -20,9 +20,9 @@ from moot.safety.secrets import redact_url
 
 class Strict(BaseModel):
     """A strict block of a scenario: unknown keys are errors; each key's docstring (below it) is
-    its meaning in the JSON Schema and docs/scenarios.md (moot.scenario.docs)."""
+    its meaning in the JSON Schema and docs/scenarios.md (read there: moot.scenario.keydocs)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Generation(Strict):

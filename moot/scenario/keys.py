@@ -16,6 +16,8 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from moot.scenario.keydocs import key_docstrings
+
 NOUNS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 BOUNDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
 
@@ -44,7 +46,7 @@ def keys(model: type[BaseModel], walk: Walk, prefix: str = "") -> Iterator[Key]:
         path = f"{prefix}.{name}" if prefix else name
         held, suffix = held_model(field.annotation)
         yield Key(path, type_text(field.annotation, field.metadata), default_text(field, held, walk),
-                  meaning_of(field, held) or walk.fallback(path))
+                  meaning_of(model, name, field, held) or walk.fallback(path))
         if held is not None and held not in walk.elsewhere:
             yield from keys(held, walk, path + suffix)
 
@@ -182,7 +184,8 @@ def value_text(value: Any) -> str:
     return f"`{text.removesuffix('...').strip()}`"
 
 
-def meaning_of(field: FieldInfo, held: Optional[type[BaseModel]]) -> str:
-    """The key's docstring, else the docstring of the block it holds; on one line."""
-    text = field.description or (held.__doc__ if held is not None else None) or ""
+def meaning_of(model: type[BaseModel], name: str, field: FieldInfo, held: Optional[type[BaseModel]]) -> str:
+    """The key's description or docstring, else the docstring of the block it holds; on one line."""
+    text = (field.description or key_docstrings(model).get(name)
+            or (held.__doc__ if held is not None else None) or "")
     return " ".join(inspect.cleandoc(text).split())
