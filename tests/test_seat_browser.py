@@ -20,7 +20,9 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from viewer_support import CHROMIUM, ROOT, STANCES, Viewer, browser, css, stance_dataset, texts, wait_for
@@ -76,6 +78,27 @@ class SeatedRun:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.communicate(timeout=60)
+
+
+@contextmanager
+def seated(folder: Path, scenario: Path | str, out: Path, *seats: str, extra: tuple[str, ...] = (),
+           viewer: tuple[str, ...] = ()) -> Iterator[tuple[SeatedRun, Viewer]]:
+    """A viewer over the folder's runs and a seated run in it; at the end the run is killed if it
+    still runs and the viewer must stop cleanly."""
+    server = Viewer(folder / "runs", *viewer)
+    run = SeatedRun(scenario, out, *seats, extra=extra)
+    try:
+        yield run, server
+    finally:
+        run.kill()
+        assert server.stop()[0] == 0
+
+
+def ends_finished(run: SeatedRun, browser) -> None:
+    """The run exits 0 and the page in front says so, with nothing in its console log."""
+    run.finish()
+    wait_for(lambda: state(browser) == "finished", 10)
+    assert errors_of(browser) == []
 
 
 @pytest.fixture(autouse=True)
@@ -163,9 +186,7 @@ def test_two_people_take_a_participant_and_the_judge_each_on_their_own_link(fold
     from selenium.webdriver.common.keys import Keys
 
     out = folder / "runs" / "conf"
-    server = Viewer(folder / "runs")
-    run = SeatedRun(folder / "conference.yaml", out, "Alice", "judge")
-    try:
+    with seated(folder, folder / "conference.yaml", out, "Alice", "judge") as (run, server):
         assert set(run.links) == {"Alice", "judge"} and run.links["Alice"] != run.links["judge"]
         status, page = get(f"{server.base}/run/conf")
         assert status == 200 and all(link in page for link in run.links.values())  # the run's page lists them
@@ -206,15 +227,10 @@ def test_two_people_take_a_participant_and_the_judge_each_on_their_own_link(fold
         browser.switch_to.window(judge)
         wait_for(lambda: any("Still harm." in text for _, _, text in entries(browser)), 30)
         choose(browser, "AGREEMENT")
-        run.finish()
-        wait_for(lambda: state(browser) == "finished", 10)
+        ends_finished(run, browser)
         assert browser.execute_script("return window.__pwned") is None and css(browser, "#unit-body img") == []
-        assert errors_of(browser) == []
         browser.switch_to.window(alice)
         wait_for(lambda: state(browser) == "finished", 10)
-    finally:
-        run.kill()
-        assert server.stop()[0] == 0
     t = load(out / "conference.jsonl")
     human = {(h.seat, tuple(h.answers)) for h in t.of_type(Human)}
     assert human == {("Alice", ("I would measure harm.\nAnd <b>cost</b>.",)), ("judge", ("MORE_DEBATE",)),
@@ -228,9 +244,8 @@ def test_two_people_take_a_participant_and_the_judge_each_on_their_own_link(fold
 
 def test_a_seat_link_answers_only_its_seat_from_its_own_page_and_opens_nothing_else(folder, browser):
     out = folder / "runs" / "conf"
-    server = Viewer(folder / "runs", "--host", "0.0.0.0")
-    run = SeatedRun(folder / "conference.yaml", out, "Alice", "judge")
-    try:
+    anywhere = ("--host", "0.0.0.0")
+    with seated(folder, folder / "conference.yaml", out, "Alice", "judge", viewer=anywhere) as (run, server):
         base = re.sub(r"//0\.0\.0\.0:", "//127.0.0.1:", server.base)
         alice, judge = base + run.links["Alice"], base + run.links["judge"]
         wait_for(lambda: (out / "seats" / "Alice.json").exists(), 60)
@@ -252,9 +267,6 @@ def test_a_seat_link_answers_only_its_seat_from_its_own_page_and_opens_nothing_e
         assert browser.execute_script("return window.__pwned") is None
         choose(browser, "AGREEMENT")
         run.finish()
-    finally:
-        run.kill()
-        assert server.stop()[0] == 0
     t = load(out / "conference.jsonl")
     assert [m.content for m in t.messages if m.speaker == "Alice"][0] == typed  # stored exactly as typed
     assert "hijacked" not in (out / "conference.jsonl").read_text()
@@ -262,19 +274,13 @@ def test_a_seat_link_answers_only_its_seat_from_its_own_page_and_opens_nothing_e
 
 def test_a_browser_seat_whose_time_runs_out_is_taken_by_its_model(folder, browser):
     out = folder / "runs" / "conf"
-    server = Viewer(folder / "runs")
-    run = SeatedRun(folder / "conference.yaml", out, "judge:2:model")
-    try:
+    with seated(folder, folder / "conference.yaml", out, "judge:2:model") as (run, server):
         browser.get(server.base + run.links["judge"])
         assert "2.0 s for this turn" in asked(browser)
         wait_for(lambda: state(browser) != "asking", 30)  # nobody answers
-        run.finish()
-        wait_for(lambda: state(browser) == "finished", 10)
+        ends_finished(run, browser)
         judged = [source for speaker, source, _ in entries(browser) if speaker == "Judge"]
         assert judged and set(judged) == {"model"}
-    finally:
-        run.kill()
-        assert server.stop()[0] == 0
     t = load(out / "conference.jsonl")
     human = t.of_type(Human)
     assert human and all(h.fallback == "model" and h.answers == [] and h.limit_s == 2.0 for h in human)
@@ -318,12 +324,12 @@ def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browse
 
     out = folder / "runs" / "cola"
     data = stance_dataset(folder / "data", "stance", set())
-    run = SeatedRun("cola", out, "judger", extra=("--model", "scripted", "--dataset", str(data), "--limit", "2"))
-    server = Viewer(folder / "runs")
-    try:
+    with seated(folder, "cola", out, "judger", extra=("--model", "scripted", "--dataset", str(data), "--limit", "2")) \
+            as (run, server):
         browser.get(server.base + run.links["judger"])
         for item, stance in (("s1", "against"), ("s2", "neutral")):
-            wait_for(lambda: state(browser) == "asking" and f"unit {item}" in "".join(texts(browser, "#unit-body .lede")), 60)
+            wait_for(lambda: state(browser) == "asking"
+                     and f"unit {item}" in "".join(texts(browser, "#unit-body .lede")), 60)
             panel = asked(browser)
             assert "The stance of the text" in panel
             shown = texts(browser, "details.seat-shown pre")[0]
@@ -333,12 +339,7 @@ def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browse
             choose(browser, stance)
             text = wait_for(lambda: css(browser, "#seat-panel textarea"), 30)[0]
             text.send_keys(f"Why {item}.", Keys.CONTROL, Keys.ENTER)
-        run.finish()
-        wait_for(lambda: state(browser) == "finished", 10)
-        assert errors_of(browser) == []
-    finally:
-        run.kill()
-        assert server.stop()[0] == 0
+        ends_finished(run, browser)
     rows = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert {i: r["prediction"] for i, r in rows.items()} == {"s1": "against", "s2": "neutral"}
     for item in ("s1", "s2"):
@@ -348,9 +349,7 @@ def test_a_person_judges_cola_items_one_after_another_on_one_page(folder, browse
 
 def test_a_person_scores_the_conference_1_to_10_as_its_evaluator(folder, browser):
     out = folder / "runs" / "conf"
-    server = Viewer(folder / "runs")
-    run = SeatedRun(folder / "conference.yaml", out, "evaluator")
-    try:
+    with seated(folder, folder / "conference.yaml", out, "evaluator") as (run, server):
         browser.get(server.base + run.links["evaluator"])
         for score in [*range(1, 11), 7]:
             panel = asked(browser, ".seat-scores")
@@ -362,12 +361,7 @@ def test_a_person_scores_the_conference_1_to_10_as_its_evaluator(folder, browser
         assert "Why (a sentence or two)" in asked(browser, "textarea")
         css(browser, "#seat-panel textarea")[0].send_keys("Clear, but short.")
         css(browser, ".seat-send button")[0].click()
-        run.finish()
-        wait_for(lambda: state(browser) == "finished", 10)
-        assert errors_of(browser) == []
-    finally:
-        run.kill()
-        assert server.stop()[0] == 0
+        ends_finished(run, browser)
     from moot.protocols.conference.events import Score
 
     (score,) = load(out / "conference.jsonl").of_type(Score)
