@@ -6,6 +6,7 @@ read from the returned log-probabilities (never structured output), as on the em
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Union
 
 import pytest
@@ -50,12 +51,19 @@ def item(out) -> object:
     return load(path)
 
 
-def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
+def stance_through(handler, tmp_path) -> tuple[RecordingServer, Path]:
+    """One COLA item on a base model `kind: base` behind an OpenAI-compatible server answering as
+    `handler` does: (the server, with the requests it saw; the run folder)."""
     out = tmp_path / "run"
-    with RecordingServer(openai_like) as server:
+    with RecordingServer(handler) as server:
         assert main(["run", scenario(tmp_path, "openai"), "--model", "openai:base", "--base-url", f"{server.url}/v1",
                      "--input", "text=School uniforms are great.", "--input", "target=school uniforms",
                      "--out", str(out), "--quiet"]) == 0
+    return server, out
+
+
+def test_a_base_model_behind_an_openai_compatible_server(tmp_path):
+    server, out = stance_through(openai_like, tmp_path)
     paths = {path for path, _ in server.requests}
     assert paths == {"/v1/completions"}  # never the chat endpoint
     turns = [b for _, b in server.requests if not b.get("logprobs")]
@@ -86,11 +94,7 @@ def at_most_20(path: str, body: dict) -> tuple[int, Union[dict, list[dict]]]:
 
 
 def test_a_server_that_lists_no_more_than_20_is_asked_for_20_from_then_on(tmp_path):
-    out = tmp_path / "run"
-    with RecordingServer(at_most_20) as server:
-        assert main(["run", scenario(tmp_path, "openai"), "--model", "openai:base", "--base-url", f"{server.url}/v1",
-                     "--input", "text=School uniforms are great.", "--input", "target=school uniforms",
-                     "--out", str(out), "--quiet"]) == 0
+    server, out = stance_through(at_most_20, tmp_path)
     widths = [b["logprobs"] for _, b in server.requests if b.get("logprobs")]
     assert widths[0] == 1000 and widths[1:] and set(widths[1:]) == {20}  # refused once, never asked again
     t = item(out)
