@@ -72,7 +72,7 @@ class Reader:
         self.floor = 0.0
         self.notes: list[str] = []
         self.start = start
-        self.through = ""  # the separator most of the options' probability began with at the start, if one did
+        self.through = ""  # the separator, when it was the likeliest token to begin an option at the start
 
     async def read(self) -> tuple[dict[str, float], list[str]]:
         found, _ = await self._node(self.start)
