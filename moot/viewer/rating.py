@@ -47,7 +47,8 @@ from moot.viewer.live import POLL_S, stream_regions
 from moot.viewer.pages import environment, render, with_regions
 from moot.viewer.seats import MAX_ANSWER, NotAsked
 from moot.viewer.server import (
-    LOOPBACK, MAX_BODY, STATIC, bound_port, from_own_page, loopback_hosts, new_token, static_text, with_headers,
+    LOOPBACK, MAX_BODY, STATIC, Handler, address_link, bound_port, from_own_page, handled, loopback_hosts, new_token,
+    static_text, with_headers,
 )
 from moot.views.neutral import terminal_safe
 
@@ -171,20 +172,14 @@ class RatingPage:
         return web.Response(status=status, text=html, content_type="text/html", headers={"Cache-Control": "no-store"})
 
     @web.middleware
-    async def guard(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+    async def guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """The token on every request, the loopback Host, the security headers on every response."""
         given = request.query.get("token") or request.cookies.get(self.cookie) or ""
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             return with_headers(web.Response(status=401, text=f"{BRAND}: this page needs the link printed at start"))
         if self.hosts is not None and request.host not in self.hosts:
             return with_headers(web.Response(status=421, text=f"{BRAND} answers on its loopback address only"))
-        try:
-            response: web.StreamResponse = await handler(request)
-        except web.HTTPException as exc:  # 404, 405, a redirect
-            response = web.Response(status=exc.status, text=exc.text, headers=exc.headers)
-        if request.query.get("token") and not response.prepared:
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict")
-        return with_headers(response)
+        return await handled(request, handler, self.cookie, self.token)
 
     async def get_page(self, request: web.Request) -> web.Response:
         html = await asyncio.get_running_loop().run_in_executor(self.executor, self.page)
@@ -251,7 +246,7 @@ async def _serving(source: RunSource, rater: Optional[str], limit: Optional[int]
         page.cookie = f"moot_annotate_{bound}"
         if host in LOOPBACK:
             page.hosts = loopback_hosts(host, bound)
-        link = f"http://{f'[{host}]' if ':' in host else host}:{bound}/?token={page.token}"
+        link = address_link(host, bound, f"token={page.token}")
         out.write(f"moot annotate: rate {terminal_safe(source.path)} blind at {link}\n"
                   "moot annotate: Ctrl-C stops it (what you rated is kept; the same command goes on)\n")
         out.flush()

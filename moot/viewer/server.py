@@ -66,6 +66,24 @@ def with_headers(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
+async def handled(request: web.Request, handler: Handler, cookie: str, token: Optional[str]) -> web.StreamResponse:
+    """`handler`'s response (the router's own errors, 404 or 405, as responses), with the token's
+    cookie set when the token came in the URL, and the security headers."""
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        response = web.Response(status=exc.status, text=exc.text, headers=exc.headers)
+    if token is not None and request.query.get("token") and not response.prepared:
+        response.set_cookie(cookie, token, httponly=True, samesite="Strict")
+    return with_headers(response)
+
+
+def address_link(host: str, port: int, query: str = "") -> str:
+    """The URL of a server on `host`:`port` (an IPv6 address in brackets), with `query`."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/" + (f"?{query}" if query else "")
+
+
 def split(raw_path: str) -> tuple[str, str]:
     """(page kind, the raw rest) of a request's raw path: `/unit/a/b` -> ("unit", "a/b")."""
     path = raw_path.split("?", 1)[0].lstrip("/")
@@ -94,13 +112,7 @@ class Viewer:
                                              text="moot view: this address needs the token printed at start"))
         if self.token is None and request.host not in self.hosts:
             return with_headers(web.Response(status=421, text="moot view answers on its loopback address only"))
-        try:
-            response = await handler(request)
-        except web.HTTPException as exc:  # 405 for a method no route takes, from the router
-            response = web.Response(status=exc.status, text=exc.text, headers=exc.headers)
-        if self.token is not None and request.query.get("token") and not response.prepared:
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
-        return with_headers(response)
+        return await handled(request, handler, COOKIE, self.token)
 
     async def admitted(self, request: web.Request) -> bool:
         """On a token-protected address: the viewer's token, or a seat's route (its handlers check
@@ -276,8 +288,7 @@ async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready:
     await site.start()
     bound = bound_port(runner, port)
     viewer.hosts |= loopback_hosts(host, bound)
-    shown = f"[{host}]" if ":" in host else host
-    ready(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
+    ready(address_link(host, bound, f"token={token}" if token else ""))
     warming = asyncio.get_running_loop().run_in_executor(viewer.executor, pages.catalog.runs)
     warming.add_done_callback(lambda done: done.cancelled() or done.exception())  # a page will say what failed
     try:
