@@ -18,10 +18,11 @@ conference, over its moderator and participant turns:
 
 Speed against llama.cpp's own (issue 18): around each conference it runs (one process per seed),
 the benchmark measures llama.cpp's prompt rate (a 512-token prompt in one decode) and generation
-rate (one token per decode) on the same model, context size and thread setting, and prints, per
-role and in all, the tokens the model evaluated (prompt tokens not already in its KV cache, as each
-call records) and generated, the bound = evaluated / prompt rate + generated / generation rate,
-and the ratio = time / bound (in all: the process's wall time, start-up and model load included;
+rate (one token per decode) on the same model and context size, on each thread count the model
+may choose (moot.models.cores; each call records its own), and prints, per role and in all, the
+tokens the model evaluated (prompt tokens not already in its KV cache, as each call records) and
+generated, the bound = the sum over calls of evaluated / prompt rate + generated / generation rate
+at the call's thread count, and the ratio = time / bound (in all: the process's wall time, start-up and model load included;
 target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
 another interpreter whose moot is an earlier version (A/B), and prints both sides' medians.
 `--server` runs the same seeds, interleaved, through `python -m llama_cpp.server` serving the
@@ -44,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+from collections import Counter
 import os
 import re
 import statistics
@@ -241,8 +243,8 @@ def run_seed(side: Side, seed: int, out: Path, model: Optional[str]) -> float:
 
 class LlamaServer:
     """`python -m llama_cpp.server` on a free loopback port serving the embedded model as moot
-    loads it (context size; threads as moot.models.local.load_llama sets them: the server's own
-    default for prompts is every core), for a `with` block."""
+    loads it (context size; threads as moot.models.cores would choose them as it starts, for
+    prompts too: the server's own default for prompts is every core), for a `with` block."""
 
     def __init__(self, folder: Path):
         from loopback import free_port
@@ -250,12 +252,21 @@ class LlamaServer:
         from moot.models.local import default_model_path
 
         options = BackendOptions()
-        threads = options.local_n_threads or max((os.cpu_count() or 2) // 2, 1)  # as moot.models.local.load_llama
+        threads = options.local_n_threads or self.idle_cores()
         self.port, self.log = free_port(), folder / "llama_server.log"
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", default_model_path(),
                         "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(options.local_n_ctx),
                         "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+
+    @staticmethod
+    def idle_cores() -> int:
+        """The threads moot.models.cores chooses now (it measures over a moment)."""
+        from moot.models.cores import WINDOW_S, IdleCores
+
+        idle = IdleCores()
+        time.sleep(WINDOW_S * 2)
+        return idle.choose()
 
     def __enter__(self) -> "LlamaServer":
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -301,71 +312,111 @@ class LlamaServer:
 # ------------------------------------------------------------------ speed: against llama.cpp's own
 @dataclass(frozen=True)
 class Rates:
-    """llama.cpp's own speed on this machine, now: tokens per second."""
+    """llama.cpp's own speed on this machine, now, on a thread count: tokens per second."""
 
     prompt: float  # a 512-token prompt in one decode
     generation: float  # one token per decode, as generation does
 
+    def seconds(self, evaluated: int, generated: int) -> float:
+        return evaluated / self.prompt + generated / self.generation
 
-def llama_rates() -> Rates:
-    """Measured on the embedded model as the scenario loads it (context size, threads)."""
+
+def thread_counts() -> list[int]:
+    """The thread counts rates are measured on (moot.models.cores chooses among them per call)."""
+    cores = os.cpu_count() or 1
+    return sorted({1, max(cores // 2, 1), cores})
+
+
+def llama_rates() -> dict[int, Rates]:
+    """Measured on the embedded model as the scenario loads it (context size), per thread count."""
     from moot.models.factory import BackendOptions
     from moot.models.local import default_model_path, load_llama
 
     options = BackendOptions()
     llm, _ = load_llama(default_model_path(), options.local_n_ctx, options.local_n_threads)
     tokens = llm.tokenize(SCENARIO.read_bytes() * 8)[:512 + 64]
-    llm._ctx.kv_cache_clear()
+    found = {}
+    for threads in [options.local_n_threads] if options.local_n_threads else thread_counts():
+        llm._ctx.set_n_threads(threads, threads)
+        llm._ctx.kv_cache_clear()
+        llm.reset()
+        started = time.perf_counter()
+        llm.eval(tokens[:512])
+        prompt = 512 / (time.perf_counter() - started)
+        started = time.perf_counter()
+        for token in tokens[512:]:
+            llm.eval([token])
+        found[threads] = Rates(prompt, 64 / (time.perf_counter() - started))
     llm.reset()
-    started = time.perf_counter()
-    llm.eval(tokens[:512])
-    prompt = 512 / (time.perf_counter() - started)
-    started = time.perf_counter()
-    for token in tokens[512:]:
-        llm.eval([token])
-    generation = 64 / (time.perf_counter() - started)
-    llm.reset()
-    return Rates(prompt, generation)
+    return found
+
+
+def mean_rates(*measured: dict[int, Rates]) -> dict[int, Rates]:
+    return {n: Rates(statistics.fmean(m[n].prompt for m in measured), statistics.fmean(m[n].generation for m in measured))
+            for n in measured[0]}
+
+
+def rates_on(rates: dict[int, Rates], threads: Optional[int]) -> Rates:
+    """The rates of the largest measured thread count not above `threads` (None: a server's call,
+    which ran on the server's threads: the largest measured)."""
+    fitting = [n for n in rates if threads is None or n <= threads] or [min(rates)]
+    return rates[max(fitting)]
 
 
 @dataclass(frozen=True)
 class Work:
-    """What one role (or the whole run) had the model do, and how long it took."""
+    """What one role (or the whole run) had the model do, how long it took, and the bound:
+    llama.cpp's own time for those tokens on the threads each call ran on."""
 
-    seconds: float
-    evaluated: int
-    generated: int
+    seconds: float = 0.0
+    evaluated: int = 0
+    generated: int = 0
+    bound: float = 0.0
 
-    def bound(self, rates: Rates) -> float:
-        return self.evaluated / rates.prompt + self.generated / rates.generation
+    def plus(self, other: "Work") -> "Work":
+        return Work(self.seconds + other.seconds, self.evaluated + other.evaluated,
+                    self.generated + other.generated, self.bound + other.bound)
 
 
-def work_per_role(t: Transcript) -> dict[str, Work]:
-    """Per role: the calls' model time, prompt tokens evaluated and tokens generated."""
+def call_work(call: Call, rates: dict[int, Rates]) -> Work:
+    evaluated = call.detail.evaluated or 0 if call.detail else 0
+    threads = call.detail.threads if call.detail else None
+    generated = call.usage.completion_tokens
+    return Work(call.latency_s, evaluated, generated, rates_on(rates, threads).seconds(evaluated, generated))
+
+
+def work_per_role(t: Transcript, rates: dict[int, Rates]) -> dict[str, Work]:
+    """Per role: the calls' model time, prompt tokens evaluated, tokens generated and bound."""
     found: dict[str, Work] = {}
     for message, calls in calls_per_turn(t):
-        done = found.get(message.role, Work(0.0, 0, 0))
-        found[message.role] = Work(done.seconds + sum(c.latency_s for c in calls),
-                                   done.evaluated + sum(c.detail.evaluated or 0 for c in calls if c.detail),
-                                   done.generated + sum(c.usage.completion_tokens for c in calls))
+        for call in calls:
+            found[message.role] = found.get(message.role, Work()).plus(call_work(call, rates))
     return found
 
 
-def speed(name: str, t: Transcript, wall: float, rates: Rates) -> float:
+def threads_used(t: Transcript) -> str:
+    counts = Counter(c.detail.threads for c in t.of_type(Call) if c.detail and c.detail.threads)
+    return ", ".join(f"{n} on {threads} thread{'s' * (threads > 1)}" for threads, n in sorted(counts.items())) or "not recorded"
+
+
+def speed(name: str, t: Transcript, wall: float, rates: dict[int, Rates]) -> float:
     """Print the ratio and its parts; return the ratio of the process's wall time."""
-    roles = work_per_role(t)
-    total = Work(wall, sum(w.evaluated for w in roles.values()), sum(w.generated for w in roles.values()))
-    bound = total.bound(rates)
-    print(f"== speed, {name}: llama.cpp here {rates.prompt:.0f} prompt tok/s, {rates.generation:.1f} generation tok/s")
+    roles = work_per_role(t, rates)
+    total = Work()
+    for w in roles.values():
+        total = total.plus(w)
+    measured = "; ".join(f"{n} thread{'s' * (n > 1)} {r.prompt:.0f} prompt tok/s, {r.generation:.1f} generation tok/s"
+                         for n, r in sorted(rates.items()))
+    print(f"== speed, {name}: llama.cpp here on {measured}; the calls: {threads_used(t)}")
     print(f"  {'role':<12} {'model s':>8} {'evaluated':>9} {'generated':>9} {'bound s':>8} {'ratio':>6}")
     for role, w in sorted(roles.items()):  # a server's closed answers report no tokens: no bound
-        print(f"  {role:<12} {w.seconds:8.1f} {w.evaluated:9d} {w.generated:9d} {w.bound(rates):8.1f} "
-              f"{w.seconds / w.bound(rates) if w.bound(rates) else float('nan'):6.2f}")
+        print(f"  {role:<12} {w.seconds:8.1f} {w.evaluated:9d} {w.generated:9d} {w.bound:8.1f} "
+              f"{w.seconds / w.bound if w.bound else float('nan'):6.2f}")
     conference = t.finished.wall_s if t.finished else float("nan")
-    print(f"  {'all (wall)':<12} {wall:8.1f} {total.evaluated:9d} {total.generated:9d} {bound:8.1f} "
-          f"{wall / bound:6.2f}   (the conference itself {conference:.1f}s, ratio {conference / bound:.2f}; "
+    print(f"  {'all (wall)':<12} {wall:8.1f} {total.evaluated:9d} {total.generated:9d} {total.bound:8.1f} "
+          f"{wall / total.bound:6.2f}   (the conference itself {conference:.1f}s, ratio {conference / total.bound:.2f}; "
           "targets: ratio <= 1.25, wall <= 25 s)")
-    return wall / bound
+    return wall / total.bound
 
 
 def load_now() -> str:
@@ -386,8 +437,7 @@ def compare(seeds: Sequence[int], sides: dict[str, Side], folder: Path, model: O
             folder.mkdir(parents=True, exist_ok=True)
             wall = run_seed(sides[side], seed, out, model)
             after = llama_rates()
-            rates = Rates(statistics.fmean([before.prompt, after.prompt]),
-                          statistics.fmean([before.generation, after.generation]))
+            rates = mean_rates(before, after)
             ratios[side].append(speed(f"seed {seed}, {side}", transcripts_of([out])[0], wall, rates))
             walls[side].append(wall)
     for side in sides:

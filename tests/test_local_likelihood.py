@@ -213,6 +213,7 @@ def test_the_evaluator_s_criteria_read_together_equal_each_read_alone(client):
     together = [ask(client, debate, score).detail for score in criteria(batch=True)]
     assert together[0]["evaluated"] > 0 and all(d["evaluated"] == 0 for d in together[1:])  # one reading
     assert all(d["evaluated"] > 0 for d in alone)
+    assert {d["threads"] for d in alone + together} == {1}  # the client's fixed thread count, recorded
     # llama.cpp's numbers for a branch depend on the batch it is decoded in and on where its cells
     # lie in the cache: on conference documents the same question read alone and in the batch
     # differed here by up to 0.04 in probability (0.36 in expectation), as much as today's reading

@@ -16,15 +16,10 @@ Beyond chat replies it answers moot.models.requests: continuations (streamed), c
 scores read from the model's log-probabilities (moot.models.likelihood), in document form on a
 base model (or when asked) and in chat form on an instruction model.
 
-Threads: `backends.local.n_threads` (null: half the cores, llama.cpp's default for generation)
-also sets the prompt-evaluation threads. On this project's shared 2-core machine, with other
-processes busy, 1 thread generated 16-30 tok/s and 2 threads 4-9 tok/s (prompt: 189-208 against
-79-93 tok/s): the two llama.cpp threads wait on each other at every step of a decode when a core
-is taken, and a conference's decodes are small (a turn's new tokens, a branch). With 1 thread for
-both, the default conference took 74-81 s at a load average of 6.5 where llama-cpp-python's
-default (all cores for prompts) took 147-163 s, with the same transcript (the thread count does
-not change llama.cpp's results). On an idle machine more threads may win; measure before
-raising it. `n_gpu_layers` offloads layers to a
+Threads: `backends.local.n_threads` fixes the threads for generation and prompt evaluation; null
+(the default) chooses them before each request from the cores other processes leave idle
+(moot.models.cores: on the shared 2-core machine 2 threads are 1.5-2x faster than 1 when it is
+idle and 2-4x slower when it is not). `n_gpu_layers` offloads layers to a
 GPU when llama.cpp was built with one (-1: all); a CPU-only build ignores it.
 """
 
@@ -46,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel
 
+from moot.models.cores import IdleCores, ModelLock
 from moot.models.local_kv import open_sequences, sequences_of
 from moot.models.base import JsonOutput, Stream, ToolChoice, Tools
 from moot.models.local_requests import Chat, LocalAnswers, Sampling, chat_prompt, to_chat
@@ -102,18 +98,20 @@ def native_stderr_silenced() -> Iterator[None]:
 
 
 @lru_cache(maxsize=4)
-def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: int = 0) -> tuple[Any, threading.Lock]:
-    """Load a GGUF once per process; the lock serialises generation (llama.cpp is not reentrant)."""
+def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: int = 0) -> tuple[Any, ModelLock]:
+    """Load a GGUF once per process, with the lock that serialises its requests (and, unless
+    `n_threads` fixes it, sets their thread count from the idle cores: moot.models.cores)."""
     from llama_cpp import Llama
 
-    threads = n_threads or max((os.cpu_count() or 2) // 2, 1)
+    idle = None if n_threads else IdleCores()
+    threads = idle.threads if idle is not None else int(n_threads or 1)
     with native_stderr_silenced():
         llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
         open_sequences(llm)
     if not has_chat_template(llm.metadata) and llm.metadata.get("general.architecture", "").startswith("gemma"):
         llm.chat_format = "gemma"  # llama-cpp-python's fallback would be Llama 2's [INST] markup
-    return llm, threading.Lock()
+    return llm, ModelLock(llm, threads, idle)
 
 
 def has_chat_template(metadata: Mapping[str, str]) -> bool:

@@ -23,6 +23,7 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
+from moot.models.cores import ModelLock
 from moot.models.likelihood import Question, question_logprobs
 from moot.models.local_kv import common_prefix, sequences_of
 from moot.models.local_tokens import token_classes, tokenizer_of
@@ -130,7 +131,7 @@ class SentenceEnds:
 class LocalAnswers:
     """One request on the in-process model; `stream` is run by a worker thread."""
 
-    def __init__(self, llm: Any, lock: threading.Lock, kind: str):
+    def __init__(self, llm: Any, lock: ModelLock, kind: str):
         self.llm, self.lock, self.kind = llm, lock, kind
 
     def stream(self, messages: Sequence[LLMMessage], request: Optional[Request], sampling: Sampling,
@@ -195,7 +196,7 @@ class LocalAnswers:
                 text += choice["text"]
                 yield choice["text"]
         result = continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
-        result.detail["evaluated"] = evaluated
+        result.detail.update(evaluated=evaluated, threads=self.lock.threads)
         yield result
 
     def _to_evaluate(self, tokens: Sequence[int]) -> int:
@@ -224,7 +225,7 @@ class LocalAnswers:
         logprobs = dict(zip(request.texts(), found))
         read = score_detail if isinstance(request, Score) else choice_detail
         text, detail = read("likelihood", logprobs)
-        detail["evaluated"] = sum(decoded)
+        detail.update(evaluated=sum(decoded), threads=self.lock.threads)
         usage = RequestUsage(prompt_tokens=min(len(s) for s in question.sequences), completion_tokens=0)
         return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 

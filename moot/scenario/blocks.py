@@ -123,8 +123,9 @@ class LocalBackend(Strict):
     n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
     """Context window in tokens."""
     n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
-    """CPU threads for generation and prompt evaluation; null: half the cores (llama.cpp's default
-    for generation). On a 2-core machine shared with other work, 1 was 2-4x faster than 2."""
+    """CPU threads for generation and prompt evaluation; null: chosen before each request from the
+    cores other processes leave idle (on a 2-core machine 2 threads were 1.5-2x faster than 1 when
+    it was idle, and 2-4x slower when other work ran)."""
     n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
     """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only
     build ignores it."""

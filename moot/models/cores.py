@@ -1,0 +1,101 @@
+"""The embedded model's thread count, from the cores other processes leave idle.
+
+llama.cpp's threads wait for each other at every step of a decode, so a thread on a core another
+process is using holds up the whole step. Measured on this project's 2-core machine: idle, 2
+threads evaluated prompts at 537-622 tok/s and generated 57-66 tok/s against 1 thread's 318-331
+and 42-44 (the default conference, seed 42: 26 s against 39 s); with other work running, 2
+threads generated 4-9 tok/s against 1 thread's 16-30. So, unless `backends.local.n_threads` fixes
+it, the thread count is chosen before each request from what other processes used in the moments
+before: all CPU time the system counted (Linux /proc/stat) less this process's own. Where that
+count cannot be read, half the cores, as before. The thread count does not change llama.cpp's
+results, only their speed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+# Another process's average use of a core above this share is a core taken.
+TAKEN = 0.25
+# A measurement over less time than this keeps the previous choice (the kernel counts in 10 ms ticks).
+WINDOW_S = 0.25
+
+
+@dataclass(frozen=True)
+class Sample:
+    """When, the CPU seconds every process has used, and the CPU seconds this process has used."""
+
+    wall: float
+    busy: float
+    own: float
+
+
+def threads_for(others: float, cores: int) -> int:
+    """Threads for the cores not taken, given other processes' average use in cores."""
+    return max(1, min(cores, int(cores - others + TAKEN)))
+
+
+def system_sample() -> Optional[Sample]:
+    """Now's counters, or None where /proc/stat is not there to read."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    ticks = os.sysconf("SC_CLK_TCK")
+    return Sample(time.monotonic(), (user + nice + system + irq + softirq + steal) / ticks, time.process_time())
+
+
+def others_between(before: Sample, after: Sample) -> float:
+    """Other processes' average use, in cores, from one sample to the next."""
+    return max(0.0, (after.busy - before.busy) - (after.own - before.own)) / (after.wall - before.wall)
+
+
+class IdleCores:
+    """The thread count for the next request, re-measured when enough time has passed."""
+
+    def __init__(self, cores: Optional[int] = None, sample: Callable[[], Optional[Sample]] = system_sample):
+        self.cores = cores or os.cpu_count() or 1
+        self._sample = sample
+        self._last = sample()
+        self.threads = max(self.cores // 2, 1)
+
+    def choose(self) -> int:
+        now = self._sample()
+        if now is None or self._last is None:
+            return self.threads
+        if now.wall - self._last.wall >= WINDOW_S:
+            self.threads = threads_for(others_between(self._last, now), self.cores)
+            self._last = now
+        return self.threads
+
+
+class ModelLock:
+    """The one model's lock (llama.cpp is not reentrant); taking it sets the thread count when it
+    is chosen per request (`idle`), so a request runs on the cores that are free as it starts."""
+
+    def __init__(self, llm: Any, threads: int, idle: Optional[IdleCores]):
+        self._llm, self._idle, self._lock = llm, idle, threading.Lock()
+        self.threads = threads  # what the model runs on now (recorded on each call it answers)
+
+    def __enter__(self) -> "ModelLock":
+        self._lock.acquire()
+        if self._idle is not None:
+            threads = self._idle.choose()
+            if threads != self.threads:
+                self._llm._ctx.set_n_threads(threads, threads)
+                self.threads = threads
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
