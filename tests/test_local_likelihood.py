@@ -5,6 +5,7 @@ base/instruct detection. Short prompts: each test is a few seconds."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import math
 import re
 import time
@@ -20,7 +21,7 @@ from llama_cpp.llama_chat_format import format_gemma
 from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
 from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
 from moot.models.local_requests import chat_prompt
-from moot.models.local_tokens import token_classes, tokenizer_of
+from moot.models.local_tokens import PIECE_BYTES, piece, pieces_at_once, token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
 
 pytestmark = pytest.mark.slow
@@ -223,6 +224,20 @@ def test_the_evaluator_s_criteria_read_together_equal_each_read_alone(client):
         assert both["probabilities"] == pytest.approx(one["probabilities"], abs=0.06)
         assert both["expected"] == pytest.approx(one["expected"], abs=0.5)
     assert len({round(d["expected"], 4) for d in together}) > 1  # each criterion read after its own prefix
+
+
+def test_the_vocabulary_read_in_one_pass_equals_each_token_read_alone(client):
+    vocab = llama_cpp.llama_model_get_vocab(client.llm.model)
+    buffer = ctypes.create_string_buffer(PIECE_BYTES)
+    alone = [piece(vocab, token, buffer) for token in range(client.llm.n_vocab())]
+    assert pieces_at_once(client.llm, vocab, buffer) == alone
+    assert alone[238] == "\0" and sum("\n" in text for text in alone) > 10  # the NUL token and newlines kept
+
+    class NoNulToken:  # a vocabulary that writes NUL with two tokens: read token by token
+        def tokenize(self, text, add_bos, special):
+            return [7, 8]
+
+    assert pieces_at_once(NoNulToken(), vocab, buffer) is None
 
 
 def test_a_context_without_spare_sequences_reads_branches_one_after_another(client):
