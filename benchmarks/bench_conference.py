@@ -344,7 +344,9 @@ def along(at: tuple[float, float], cost: tuple[float, float], position: float) -
 
 def thread_counts() -> list[int]:
     """The thread counts rates are measured on (moot.models.cores chooses among them per call)."""
-    cores = os.cpu_count() or 1
+    from moot.models.cores import usable_cores
+
+    cores = usable_cores()
     return sorted({1, max(cores // 2, 1), cores})
 
 

@@ -1,13 +1,17 @@
 """The embedded model's thread count, chosen from the cores other processes leave idle
-(moot.models.cores): the choice as a table, the measurement from counters, the lock that applies
-it, and llama.cpp's results equal whatever the thread count."""
+(moot.models.cores): the choice as a table, the measurement from counters, the cores a process
+can use (affinity, physical cores, a container's quota), the lock that applies it, and
+llama.cpp's results equal whatever the thread count."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
 
-from moot.models.cores import IdleCores, ModelLock, Sample, others_between, system_sample, threads_for
+from moot.models.cores import (IdleCores, ModelLock, Sample, cgroup_quota, others_between, physical_cores,
+                              system_sample, threads_for, usable_cores)
 
 
 @pytest.mark.parametrize("others, cores, threads", [
@@ -108,3 +112,42 @@ def test_llama_cpp_gives_the_same_logits_on_one_thread_and_on_two():
             llm.eval([token])
         found.append((prompt, np.array(llm.scores[llm.n_tokens - 1])))
     assert all(np.array_equal(a, b) for a, b in zip(*found))
+
+
+def fake_cpus(root, cores: list[tuple[str, str]]) -> None:
+    """sysfs under `root`: cpu N on (package, core) = cores[N]."""
+    for n, (package, core) in enumerate(cores):
+        topology = root / f"sys/devices/system/cpu/cpu{n}/topology"
+        topology.mkdir(parents=True)
+        (topology / "physical_package_id").write_text(f"{package}\n")
+        (topology / "core_id").write_text(f"{core}\n")
+
+
+def test_hyperthreads_of_one_core_count_once(tmp_path):
+    fake_cpus(tmp_path, [("0", "0"), ("0", "0"), ("0", "1"), ("0", "1"), ("1", "0")])
+    assert physical_cores([0, 1, 2, 3, 4], tmp_path) == 3
+    assert physical_cores([0, 1], tmp_path) == 1
+    assert physical_cores([0, 9], tmp_path) is None  # not told: no limit from it
+
+
+@pytest.mark.parametrize("files, quota", [
+    ({"sys/fs/cgroup/cpu.max": "max 100000\n"}, None),
+    ({"sys/fs/cgroup/cpu.max": "150000 100000\n"}, 2),
+    ({"sys/fs/cgroup/cpu.max": "50000 100000\n"}, 1),
+    ({"sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n", "sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({"sys/fs/cgroup/cpu/cpu.cfs_quota_us": "400000\n", "sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n"}, 4),
+    ({"sys/fs/cgroup/cpu.max": "garbled\n"}, None),
+    ({}, None),
+])
+def test_a_container_s_cpu_quota_bounds_the_cores(tmp_path, files, quota):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cgroup_quota(tmp_path) == quota
+
+
+def test_the_usable_cores_are_the_fewest_that_any_limit_allows(tmp_path):
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert usable_cores(tmp_path) == cpus  # nothing told under an empty root: the CPUs it may run on
+    fake_cpus(tmp_path, [("0", "0")] * 256)  # every CPU a hyperthread of one core
+    assert usable_cores(tmp_path) == 1

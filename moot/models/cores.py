@@ -6,17 +6,20 @@ threads evaluated prompts at 537-622 tok/s and generated 57-66 tok/s against 1 t
 and 42-44 (the default conference, seed 42: 26 s against 39 s); with other work running, 2
 threads generated 4-9 tok/s against 1 thread's 16-30. So, unless `backends.local.n_threads` fixes
 it, the thread count is chosen before each request from what other processes used in the moments
-before: all CPU time the system counted (Linux /proc/stat) less this process's own. Where that
-count cannot be read, half the cores, as before. The thread count does not change llama.cpp's
+before (all CPU time the system counted, Linux /proc/stat, less this process's own), out of the
+cores the process can use (`usable_cores`: its CPUs, one per physical core, within a container's
+quota). Where that count cannot be read, half of those cores. The thread count does not change llama.cpp's
 results, only their speed.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 # Another process's average use of a core above this share is a core taken.
@@ -32,6 +35,47 @@ class Sample:
     wall: float
     busy: float
     own: float
+
+
+def usable_cores(root: Path = Path("/")) -> int:
+    """The cores this process can use: the CPUs it may run on, counted once per physical core
+    (a core's hyperthreads share its arithmetic, and llama.cpp runs no faster on both), and no
+    more than its control group's CPU quota (a container's `--cpus`). Under `root`, for tests."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    limits = [len(cpus), physical_cores(cpus, root), cgroup_quota(root)]
+    return max(1, min(limit for limit in limits if limit is not None))
+
+
+def physical_cores(cpus: list[int], root: Path) -> Optional[int]:
+    """How many distinct physical cores `cpus` are on (Linux sysfs), or None where it is not told."""
+    found = set()
+    for cpu in cpus:
+        topology = root / f"sys/devices/system/cpu/cpu{cpu}/topology"
+        try:
+            found.add(((topology / "physical_package_id").read_text().strip(), (topology / "core_id").read_text().strip()))
+        except OSError:
+            return None
+    return len(found) or None
+
+
+def cgroup_quota(root: Path) -> Optional[int]:
+    """The control group's CPU quota in whole cores (rounded up), or None when it sets none:
+    cgroup v2's cpu.max ("max 100000" or "200000 100000"), else v1's cfs_quota_us / cfs_period_us."""
+    for path, split in ((root / "sys/fs/cgroup/cpu.max", False), (root / "sys/fs/cgroup/cpu/cpu.cfs_quota_us", True)):
+        try:
+            if split:
+                quota, period = path.read_text().strip(), (path.parent / "cpu.cfs_period_us").read_text().strip()
+            else:
+                quota, period = path.read_text().split()
+        except (OSError, ValueError):
+            continue
+        if quota in ("max", "-1"):
+            return None
+        try:
+            return max(1, math.ceil(int(quota) / int(period)))
+        except (ValueError, ZeroDivisionError):
+            return None
+    return None
 
 
 def threads_for(others: float, cores: int) -> int:
@@ -62,7 +106,7 @@ class IdleCores:
     """The thread count for the next request, re-measured when enough time has passed."""
 
     def __init__(self, cores: Optional[int] = None, sample: Callable[[], Optional[Sample]] = system_sample):
-        self.cores = cores or os.cpu_count() or 1
+        self.cores = cores or usable_cores()
         self._sample = sample
         self._last = sample()
         self.threads = max(self.cores // 2, 1)
