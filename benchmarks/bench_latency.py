@@ -8,7 +8,10 @@ wall/bound (target, issue 18: <= 1.1x), the peak number of requests the server s
 where the wall went: start-up (interpreter, imports, reading the dataset) before the first
 request, the run itself (first request to last reply: the scheduling the bound is about), and
 the end (results, metrics, closing); for scale, how long a process takes that only imports the
-openai SDK and builds its client (a floor no start-up through the SDK can go below).
+openai SDK and builds its client (a floor no start-up through the SDK can go below), and the same
+number of calls made raw through the SDK's aiohttp transport (benchmarks/raw_openai.py: K in
+flight, no dependencies between calls, nothing else) against a fresh server of the same latency,
+split the same way: the transport's own floor for this bound.
 
     python benchmarks/bench_latency.py --items 600 --concurrency 32 --latency 0.1
 """
@@ -49,6 +52,15 @@ def main() -> int:
           f"{started + wall - seen['last']:.2f}s")
     floor, _, _ = timed([sys.executable, "-c", SDK_START])
     print(f"  for scale: a process that only imports the openai SDK and builds its aiohttp client takes {floor:.2f}s")
+    with Server(latency=args.latency) as server:
+        started = time.time()
+        raw, raw_cpu, _ = timed([sys.executable, str(Path(__file__).with_name("raw_openai.py")), server.url, str(calls),
+                                 str(args.concurrency), "aiohttp"])
+        seen = server.stats()
+    serving = seen["last"] - seen["first"]
+    print(f"  the same {calls} calls raw through the SDK's aiohttp transport: wall={raw:.2f}s (cpu {raw_cpu:.2f}s) "
+          f"{raw / bound:.2f}x the bound; start-up {seen['first'] - started:.2f}s, first request to last reply "
+          f"{serving:.2f}s ({serving / bound:.2f}x); moot's wall / raw's: {wall / raw:.2f}")
     return 0
 
 
