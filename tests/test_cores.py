@@ -151,3 +151,17 @@ def test_the_usable_cores_are_the_fewest_that_any_limit_allows(tmp_path):
     assert usable_cores(tmp_path) == cpus  # nothing told under an empty root: the CPUs it may run on
     fake_cpus(tmp_path, [("0", "0")] * 256)  # every CPU a hyperthread of one core
     assert usable_cores(tmp_path) == 1
+
+
+def test_a_failure_while_setting_the_threads_leaves_the_lock_free():
+    class Broken:
+        def set_n_threads(self, threads: int, batch: int) -> None:
+            raise OSError("gone")
+
+    model = Model()
+    model._ctx = Broken()
+    lock = ModelLock(model, 1, IdleCores(cores=2, sample=Counters(Sample(0.0, 0.0, 0.0), Sample(1.0, 0.0, 0.0))))
+    with pytest.raises(OSError):
+        with lock:
+            pass
+    assert not lock.locked()

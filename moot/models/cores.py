@@ -2,14 +2,14 @@
 
 llama.cpp's threads wait for each other at every step of a decode, so a thread on a core another
 process is using holds up the whole step. Measured on this project's 2-core machine: idle, 2
-threads evaluated prompts at 537-622 tok/s and generated 57-66 tok/s against 1 thread's 318-331
-and 42-44 (the default conference, seed 42: 26 s against 39 s); with other work running, 2
+threads evaluated prompts at 537-674 tok/s and generated 57-69 tok/s against 1 thread's 318-368
+and 42-48 (the default conference, seed 42: 22-26 s against 38-39 s); with other work running, 2
 threads generated 4-9 tok/s against 1 thread's 16-30. So, unless `backends.local.n_threads` fixes
 it, the thread count is chosen before each request from what other processes used in the moments
 before (all CPU time the system counted, Linux /proc/stat, less this process's own), out of the
 cores the process can use (`usable_cores`: its CPUs, one per physical core, within a container's
-quota). Where that count cannot be read, half of those cores. The thread count does not change llama.cpp's
-results, only their speed.
+quota). Where that count cannot be read, half of those cores. The thread count does not change
+llama.cpp's results (tests/test_cores.py), only their speed.
 """
 
 from __future__ import annotations
@@ -131,11 +131,15 @@ class ModelLock:
 
     def __enter__(self) -> "ModelLock":
         self._lock.acquire()
-        if self._idle is not None:
-            threads = self._idle.choose()
-            if threads != self.threads:
-                self._llm._ctx.set_n_threads(threads, threads)
-                self.threads = threads
+        try:
+            if self._idle is not None:
+                threads = self._idle.choose()
+                if threads != self.threads:
+                    self._llm._ctx.set_n_threads(threads, threads)
+                    self.threads = threads
+        except BaseException:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
