@@ -27,6 +27,7 @@ import numpy as np
 PIECES = re.compile(r"\n+|[^\n]+")
 ALNUM = re.compile(r"[^\W_]")  # a character for which str.isalnum() holds (checked over all of Unicode)
 KEPT = 4096  # pieces remembered (least recently used go first)
+PIECE_BYTES = 256  # the longest token text read alone (Gemma's longest: 48 bytes)
 
 
 class Tokenizer:
@@ -69,9 +70,6 @@ def pieces(llm: Any) -> list[str]:
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
     buffer = ctypes.create_string_buffer(PIECE_BYTES)
     return pieces_at_once(llm, vocab, buffer) or [piece(vocab, token, buffer) for token in range(llm.n_vocab())]
-
-
-PIECE_BYTES = 256
 
 
 def piece(vocab: Any, token: int, buffer: Any) -> str:
