@@ -24,8 +24,8 @@ after 1,024 tokens (a token attends to all before it), on each thread count the 
 model evaluated (prompt tokens not already in its KV cache, as each call records) and generated,
 the bound = the sum over calls of llama.cpp's time for them at the call's thread count and at
 their positions (interpolated; beside it the bound with every token priced at the start of a
-context, as before positions were counted), and the ratio = time / bound (in all: the process's wall time, start-up and model load included;
-target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
+context, as before positions were counted), and the ratio = time / bound (in all: the process's
+wall time, start-up and model load included; target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
 another interpreter whose moot is an earlier version (A/B), and prints both sides' medians.
 `--server` runs the same seeds, interleaved, through `python -m llama_cpp.server` serving the
 embedded model, declared `kind: base` (issue 21: the same quality figures as in-process and <= 1.5x
