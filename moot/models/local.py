@@ -103,8 +103,12 @@ def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: in
     `n_threads` fixes it, sets their thread count from the idle cores: moot.models.cores)."""
     from llama_cpp import Llama
 
-    idle = None if n_threads else IdleCores()
-    threads = idle.threads if idle is not None else int(n_threads or 1)
+    idle: Optional[IdleCores] = None  # a count the setting fixes is never changed
+    if n_threads:
+        threads = n_threads
+    else:
+        idle = IdleCores()
+        threads = idle.threads
     with native_stderr_silenced():
         llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     n_gpu_layers=n_gpu_layers, chat_format=None, verbose=False, seed=0)
