@@ -27,6 +27,9 @@ their positions (interpolated; beside it the bound with every token priced at th
 context, as before positions were counted), and the ratio = time / bound (in all: the process's
 wall time, start-up and model load included; target <= 1.25, and <= 25 s for seed 42). `--against PYTHON` runs the same seeds, interleaved, with
 another interpreter whose moot is an earlier version (A/B), and prints both sides' medians.
+`--extra-buffers` runs the seeds, interleaved, with llama.cpp's extra buffer types forced on and
+forced off (`backends.local.extra_buffers`; issue 27: the speed both ways, where both work) and
+prints each side's figures and the second's wall time against the first's.
 `--server` runs the same seeds, interleaved, through `python -m llama_cpp.server` serving the
 embedded model, declared `kind: base` (issue 21: the same quality figures as in-process and <= 1.5x
 its wall time), and prints each side's figures and the server's wall time against in-process.
@@ -39,6 +42,7 @@ model does not (issue 11 FINDINGS §5), which this keeps visible.
     python benchmarks/bench_conference.py --seeds 1,2 --controls
     python benchmarks/bench_conference.py --seeds 42,1,2 --against ../main/.venv/bin/python
     python benchmarks/bench_conference.py --seeds 42,1 --server
+    python benchmarks/bench_conference.py --seeds 42,1,2 --extra-buffers
     python benchmarks/bench_conference.py transcripts/drug_policy      # read runs already made
 """
 
@@ -311,6 +315,14 @@ class LlamaServer:
         return Side(sys.executable, scenario, ("--model", "openai:gemma", "--base-url", self.url))
 
 
+def buffers_side(folder: Path, setting: str) -> Side:
+    """The conference with llama.cpp's extra buffer types forced `on` or `off`."""
+    scenario = folder / f"drug_policy_buffers_{setting}.yaml"
+    scenario.write_text(SCENARIO.read_text(encoding="utf-8") + f"\nbackends: {{local: {{extra_buffers: {setting}}}}}\n",
+                        encoding="utf-8")
+    return Side(sys.executable, scenario)
+
+
 # ------------------------------------------------------------------ speed: against llama.cpp's own
 @dataclass(frozen=True)
 class Rates:
@@ -353,10 +365,14 @@ def thread_counts() -> list[int]:
 def llama_rates() -> dict[int, Rates]:
     """Measured on the embedded model as the scenario loads it (context size), per thread count."""
     from moot.models.factory import BackendOptions
-    from moot.models.local import default_model_path, load_llama
+    from moot.models.extra_buffers import choose
+    from moot.models.local import default_model_path
+    from moot.models.local_load import load_llama
 
     options = BackendOptions()
-    llm, _ = load_llama(default_model_path(), options.local_n_ctx, options.local_n_threads)
+    path = default_model_path()
+    llm = load_llama(path, options.local_n_ctx, options.local_n_threads,
+                     extra_buffers=choose(options.local_extra_buffers, path).use).llm
     tokens = llm.tokenize(SCENARIO.read_bytes() * 40)[:DEEP + PROMPT + GENERATED]
     found = {}
     for threads in [options.local_n_threads] if options.local_n_threads else thread_counts():
@@ -567,11 +583,16 @@ def main() -> int:
     p.add_argument("--controls", action="store_true", help="also score the three control debates")
     p.add_argument("--server", action="store_true", help="also run the seeds, interleaved, through llama_cpp.server "
                                                          "serving the embedded model, declared `kind: base`")
+    p.add_argument("--extra-buffers", action="store_true", help="run the seeds, interleaved, with llama.cpp's "
+                                                                "extra buffer types forced on and forced off")
     args = p.parse_args()
     scenario = load_scenario(SCENARIO)
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         folder = args.out or Path(tmp) / "runs"
         sides = {"this": Side(sys.executable), **({"against": Side(args.against)} if args.against else {})}
+        if args.extra_buffers and not args.runs:
+            folder.mkdir(parents=True, exist_ok=True)
+            sides = {f"buffers-{setting}": buffers_side(folder, setting) for setting in ("on", "off")}
         if args.server and not args.runs:
             folder.mkdir(parents=True, exist_ok=True)
             sides["server"] = stack.enter_context(LlamaServer(folder)).side(folder)
@@ -595,7 +616,7 @@ def main() -> int:
             if side:
                 print(f"==== {side}")
             quality(transcripts, scenario)
-        found = found.get("this") or found[""]
+        found = found.get("this") or next(iter(found.values()))
         if args.controls:
             controls(found[0], Path(tmp), args.model or scenario.models.get("evaluator", scenario.models["default"]))
     return 0

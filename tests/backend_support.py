@@ -152,3 +152,17 @@ def loopback_only(monkeypatch):
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"):
         monkeypatch.delenv(name, raising=False)
+
+
+def machine_llama(**kwargs):
+    """llama.cpp's own Llama on the bundled model, loaded in this process with extra buffers as
+    this machine's check decides (they crash some CPUs: moot.models.extra_buffers)."""
+    import llama_cpp
+
+    from moot.models.extra_buffers import choose
+    from moot.models.local import default_model_path
+    from moot.models.local_load import extra_buffer_types, native_stderr_silenced
+
+    path = default_model_path()
+    with native_stderr_silenced(), extra_buffer_types(choose("auto", path).use):
+        return llama_cpp.Llama(model_path=path, verbose=False, **kwargs)

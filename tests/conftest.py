@@ -3,9 +3,18 @@ figures printed at the end of a session."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_answers(tmp_path_factory):
+    """moot's per-machine answers (whether llama.cpp's extra buffers are safe here) are found anew
+    in each session, never read from the user's cache: tests must not depend on what an earlier
+    run left there. The check runs once, for real, in a child process."""
+    os.environ["MOOT_CACHE_DIR"] = str(tmp_path_factory.mktemp("moot-cache"))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+from backend_support import machine_llama
 
 from moot.models.cores import (IdleCores, ModelLock, Sample, cgroup_quota, others_between, physical_cores,
                               system_sample, threads_for, usable_cores)
@@ -93,13 +94,7 @@ def test_a_fixed_thread_count_is_never_changed():
 
 @pytest.mark.slow
 def test_llama_cpp_gives_the_same_logits_on_one_thread_and_on_two():
-    import llama_cpp
-
-    from moot.models.local import default_model_path, native_stderr_silenced
-
-    with native_stderr_silenced():
-        llm = llama_cpp.Llama(model_path=default_model_path(), n_ctx=512, n_threads=1, n_threads_batch=1,
-                              verbose=False)
+    llm = machine_llama(n_ctx=512, n_threads=1, n_threads_batch=1)
     tokens = llm.tokenize(b"The council met to discuss drug policy and harm reduction in the city. " * 8)[:120]
     found = []
     for threads in (1, 2):

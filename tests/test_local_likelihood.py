@@ -1,6 +1,7 @@
-"""The embedded model (Gemma 3 270M, llama.cpp in-process): choices and scores read from its
+"""The embedded model (Gemma 3 270M, llama.cpp): choices and scores read from its
 log-probabilities, continuations with the processors and the cut, streaming and cancellation,
-base/instruct detection. Short prompts: each test is a few seconds."""
+base/instruct detection. The client answers from the model's own process; what it computes is
+also checked on a model loaded in this process (`llm`). Short prompts: each test is a few seconds."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import llama_cpp
 import pytest
 from autogen_core.models import UserMessage
 
+from backend_support import machine_llama
 from moot.models.cache import ReplyCache
 from moot.models.engine import ModelEngine, RoleModel
 from llama_cpp.llama_chat_format import format_gemma
 
 from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
+from moot.models.extra_buffers import choose
 from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
+from moot.models.local_load import has_chat_template, load_llama
+from moot.models.local_process import process_for
 from moot.models.local_requests import chat_prompt
 from moot.models.local_tokens import PIECE_BYTES, piece, pieces_at_once, token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
@@ -43,31 +48,33 @@ def client():
                                      n_ctx=2048, n_threads=1)
 
 
+@pytest.fixture(scope="module")
+def llm():
+    """The same model loaded in this process, for what the model's process computes."""
+    path = default_model_path()
+    return load_llama(path, 2048, 1, extra_buffers=choose("auto", path).use).llm
+
+
 def ask(client, messages, request):
     return asyncio.run(client.create(messages, extra_create_args={REQUEST_ARG: request.as_dict()}))
 
 
-def evaluated(llm) -> int:
-    return llama_cpp.llama_perf_context(llm.ctx).n_p_eval
-
-
-def test_the_bundled_model_is_a_base_model_and_a_template_makes_one_instruct(client):
-    assert client.model_kind == "base" and client.llm.chat_format == "gemma"
-    assert model_kind({"tokenizer.chat_template": "{{ messages }}"}) == "instruct"
-    assert model_kind({"tokenizer.chat_template.tool_use": "..."}) == "instruct"
-    assert model_kind({"general.name": "x"}) == "base"
-    assert model_kind({"tokenizer.chat_template": "..."}, "base") == "base"
-    tokens, stops = chat_prompt(client.llm, [{"role": "user", "content": "Hi"}])
-    assert client.llm.detokenize(tokens, special=True).decode() == (
+def test_the_bundled_model_is_a_base_model_and_a_template_makes_one_instruct(client, llm):
+    assert client.model_kind == "base" and llm.chat_format == "gemma"
+    assert has_chat_template({"tokenizer.chat_template": "{{ messages }}"})
+    assert has_chat_template({"tokenizer.chat_template.tool_use": "..."})
+    assert not has_chat_template({"general.name": "x"})
+    assert model_kind(True) == "instruct" and model_kind(False) == "base" and model_kind(True, "base") == "base"
+    tokens, stops = chat_prompt(llm, [{"role": "user", "content": "Hi"}])
+    assert llm.detokenize(tokens, special=True).decode() == (
         "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n")
     assert stops == ["<end_of_turn>\n"]
 
 
-def test_option_logprobs_equal_llama_cpp_s_own_on_a_logits_all_model(client):
+def test_option_logprobs_equal_llama_cpp_s_own_on_a_logits_all_model(llm):
     prompt = f"{QUESTION}\n\nAnswer:"
-    ours = option_logprobs(client.llm, prompt, ["Yes", "No", "Maybe"], sep=" ")
-    reference = llama_cpp.Llama(model_path=default_model_path(), n_ctx=256, logits_all=True, n_threads=1,
-                                verbose=False)
+    ours = option_logprobs(llm, prompt, ["Yes", "No", "Maybe"], sep=" ")
+    reference = machine_llama(n_ctx=256, logits_all=True, n_threads=1)
     top = reference.create_completion(prompt, max_tokens=1, logprobs=20, temperature=0)["choices"][0]["logprobs"]
     listed = top["top_logprobs"][0]
     compared = [o for o in ("Yes", "No", "Maybe") if " " + o in listed]
@@ -86,15 +93,14 @@ def test_a_choice_is_the_most_likely_option_and_branches_reuse_the_prompt(client
     probs = result.detail["probabilities"]
     assert result.detail["method"] == "likelihood" and sum(probs.values()) == pytest.approx(1, abs=1e-3)
     assert result.content == max(probs, key=probs.get)
-    before = evaluated(client.llm)
     started = time.monotonic()
     again = ask(client, asked, Choose(options=("Yes", "No", "Perhaps")))  # same prompt: only the options
-    assert evaluated(client.llm) - before <= 4 and time.monotonic() - started < 2
+    assert again.detail["evaluated"] <= 4 and time.monotonic() - started < 2
     assert math.exp(again.detail["logprobs"]["Yes"]) == pytest.approx(math.exp(result.detail["logprobs"]["Yes"]),
                                                                        abs=0.02)
 
 
-def test_a_score_is_an_expectation_that_tells_ten_from_one(client):
+def test_a_score_is_an_expectation_that_tells_ten_from_one(client, llm):
     asked = [UserMessage(content="Rate how clear this sentence is: 'The sky is blue.'", source="user")]
     result = ask(client, asked, Score(prefix="Clarity (1-10):"))
     probs = {int(k): v for k, v in result.detail["probabilities"].items()}
@@ -104,7 +110,7 @@ def test_a_score_is_an_expectation_that_tells_ten_from_one(client):
     assert float(result.content) == pytest.approx(result.detail["expected"], abs=0.01)
     # "1" is charged for ending there (Gemma writes "10" as "1", "0"): P(10) is its own mass
     logprobs = result.detail["logprobs"]
-    whole_one = option_logprobs(client.llm, "Rate how clear this sentence is: 'The sky is blue.'\n\nClarity (1-10):",
+    whole_one = option_logprobs(llm, "Rate how clear this sentence is: 'The sky is blue.'\n\nClarity (1-10):",
                                 ["1", "2"], sep=" ")["1"]  # "1" scored alone: 1 and 10 together
     assert logprobs["1"] < whole_one and logprobs["10"] < whole_one
 
@@ -170,19 +176,18 @@ def test_streaming_shows_text_as_generated_and_a_cancelled_stream_stops_at_once(
         return time.monotonic() - started
 
     assert asyncio.run(cancel()) < 1.0
-    assert not client._lock.locked()
     assert ask(client, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No"))).content
 
 
-def test_an_instruction_model_is_scored_after_its_chat_template(client):
+def test_an_instruction_model_is_scored_after_its_chat_template(client, llm):
     instruct = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1,
                                          kind="instruct")
-    assert instruct.llm is client.llm  # the weights are shared
+    assert process_for(instruct.config) is process_for(client.config)  # one process serves both
     result = ask(instruct, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
     rendered = format_gemma(messages=[{"role": "user", "content": QUESTION}]).prompt
-    prompt = client.llm.tokenize(rendered.encode(), special=True)
-    options = [prompt + client.llm.tokenize(o.encode(), add_bos=False) for o in ("Yes", "No")]
-    expected = dict(zip(("Yes", "No"), sequence_logprobs(client.llm, options)))
+    prompt = llm.tokenize(rendered.encode(), special=True)
+    options = [prompt + llm.tokenize(o.encode(), add_bos=False) for o in ("Yes", "No")]
+    expected = dict(zip(("Yes", "No"), sequence_logprobs(llm, options)))
     probability = {k: math.exp(v) for k, v in expected.items()}
     assert {k: math.exp(v) for k, v in result.detail["logprobs"].items()} == pytest.approx(probability, abs=0.02)
     base = ask(client, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
@@ -226,11 +231,11 @@ def test_the_evaluator_s_criteria_read_together_equal_each_read_alone(client):
     assert len({round(d["expected"], 4) for d in together}) > 1  # each criterion read after its own prefix
 
 
-def test_the_vocabulary_read_in_one_pass_equals_each_token_read_alone(client):
-    vocab = llama_cpp.llama_model_get_vocab(client.llm.model)
+def test_the_vocabulary_read_in_one_pass_equals_each_token_read_alone(llm):
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
     buffer = ctypes.create_string_buffer(PIECE_BYTES)
-    alone = [piece(vocab, token, buffer) for token in range(client.llm.n_vocab())]
-    assert pieces_at_once(client.llm, vocab, buffer) == alone
+    alone = [piece(vocab, token, buffer) for token in range(llm.n_vocab())]
+    assert pieces_at_once(llm, vocab, buffer) == alone
     assert alone[238] == "\0" and sum("\n" in text for text in alone) > 10  # the NUL token and newlines kept
 
     class NoNulToken:  # a vocabulary that writes NUL with two tokens: read token by token
@@ -240,12 +245,12 @@ def test_the_vocabulary_read_in_one_pass_equals_each_token_read_alone(client):
     assert pieces_at_once(NoNulToken(), vocab, buffer) is None
 
 
-def test_a_context_without_spare_sequences_reads_branches_one_after_another(client):
-    plain = llama_cpp.Llama(model_path=default_model_path(), n_ctx=1024, n_threads=1, verbose=False)
-    tokenize, digit = tokenizer_of(client.llm), token_classes(client.llm).digit
+def test_a_context_without_spare_sequences_reads_branches_one_after_another(llm):
+    plain = machine_llama(n_ctx=1024, n_threads=1)
+    tokenize, digit = tokenizer_of(llm), token_classes(llm).digit
     prompts = [f"{DEBATE}\n\n{aspect} (1-10): " for aspect in ASPECTS[:3]]
     questions = [Question([tokenize(p + str(n)) for n in range(1, 11)], digit) for p in prompts]
-    ours = question_logprobs(client.llm, questions)
+    ours = question_logprobs(llm, questions)
     decoded: list[int] = []
     theirs = question_logprobs(plain, questions, decoded)
     assert decoded[0] >= len(questions[0].sequences[0])  # the prompt, then each branch, all in sequence 0
@@ -254,9 +259,8 @@ def test_a_context_without_spare_sequences_reads_branches_one_after_another(clie
     del plain
 
 
-def test_a_document_left_for_another_is_taken_back_not_evaluated_again(client):
-    client.llm._ctx.kv_cache_clear()
-    client.llm.reset()
+def test_a_document_left_for_another_is_taken_back_not_evaluated_again():
+    client = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=1536, n_threads=1)  # a fresh context
     debate, asked = [UserMessage(content=DEBATE, source="document")], Score(document=True, prefix="Clarity (1-10):")
     first = ask(client, debate, asked)
     other = ask(client, [UserMessage(content=" ".join([QUESTION] * 8), source="document")],
@@ -268,11 +272,11 @@ def test_a_document_left_for_another_is_taken_back_not_evaluated_again(client):
     assert again.detail["probabilities"] == pytest.approx(first.detail["probabilities"], abs=1e-3)
 
 
-def test_a_document_is_tokenized_as_a_whole_is(client):
-    tokenize = tokenizer_of(client.llm)
+def test_a_document_is_tokenized_as_a_whole_is(llm):
+    tokenize = tokenizer_of(llm)
     assert tokenize.apart  # Gemma: no token holds a newline with another character
     texts = [DEBATE, DEBATE + "\n\nScore (1-10): 7", "\n\n" + DEBATE + "\n", " \n \n x\n\n\ny", "", "\n", "a\r\nb",
              "Zürich \u2014 \u201cquoted\u201d\n\n\U0001F600 end"]
     for text in texts:
-        assert tokenize(text) == client.llm.tokenize(text.encode()), repr(text)
-        assert tokenize(text, add_bos=False) == client.llm.tokenize(text.encode(), add_bos=False), repr(text)
+        assert tokenize(text) == llm.tokenize(text.encode()), repr(text)
+        assert tokenize(text, add_bos=False) == llm.tokenize(text.encode(), add_bos=False), repr(text)

@@ -26,7 +26,8 @@ RUN_COLUMNS = ["run", "name", "protocol", "scenario", "dataset", "models", "stat
 UNIT_COLUMNS = ["run", "protocol", "id", "status", "prediction", "gold", "correct", "variant", "seed", "transcript"]
 EVENT_COLUMNS = ["run", "unit", "seq", "ts", "type"]
 CALL_COLUMNS = ["run", "unit", "seq", "ts", "role", "stage", "model", "kind", "method", "prompt_tokens",
-                "completion_tokens", "latency_s", "attempts", "cached", "finish_reason", "evaluated", "threads"]
+                "completion_tokens", "latency_s", "attempts", "cached", "finish_reason", "evaluated", "threads",
+                "extra_buffers"]
 
 
 def runs_df(runs: RunsLike) -> pd.DataFrame:
@@ -100,7 +101,7 @@ def _plain(annotation: object) -> bool:
 def calls_df(runs: RunsLike) -> pd.DataFrame:
     """One row per model call: role, stage, model, kind, how a closed answer was read (`method`),
     tokens, latency, attempts, whether the reply came from the cache, and (embedded model) the
-    prompt tokens it evaluated and the CPU threads it ran on."""
+    prompt tokens it evaluated, the CPU threads it ran on and whether extra buffers were used."""
     rows = [call_row(run, unit, event) for run, unit, event in _events(runs) if isinstance(event, Call)]
     return frame(rows, CALL_COLUMNS)
 
@@ -113,7 +114,8 @@ def call_row(run: SavedRun, unit: SavedUnit, call: Call) -> Row:
             "prompt_tokens": call.usage.prompt_tokens, "completion_tokens": call.usage.completion_tokens,
             "latency_s": call.latency_s, "attempts": call.attempts, "cached": call.cached,
             "finish_reason": call.finish_reason, "evaluated": detail.evaluated if detail is not None else None,
-            "threads": detail.threads if detail is not None else None}
+            "threads": detail.threads if detail is not None else None,
+            "extra_buffers": detail.extra_buffers if detail is not None else None}
 
 
 def _events(runs: RunsLike) -> Iterator[tuple[SavedRun, SavedUnit, EventBase]]:

@@ -70,6 +70,7 @@ def backend_options(options: RunOptions, backends: Optional["Backends"] = None) 
         ollama_hosts=options.ollama_hosts or endpoint_list(b.ollama.host),
         local_n_ctx=b.local.n_ctx, local_n_threads=b.local.n_threads,
         local_n_gpu_layers=b.local.n_gpu_layers, local_kind=b.local.kind,
+        local_extra_buffers=b.local.extra_buffers,
         openai_kind=b.openai.kind, ollama_kind=b.ollama.kind,
     )
 

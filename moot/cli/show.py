@@ -154,13 +154,17 @@ def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, 
 
 
 def print_failures(outcome: BatchOutcome) -> None:
-    for failed in outcome.failed[:20]:
-        print(terminal_safe(f"{failed.unit.id} {failed.status}: {failed.cause}"), file=sys.stderr)
-    if len(outcome.failed) > 20:
-        print(f"... and {len(outcome.failed) - 20} more", file=sys.stderr)
+    """A line per failed unit (the units that failed for the reason the batch stopped share the
+    stop's line), then what to do."""
+    failed = [f for f in outcome.failed if f.cause != outcome.stopped]
+    for one in failed[:20]:
+        print(terminal_safe(f"{one.unit.id} {one.status}: {one.cause}"), file=sys.stderr)
+    if len(failed) > 20:
+        print(f"... and {len(failed) - 20} more", file=sys.stderr)
     if outcome.stopped:
-        print(f"stopped early: {terminal_safe(outcome.stopped)} (no retry can mend this; fix it and run again)",
-              file=sys.stderr)
+        then = ("run the same command again to continue; finished work is kept" if outcome.resumes
+                else "no retry can mend this; fix it and run again")
+        print(f"stopped early: {terminal_safe(outcome.stopped)} ({then})", file=sys.stderr)
     elif outcome.failed:
         print("failed: run the same command again to continue (finished work is kept)", file=sys.stderr)
 

@@ -288,9 +288,9 @@ class UnitContext:
             exc.role = role
             raise
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
-        detail = result.detail if request else None
+        detail = result.detail  # a chat reply's too: how the embedded model ran it
         if asked is not None:
-            kind, detail = asked[0], {"method": asked[1], "note": asked[2]}
+            kind, detail = asked[0], {**(detail or {}), "method": asked[1], "note": asked[2]}
         call = Call(role=role, stage=recording.stage, model=model.spec, messages=[message_data(m) for m in messages],
                     output=output.__name__ if output is not None else None, reply=result.text,
                     usage=Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens),

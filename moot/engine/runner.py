@@ -102,6 +102,7 @@ class UnitResult:
     transcript: Path
     cause: str = ""
     fatal: bool = False
+    resumes: bool = False  # (fatal) the same command can continue the run as it is
 
     def row(self, folder: Path) -> dict[str, Any]:
         """Its results.jsonl line."""
@@ -175,7 +176,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
 
 
 async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, started: float) -> UnitResult:
-    fatal = False
+    fatal = resumes = False
     try:
         outcome = await setup.protocol.run(unit.scenario, ctx)
     except asyncio.CancelledError:
@@ -184,6 +185,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
+        resumes = fatal and getattr(exc, "resumes", False)
         ctx.record(Error(speaker=exc.role, stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
@@ -201,7 +203,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
                                 raw=outcome.raw, gold=unit.gold, decided_by=outcome.decided_by))
     _finish(ctx, outcome.status, outcome.stop_reason or outcome.status, started)
     cause = outcome.stop_reason if outcome.status != "completed" else ""
-    return UnitResult(unit, outcome.status, outcome, path, cause, fatal)
+    return UnitResult(unit, outcome.status, outcome, path, cause, fatal, resumes)
 
 
 def _try_record(ctx: UnitContext, event: Error) -> None:
@@ -237,6 +239,7 @@ class BatchOutcome:
     failed: list[UnitResult]
     stopped: Optional[str] = None  # why the batch stopped early (a fatal error), if it did
     interrupted: bool = False
+    resumes: bool = False  # (stopped) the same command can continue the run as it is
 
     def rows(self) -> Iterator[dict[str, Any]]:
         return (row for _, row in iter_results(self.folder))
@@ -251,7 +254,7 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
     """Run every unit without a result row, at most `in_flight` at once (see the module docstring)."""
     done = set(folder.results())
     failed: list[UnitResult] = []
-    stopped: list[str] = []
+    stopped: list[UnitResult] = []
     todo = (u for u in units if u.id not in done)
 
     async def worker() -> None:
@@ -265,7 +268,7 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
             else:
                 failed.append(result)
                 if result.fatal:
-                    stopped.append(result.cause)
+                    stopped.append(result)
             if progress is not None:
                 progress(result)
 
@@ -281,4 +284,6 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
         raise
     finally:
         await setup.chats.close()
-    return BatchOutcome(folder.path, len(done), failed, stopped[0] if stopped else None)
+    first = stopped[0] if stopped else None
+    return BatchOutcome(folder.path, len(done), failed, first.cause if first else None,
+                        resumes=first is not None and first.resumes)

@@ -81,6 +81,7 @@ class CallDetail(BaseModel):
     note: str = ""  # e.g. why a likelihood choice fell back to structured output, or why nothing was cut
     evaluated: Optional[int] = None  # embedded model: prompt tokens it evaluated (the rest were reused from its cache)
     threads: Optional[int] = None  # embedded model: the CPU threads llama.cpp ran it on (moot.models.cores)
+    extra_buffers: Optional[bool] = None  # embedded model: whether llama.cpp used extra buffer types (moot.models.extra_buffers)
 
 
 class Call(EventBase):

@@ -44,7 +44,10 @@ class ModelCallError(RuntimeError):
 
 class FatalModelError(ModelCallError):
     """A call that cannot succeed on retry (bad key, unknown model, refused request); `status`:
-    the HTTP status that said so, if one did."""
+    the HTTP status that said so, if one did. `resumes`: the same command can continue the run
+    as it is (the cause was not in its input: a model process that died)."""
+
+    resumes = False
 
     def __init__(self, cause: str, attempts: int, status: Optional[int] = None):
         super().__init__(cause, attempts)
@@ -172,6 +175,8 @@ async def complete(client: Creates, messages: Sequence[LLMMessage], *,
             last = TimeoutError(f"no reply within {retry.timeout_s:g}s")
         except Exception as exc:  # noqa: BLE001 - classified: fatal at once, else retried
             last = exc
+            if isinstance(exc, FatalModelError):
+                raise
             if is_fatal(exc):
                 raise FatalModelError(describe(exc), attempt, status_of(exc)) from None
             if isinstance(exc, UNREADABLE):

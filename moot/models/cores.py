@@ -83,8 +83,10 @@ def threads_for(others: float, cores: int) -> int:
     return max(1, min(cores, int(cores - others + TAKEN)))
 
 
-def system_sample() -> Optional[Sample]:
-    """Now's counters, or None where /proc/stat is not there to read."""
+def system_sample(family: tuple[int, ...] = ()) -> Optional[Sample]:
+    """Now's counters, or None where /proc/stat is not there to read. This process's own time
+    includes that of the processes in `family` (the embedded model's process counts the process
+    it answers as its own: their work alternates)."""
     try:
         with open("/proc/stat", encoding="ascii") as stat:
             fields = [int(x) for x in stat.readline().split()[1:9]]
@@ -94,7 +96,18 @@ def system_sample() -> Optional[Sample]:
         return None
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
     ticks = os.sysconf("SC_CLK_TCK")
-    return Sample(time.monotonic(), (user + nice + system + irq + softirq + steal) / ticks, time.process_time())
+    own = time.process_time() + sum(process_ticks(pid) for pid in family) / ticks
+    return Sample(time.monotonic(), (user + nice + system + irq + softirq + steal) / ticks, own)
+
+
+def process_ticks(pid: int) -> int:
+    """The CPU time (user and system) process `pid` has used, in clock ticks; 0 where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command's name, which may hold anything
+        return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def others_between(before: Sample, after: Sample) -> float:

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 from autogen_core.models import ChatCompletionClient
 
 from moot.models.base import GENERIC_INFO
+from moot.models.extra_buffers import Setting
 from moot.models.spec import ModelSpec, parse_spec
 from moot.safety.secrets import redact_url, register, url_secrets
 from moot.errors import MootError
@@ -40,6 +41,7 @@ class BackendOptions:
     local_n_threads: Optional[int] = None
     local_n_gpu_layers: int = 0
     local_kind: str = "auto"
+    local_extra_buffers: Setting = "auto"  # llama.cpp's extra buffer types: auto | on | off (moot.models.extra_buffers)
     openai_kind: str = "auto"  # `base`: the server serves a base model (documents, /v1/completions)
     ollama_kind: str = "auto"  # `base`: Ollama serves a base model (documents, generate in raw mode)
 
@@ -103,7 +105,8 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
         if not os.path.isfile(path):
             raise ValueError(f"local model file not found: {path}")
         client = local.LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
-                                                 options.local_n_gpu_layers, options.local_kind)
+                                                 options.local_n_gpu_layers, options.local_kind,
+                                                 options.local_extra_buffers)
         return client
     assert spec.model is not None  # parse_spec: openai and ollama need a model (NEEDS_MODEL)
     if spec.provider == "openai":

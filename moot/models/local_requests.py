@@ -1,7 +1,7 @@
-"""How the embedded model answers a request (moot.models.requests), in a worker thread.
+"""How the embedded model answers a request (moot.models.requests), in the model's process.
 
 Everything runs under the model's lock, one request at a time, against the one llama.cpp
-context the process shares: a continuation, choice or score that extends the previous prompt
+context the process holds: a continuation, choice or score that extends the previous prompt
 (the transcript so far, a judge's branch off it) evaluates only the new tokens (FINDINGS §3:
 98 % of prompt tokens reused over a conference's turns), and a prompt that goes back to a
 document left for another one takes its parked state back (moot.models.local_kv). A choice or
@@ -23,9 +23,9 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
-from moot.models.cores import ModelLock
 from moot.models.likelihood import Question, question_logprobs
 from moot.models.local_kv import common_prefix, sequences_of
+from moot.models.local_load import Loaded
 from moot.models.local_tokens import token_classes, tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
@@ -129,14 +129,17 @@ class SentenceEnds:
 
 
 class LocalAnswers:
-    """One request on the in-process model; `stream` is run by a worker thread."""
+    """One request on the model loaded in this process (moot.models.local_worker serves them).
+    Every result records the threads it ran on and whether extra buffers were used."""
 
-    def __init__(self, llm: Any, lock: ModelLock, kind: str):
-        self.llm, self.lock, self.kind = llm, lock, kind
+    def __init__(self, loaded: Loaded, kind: str):
+        self.llm, self.lock, self.kind = loaded.llm, loaded.lock, kind
+        self.extra_buffers = loaded.extra_buffers
 
     def stream(self, messages: Sequence[LLMMessage], request: Optional[Request], sampling: Sampling,
                stop: threading.Event) -> Generator[Chunk, None, None]:
-        """Text chunks, then the result (a choice or score yields only its result)."""
+        """Text chunks, then the result (a choice or score yields only its result). Closing the
+        generator stops a generation at its next token."""
         with self.lock:
             if stop.is_set():  # the caller stopped waiting before its turn
                 return
@@ -171,8 +174,8 @@ class LocalAnswers:
             if piece:
                 text += piece
                 yield piece
-        yield CreateResult(content=text, usage=self._usage(len(prompt), text), cached=False,
-                           finish_reason="length" if finish == "length" else "stop")
+        yield MeasuredResult(content=text, usage=self._usage(len(prompt), text), cached=False,
+                             finish_reason="length" if finish == "length" else "stop", detail=self._facts())
 
     def _continue(self, messages: Sequence[LLMMessage], request: Continue, sampling: Sampling,
                   stop: threading.Event) -> Iterator[Chunk]:
@@ -196,8 +199,12 @@ class LocalAnswers:
                 text += choice["text"]
                 yield choice["text"]
         result = continuation_result(text, finish, request.sentence, self._usage(len(tokens), text))
-        result.detail.update(evaluated=evaluated, threads=self.lock.threads)
+        result.detail.update(evaluated=evaluated, **self._facts())
         yield result
+
+    def _facts(self) -> dict[str, Any]:
+        """How the model ran this request: its CPU threads, and whether extra buffers were used."""
+        return {"threads": self.lock.threads, "extra_buffers": self.extra_buffers}
 
     def _to_evaluate(self, tokens: Sequence[int]) -> int:
         """The prompt tokens llama-cpp-python's generate will evaluate: it keeps the longest prefix
@@ -225,7 +232,7 @@ class LocalAnswers:
         logprobs = dict(zip(request.texts(), found))
         read = score_detail if isinstance(request, Score) else choice_detail
         text, detail = read("likelihood", logprobs)
-        detail.update(evaluated=sum(decoded), threads=self.lock.threads)
+        detail.update(evaluated=sum(decoded), **self._facts())
         usage = RequestUsage(prompt_tokens=min(len(s) for s in question.sequences), completion_tokens=0)
         return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 

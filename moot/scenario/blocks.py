@@ -132,6 +132,11 @@ class LocalBackend(Strict):
     kind: Literal["auto", "base", "instruct"] = "auto"
     """`auto`: a GGUF with a chat template is an instruction model, one without a base model;
     `base` / `instruct` say so (some base models ship a template)."""
+    extra_buffers: Literal["auto", "on", "off"] = "auto"
+    """llama.cpp's extra buffer types (Intel AMX tiles, weights repacked for AVX2/AVX-512 or Arm).
+    They crash on some CPUs (a segfault on Intel Xeons with AMX). `auto`: used when a check in a
+    child process loads the model with them and decodes safely; its answer is kept per machine,
+    llama.cpp build and model file, and a crash with them turns them off. `on` / `off` force it."""
 
 
 class Backends(Strict):
