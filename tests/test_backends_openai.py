@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 from autogen_core.models import UserMessage
@@ -359,29 +363,107 @@ def test_replies_stream_from_the_server_through_the_engine(server_url):
     assert "".join(chunks["continue"]).strip() == (turn.detail.get("uncut") or turn.text)
 
 
-def _timeout_caused_by(root: BaseException):
-    """What the SDK raises when its aiohttp transport reports `root` as a connect timeout."""
-    import openai
+def _reset_once_asked(conn: socket.socket) -> None:
+    """Read the whole request, then reset the connection (SO_LINGER 0: the close sends a RST)."""
+    conn.settimeout(5)
+    data = b""
+    while not _whole_request(data):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
 
+
+def _whole_request(data: bytes) -> bool:
+    head, ended, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    return bool(ended) and len(body) >= length
+
+
+def _never_answer(conn: socket.socket) -> None:
+    """Keep the connection open and say nothing (closed when the listener closes)."""
+
+
+@contextmanager
+def _loopback_listener(answer):
+    """A TCP socket on a free loopback port handing every connection it accepts to `answer`
+    (on a thread); its base URL. Connections still open are closed at the end."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+    stop, held = threading.Event(), []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            answer(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
     try:
-        try:
-            raise root
-        except BaseException as exc:
-            raise openai.APITimeoutError(request=None) from exc
-    except openai.APITimeoutError as timeout:
-        return timeout
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+        for conn in held:
+            conn.close()
 
 
-@pytest.mark.parametrize("root, named", [(ConnectionResetError(104, "Connection reset by peer"), "APIConnectionError"),
-                                         (TimeoutError("read timed out"), "APITimeoutError")])
-def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(root, named):
+def _root(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+@pytest.mark.parametrize("answer, wait, named, root_type", [
+    (_reset_once_asked, 5.0, "APIConnectionError", ConnectionResetError),  # the reset comes at once
+    (_never_answer, 0.3, "APITimeoutError", TimeoutError),
+], ids=["reset", "timeout"])
+def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(answer, wait, named, root_type):
+    """The SDK's aiohttp transport reports a connection reset as a connect timeout (openai 3.57:
+    a real call to a loopback socket that resets the connection once the request is in raises
+    APITimeoutError, caused through httpx and aiohttp by a ConnectionResetError). moot names it a
+    connection error caused by that root, for the SDK's own exception as for moot's call; a real
+    timeout (a socket that never answers, a 0.3 s client timeout) stays a timeout. The SDK builds
+    its exceptions itself: the test does not depend on how one version constructs them."""
+    import openai
     from moot.models.openai_client import connection_errors_named
 
-    with pytest.raises(Exception) as raised:
+    async def the_sdk_s_then_moot_s(url):
+        client = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions((url,), SECRET))
+        client.http.timeout = wait  # how long moot's own requests wait (the HTTP client's public setting)
+        try:
+            with pytest.raises(openai.APIConnectionError) as sdk:  # APITimeoutError is one
+                await client.sdk.chat.completions.create(model="gemma", messages=[{"role": "user", "content": "Hi"}],
+                                                         timeout=wait)
+            with pytest.raises(openai.APIConnectionError) as ours:
+                await client.create([UserMessage(content="Hi", source="user")])
+            return sdk.value, ours.value
+        finally:
+            await client.close()
+
+    with _loopback_listener(answer) as url:
+        sdk_error, ours = asyncio.run(the_sdk_s_then_moot_s(url))
+    root = _root(sdk_error)
+    assert isinstance(root, root_type), repr(root)
+    assert isinstance(_root(ours), root_type), repr(_root(ours))
+
+    with pytest.raises(openai.APIConnectionError) as raised:
         with connection_errors_named():
-            raise _timeout_caused_by(root)
-    assert type(raised.value).__name__ == named
-    assert raised.value.__cause__ is root
+            raise sdk_error
+    assert type(raised.value).__name__ == type(ours).__name__ == named
+    if raised.value is sdk_error:  # passed on unchanged: a real timeout (or a connection error already)
+        assert _root(raised.value) is root
+    else:  # a timeout renamed: caused by its root, the layers between dropped
+        assert type(sdk_error).__name__ == "APITimeoutError" and raised.value.__cause__ is root
+        assert ours.__cause__ is _root(ours)
 
 
 def test_a_streamed_closed_answer_is_read_from_the_chunk_with_log_probabilities():
