@@ -130,3 +130,26 @@ def test_old_run_dir_without_content_hash_compares_the_file_then_records_it(file
     assert json.loads((out / "run.json").read_text())["scenario_content_sha256"]
     scenario.write_text(SCHEMA_LINE + original)
     assert batch(capsys, scenario, spec, out)[0] == 0
+
+
+def test_a_key_left_at_its_default_leaves_the_content_hash_as_it_was(make_scenario):
+    """So a key a later moot adds (with a default) changes no scenario's hash."""
+    path = make_scenario()
+    content = scenario_content_hash(load_scenario(path))
+    path.write_text(path.read_text() + "backends: {local: {extra_buffers: auto, n_ctx: 8192}}\n")
+    assert scenario_content_hash(load_scenario(path)) == content
+
+
+def test_a_run_whose_content_an_earlier_moot_hashed_otherwise_resumes_from_the_same_file(make_scenario, tmp_path,
+                                                                                        capsys):
+    path, out = failed_conference(make_scenario, tmp_path, capsys)
+    meta = json.loads((out / "run.json").read_text())
+    meta["scenario_content_sha256"] = "0" * 64  # as another hashing of the same content would give
+    (out / "run.json").write_text(json.dumps(meta))
+    transcript = out / "conference.jsonl"
+    lines = transcript.read_text().splitlines(keepends=True)
+    started = json.loads(lines[0])
+    started["scenario_content_sha256"] = "0" * 64
+    transcript.write_text(json.dumps(started) + "\n" + "".join(lines[1:]))
+    assert resume(path, out) == EXIT_OK
+    assert conference(out).finished.status == "completed"

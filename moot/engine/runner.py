@@ -34,7 +34,7 @@ from moot.engine.context import Listener, Unit, UnitContext
 from moot.engine.folder import RunFolder, iter_results
 from moot.engine.live import Listeners, LiveTurn
 from moot.engine.setup import started_event
-from moot.scenario.load import scenario_content_hash
+from moot.scenario.load import same_scenario, scenario_content_hash
 from moot.views.summary import totals_of
 from moot.log.events import TranscriptError
 from moot.log.transcript import EventLog, Transcript, load
@@ -131,7 +131,8 @@ def _prior(path: Path, unit: Unit, models: Mapping[str, RoleModel], setup: RunSe
         os.replace(path, path.with_name(f"{path.stem}.v{prior.migrated_from}.jsonl"))
         return None
     started = prior.started
-    if started.scenario_content_sha256 and started.scenario_content_sha256 != scenario_content_hash(unit.scenario):
+    if started.scenario_content_sha256 and not same_scenario(started.scenario_sha256, started.scenario_content_sha256,
+                                                             setup.scenario_sha256, scenario_content_hash(unit.scenario)):
         raise ResumeError(f"{path}: the scenario changed since this run started (its content differs); "
                           "run it with the scenario it started with, or choose another --out")
     recorded = {r: s for r, s in started.models.items()}

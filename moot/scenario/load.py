@@ -90,12 +90,14 @@ def scenario_content_hash(scenario: BaseModel) -> str:
     """sha256 of the validated scenario as JSON with sorted keys: what actually drives a run.
 
     Comments, key order, quoting and layout of the file leave it unchanged (the file's own
-    sha256, scenario_hash, changes with any byte); resume and run folders compare this. The last
-    scenario's hash is kept: every unit of a run asks it of the same (frozen) scenario."""
+    sha256, scenario_hash, changes with any byte); resume and run folders compare this. Values
+    at their defaults are left out, so a key a later moot adds (with a default) leaves the hash of
+    every scenario that does not set it as it was. The last scenario's hash is kept: every unit of
+    a run asks it of the same (frozen) scenario."""
     global _last_hashed
     if _last_hashed[0] is scenario:
         return _last_hashed[1]
-    blob = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
+    blob = json.dumps(scenario.model_dump(mode="json", exclude_defaults=True), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
     digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
     _last_hashed = (scenario, digest)
@@ -107,8 +109,7 @@ _last_hashed: tuple[Optional[BaseModel], str] = (None, "")
 
 def same_scenario(recorded_file: Optional[str], recorded_content: Optional[str], file_sha: str,
                   content_sha: str) -> bool:
-    """Whether a recorded run used this scenario: by content hash when it was recorded, else
-    (runs made before content hashes existed) by the file's sha256."""
-    if recorded_content:
-        return recorded_content == content_sha
-    return recorded_file == file_sha
+    """Whether a recorded run used this scenario: the same content (layout and comments aside),
+    or the very same file (runs made before content hashes existed, or recorded by a moot that
+    hashed content another way)."""
+    return bool(recorded_content) and recorded_content == content_sha or recorded_file == file_sha
