@@ -141,3 +141,12 @@ def test_the_real_check_loads_the_model_in_a_child_and_this_process_goes_on(tmp_
     store = tmp_path / "store.json"
     choice = choose("auto", default_model_path(), check=lambda path: finding, store=store)
     assert choice.use is finding.safe and json.loads(store.read_text())
+
+
+@pytest.mark.parametrize("written, setting", [("off", "off"), ("on", "on"), ("auto", "auto"), ("'off'", "off"),
+                                              ("false", "off")])
+def test_the_setting_reads_as_written_though_yaml_takes_a_bare_on_for_true(make_scenario, written, setting):
+    from moot.scenario.load import load_scenario
+
+    path = make_scenario(extra=f"backends: {{local: {{extra_buffers: {written}}}}}\n")
+    assert load_scenario(path).backends.local.extra_buffers == setting

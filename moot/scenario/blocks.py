@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer, model_validator
 
 from moot.agents.prompts import default_templates
 from moot.models.spec import parse_spec
@@ -117,6 +117,11 @@ class OllamaBackend(Strict):
     _stored = field_serializer("host", when_used="json")(lambda self, value: stored_endpoints(value))
 
 
+def on_off(value: object) -> object:
+    """YAML 1.1 (PyYAML's) reads a bare `on` or `off` as true or false: take them back as written."""
+    return {True: "on", False: "off"}[value] if isinstance(value, bool) else value
+
+
 class LocalBackend(Strict):
     """The in-process llama.cpp backend (`local`, `local:PATH.gguf`)."""
 
@@ -132,7 +137,7 @@ class LocalBackend(Strict):
     kind: Literal["auto", "base", "instruct"] = "auto"
     """`auto`: a GGUF with a chat template is an instruction model, one without a base model;
     `base` / `instruct` say so (some base models ship a template)."""
-    extra_buffers: Literal["auto", "on", "off"] = "auto"
+    extra_buffers: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
     """llama.cpp's extra buffer types (Intel AMX tiles, weights repacked for AVX2/AVX-512 or Arm).
     They crash on some CPUs (a segfault on Intel Xeons with AMX). `auto`: used when a check in a
     child process loads the model with them and decodes safely; its answer is kept per machine,
