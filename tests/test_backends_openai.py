@@ -290,12 +290,13 @@ def test_likelihood_choices_and_scores_through_the_server_equal_the_embedded_mod
     same GGUF scored in-process: raw-text prompts (/completions), and the Gemma chat template
     (the server's --chat_format gemma, the local client told the model is an instruction model)."""
     from moot.models.local import LocalChatCompletionClient
+    from moot.models.local_process import LocalConfig
     from moot.models.requests import Choose, Score
 
     server = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions(openai_base_urls=(server_url,)))
-    local = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1)
-    chat = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1,
-                                     kind="instruct")
+    config = LocalConfig(default_model_path(), n_ctx=2048, n_threads=1)
+    local = LocalChatCompletionClient(config, {"max_tokens": 8})
+    chat = LocalChatCompletionClient(config, {"max_tokens": 8}, kind="instruct")
     question = [UserMessage(content="Question: Is the sky blue on a clear day? Please answer Yes or No.",
                             source="user")]
     rate = [UserMessage(content="Rate how clear this sentence is: 'The sky is blue.'", source="user")]

@@ -24,7 +24,7 @@ from moot.models.likelihood import Question, option_logprobs, question_logprobs,
 from moot.models.extra_buffers import choose
 from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
 from moot.models.local_load import has_chat_template, load_llama
-from moot.models.local_process import process_for
+from moot.models.local_process import LocalConfig, process_for
 from moot.models.local_requests import chat_prompt
 from moot.models.local_tokens import PIECE_BYTES, piece, pieces_at_once, token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
@@ -44,8 +44,8 @@ ASPECTS = ("Clarity", "Relevance", "Conciseness", "Politeness", "Engagement", "F
 
 @pytest.fixture(scope="module")
 def client():
-    return LocalChatCompletionClient(default_model_path(), {"max_tokens": 60, "temperature": 0.7, "seed": 1},
-                                     n_ctx=2048, n_threads=1)
+    return LocalChatCompletionClient(LocalConfig(default_model_path(), n_ctx=2048, n_threads=1),
+                                     {"max_tokens": 60, "temperature": 0.7, "seed": 1})
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +180,7 @@ def test_streaming_shows_text_as_generated_and_a_cancelled_stream_stops_at_once(
 
 
 def test_an_instruction_model_is_scored_after_its_chat_template(client, llm):
-    instruct = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=2048, n_threads=1,
-                                         kind="instruct")
+    instruct = LocalChatCompletionClient(client.config, {"max_tokens": 8}, kind="instruct")
     assert process_for(instruct.config) is process_for(client.config)  # one process serves both
     result = ask(instruct, [UserMessage(content=QUESTION, source="user")], Choose(options=("Yes", "No")))
     rendered = format_gemma(messages=[{"role": "user", "content": QUESTION}]).prompt
@@ -260,7 +259,8 @@ def test_a_context_without_spare_sequences_reads_branches_one_after_another(llm)
 
 
 def test_a_document_left_for_another_is_taken_back_not_evaluated_again():
-    client = LocalChatCompletionClient(default_model_path(), {"max_tokens": 8}, n_ctx=1536, n_threads=1)  # a fresh context
+    client = LocalChatCompletionClient(LocalConfig(default_model_path(), n_ctx=1536, n_threads=1),  # a fresh context
+                                       {"max_tokens": 8})
     debate, asked = [UserMessage(content=DEBATE, source="document")], Score(document=True, prefix="Clarity (1-10):")
     first = ask(client, debate, asked)
     other = ask(client, [UserMessage(content=" ".join([QUESTION] * 8), source="document")],

@@ -108,8 +108,8 @@ def test_every_call_records_the_extra_buffer_choice(setting):
 
     path = default_model_path()
     safe = choose("auto", path).use  # this machine's answer
-    client = LocalChatCompletionClient(path, {"max_tokens": 8, "temperature": 0.0}, n_ctx=1024, n_threads=1,
-                                       extra_buffers=setting)
+    client = LocalChatCompletionClient(LocalConfig(path, n_ctx=1024, n_threads=1, extra_buffers=setting),
+                                       {"max_tokens": 8, "temperature": 0.0})
     try:
         result = ask_choice(client)
     except ModelCrashed as crash:  # only where the check found them unsafe: one line, and this process goes on

@@ -19,6 +19,7 @@ from moot.safety.secrets import redact_url, register, url_secrets
 from moot.errors import MootError
 
 if TYPE_CHECKING:
+    from moot.models.local_process import LocalConfig
     from moot.models.ollama_client import OllamaClient  # imported when used: a backend's import is slow
 
 
@@ -100,13 +101,7 @@ def build_client(spec: str | ModelSpec, settings: Mapping[str, Any],
             scripted.parse_script(spec.model), record=False, max_tokens=int(settings.get("max_tokens") or 256))
         return client
     if spec.provider == "local":
-        local = backend("local")
-        path = spec.model or local.default_model_path()
-        if not os.path.isfile(path):
-            raise ValueError(f"local model file not found: {path}")
-        client = local.LocalChatCompletionClient(path, settings, options.local_n_ctx, options.local_n_threads,
-                                                 options.local_n_gpu_layers, options.local_kind,
-                                                 options.local_extra_buffers)
+        client = backend("local").LocalChatCompletionClient(local_config(spec, options), settings, options.local_kind)
         return client
     assert spec.model is not None  # parse_spec: openai and ollama need a model (NEEDS_MODEL)
     if spec.provider == "openai":
@@ -121,6 +116,17 @@ BACKEND_MODULES = {"scripted": "moot.models.scripted", "local": "moot.models.loc
 def backend(provider: str) -> Any:
     """The module of `provider`'s client code, imported on first use (a run loads only its own)."""
     return importlib.import_module(BACKEND_MODULES[provider])
+
+
+def local_config(spec: ModelSpec, options: BackendOptions) -> LocalConfig:
+    """What the embedded model's process for `spec` is started with."""
+    from moot.models.local_process import LocalConfig
+
+    path = spec.model or backend("local").default_model_path()
+    if not os.path.isfile(path):
+        raise ValueError(f"local model file not found: {path}")
+    return LocalConfig(path, options.local_n_ctx, options.local_n_threads, options.local_n_gpu_layers,
+                       options.local_extra_buffers)
 
 
 def load_backends(specs: Iterable[str]) -> None:

@@ -35,7 +35,6 @@ from autogen_core.models import CreateResult, LLMMessage, ModelInfo
 from pydantic import BaseModel
 
 from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
-from moot.models.extra_buffers import Setting
 from moot.models.local_process import LocalConfig, Stopped, process_for
 from moot.models.requests import request_of, without_request
 from moot.models.streaming import final_of
@@ -85,11 +84,9 @@ class LocalChatCompletionClient(MootClient):
     streams = True  # create_stream yields text as it is generated
     in_process = True  # streaming costs nothing more: the text comes through the pipe either way (moot.models.streaming.Watcher)
 
-    def __init__(self, model_path: str, settings: Mapping[str, Any], n_ctx: int = 8192,
-                 n_threads: Optional[int] = None, n_gpu_layers: int = 0, kind: str = "auto",
-                 extra_buffers: Setting = "auto"):
+    def __init__(self, config: LocalConfig, settings: Mapping[str, Any], kind: str = "auto"):
         super().__init__()
-        self.config = LocalConfig(model_path, n_ctx, n_threads, n_gpu_layers, extra_buffers)
+        self.config = config
         self._kind = kind
         self._settings = dict(settings)
         process_for(self.config)  # the model loads while the run gets ready
