@@ -40,6 +40,7 @@ import ssl
 from contextlib import aclosing, contextmanager
 from typing import Any, AsyncGenerator, Iterator, Mapping, Optional, Sequence, Union, cast
 
+import aiohttp
 import anyio
 import openai
 from autogen_core import CancellationToken
@@ -232,13 +233,20 @@ class OpenAIClient(MootClient):
 
     async def _exchange(self, request: http.Request) -> http.Response:
         """`request`'s response, failures raised as the SDK raises them (a timeout, a connection
-        error, an HTTP status error of the status's class with the server's message)."""
-        try:
-            response = await self.http.send(request)
-        except http.TimeoutException as exc:
-            raise openai.APITimeoutError(request=request) from exc
-        except REQUEST_ERRORS as exc:
-            raise openai.APIConnectionError(request=request) from exc
+        error, an HTTP status error of the status's class with the server's message). A request
+        that found its kept-alive connection closed is sent again at once, once, on another: a
+        server may close one after a streamed reply though it said keep-alive (llama.cpp's
+        llama-server does, every time), or at its idle timeout as the request goes out."""
+        for attempt in (1, 2):
+            try:
+                response = await self.http.send(request)
+                break
+            except (http.TimeoutException, *REQUEST_ERRORS) as exc:
+                if attempt == 1 and closed_under(exc):
+                    continue
+                if isinstance(exc, http.TimeoutException):
+                    raise openai.APITimeoutError(request=request) from exc
+                raise openai.APIConnectionError(request=request) from exc
         if not response.is_success:
             raise self.sdk._make_status_error_from_response(response) from None
         return response
@@ -341,6 +349,20 @@ class OpenAIClient(MootClient):
         await self.sdk.close()
 
 
+def closed_under(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) is a connection the server closed under the request,
+    rather than one that could not be made or a timeout."""
+    found: Optional[BaseException] = exc
+    while found is not None:
+        if isinstance(found, aiohttp.ClientConnectorError):
+            return False
+        if isinstance(found, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionResetError,
+                              BrokenPipeError)):
+            return True
+        found = found.__cause__ or found.__context__
+    return False
+
+
 def assembled(events: str) -> dict[str, Any]:
     """The reply a stream of completion chunks (server-sent events) adds up to, as far as a closed
     answer reads it: the first chunk's choice that carries log-probabilities (else the first
@@ -372,12 +394,15 @@ def finish_reason(finish: Any) -> FinishReasons:
 
 
 def first_top_logprobs(reply: Mapping[str, Any], document: bool) -> dict[str, float]:
-    """{token: logprob} of the first generated position ({} when the server sent none). Anything
-    else than a list of tokens with readable log-probabilities is NoLogprobs (one path for every
-    unreadable answer: moot.models.server_likelihood)."""
+    """{token: logprob} of the first generated position ({} when the server sent none), in either
+    shape a server may use: the chat shape (`logprobs.content[0].top_logprobs`, a list of
+    {token, logprob}: chat replies, and llama.cpp's llama-server for completions too) or the
+    legacy completions shape (`logprobs.top_logprobs[0]`, {token: logprob}: OpenAI, vLLM,
+    llama-cpp-python's server). Anything else than a list of tokens with readable
+    log-probabilities is NoLogprobs (one path for every unreadable answer: moot.models.server_likelihood)."""
     try:
         logprobs = first_choice(reply).get("logprobs") or {}
-        if document:
+        if document and "content" not in logprobs:
             tops = logprobs.get("top_logprobs") or [{}]
             return {str(t): logprob(lp) for t, lp in (tops[0] or {}).items()}
         content = logprobs.get("content") or [{}]
