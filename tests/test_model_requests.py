@@ -408,3 +408,12 @@ def test_a_learnt_separator_saves_the_first_list_and_reads_the_same_options():
     words = Separators()  # options written with their space in one token (" yes"): nothing to learn
     asyncio.run(words.read(_top({"": {" yes": math.log(0.6), " no": math.log(0.4)}}), ["yes", "no"], True))
     assert words.start(["yes", "no"], True) == ""
+    # the bare separator likelier than the words (llama-server, Gemma, after "Judge:"), but the words
+    # written whole with their space: what follows the separator alone holds almost none of them
+    spaced = Separators()
+    tops = {"": {" ": math.log(0.3), " agree": math.log(0.01), " disagree": math.log(0.0003), "\n": math.log(0.5)},
+            " ": {"1": math.log(0.4), "agree": math.log(1e-5), "<em>": math.log(0.2)}}
+    asyncio.run(spaced.read(_top(tops), ["agree", "disagree"], True))
+    assert spaced.start(["agree", "disagree"], True) == ""
+    again, _ = asyncio.run(spaced.read(_top(tops), ["agree", "disagree"], True))  # read as the first time
+    assert again["agree"] > again["disagree"]

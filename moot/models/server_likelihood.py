@@ -105,22 +105,18 @@ class Reader:
         own = {t.strip().lower() for t in top}
         found: dict[str, list[float]] = {o: [] for o in self.options}
         unresolved: list[tuple[float, str, list[str], list[str]]] = []
-        beginning: list[tuple[float, str]] = []  # every token that begins or writes an option
         for token, lp in top.items():
             if writes_nothing_new(prefix, token):
                 continue
             complete, partial = self._matches(prefix + token)
-            if complete or partial:
-                beginning.append((lp, token))
             if len(complete) + len(partial) == 1:
                 found[(complete + partial)[0]].append(lp)
             elif complete and all(self.texts[o].strip() in own for o in partial):
                 found[complete[0]].append(lp)  # the longer options are tokens of their own
             elif complete or partial:
                 unresolved.append((lp, token, complete, partial))
-        if prefix == self.start and self.steps == 1 and beginning:
-            first = max(beginning)[1]
-            self.through = first if first == SEPARATOR else ""
+        first = prefix == self.start and self.steps == 1
+        direct = sum(math.exp(lp) for values in found.values() for lp in values)  # options written by one token
         for lp, token, complete, partial in sorted(unresolved, reverse=True):
             if self.extendable and self.steps < MAX_STEPS:
                 deeper, listed = await self._node(prefix + token)
@@ -129,6 +125,9 @@ class Reader:
                     found[o].append(lp + ends)
                 for o in partial:
                     found[o].append(lp + deeper[o])
+                if first and token == SEPARATOR and not complete:
+                    through = sum(math.exp(lp + deeper[o]) for o in partial)
+                    self.through = SEPARATOR if through > direct else ""
             elif math.exp(lp) >= NEGLIGIBLE:
                 raise NotSupported(f"the token {token!r} (p={math.exp(lp):.2f}) begins several options "
                                    f"and a chat reply cannot be extended to tell them apart")
@@ -160,10 +159,11 @@ async def read_options(top: TopLogprobs, options: Sequence[str], extendable: boo
 
 
 class Separators:
-    """What one server's tokenizer writes before a set of options, learnt from its answers: when the
-    most probable token of a document's first position that begins an option is the bare separator
-    (Gemma writes " 7" as " ", "7"; a "7" straight after the colon is listed too, far less likely),
-    every later reading of the same options starts after that token, as the embedded model reads
+    """What one server's tokenizer writes before a set of options, learnt from its answers: when a
+    document's options are read with more probability through the bare separator than from tokens
+    that write them whole (Gemma writes " 7" as " ", "7", but " agree" as one token; a "7" straight
+    after the colon is listed too, far less likely), every later reading of the same options starts
+    after that token, as the embedded model reads
     them (the options as the document writes them, after a space). Each then costs one top list
     less (llama_cpp.server sorts its whole vocabulary for every list: about 0.3 s); the
     log-probabilities are then those after the separator."""
