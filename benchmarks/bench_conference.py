@@ -30,9 +30,10 @@ another interpreter whose moot is an earlier version (A/B), and prints both side
 `--extra-buffers` runs the seeds, interleaved, with llama.cpp's extra buffer types forced on and
 forced off (`backends.local.extra_buffers`; issue 27: the speed both ways, where both work) and
 prints each side's figures and the second's wall time against the first's.
-`--server` runs the same seeds, interleaved, through `python -m llama_cpp.server` serving the
-embedded model, declared `kind: base` (issue 21: the same quality figures as in-process and <= 1.5x
-its wall time), and prints each side's figures and the server's wall time against in-process.
+`--server` runs the same seeds, interleaved, through llama.cpp's llama-server (`moot llama-server
+--build`) serving the embedded model, declared `kind: base` (issue 28: the same quality figures as
+in-process and <= 1.3x its wall time), prints each side's figures, and ends with the line
+`server: llama-server wall/in-process R` (the medians' ratio).
 
 With --controls it also scores three fixed debates with the scenario's evaluator (`moot score
 --role evaluator=...`): an excerpt of a good debate, a recitation of the personas, and a rude,
@@ -247,72 +248,26 @@ def run_seed(side: Side, seed: int, out: Path, model: Optional[str]) -> float:
     return time.monotonic() - started
 
 
-class LlamaServer:
-    """`python -m llama_cpp.server` on a free loopback port serving the embedded model as moot
-    loads it (context size; threads as moot.models.cores would choose them as it starts, for
-    prompts too: the server's own default for prompts is every core), for a `with` block."""
+def server_side(folder: Path, url: str) -> Side:
+    """The same conference through a server at `url`, declared `kind: base` (documents through
+    /v1/completions, closed answers from the returned log-probabilities)."""
+    scenario = folder / "drug_policy_server.yaml"
+    scenario.write_text(SCENARIO.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base}}\n",
+                        encoding="utf-8")
+    return Side(sys.executable, scenario, ("--model", "openai:gemma", "--base-url", url))
 
-    def __init__(self, folder: Path):
-        from loopback import free_port
-        from moot.models.factory import BackendOptions
-        from moot.models.local import default_model_path
 
-        options = BackendOptions()
-        threads = options.local_n_threads or self.idle_cores()
-        self.port, self.log = free_port(), folder / "llama_server.log"
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.command = [sys.executable, "-m", "llama_cpp.server", "--model", default_model_path(),
-                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(options.local_n_ctx),
-                        "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+def llama_server(folder: Path):
+    """llama.cpp's llama-server (`moot llama-server --build`) serving the embedded model as moot
+    loads it: its context size, weight repacking as the extra-buffer choice says, the usable cores."""
+    from moot.models.extra_buffers import choose
+    from moot.models.factory import BackendOptions
+    from moot.models.llama_server import LlamaServer
+    from moot.models.local import default_model_path
 
-    @staticmethod
-    def idle_cores() -> int:
-        """The threads moot.models.cores chooses now (it measures over a moment)."""
-        from moot.models.cores import WINDOW_S, IdleCores
-
-        idle = IdleCores()
-        time.sleep(WINDOW_S * 2)
-        return idle.choose()
-
-    def __enter__(self) -> "LlamaServer":
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "wb") as sink:
-            self.proc = subprocess.Popen(self.command, stdout=sink, stderr=subprocess.STDOUT)
-        try:
-            if self._up():
-                return self
-            raise SystemExit(f"llama_cpp.server did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def _up(self, timeout: float = 180) -> bool:
-        """Whether the server answers within `timeout` seconds (False: it exited or never did)."""
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                with opener.open(f"{self.url}/models", timeout=2):
-                    return True
-            except OSError:
-                time.sleep(0.5)
-        return False
-
-    def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-    def side(self, folder: Path) -> Side:
-        """The same conference through this server, declared `kind: base` (documents through
-        /v1/completions, closed answers from the returned log-probabilities)."""
-        scenario = folder / "drug_policy_server.yaml"
-        scenario.write_text(SCENARIO.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base}}\n",
-                            encoding="utf-8")
-        return Side(sys.executable, scenario, ("--model", "openai:gemma", "--base-url", self.url))
+    path, options = default_model_path(), BackendOptions()
+    return LlamaServer(path, ctx=options.local_n_ctx, repack=choose(options.local_extra_buffers, path).use,
+                       log=folder / "llama_server.log")
 
 
 def buffers_side(folder: Path, setting: str) -> Side:
@@ -480,10 +435,10 @@ def load_now() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def compare(seeds: Sequence[int], sides: dict[str, Side], folder: Path, model: Optional[str]) -> None:
+def compare(seeds: Sequence[int], sides: dict[str, Side], folder: Path, model: Optional[str]) -> dict[str, list[float]]:
     """Each seed on each side, interleaved (the order alternates), llama.cpp's rates measured
     before and after each run; then each side's medians and each side's wall time against the
-    first's."""
+    first's. Returns each side's wall times."""
     ratios: dict[str, list[float]] = {side: [] for side in sides}
     walls: dict[str, list[float]] = {side: [] for side in sides}
     for n, seed in enumerate(seeds):
@@ -507,6 +462,7 @@ def compare(seeds: Sequence[int], sides: dict[str, Side], folder: Path, model: O
         print(f"== {side} / {first} wall time: median {statistics.median(walls[side]) / statistics.median(walls[first]):.2f}x "
               f"(per seed {', '.join(f'{b / a:.2f}' for a, b in zip(walls[first], walls[side]))})")
     print(f"({load_now()} at the end)")
+    return walls
 
 
 def transcripts_of(paths: Sequence[Path]) -> list[Transcript]:
@@ -581,7 +537,7 @@ def main() -> int:
     p.add_argument("--model", help="--model for moot run (default: the scenario's, the embedded model)")
     p.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder)")
     p.add_argument("--controls", action="store_true", help="also score the three control debates")
-    p.add_argument("--server", action="store_true", help="also run the seeds, interleaved, through llama_cpp.server "
+    p.add_argument("--server", action="store_true", help="also run the seeds, interleaved, through llama-server "
                                                          "serving the embedded model, declared `kind: base`")
     p.add_argument("--extra-buffers", action="store_true", help="run the seeds, interleaved, with llama.cpp's "
                                                                 "extra buffer types forced on and forced off")
@@ -595,9 +551,8 @@ def main() -> int:
             sides = {f"buffers-{setting}": buffers_side(folder, setting) for setting in ("on", "off")}
         if args.server and not args.runs:
             folder.mkdir(parents=True, exist_ok=True)
-            sides["server"] = stack.enter_context(LlamaServer(folder)).side(folder)
-        if not args.runs:
-            compare([int(s) for s in args.seeds.split(",")], sides, folder, args.model)
+            sides["server"] = server_side(folder, stack.enter_context(llama_server(folder)).url)
+        walls = compare([int(s) for s in args.seeds.split(",")], sides, folder, args.model) if not args.runs else {}
         try:
             found = {"": transcripts_of(args.runs)} if args.runs else \
                 {side: transcripts_of(sorted(folder.glob(f"{side}-seed*"))) for side in sides}
@@ -619,6 +574,8 @@ def main() -> int:
         found = found.get("this") or next(iter(found.values()))
         if args.controls:
             controls(found[0], Path(tmp), args.model or scenario.models.get("evaluator", scenario.models["default"]))
+    if "server" in walls:
+        print(f"server: llama-server wall/in-process {statistics.median(walls['server']) / statistics.median(walls['this']):.2f}")
     return 0
 
 
