@@ -13,7 +13,12 @@ import pytest
 def machine_answers(tmp_path_factory):
     """moot's per-machine answers (whether llama.cpp's extra buffers are safe here) are found anew
     in each session, never read from the user's cache: tests must not depend on what an earlier
-    run left there. The check runs once, for real, in a child process."""
+    run left there. The check runs once, for real, in a child process. A llama-server built into
+    the user's cache (`moot llama-server --build`) is still used."""
+    from moot.models.llama_server import cached_binary
+
+    if cached_binary().is_file():
+        os.environ.setdefault("MOOT_LLAMA_SERVER", str(cached_binary()))
     os.environ["MOOT_CACHE_DIR"] = str(tmp_path_factory.mktemp("moot-cache"))
 
 

@@ -96,3 +96,46 @@ def test_a_connection_closed_after_a_streamed_reply_is_not_a_failed_call():
         server.server_close()
     assert [first_top_logprobs(r, True) for r in replies] == [{" Yes": -0.2, " No": -1.8}] * 3
     assert len(ClosesAfterStreaming.served) >= 3
+
+
+def completion(text: str, tokens: int) -> dict:
+    return {"choices": [{"text": text, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": tokens}}
+
+
+@pytest.mark.parametrize("refuses", [False, True])
+def test_a_turn_ended_before_it_began_is_begun_again_without_a_newline_first(refuses):
+    """A base model behind a server may write the blank line first (no processors there): the turn
+    is begun again with newlines banned for its first token, then goes on as asked. A server that
+    refuses the ban by text keeps the empty reply, which fails as any empty reply."""
+    from autogen_core.models import UserMessage
+    from backend_support import RecordingServer
+
+    from moot.models.requests import REQUEST_ARG, Continue
+
+    def reply(path: str, body: dict):
+        if "logit_bias" in body:
+            return (400, {"error": {"message": "logit_bias keys must be token ids"}}) if refuses \
+                else (200, completion(" I", 1))
+        return 200, completion(" think we agree." if body["prompt"].endswith(" I") else "", 4)
+
+    request = Continue(document=True, stop=("\n\n",), min_tokens=8, ban_first=("Bob",))
+    with RecordingServer(reply) as server:
+        client = build_client("openai:m", {"max_tokens": 48}, BackendOptions(openai_base_urls=(server.url + "/v1",),
+                                                                            openai_kind="base"))
+
+        async def ask():
+            try:
+                return await client.create([UserMessage(content="Alice: Do we agree?", source="document")],
+                                           extra_create_args={REQUEST_ARG: request.as_dict()})
+            finally:
+                await client.close()
+
+        result = asyncio.run(ask())
+    bodies = [body for _, body in server.requests]
+    assert bodies[1]["logit_bias"] == {"\n": False, "\n\n": False, "\n\n\n": False} and bodies[1]["max_tokens"] == 1
+    if refuses:
+        assert result.content == "" and len(bodies) == 2
+    else:
+        assert result.content == "I think we agree." and bodies[2]["max_tokens"] == 47
+        assert result.usage.prompt_tokens == 20 and result.usage.completion_tokens == 5

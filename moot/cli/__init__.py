@@ -45,6 +45,7 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "validate": "check scenario, dataset and experiment files without running anything",
     "convert": "a rumour dataset's public release (ACLR4RUMOR, RumourEval 2019) to one thread per line",
     "new": "write a commented starter scenario for a protocol",
+    "llama-server": "llama.cpp's own server, built once from a registry package, serving a GGUF on loopback",
     "schema": "the JSON Schema of the scenario format (for editors)",
 }
 

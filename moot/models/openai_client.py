@@ -75,6 +75,7 @@ REQUEST_ERRORS = (http.RequestError, ssl.SSLError, anyio.EndOfStream)  # what th
 # whole vocabulary for every position it reports). OpenAI's and vLLM's default most is 20: a server
 # that refuses the longer list is asked for the top 20 from then on.
 WIDE_LOGPROBS = 1000
+NEWLINES = {"\n": False, "\n\n": False, "\n\n\n": False}  # llama-server: false bans the tokens of the text
 Options = tuple[dict[str, float], list[str], list[dict[str, Any]]]  # log-probabilities, bounded, replies
 
 
@@ -334,9 +335,12 @@ class OpenAIClient(MootClient):
 
     async def _continue(self, messages: Sequence[LLMMessage], request: Continue, args: dict[str, Any]) -> CreateResult:
         stop = {"stop": list(request.stop)} if request.stop else {}
-        if self.document_form(request):
-            reply = await self._post("/completions", {"prompt": document_text(messages, request.prefix), **args, **stop})
-            result = self._result(reply, first_choice(reply), "text")
+        document = self.document_form(request)
+        if document:
+            body = {"prompt": document_text(messages, request.prefix), **args, **stop}
+            result = await self._completion(body)
+            if not str(result.content).strip() and (request.min_tokens or request.ban_first):
+                result = await self._begun(body, result)
         else:
             result = await self._send(messages, {**args, **stop})
         result = bound_reply(result, args.get("max_tokens"))
@@ -344,6 +348,30 @@ class OpenAIClient(MootClient):
         if request.min_tokens or request.ban_first or request.no_repeat_ngram:
             cut.detail["note"] = "logits processors are not applied by a server"
         return cut
+
+    async def _completion(self, body: dict[str, Any]) -> CreateResult:
+        reply = await self._post("/completions", body)
+        return self._result(reply, first_choice(reply), "text")
+
+    async def _begun(self, body: dict[str, Any], empty: CreateResult) -> CreateResult:
+        """A turn that ended before it began (a server applies no processors: a base model may
+        write the blank line first), begun again with its first token anything but a newline,
+        then continued from there as asked: the embedded model's `ban_first` for newlines, in two
+        requests (the second reuses the server's cache of the prompt). Newlines are banned by
+        text: llama.cpp's llama-server tokenizes a `logit_bias` key that is not a number; a server
+        that refuses that keeps the empty reply (retried as any empty reply)."""
+        try:
+            first = await self._completion({**body, "max_tokens": 1, "logit_bias": NEWLINES})
+        except openai.APIStatusError:
+            return empty
+        begun = str(first.content)
+        if not begun.strip():
+            return empty
+        rest = await self._completion({**body, "prompt": body["prompt"] + begun,
+                                       **({"max_tokens": body["max_tokens"] - 1} if body.get("max_tokens") else {})})
+        usage = RequestUsage(prompt_tokens=first.usage.prompt_tokens + rest.usage.prompt_tokens,
+                             completion_tokens=first.usage.completion_tokens + rest.usage.completion_tokens)
+        return rest.model_copy(update={"content": begun + str(rest.content), "usage": usage})
 
     async def close(self) -> None:
         await self.sdk.close()
