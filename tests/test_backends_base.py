@@ -159,3 +159,42 @@ def test_a_chat_model_on_ollama_is_asked_for_structured_output_instead(tmp_path)
     (judger,) = [c for c in item(out).calls if c.role == "judger"]
     assert judger.kind == "choice" and judger.detail.method == "structured"
     assert "declare a base model" in judger.detail.note and item(out).outcome.prediction == "favor"
+
+
+def test_a_score_read_from_ollama_s_twenty_log_probabilities_bounds_what_they_do_not_list():
+    """Ollama lists at most 20 log-probabilities a position: a 1-10 score on a Gemma-like tokenizer
+    reads " ", then the digit, then "0" after a "1"; digits absent from every list read get the
+    smallest log-probability listed (an upper bound) and are named in `bounded`; the usage is the
+    sum of the positions read."""
+    import asyncio
+    import math
+
+    from autogen_core.models import UserMessage
+
+    from moot.models.factory import BackendOptions, build_client
+    from moot.models.requests import REQUEST_ARG, Score
+
+    junk = [f"w{n}" for n in range(20)]
+    lists = {"": {" ": 0.6, **{t: 0.02 for t in junk[:19]}},
+             " ": {"1": 0.3, "7": 0.2, "8": 0.1, **{t: 0.02 for t in junk[:17]}},
+             " 1": {"0": 0.3, **{t: 0.03 for t in junk[:19]}}}
+
+    def ollama20(path: str, body: dict) -> tuple[int, dict]:
+        tops = lists[body["prompt"].rpartition("Score (1-10):")[2]]
+        assert len(tops) <= body["top_logprobs"] == 20
+        first = max(tops, key=tops.get)
+        return 200, {"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "done": True,
+                     "prompt_eval_count": 40, "eval_count": 1, "response": first, "done_reason": "length",
+                     "logprobs": [{"token": first, "logprob": math.log(tops[first]),
+                                   "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in tops.items()]}]}
+
+    with RecordingServer(ollama20) as server:
+        client = build_client("ollama:gemma3-base", {"max_tokens": 8},
+                              BackendOptions(ollama_hosts=(server.url,), ollama_kind="base"))
+        result = asyncio.run(client.create([UserMessage(content="A debate.", source="document")],
+                                           extra_create_args={REQUEST_ARG: Score(prefix="Score (1-10):").as_dict()}))
+    assert set(result.detail["bounded"]) == {"2", "3", "4", "5", "6", "9"}
+    floor = math.log(0.02)  # the smallest listed anywhere: no absent digit is read above it
+    assert all(result.detail["logprobs"][d] == pytest.approx(floor, abs=1e-4) for d in result.detail["bounded"])
+    assert result.detail["logprobs"]["7"] == pytest.approx(math.log(0.6 * 0.2), abs=1e-4)
+    assert result.usage.prompt_tokens == 120 and result.usage.completion_tokens == 3  # three positions read

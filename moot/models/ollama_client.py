@@ -74,9 +74,12 @@ class OllamaClient(OllamaChatCompletionClient):
         if isinstance(request, Continue):
             return await self._continue(prompt, request, options)
 
+        replies: list[Any] = []
+
         async def top(extension: str) -> dict[str, float]:
             reply = await self._generate(prompt + extension, {**options, "num_predict": 1, "temperature": 0},
                                          logprobs=True, top_logprobs=TOP_LOGPROBS)
+            replies.append(reply)
             first = (reply.logprobs or [None])[0]
             return {str(t.token): float(t.logprob) for t in (first.top_logprobs or [])} if first else {}
 
@@ -85,8 +88,9 @@ class OllamaClient(OllamaChatCompletionClient):
                                                        number=isinstance(request, Score))
         text, detail = (score_detail if isinstance(request, Score) else choice_detail)("top_logprobs", logprobs, bounded)
         detail.update(note)
-        return MeasuredResult(content=text, usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
-                              finish_reason="stop", cached=False, detail=detail)
+        usage = RequestUsage(prompt_tokens=sum(r.prompt_eval_count or 0 for r in replies),
+                             completion_tokens=sum(r.eval_count or 0 for r in replies))
+        return MeasuredResult(content=text, usage=usage, finish_reason="stop", cached=False, detail=detail)
 
     async def _continue(self, prompt: str, request: Continue, options: dict[str, Any]) -> CreateResult:
         reply = await self._generate(prompt, {**options, **({"stop": list(request.stop)} if request.stop else {})})
