@@ -33,6 +33,8 @@ ERRORS = {
     "moot.viewer.pages": ["NotFound"],
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
+# One-line errors of the environment (exit 3): a tool or a download a command needs is missing.
+ENVIRONMENT = [("moot.models.llama_server", "BuildError")]
 
 
 def error_class(module: str, name: str) -> type[MootError]:
@@ -49,11 +51,14 @@ def make(cls: type[MootError]) -> MootError:
     return cls("file.yaml:3: key: a problem")
 
 
-@pytest.mark.parametrize("module, name", CASES)
+@pytest.mark.parametrize("module, name", CASES + ENVIRONMENT)
 def test_each_error_class_exits_with_its_code_in_one_line(module, name, monkeypatch, capsys):
     cls = error_class(module, name)
-    assert cls.exit_code == 2  # bad input (README: exit codes)
-    assert issubclass(cls, ValueError)  # callers that caught ValueError still do
+    if (module, name) in ENVIRONMENT:
+        assert cls.exit_code == 3  # the environment refused (README: exit codes)
+    else:
+        assert cls.exit_code == 2  # bad input (README: exit codes)
+        assert issubclass(cls, ValueError)  # callers that caught ValueError still do
 
     def fail(argv):
         raise make(cls)
@@ -78,7 +83,8 @@ def test_a_new_error_class_is_mapped_by_its_exit_code_alone(monkeypatch, capsys)
 
 def test_every_one_line_error_in_moot_is_listed_here():
     """A MootError subclass not in the table above would go untested: list every one there is."""
-    for module in ("moot.cli.run", "moot.cli.score", "moot.cli.report", "moot.protocols.registry"):
+    for module in ("moot.cli.run", "moot.cli.score", "moot.cli.report", "moot.cli.llama_server",
+                   "moot.models.llama_server", "moot.protocols.registry"):
         importlib.import_module(module)
     seen, todo = set(), [MootError]
     while todo:
@@ -86,7 +92,7 @@ def test_every_one_line_error_in_moot_is_listed_here():
             if sub.__module__.startswith("moot.") and sub not in seen:
                 seen.add(sub)
                 todo.append(sub)
-    listed = {error_class(m, n) for m, n in CASES}
+    listed = {error_class(m, n) for m, n in CASES + ENVIRONMENT}
     protocols = {c for c in seen if c.__module__.startswith("moot.protocols.")}
     assert seen - protocols == listed, sorted(c.__qualname__ for c in seen - protocols - listed)
     assert all(c.exit_code == 2 for c in protocols)

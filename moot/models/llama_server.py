@@ -118,7 +118,10 @@ def unpacked(archive: Path, into: Path) -> Path:
     no links out of it, no devices, no permissions beyond the user's)."""
     with tarfile.open(archive) as tar:
         members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name + "/"]
-        tar.extractall(into, members=members, filter="data")
+        try:
+            tar.extractall(into, members=members, filter="data")
+        except tarfile.FilterError as exc:
+            raise BuildError(f"{archive.name}: a member that is not plain data ({exc}); nothing was built") from None
     found = next(into.glob("*/vendor/llama.cpp"), None)
     if found is None:
         raise BuildError(f"{archive.name} holds no vendor/llama.cpp tree")
