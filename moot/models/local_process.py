@@ -132,21 +132,13 @@ class ModelProcess:
             if ident in self._waiting and self.crash is None:
                 self._send({"stop": ident})
 
-    def close(self) -> None:
-        """End the process (it ends when its input closes) and wait for it."""
-        with self._lock:
-            self.crash = self.crash or ModelCrashed("the embedded model's process was closed", 0)
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        self.proc.wait()
-
     def _send(self, message: dict[str, Any]) -> None:
         """Under the lock. A process that has died is found by the reader, which fails its calls."""
         assert self.proc.stdin is not None  # piped
         try:
             self.proc.stdin.write(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):  # ValueError: closed by close()
+        except BrokenPipeError:
             pass
 
     def _read(self, source: IO[bytes]) -> None:
@@ -177,13 +169,11 @@ class ModelProcess:
     def _died(self, returncode: int) -> None:
         """The process ended: every waiting call (and every later one) fails with the cause."""
         with self._lock:
-            closed = self.crash is not None
-            if not closed:
-                self.crash = ModelCrashed(self._cause(returncode), 1)
+            crash = self.crash = ModelCrashed(self._cause(returncode), 1)
             waiting, self._waiting = list(self._waiting.values()), {}
         self._ready.set()
         for call in waiting:
-            call.put(self.crash)  # type: ignore[arg-type]  # set above
+            call.put(crash)
 
     def _cause(self, returncode: int) -> str:
         """One line: which model died how, what it last said, and what avoids it."""
