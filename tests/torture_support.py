@@ -42,7 +42,8 @@ CLASSES = {"signals": "every stop signal is a clean stop", "files": "files writt
            "turns": "untrusted turns stay untrusted in later prompts",
            "start-up": "one line even when moot cannot start", "out": "odd output places",
            "yaml": "YAML as people write it", "waits": "waits are visible",
-           "logprobs": "logprob answers handled one way"}
+           "logprobs": "logprob answers handled one way",
+           "paths": "a run folder's contents are data, not paths to follow"}
 CLASS_TRIED: Counter = Counter()
 CLASS_HANDLED: Counter = Counter()
 SECRET = "sk-torture-5f0c9a1e77d24b3c"  # must never reach a file, stdout or stderr

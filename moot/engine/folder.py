@@ -167,9 +167,14 @@ def read_results(path: Path) -> dict[str, Record]:
 
 
 def transcript_of(folder: Path, row: Record) -> Path:
-    """A result row's transcript: relative to the folder (or, in older runs, to where moot ran)."""
-    given = Path(row.get("transcript", ""))
-    for candidate in (Path(folder) / given, given, Path(folder) / "transcripts" / given.name):
-        if candidate.is_file():
-            return candidate
-    return Path(folder) / given
+    """A result row's transcript, inside its run folder: the path the row names relative to the
+    folder, or (older runs named it relative to where moot ran) the file of its name in the folder
+    or its transcripts/. A run folder's rows are data, not paths to follow: one that names a file
+    outside the folder (`..`, an absolute path, a link that leads out) is refused in one line."""
+    given = Path(str(row.get("transcript", "")))
+    found = next((c for c in (Path(folder) / given, Path(folder) / given.name, Path(folder) / "transcripts" / given.name)
+                  if c.is_file()), Path(folder) / given)
+    if not found.resolve().is_relative_to(Path(folder).resolve()):
+        raise RunFolderError(f"{Path(folder) / 'results.jsonl'}: unit {row.get('id')!r} names a transcript outside "
+                             f"its run folder ({str(given)[:200]!r}): not read")
+    return found
