@@ -277,6 +277,16 @@ def test_export_writes_the_document(items, tmp_path):
     assert moot.export(items, out=tmp_path / "page.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+@pytest.mark.parametrize("format, name", [("pdf", "page.pdf"), ("docx", "page.html"), (None, "page.pdf"),
+                                          (None, "page.txt")])
+def test_export_refuses_a_format_it_does_not_write(items, tmp_path, format, name):
+    """Never HTML in a .pdf: a format other than html or md, or a file whose suffix names another,
+    is a MootError and nothing is written."""
+    with pytest.raises(moot.MootError, match="moot writes html or md documents"):
+        moot.export(items, format=format, out=tmp_path / name)
+    assert not (tmp_path / name).exists()
+
+
 def test_write_report_over_a_folder_of_runs(home, items, batch, tmp_path):
     built = moot.write_report(home, out=tmp_path / "report")
     text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")

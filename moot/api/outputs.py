@@ -81,10 +81,21 @@ def export(run: RunLike, format: Optional[Format] = None, out: Optional[PathLike
     return path
 
 
-def choose_format(fmt: Optional[Format], out: Optional[PathLike]) -> Format:
+SUFFIX_FORMATS: Mapping[str, Format] = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", "": "html"}
+
+
+def choose_format(fmt: Optional[str], out: Optional[PathLike]) -> Format:
+    """The format asked for (html or md: anything else is refused), else the one `out`'s suffix
+    names (none: html); a suffix that names neither is refused rather than given the other's text."""
     if fmt:
-        return fmt
-    return "md" if out is not None and Path(out).suffix.lower() in (".md", ".markdown") else "html"
+        if fmt not in SUFFIXES:
+            raise UsageError(f"format {fmt!r}: moot writes html or md documents")
+        return "md" if fmt == "md" else "html"
+    suffix = Path(out).suffix.lower() if out is not None else ""
+    if suffix not in SUFFIX_FORMATS:
+        raise UsageError(f"{out}: moot writes html or md documents, not {suffix}: name the file .html or .md, "
+                         "or give the format")
+    return SUFFIX_FORMATS[suffix]
 
 
 def default_document(source: "RunSource", unit: Optional[str], suffix: str) -> Path:
