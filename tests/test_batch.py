@@ -156,3 +156,16 @@ def test_progress_line_counts_items_calls_tokens_and_unparsed():
     status.show(force=True)
     line = stream.getvalue().splitlines()[-1]
     assert line.startswith("[4/10] ETA ") and "calls=5 cached=1 tokens=42 unparsed=1" in line
+
+
+def test_a_run_folder_named_like_its_bundled_scenario_is_continued_not_read_as_the_scenario(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """`moot run cola --out cola` makes a folder `cola`; the same command again continues that run
+    (the name still means the bundled scenario, not the folder)."""
+    monkeypatch.chdir(tmp_path)
+    command = ["run", "cola", "--model", "scripted", "--input", "text=hi", "--input", "target=x", "--out", "cola",
+               "--quiet"]
+    assert main(command) == 0
+    capsys.readouterr()
+    assert main(command) == 0, capsys.readouterr().err
+    assert "backend_calls=0" in capsys.readouterr().out

@@ -43,8 +43,9 @@ def find_experiment(given: str | os.PathLike[str]) -> Path:
 
 
 def _find(given: str | os.PathLike[str], folder: Path) -> Path:
+    """A folder of that name (`moot run cola --out cola` made one) is not the file asked for."""
     path = Path(given)
-    if path.exists() or path.parent != Path("."):
+    if (path.exists() and not path.is_dir()) or path.parent != Path("."):
         return path
     shipped = folder / f"{path.stem}.yaml"
     return shipped if path.suffix in ("", ".yaml") and shipped.is_file() else path
