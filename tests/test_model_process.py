@@ -176,3 +176,28 @@ def test_a_model_process_that_dies_mid_run_is_one_line_and_the_same_command_cont
         kept = read_store(tmp_path / "cache" / "extra-buffers.json")
         assert [v["safe"] for v in kept.values()] == [False]
         assert all(c["detail"]["extra_buffers"] is False for c in resumed)
+
+
+def test_a_torn_or_unreadable_reply_fails_its_call_instead_of_hanging(tmp_path, cache):
+    """A reply line cut short by a dying process is passed over (the end that follows fails the
+    call); a result that is not one fails its call with why."""
+    from moot.models.local_process import WorkerError
+
+    code = """
+import json, sys
+print(json.dumps({"ready": {}}), flush=True)
+sys.stdin.readline()
+print(json.dumps({"id": 1, "result": {"content": 5}}), flush=True)
+sys.stdin.readline()
+sys.stdout.write('{"id": 2, "text": "cut sh'); sys.stdout.flush()
+"""
+    process = ModelProcess(LocalConfig(fake_model(tmp_path)), Choice(False, "check"), command=[sys.executable, "-c", code])
+
+    async def ask() -> BaseException:
+        _, replies = process.submit({"messages": []})
+        reply = await asyncio.wait_for(replies.get(), 30)
+        assert isinstance(reply, BaseException)
+        return reply
+
+    assert isinstance(asyncio.run(ask()), WorkerError)
+    assert isinstance(asyncio.run(ask()), ModelCrashed)

@@ -142,13 +142,19 @@ class ModelProcess:
             pass
 
     def _read(self, source: IO[bytes]) -> None:
+        """Hand each reply to its call until the process's output ends (a line torn by a crash is
+        passed over: the end that follows fails the calls)."""
         for line in source:
-            message = json.loads(line)
-            if "ready" in message:
+            try:
+                message = json.loads(line)
+                ident = None if "ready" in message else int(message["id"])
+            except (ValueError, TypeError, KeyError):
+                continue
+            if ident is None:
                 self.info = message["ready"]
                 self._ready.set()
-                continue
-            self._deliver(int(message["id"]), message)
+            else:
+                self._deliver(ident, message)
         self._died(self.proc.wait())
 
     def _deliver(self, ident: int, message: dict[str, Any]) -> None:
@@ -156,7 +162,10 @@ class ModelProcess:
         if "text" in message:
             reply = str(message["text"])
         elif "result" in message:
-            reply = MeasuredResult.model_validate(message["result"])
+            try:
+                reply = MeasuredResult.model_validate(message["result"])
+            except ValueError as exc:  # pydantic's ValidationError is one
+                reply = WorkerError(f"the model's process sent an unreadable result ({str(exc)[:200]})")
         elif "stopped" in message:
             reply = Stopped()
         else:
