@@ -123,6 +123,11 @@ def test_a_seat_that_is_no_agent_or_role_is_one_line_naming_the_nearest(make_sce
     assert not (tmp_path / "r").exists()
     code = main([str(make_scenario()), "--model", "scripted", "--human", "judge:soon", "--out", str(tmp_path / "r")])
     assert code == 2 and "the time limit must be seconds, got 'soon'" in capsys.readouterr().err
+    for limit in ("nan", "inf", "-inf", "0", "-3"):  # float() takes the first three: they are no time limit
+        code = main([str(make_scenario()), "--model", "scripted", "--human", f"judge:{limit}:model",
+                     "--out", str(tmp_path / "r")])
+        assert code == 2 and "must be a positive number of seconds" in capsys.readouterr().err, limit
+    assert not (tmp_path / "r").exists()
 
 
 def test_seats_of_a_conference():

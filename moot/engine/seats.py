@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import secrets
 import time
@@ -62,8 +63,8 @@ class SeatSpec:
             limit = float(seconds)
         except ValueError:
             raise UsageError(f"--human {text!r}: the time limit must be seconds, got {seconds!r}") from None
-        if limit <= 0:
-            raise UsageError(f"--human {text!r}: the time limit must be positive")
+        if not math.isfinite(limit) or limit <= 0:
+            raise UsageError(f"--human {text!r}: the time limit must be a positive number of seconds")
         fallback = fallback or "model"
         if fallback not in FALLBACKS:
             raise UsageError(f"--human {text!r}: the fallback must be one of {', '.join(FALLBACKS)}"
