@@ -39,8 +39,8 @@ from moot.errors import MootError
 from moot.models.cores import usable_cores
 from moot.models.extra_buffers import store_path
 
-CPU_FLAGS = {"x86_64": ["-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"],
-             "amd64": ["-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"]}
+X86_64 = ["-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"]
+CPU_FLAGS = {"x86_64": X86_64, "amd64": X86_64}
 CMAKE_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DBUILD_SHARED_LIBS=OFF",
                "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=ON",
                "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF"]
@@ -157,9 +157,9 @@ class LlamaServer:
         self.proc: Optional[subprocess.Popen[bytes]] = None
 
     def start(self) -> "LlamaServer":
-        sink = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        with open(self.log if self.log else os.devnull, "ab") as sink:  # the server keeps its own copy
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
         if not self.healthy():
             self.stop()
             raise BuildError(f"llama-server did not become healthy within {READY_S:g}s"

@@ -121,7 +121,7 @@ class LocalChatCompletionClient(MootClient):
         payload = {"messages": [m.model_dump(mode="json") for m in messages],
                    "request": request.as_dict() if request is not None else None,
                    "sampling": self._sampling(json_output if request is None else None, without_request(extra)),
-                   "kind": self.model_kind, "stream": stream}
+                   "kind": model_kind(bool(process.ready().get("chat_template")), self._kind), "stream": stream}
         ident, replies = process.submit(payload)
         if cancellation_token is not None:
             cancellation_token.add_callback(lambda: process.stop(ident))
