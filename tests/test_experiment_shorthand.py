@@ -37,7 +37,7 @@ def test_a_dataset_protocol_varies_a_key_over_repeats_and_continues(tmp_path: Pa
     capsys.readouterr()
     assert main(["report", str(out), "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "| rounds-2 | 3 | 4 |" in shown and "Δ vs rounds-0" in shown
+    assert "| rounds-2 | 3 | 4 |" in shown and "Δ = arm − rounds-0" in shown
 
 
 def test_a_conference_repeated_is_an_experiment_and_its_own_vary_keys_a_batch(

@@ -166,8 +166,8 @@ def test_paired_figures_are_those_of_moot_compare_and_equal_scipy():
     found = paired_classification(units, ("favor", "against"), "accuracy", differ=3)
     a, b = np.array(RIGHT_A, float), np.array(RIGHT_B, float)
     assert (found.a.value, found.b.value) == (pytest.approx(8 / 12), pytest.approx(11 / 12))
-    assert found.difference.value == pytest.approx(3 / 12)
-    draws = scipy_stats.bootstrap((b, a), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True,
+    assert found.difference.value == pytest.approx(-3 / 12)  # a − b, as moot compare A B
+    draws = scipy_stats.bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True,
                                   vectorized=True, n_resamples=2000, method="percentile",
                                   rng=np.random.default_rng(20240229)).confidence_interval
     assert (found.difference.low, found.difference.high) == (pytest.approx(draws.low), pytest.approx(draws.high))
@@ -175,7 +175,7 @@ def test_paired_figures_are_those_of_moot_compare_and_equal_scipy():
                                   rng=np.random.default_rng(20240229)).confidence_interval
     assert (found.a.low, found.a.high) == (pytest.approx(alone.low), pytest.approx(alone.high))
     mcnemar = scipy_stats.binomtest(0, 3, 0.5).pvalue
-    assert f"McNemar test (two-sided binomial on discordant pairs): p = {mcnemar:.3f} (b vs a: 3 vs 0 discordant)" \
+    assert f"McNemar test (two-sided binomial on discordant pairs): p = {mcnemar:.3f} (a vs b: 0 vs 3 discordant)" \
         in found.test
     assert "12 paired, 0 dropped" in found.test and found.differ == 3
     assert classification(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy") == found.a
@@ -186,9 +186,38 @@ def test_paired_measures_have_a_paired_bootstrap_and_wilcoxon():
 
     a, b = [3.0, 5.0, 6.0, 2.0, 7.0, 4.0], [4.0, 7.0, 6.0, 5.0, 9.0, 4.5]
     found = paired_means("score", a, b)
-    assert found.difference.value == pytest.approx(sum(b) / 6 - sum(a) / 6) and found.differ == 5
+    assert found.difference.value == pytest.approx(sum(a) / 6 - sum(b) / 6) and found.differ == 5
     assert found.difference.low is not None and found.difference.low < found.difference.value < found.difference.high
-    assert f"p = {scipy_stats.wilcoxon(b, a).pvalue:.3f}" in found.test
+    assert f"p = {scipy_stats.wilcoxon(a, b).pvalue:.3f}" in found.test
+
+
+def test_the_cli_and_the_compare_page_print_one_signed_difference(tmp_path, capsys):
+    """Δ = A − B in both: `moot compare A B` and the viewer's page comparing a=A with b=B."""
+    import re
+
+    from moot.viewer.pages import Pages
+
+    (tmp_path / "cola.yaml").write_text(COLA, encoding="utf-8")
+    for name, wrong in (("better", {"s2"}), ("worse", {"s2", "s3", "s5"})):
+        cli(tmp_path / "cola.yaml", "--dataset", stance_dataset(tmp_path / name, "s", wrong), "--out",
+            tmp_path / "runs" / name, "--quiet")
+    capsys.readouterr()
+    runs = tmp_path / "runs"
+    assert main(["compare", str(runs / "better"), str(runs / "worse"), "--metric", "accuracy"]) == 0
+    shown = capsys.readouterr().out
+    assert "Δ = arm − B" in shown
+    table = [line.strip("| ").split(" | ") for line in shown.splitlines() if line.startswith(("| arm", "| A:"))]
+    printed = dict(zip(*table))["Δ = arm − B"]
+    assert printed == "+0.333"  # 5/6 − 3/6
+    pages = Pages(Root(runs))
+    try:
+        html = pages.compare_page(ServerLinks(), PurePosixPath("better"), PurePosixPath("worse"))
+    finally:
+        pages.close()
+    assert "Δ = a − b" in html
+    row = next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "accuracy" in r)
+    cells = [re.sub(r"<[^>]+>", " ", c).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    assert cells[2][0] == printed
 
 
 def test_an_undefined_metric_says_why_instead_of_a_number():

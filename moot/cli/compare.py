@@ -1,8 +1,9 @@
 """`moot compare RUN_A RUN_B [--metric M] [--out DIR]`: two runs of labelled items, paired on their items.
 
 A against B (the reference) on the items both ran (same ids; with seeds, the same seeds): each
-run's metric with its bootstrap interval, Δ with a paired bootstrap interval, the exact McNemar
-test, the minimum detectable Δ (moot.experiment.analysis). Runs sharing no item are refused (exit 2);
+run's metric with its bootstrap interval, Δ = A − B (the sign the viewer's compare page prints too)
+with a paired bootstrap interval, the paired test, the minimum detectable Δ
+(moot.experiment.analysis). Runs sharing no item are refused (exit 2);
 runs sharing some say how many units were paired and how many dropped. Nothing calls a model.
 """
 

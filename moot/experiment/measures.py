@@ -113,6 +113,6 @@ def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: S
         rows.append((arm, str(len(values)), _num(found.estimate), _interval(found),
                      *((f"{t[0]:+.3f}", _num(t[1].pvalue), _num(adjusted[arm]), _num(t[2].pvalue), str(t[3])) if t else
                        ("reference" if arm == reference else "–", "–", "–", "–", "–"))))
-    head = ("arm", "seeds", "mean", "95% CI", f"Δ vs {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
+    head = ("arm", "seeds", "mean", "95% CI", f"Δ = arm − {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
             "p (paired t)", "paired seeds")
     return Grid(f"{measure} · {model}", head, tuple(rows), (METHOD,), key="measures")

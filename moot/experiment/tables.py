@@ -54,7 +54,7 @@ def headline(stat: ArmStat) -> stats.Interval:
 def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) -> Grid:
     reference = analysis.comparisons[0].reference if analysis.comparisons else None
     head = ("arm", "repeats", "items", "mean", "95% CI (repeats)", "95% CI (items)", "seed sd", "item se",
-            f"Δ vs {reference}" if reference else "Δ", "95% CI (Δ)", "p", "p (Holm)", "MDE", "paired / dropped")
+            f"Δ = arm − {reference}" if reference else "Δ", "95% CI (Δ)", "p", "p (Holm)", "MDE", "paired / dropped")
     rows = []
     for stat in analysis.arms:
         c = analysis.comparison(stat.arm)

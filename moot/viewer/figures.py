@@ -3,7 +3,7 @@ headline with its interval, and two runs (or two arms) paired on their units.
 
 - A classification metric: moot.experiment.analysis over the run as one cell (an arm's runs as its
   repeats): the metric with its percentile bootstrap interval over items (over repeats when there
-  are two or more), and between two sides Δ = b − a with its paired bootstrap interval, the exact
+  are two or more), and between two sides Δ = a − b with its paired bootstrap interval, the exact
   McNemar test (one repeat) or the paired t-test (repeats) and the minimum detectable Δ.
 - A protocol's own measure (a score, a coverage): the mean with its bootstrap interval, and between
   two sides the paired bootstrap of the mean difference with the Wilcoxon signed-rank test
@@ -38,10 +38,13 @@ class Figure:
     high: Optional[float] = None
     method: str = ""
     pending: bool = False  # its interval is still being computed (Intervals)
+    signed: bool = False  # a difference: shown with its sign, as `moot compare` prints it
 
     @property
     def shown(self) -> str:
-        return "—" if self.value is None or math.isnan(self.value) else f"{self.value:.3f}"
+        if self.value is None or math.isnan(self.value):
+            return "—"
+        return f"{self.value:+.3f}" if self.signed else f"{self.value:.3f}"
 
     @property
     def interval(self) -> str:
@@ -52,13 +55,13 @@ class Figure:
 
 @dataclass(frozen=True)
 class Paired:
-    """Two sides on the units they share: each one's figure, the difference (b − a) with its
-    interval, and the paired test."""
+    """Two sides on the units they share: each one's figure, the difference (a − b, the sign of
+    `moot compare A B`) with its interval, and the paired test."""
 
     a: Figure
     b: Figure
     difference: Figure
-    test: str = ""  # `exact McNemar test (…): p = 0.250 (b vs a: 3 vs 0 discordant) · MDE 0.350 · 12 paired, …`
+    test: str = ""  # `exact McNemar test (…): p = 0.250 (a vs b: 0 vs 3 discordant) · MDE 0.350 · 12 paired, …`
     differ: int = 0  # units whose result differs
 
 
@@ -73,9 +76,9 @@ class Scored:
     b: Optional[str]
 
 
-def of_interval(name: str, found: stats.Interval) -> Figure:
+def of_interval(name: str, found: stats.Interval, signed: bool = False) -> Figure:
     method = f"{found.method}; {found.note}" if found.note else found.method
-    return Figure(name, found.estimate, found.n, found.low, found.high, method)
+    return Figure(name, found.estimate, found.n, found.low, found.high, method, signed=signed)
 
 
 def unlabelled(gold: Sequence[str], labels: Sequence[str]) -> str:
@@ -131,7 +134,8 @@ def mean(name: str, values: Sequence[float]) -> Figure:
 
 
 def paired_classification(units: Sequence[Scored], labels: Sequence[str], metric: str, differ: int) -> Paired:
-    """Side b against side a on their shared labelled units, as `moot compare` (b − a)."""
+    """Side a against side b (the reference) on their shared labelled units, as `moot compare A B`
+    (a − b)."""
     column = Column("", metric)
     why = unlabelled([u.gold for u in units], labels)
     found = None
@@ -139,29 +143,29 @@ def paired_classification(units: Sequence[Scored], labels: Sequence[str], metric
         a, b = cells("a", units, "a", labels), cells("b", units, "b", labels)
         boot = resampling(max(len(c.gold) for c in a))
         try:
-            found = (arm_stat(a, column, boot=boot), arm_stat(b, column, boot=boot), compare(b, a, column, boot=boot))
+            found = (arm_stat(a, column, boot=boot), arm_stat(b, column, boot=boot), compare(a, b, column, boot=boot))
         except ValueError as exc:  # a metric the labels do not define
             why = str(exc)
     if found is None or None in found:
         missing = Figure(metric, None, len(units), method=why or "no unit in every repeat of both sides")
-        return Paired(missing, missing, Figure(f"{metric} (b − a)", None, len(units), method=missing.method),
+        return Paired(missing, missing, Figure(f"{metric} (a − b)", None, len(units), method=missing.method),
                       missing.method, differ)
     stat_a, stat_b, c = found
     assert stat_a is not None and stat_b is not None and c is not None
     test = c.mcnemar if c.primary == "mcnemar" else c.paired_t
-    detail = f" ({'b vs a: ' if test is c.mcnemar else ''}{test.note})" if test.note else ""
+    detail = f" ({'a vs b: ' if test is c.mcnemar else ''}{test.note})" if test.note else ""
     said = (f"{test.method}: p = {pvalue(c.pvalue)}{detail} · MDE {number(c.mde.estimate)}"
             f" · {c.paired} paired, {c.dropped} dropped")
     return Paired(of_interval(metric, headline(stat_a)), of_interval(metric, headline(stat_b)),
-                  of_interval(f"{metric} (b − a)", c.delta), said, differ)
+                  of_interval(f"{metric} (a − b)", c.delta, signed=True), said, differ)
 
 
 def paired_means(name: str, a: Sequence[float], b: Sequence[float]) -> Paired:
     """A measure on the same units in two runs (the lists are aligned by unit): each mean, the mean
     difference with its paired bootstrap interval, and the Wilcoxon signed-rank test."""
     differ = sum(1 for x, y in zip(a, b) if x != y)
-    difference = of_interval(f"{name} (b − a)", stats.paired_bootstrap(b, a, stats.mean))
-    test = stats.wilcoxon(b, a)
+    difference = of_interval(f"{name} (a − b)", stats.paired_bootstrap(a, b, stats.mean), signed=True)
+    test = stats.wilcoxon(a, b)
     detail = f" ({test.note})" if test.note else ""
     return Paired(mean(name, a), mean(name, b), difference, f"{test.method}: p = {pvalue(test.pvalue)}{detail}",
                   differ)
