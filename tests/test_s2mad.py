@@ -17,6 +17,7 @@ from moot.models.scripted import ScriptedChatCompletionClient
 from moot.protocols.s2mad import protocol as s2mad
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.log.transcript import load
+from moot.scenario.blocks import Generation
 from moot.scenario.load import load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
 from moot.speaker_selection.s2mad import S2madPlan, next_speaker
@@ -160,6 +161,10 @@ def test_without_stance_up_to_forty_random_comments_in_two_equal_parts(tmp_path)
     assert len(p) == len(n) == 20 and len(set(p + n)) == 40 and set(p + n) <= {c.text for c in many}
     _, clients2, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=many, stance_separation=False, k=2)
     assert comments_shown(clients2["debater_p"].seen[0]) == p  # seeded by item: the same sample each run
+    repeat = Generation(temperature=0.2, max_tokens=1024, seed=1)  # an experiment's next repeat
+    _, clients3, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=many, stance_separation=False, k=2,
+                         generation=repeat)
+    assert comments_shown(clients3["debater_p"].seen[0]) != p  # another run seed: another sample
     odd = [Comment(f"o{i}", float(i)) for i in range(7)]
     _, clients, _ = run(tmp_path, ["Fake"] * 3, ["Fake"] * 3, comments=odd, stance_separation=False)
     assert [len(comments_shown(clients[d].seen[0])) for d in ("debater_p", "debater_n")] == [3, 4]

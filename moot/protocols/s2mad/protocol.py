@@ -127,11 +127,17 @@ def top_k(scored: Sequence[tuple[Optional[float], str]], k: int) -> tuple[list[s
     return [t for _, t in pos[:k]], [t for _, t in neg[:k]]
 
 
+def sample_seed(s: S2madScenario, item_id: str) -> str:
+    """The random sample's seed: the scenario's `seed`, the run's `generation.seed` (what an
+    experiment's repeats vary, so each repeat draws its own sample) and the claim."""
+    return f"{s.seed}:{s.generation.seed}:{item_id}"
+
+
 async def separate(s: S2madScenario, ctx: UnitContext, item: ItemInput, templates: Mapping[str, str]) -> tuple[list[str], list[str]]:
     texts = [c.text for c in early_comments(s, item.comments)]
     if not s.stance_separation:  # up to `random_comments` at random, in two equal parts
         sample = texts[:]
-        random.Random(f"{s.seed}:{item.id}").shuffle(sample)
+        random.Random(sample_seed(s, item.id)).shuffle(sample)
         sample = sample[:s.random_comments]
         half = len(sample) // 2
         return sample[:half], sample[half:]

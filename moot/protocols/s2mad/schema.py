@@ -98,7 +98,9 @@ class S2madScenario(LabelledScenario):
     calibrated probabilities), `none`; `auto`: contextual on the embedded model. On a base model
     the scorer's support of a reply is read by likelihood too, and calibrated likewise."""
     seed: int = 0
-    """Seed of the random sample (`stance_separation: false`, the vanilla baseline)."""
+    """Seed of the random sample (`stance_separation: false`, the vanilla baseline), with
+    `generation.seed` and the claim: a run with another `generation.seed` (an experiment's repeat)
+    draws another sample."""
     max_unparsed: MaxUnparsed = MAX_UNPARSED
     models: dict[str, str] = {"default": "local"}
     """Which model plays whom. Keys: `default`, `scorer`, `classifier`, `debater_p`, `debater_n`,
