@@ -27,7 +27,7 @@ values, not calibrated, so it has no raw column). The machine is shared (2 cores
 average (1 minute) is printed before and after each run, and in the table.
 
     python benchmarks/bench_items.py                                  # every protocol, demo sets
-    python benchmarks/bench_items.py --protocols cola --limit 20 --vast ../shared/datasets/vast_dev_sample.csv
+    python benchmarks/bench_items.py --protocols cola --limit 20 --vast datasets/vast_test_zeroshot.yaml
     python benchmarks/bench_items.py --limit cola=20,debate=12                      # the rest: every item
 """
 
@@ -245,7 +245,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--protocols", default=",".join(DEMOS), help="on their demo sets (\"\": none, only --vast)")
     p.add_argument("--limit", type=limits, default={},
                    help="the first N items of each dataset (N), or per protocol (cola=20,debate=10)")
-    p.add_argument("--vast", type=Path, help="the shared VAST sample (CSV): COLA and debate run on it too")
+    p.add_argument("--vast", type=Path, help="a VAST dataset spec (its file in data/): COLA and debate run on it too")
     p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
     p.add_argument("--out", type=Path, help="folder for the run folders (default: a temporary one)")
     args = p.parse_args(argv)
@@ -253,11 +253,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",") if name]
     if args.vast:
-        spec = base / "vast.yaml"
-        base.mkdir(parents=True, exist_ok=True)
-        text = (ROOT / "datasets" / "vast.yaml").read_text(encoding="utf-8")
-        spec.write_text(re.sub(r"(?m)^path: .*$", f"path: {args.vast.resolve()}", text), encoding="utf-8")
-        plan += [(name, str(spec)) for name in args.vast_protocols.split(",")]
+        plan += [(name, str(args.vast.resolve())) for name in args.vast_protocols.split(",")]
     found = []
     for protocol, dataset in plan:
         out = base / f"{protocol}-{Path(dataset).stem}"

@@ -366,34 +366,58 @@ def test_error_wrong_encoding(tmp_path: Path) -> None:
 
 
 # --- shipped specs against the shared samples (skipped when they are absent) -----------------
+# The specs name the full splits under the repository's data/; each is read here with its `path`
+# pointed at the shared sample of that split instead (VAST's sample also renames the columns).
 
 SHIPPED = {
-    "vast.yaml": {"against", "favor", "neutral"},
-    "vast_all.yaml": {"against", "favor", "neutral"},
-    "semeval2016.yaml": {"against", "favor", "neutral"},
-    "ibm_claim_stance.yaml": {"against", "favor"},
-    "ibm_claim_polarity.yaml": {"negative", "neutral", "positive"},
-    "rumoureval2019.yaml": {"true", "false", "unverified"},
-    "sst2.yaml": {"negative", "positive"},
+    "vast.yaml": ("vast_dev_sample.csv", {"against", "favor", "neutral"}),
+    "vast_all.yaml": ("vast_dev_sample.csv", {"against", "favor", "neutral"}),
+    "semeval2016.yaml": ("semeval2016_train_sample.txt", {"against", "favor", "neutral"}),
+    "ibm_claim_stance.yaml": ("ibm_claim_stance_train_sample.csv", {"against", "favor"}),
+    "ibm_claim_polarity.yaml": ("ibm_claim_stance_train_sample.csv", {"negative", "neutral", "positive"}),
+    "rumoureval2019.yaml": ("rumoureval2019_train_sample.jsonl", {"true", "false", "unverified"}),
+    "rumoureval2019_veracity.yaml": ("rumoureval2019_train_sample.jsonl", {"real", "fake"}),
+    "sst2.yaml": ("sst2_dev_sample.txt", {"negative", "positive"}),
 }
+VAST_SAMPLE_COLUMNS = "columns: {text: Tweet, target: Target, label: Stance}"
+
+
+def on_sample(tmp_path: Path, name: str) -> DatasetSpec:
+    """The shipped spec `name` reading its shared sample."""
+    lines = (REPO / "datasets" / name).read_text(encoding="utf-8").splitlines()
+    lines = [f"path: {SHARED / SHIPPED[name][0]}" if line.startswith("path:")
+             else VAST_SAMPLE_COLUMNS if name.startswith("vast") and line.startswith("columns:") else line
+             for line in lines]
+    return load(tmp_path, "\n".join(lines) + "\n")
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared dataset samples not available")
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_shipped_specs_load_samples(name: str) -> None:
-    spec = load_dataset_spec(REPO / "datasets" / name)
+def test_shipped_specs_load_samples(tmp_path: Path, name: str) -> None:
+    spec = on_sample(tmp_path, name)
     items = list(iter_items(spec))
     assert len(items) > 0
-    assert {i.label for i in items} <= SHIPPED[name]
+    assert {i.label for i in items} <= SHIPPED[name][1]
     assert all(i.text for i in items)
     assert len({i.id for i in items}) == len(items)
-    if name == "rumoureval2019.yaml":
+    if name.startswith("rumoureval2019"):
         assert all(c.text and c.time is not None for i in items for c in i.comments)
         assert any(i.comments for i in items)
     assert len(dataset_fingerprint(spec)) == 64
     if name == "vast.yaml":  # the papers' VAST condition: zero-shot topics only
         assert {i.raw["seen?"] for i in items} == {"0"}
-        assert len(items) < len(list(iter_items(load_dataset_spec(REPO / "datasets" / "vast_all.yaml"))))
+        assert len(items) < len(list(iter_items(on_sample(tmp_path, "vast_all.yaml"))))
+
+
+@pytest.mark.parametrize("spec", sorted((REPO / "datasets").glob("*.yaml")), ids=lambda p: p.name)
+def test_no_shipped_spec_points_outside_the_repository(spec: Path) -> None:
+    """A clone is all a user has: every file is shipped, or goes under the repository's data/
+    (which git ignores) and the spec says where it is published."""
+    data = (spec.parent / yaml.safe_load(spec.read_text(encoding="utf-8"))["path"]).resolve()
+    assert data.is_relative_to(REPO), data
+    if not data.is_relative_to(REPO / "datasets"):
+        assert data.parent == REPO / "data"
+        assert yaml.safe_load(spec.read_text(encoding="utf-8")).get("source"), f"{spec.name} names no source:"
 
 
 # the headline metric each paper reports for the data (COLA: F_avg on SEM16, macro-F1 on VAST; ...)

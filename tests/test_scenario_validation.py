@@ -211,8 +211,7 @@ def test_shipped_scenarios_are_valid(path):
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
-USER_SUPPLIED = {"sst2_train.yaml"}  # specs of splits moot does not ship: their comment says where the file goes
-DATASETS = sorted(p for p in (ROOT / "datasets").glob("*.yaml") if p.name not in USER_SUPPLIED)
+DATASETS = sorted((ROOT / "datasets").glob("*.yaml"))
 
 
 def validate(tmp_path, capsys, *texts: str) -> tuple[int, list[str], list[Path]]:
@@ -237,26 +236,14 @@ def missing_line(spec: Path) -> str:
 
 
 def test_validate_accepts_every_bundled_scenario_and_dataset_spec(capsys):
-    """Dataset specs name the shared samples beside the checkout; without them (a bare clone) a spec
-    is valid but for its file, one line each."""
+    """Dataset specs of data moot does not ship name files under the repository's data/; without
+    them (a bare clone) a spec is valid but for its file, one line each, naming where it is published."""
     assert SCENARIOS and DATASETS
     code = main(["validate", *map(str, SCENARIOS + DATASETS)])
     absent = [p for p in DATASETS if not data_of(p).is_file()]
     assert code == (2 if absent else 0)
     assert capsys.readouterr().out.splitlines() == [
         f"ok: {p}" if p not in absent else missing_line(p) for p in SCENARIOS + DATASETS]
-
-
-@pytest.mark.parametrize("name", sorted(USER_SUPPLIED))
-def test_a_spec_of_a_split_moot_does_not_ship_is_valid_but_for_its_file(name, capsys):
-    path = ROOT / "datasets" / name
-    code = main(["validate", str(path)])
-    [line] = capsys.readouterr().out.splitlines()
-    data = data_of(path)
-    if data.is_file():
-        assert (code, line) == (0, f"ok: {path}")
-    else:
-        assert (code, line) == (2, f"{path}: path: file not found: {data}")
 
 
 def test_unknown_protocol_is_one_line_with_the_nearest(tmp_path, capsys):

@@ -65,8 +65,8 @@ def usage() -> str:
     return ("usage: moot COMMAND [options]   (moot COMMAND --help for each)\n"
             "       moot SCENARIO [options]  (short for `moot run SCENARIO`)\n\ncommands:\n" + "\n".join(lines)
             + ("\n\ncommands of the protocols:\n" + "\n".join(extra) if extra else "")
-            + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset datasets/vast.yaml --limit 50"
-              "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-vast")
+            + "\n\nexamples:\n  moot run drug_policy\n  moot run cola --dataset demo-stance --limit 12"
+              "\n  moot replay transcripts/drug_policy\n  moot report transcripts/cola-demo-stance")
 
 
 SETTLE_WHEN_RUNNING = {"run"}  # its start-up goes on to the dataset and backends (moot.cli.run)

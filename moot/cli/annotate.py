@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot annotate", description=__doc__.splitlines()[0],
                epilog="examples:\n  moot annotate transcripts/drug_policy --rater ann\n"
                       "  moot annotate transcripts/drug_policy --browser --rater ann\n"
-                      "  printf '2\\n1\\n' | moot annotate transcripts/cola-vast --rater bob --limit 2",
+                      "  printf '2\\n1\\n' | moot annotate transcripts/cola-demo-stance --rater bob --limit 2",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="a run folder (the annotations are kept beside its transcripts)")
     p.add_argument("--rater", help="your name as the annotations record it (asked when not given)")

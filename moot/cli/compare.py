@@ -21,7 +21,7 @@ from moot.views.neutral import terminal_safe
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot compare", description=__doc__.splitlines()[0],
-               epilog="example:\n  moot compare transcripts/cola-vast transcripts/cola_direct-vast --metric accuracy",
+               epilog="example:\n  moot compare transcripts/cola-demo-stance transcripts/cola_direct-demo-stance --metric accuracy",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("a", metavar="RUN_A", help="a run folder (the arm compared)")
     p.add_argument("b", metavar="RUN_B", help="a run folder (the reference)")

@@ -22,7 +22,7 @@ from moot.views.neutral import terminal_safe
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot report", description=__doc__.splitlines()[0],
-               epilog="examples:\n  moot report transcripts/cola-vast transcripts/cola-vast-rescored-judger-X"
+               epilog="examples:\n  moot report transcripts/cola-demo-stance transcripts/cola-demo-stance-rescored-judger-X"
                       "\n  moot report transcripts/drug_policy transcripts/drug_policy_no_judge",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or transcript files")

@@ -25,7 +25,7 @@ from moot.engine.folder import RunFolder
 from moot.engine.seatfiles import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
-from moot.scenario.bundled import bundled_names, find_dataset
+from moot.scenario.bundled import bundled_names, demo_names, find_dataset
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -37,15 +37,15 @@ def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot run", description=__doc__.splitlines()[0],
                epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
                       "\n  moot run cola --input text=... --input target=..."
-                      "\n  moot run cola --dataset datasets/vast.yaml --limit 50 --concurrency 16",
+                      "\n  moot run cola --dataset demo-stance --limit 12"
+                      "\n  moot run cola --dataset datasets/vast_test_zeroshot.yaml --limit 50   (put its file in data/ first)",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario file, or the name of a bundled scenario")
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
                    help="one item's input (e.g. text=..., target=...; comment=... repeats), over the scenario's")
     p.add_argument("--dataset", type=find_dataset, metavar="DATA.yaml",
-                   help="run every item of a dataset (a file, or a bundled demo set: demo-stance, demo-rumour, "
-                        "demo-rumour-veracity, demo-sentiment)")
+                   help=f"run every item of a dataset (a file, or a bundled demo set: {', '.join(demo_names())})")
     p.add_argument("--limit", type=positive_int, help="the first N items of the dataset (after its filter)")
     p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2",
                    help="runs of the scenario, one per value: seed=1,2,3 | model=SPEC,SPEC | a key of the protocol's own "

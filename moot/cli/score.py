@@ -33,7 +33,7 @@ from moot.views.neutral import terminal_safe
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot score", description=__doc__.splitlines()[0],
                epilog="examples:\n  moot score transcripts/drug_policy --role grader=openai:gpt-4o\n"
-                      "  moot score transcripts/cola-vast --role judger=ollama:llama3.1",
+                      "  moot score transcripts/cola-demo-stance --role judger=ollama:llama3.1",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--role", action="append", default=[], metavar="ROLE=SPEC",

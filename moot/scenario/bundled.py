@@ -24,6 +24,11 @@ def bundled_names() -> list[str]:
     return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
 
 
+def demo_names() -> list[str]:
+    """The bundled demo sets, which `--dataset NAME` finds from any directory."""
+    return sorted(p.stem for p in datasets_dir().glob("demo-*.yaml"))
+
+
 def find_scenario(given: str | Path) -> Path:
     """A scenario file: the path as given when it exists, else the bundled scenario of that name
     (`drug_policy` or `drug_policy.yaml`); otherwise the path as given, for the reader to report."""
