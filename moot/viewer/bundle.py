@@ -22,7 +22,7 @@ from moot.viewer.links import BundleLinks, Links, Rel, compare_file, run_file, s
 from moot.viewer.pages import NotFound, Pages
 from moot.viewer.paths import Root
 from moot.viewer.server import STATIC, static_text
-from moot.viewer.units import FILTERS, Query, select, targets
+from moot.viewer.units import Query, select, targets
 
 OWNED = {"index.html", "static", "r", "c"}
 MAX_PAIRS = 40  # comparisons a bundle holds at most
@@ -59,7 +59,7 @@ class Writer:
         _, table = pages.table(rel)
         for ref in table.refs.values():
             pages.indexer.now(ref.path)
-        queries = [Query(show=name) for name in FILTERS] + [Query(gold=g) for g in table.golds()] \
+        queries = [Query(show=name) for name in table.filters] + [Query(gold=g) for g in table.golds()] \
             + [Query(target=t) for t in targets(table, pages.indexer)]
         for query in queries:
             for number in range(1, select(table, query, pages.indexer).pages + 1):

@@ -31,8 +31,9 @@ from moot.viewer.figures import Intervals
 from moot.viewer.links import Links
 from moot.viewer.paths import Refused, Root
 from moot.viewer.unitpage import call_html, calls_toggle, content, live_turn
-from moot.viewer.units import FILTERS, Indexer, Query, RunTable, open_table, select, targets
+from moot.viewer.units import Indexer, Query, RunTable, open_table, select, targets
 from moot.views.neutral import plain
+from moot.views.summary import stop_reason
 from moot.views.timeline import speaker_index
 
 
@@ -168,7 +169,7 @@ class Pages:
         summary = self.summary(rel, path)
         return dict(rel=rel, table=table, query=query, page=page, report=report, summary=summary,
                     seats=seat_links(path) if path.is_dir() and summary.status == "running" else [],
-                    filters=FILTERS, golds=table.golds(), targets=targets(table, self.indexer), peers=peers,
+                    filters=table.filters, golds=table.golds(), targets=targets(table, self.indexer), peers=peers,
                     chart=f1_chart(report.per_class_f1) if report else None,
                     heat=heat(report.confusion) if report else {})
 
@@ -213,14 +214,16 @@ class Pages:
             transcript = load(ref.path)
         except TranscriptError as exc:
             return {**base, "damaged": str(exc), "excerpt": damaged_excerpt(ref.path, str(exc))}
-        shown = content(transcript, links, rel, key)
         running = summary.status == "running"
+        shown = content(transcript, links, rel, key, running)
         speakers = speaker_index(transcript, shown.view)
         turn = live_turn(ref.path, shown.view, speakers) if running else None
         return {**base, "damaged": "", "shown": shown, "header": Markup(shown.header),
                 "timeline": Markup(shown.timeline), "turn": Markup(turn) if turn else None,
                 "stray": Markup(calls_toggle(links, rel, key, shown.stray, "calls-other")) if shown.stray else None,
-                "torn": transcript.torn_tail, "finished": transcript.finished, "running": running}
+                "torn": transcript.torn_tail, "finished": transcript.finished,
+                "running": running and transcript.finished is None,
+                "reason": stop_reason(transcript.finished) if transcript.finished else ""}
 
     def unit_page(self, links: Links, rel: PurePosixPath, key: str) -> str:
         context = self.unit_context(links, rel, key)

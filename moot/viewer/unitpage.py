@@ -114,10 +114,11 @@ class UnitContent:
     stray: tuple[Call, ...]  # calls no turn took (a rescoring's, a failed turn's)
 
 
-def content(transcript: Transcript, links: Links, rel: PurePosixPath, key: str) -> UnitContent:
+def content(transcript: Transcript, links: Links, rel: PurePosixPath, key: str, running: bool = False) -> UnitContent:
+    """The unit's page parts; `running`: its run holds its folder now (a unit with no end is running)."""
     view = view_of(transcript.started)
     title = str(transcript.started.scenario.get("title") or "") or f"Unit {transcript.started.unit or key}"
-    blocks = unit_blocks(transcript, view, 1, title)
+    blocks = unit_blocks(transcript, view, 1, title, running=running)
     body = body_blocks(transcript, view, 1)
     split = first_body_index(blocks, body)
     renderer = ViewerBlocks(links, rel, key, decisions_changed(transcript.messages))

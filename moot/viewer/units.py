@@ -37,6 +37,7 @@ FILTERS = {  # name -> what the filter keeps
     "failed": "units that failed or did not finish",
 }
 NEEDS_INDEX = ("flipped", "disagree")
+ITEM_FILTERS = ("wrong", "right", "unparsed")  # on a prediction and a gold label
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,22 @@ class RunTable:
             return summarize([str(r.gold) for r in scored], [str(r.prediction) for r in scored], self.labels)
         except ValueError:  # gold labels outside the run's labels: no report (the headline says why)
             return None
+
+    @property
+    def items(self) -> bool:
+        """Its units are items (a prediction, a gold label, right or wrong); a protocol whose units
+        are runs of its scenario (a conference, with topics) has none of these."""
+        return self.contract.units.items if self.contract else True
+
+    @property
+    def has_target(self) -> bool:
+        """Its items name a target (a stance's); an unknown protocol's might."""
+        return self.contract is None or "target" in self.contract.input_names()
+
+    @property
+    def filters(self) -> dict[str, str]:
+        """The filters that mean something for its units (right, wrong and unparsed need items)."""
+        return FILTERS if self.items else {k: v for k, v in FILTERS.items() if k not in ITEM_FILTERS}
 
     def golds(self) -> list[str]:
         return sorted({r.gold for r in self.rows if r.gold is not None})

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 from moot.contract.registry import view_of
-from moot.metrics.classification import summarize
+from moot.metrics.classification import UNPARSED, summarize
 from moot.log.events import Call, Error, EventBase, Human, Message, Outcome, RunResumed
 from moot.log.transcript import Transcript
 from moot.views.blocks import Companion
+from moot.views.summary import ending_text
 from moot.views.timeline import (
     Section, agent_table, grouped, input_texts, message_meta, outcome_text, pairs_text, run_facts, seat_text,
     speaker_index, usage_table,
@@ -98,6 +99,7 @@ class Note:
     text: str
     kind: str = "info"  # info | error | outcome | stop
     resumed: bool = False  # says that the run was resumed here
+    mark: str = ""  # an outcome's correctness: correct | incorrect | unparsed ("": no gold label to judge by)
 
 
 @dataclass(frozen=True)
@@ -159,20 +161,22 @@ def unit_title(transcript: Transcript) -> str:
     return f"Unit {transcript.started.unit or transcript.path.stem}"
 
 
-def unit_status(transcript: Transcript, result_name: str) -> str:
+def unit_status(transcript: Transcript, result_name: str, running: bool = False) -> str:
     outcome = transcript.outcome
     if outcome is not None:
         return outcome_text(outcome, result_name)
-    done = transcript.finished
-    return f"{done.status} — {done.stop_reason}" if done else "did not finish"
+    return ending_text(transcript.finished, running)
 
 
-def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, anchor: str = "") -> list[Block]:
+def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, anchor: str = "",
+                running: bool = False) -> list[Block]:
     """A unit: its heading, what it was asked (the task, the item's input), its setup folded (facts,
-    agents with their personas), its sections, its usage (folded) and how it stopped."""
+    agents with their personas), its sections, its usage (folded) and how it stopped. `running`:
+    its run holds its folder now, so a unit with no end yet is running, not unfinished."""
     s = transcript.started
     heading = (s.scenario.get("title") or title) if level == 1 else title
-    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)), *setup_blocks(transcript, view, level)]
+    blocks: list[Block] = [Heading(level, heading, anchor, unit=bool(anchor)),
+                           *setup_blocks(transcript, view, level, running)]
     for label, text in view.brief():
         blocks.append(Quote(label, text))
     inputs = input_texts(transcript)
@@ -180,16 +184,16 @@ def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, 
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
     blocks += body_blocks(transcript, view, level, anchor)
     blocks += [Fold("Tokens and latency per role", [Table(*usage_table(transcript), kind="usage")], level + 1),
-               Note(stop_text(transcript), "stop")]
+               Note(stop_text(transcript, running), "stop")]
     return blocks
 
 
-def setup_blocks(transcript: Transcript, view: UnitView, level: int) -> list[Block]:
+def setup_blocks(transcript: Transcript, view: UnitView, level: int, running: bool = False) -> list[Block]:
     """The unit's facts and agents, folded under one line that says what ran."""
     head, rows = agent_table(transcript, view)
     s = transcript.started
-    summary = f"Setup: {s.protocol} · {len(rows)} agents · {unit_status(transcript, view.result_name)}"
-    return [Fold(summary, [Facts(run_facts(transcript)), Heading(level + 1, "Agents"),
+    summary = f"Setup: {s.protocol} · {len(rows)} agents · {unit_status(transcript, view.result_name, running)}"
+    return [Fold(summary, [Facts(run_facts(transcript, running)), Heading(level + 1, "Agents"),
                            Table(head, rows, text_columns=head.index("Persona" if "Persona" in head else "Model") + 1,
                                  kind="agents")], level + 1)]
 
@@ -231,7 +235,7 @@ def section_blocks(section: Section, transcript: Transcript, view: UnitView, lev
 def note_blocks(event: EventBase, result_name: str) -> list[Block]:
     if isinstance(event, Outcome):
         explained: list[Block] = [Explanation(event.explanation)] if event.explanation else []
-        return [Note(outcome_text(event, result_name), "outcome"), *explained]
+        return [Note(outcome_text(event, result_name), "outcome", mark=outcome_mark(event)), *explained]
     if isinstance(event, Error):
         return [Note(f"error ({event.speaker or 'run'}, {event.stage}, {event.attempts} attempt(s)): {event.cause}",
                      "error")]
@@ -244,7 +248,17 @@ def note_blocks(event: EventBase, result_name: str) -> list[Block]:
     return [Note(getattr(event, "type", "event"))]
 
 
-def stop_text(transcript: Transcript) -> str:
-    done = transcript.finished
-    return f"Stop: {done.status} — {done.stop_reason}" if done else \
-        "Stop: the run did not finish (no run_finished event)"
+def outcome_mark(outcome: Outcome) -> str:
+    """How the recorded outcome scores: unparsed (no label read), correct or incorrect against its
+    gold label, or "" when it has none."""
+    if outcome.prediction == UNPARSED:
+        return "unparsed"
+    if outcome.gold is None:
+        return ""
+    return "correct" if outcome.prediction == outcome.gold else "incorrect"
+
+
+def stop_text(transcript: Transcript, running: bool = False) -> str:
+    if transcript.finished is None:
+        return "Running: no end recorded yet" if running else "Stop: the run did not finish (no run_finished event)"
+    return f"Stop: {ending_text(transcript.finished)}"

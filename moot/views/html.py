@@ -209,6 +209,7 @@ def distribution_bars(distribution: Mapping[str, float], x: int, y: int, name: s
 
 
 def note(block: Note) -> str:
-    marks = {"error": "✗ ", "info": "↻ " if block.resumed else ""}
+    marks = {"error": "✗ ", "info": "↻ " if block.resumed else "", "correct": "✓ ", "incorrect": "✗ ", "unparsed": "? "}
     ident = " id=\"stop\"" if block.kind == "stop" else ""
-    return f"<div class=\"note {esc(block.kind)}\"{ident}>{marks.get(block.kind, '')}{esc(block.text)}</div>"
+    kind = f"{block.kind} {block.mark}" if block.mark else block.kind
+    return f"<div class=\"note {esc(kind)}\"{ident}>{marks.get(block.mark or block.kind, '')}{esc(block.text)}</div>"

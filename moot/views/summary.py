@@ -43,8 +43,23 @@ def summary_lines(events: Sequence[EventBase], view: UnitView) -> list[str]:
     if finished:
         end = finished[-1]
         lines.append(f"Wall time: {end.wall_s:.1f}s (this invocation){rate}")
-        lines.append(f"Stop: {end.status} — {end.stop_reason}")
+        lines.append(f"Stop: {ending_text(end)}")
     return lines
+
+
+def ending_text(done: Optional[RunFinished], running: bool = False) -> str:
+    """How a unit ended: `completed`, `failed — error: ...`, `running` (no end yet while its run
+    holds its folder), `did not finish`. A reason that only repeats the status is not said twice."""
+    if done is None:
+        return "running" if running else "did not finish"
+    reason = stop_reason(done)
+    return f"{done.status} — {reason}" if reason else done.status
+
+
+def stop_reason(done: RunFinished) -> str:
+    """Why the unit stopped, or "" where its reason is only its status (`completed — completed`)."""
+    reason = done.stop_reason.strip()
+    return "" if reason == done.status else reason
 
 
 def measured_suffix(method: Optional[str]) -> str:

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 from moot.log.events import Call, EventBase, Human, Message, Outcome, RunFinished, RunResumed, RunStarted
 from moot.log.transcript import Transcript
-from moot.views.summary import totals_of
+from moot.views.summary import ending_text, totals_of
 from moot.views.unit import Place, UnitView
 
 CUT = "cut at its last full sentence"  # a turn the model stopped mid-sentence
@@ -206,10 +206,10 @@ def pairs_text(mapping: object) -> str:
     return ", ".join(f"{k}={shown(v)}" for k, v in mapping.items())
 
 
-def run_facts(transcript: Transcript) -> list[tuple[str, str]]:
+def run_facts(transcript: Transcript, running: bool = False) -> list[tuple[str, str]]:
     """The run header as (label, text) pairs: where it came from, how it was set up, how it ended."""
     s, done = transcript.started, transcript.finished
-    status = f"{done.status} — {done.stop_reason} (wall {done.wall_s:.1f}s)" if done else "did not finish"
+    status = ending_text(done, running) + (f" (wall {done.wall_s:.1f}s)" if done else "")
     facts = [("Scenario", s.scenario_path), ("Scenario sha256", s.scenario_sha256),
              ("Run", f"{s.run_id} · protocol {s.protocol} · unit {s.unit or '—'} · started {s.ts}"),
              ("Status", status)]
