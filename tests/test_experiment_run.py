@@ -122,6 +122,14 @@ def test_shards_reported_together_equal_one_run(here: Path) -> None:
         assert (here / "r1" / name).read_text() == (here / "r2" / name).read_text()
     assert main(["report", "many", "--out", "r3"]) == 0  # the shards' parent folder reads as its shards
     assert (here / "r3" / "published.csv").read_text() == (here / "r1" / "published.csv").read_text()
+    assert "Shards missing" not in (here / "r2" / "experiment.md").read_text()
+
+
+def test_a_report_on_one_shard_names_the_shards_missing(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", "2/3"]) == 0
+    assert main(["report", "many/shard-2-of-3", "--out", "r"]) == 0
+    said = "Shards missing (their cells are in no table): 1/3, 3/3"
+    assert said in capsys.readouterr().out and said in (here / "r" / "experiment.md").read_text()
 
 
 def test_a_shards_plan_counts_each_cells_own_share(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

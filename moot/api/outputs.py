@@ -264,13 +264,16 @@ async def _rescore(job: "Job", work: Sequence[tuple["Transcript", Optional[dict[
 
 
 def rescored_meta(source: "RunSource", job: "Job", out: Path) -> dict[str, Any]:
-    """run.json of the new folder: the original's, with the new models and where it came from."""
+    """run.json of the new folder: the original's, with the new models, where it came from and
+    what the rescoring ran on (`rescoring_environment`, moot.engine.provenance)."""
     from moot.engine.meta import now
+    from moot.engine.provenance import environment
 
     meta: dict[str, Any] = json.loads(json.dumps(source.meta))
     meta["models"] = {**meta.get("models", {}), **job.roles}
     meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
     meta["created"] = meta["last_invoked"] = now()
+    meta["rescoring_environment"] = environment(dict(job.roles))
     return meta
 
 

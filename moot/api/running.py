@@ -306,7 +306,8 @@ class PreparedRun:
         its own, so a process out of them fails on the run's files, named)."""
         setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, self.backends.public(),
                          self.options.allow_model_change, seats=self.options.seats, person=self.options.person)
-        info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit)
+        info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit,
+                            self.models)
         with RunFolder(self.out) as folder:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
             if self.options.seats:

@@ -1,11 +1,16 @@
 """run.json: what a run folder holds, so a rerun continues the same run and reports cite it.
 
-Identity (compared on every invocation): the protocol, the validated scenario's content hash (a
-comment or layout edit is the same run; folders older than content hashes compare the file's
-sha256), the dataset file's sha256, and the models. Anything else only describes the run: paths,
-labels, the headline metric, the rows the dataset loader skipped (by reason), the planned unit
-count, dates. A different scenario or dataset is refused; other models are refused unless
-`--allow-model-change` is given, which is recorded in `model_changes`.
+Identity (compared on every invocation): the protocol, the validated scenario's content hash
+(its prompt templates included, moot's defaults too; a comment or layout edit is the same run;
+folders whose content was hashed otherwise compare the file's sha256), the dataset file's sha256,
+and the models. Anything else only describes the run: paths, the scenario (a copy, its prompt
+overrides included) and `prompts` (every template its roles are sent, defaults included), labels,
+the headline metric, the rows the dataset loader skipped (by reason), the planned unit count,
+dates, and `environment` (moot.engine.provenance: moot's version and commit, library versions,
+model files' sha256). A different scenario or dataset is refused; other models are refused unless
+`--allow-model-change` is given, which is recorded in `model_changes`. The first invocation's
+environment stays; a later one in another is added to `environment_changes` (a folder older than
+environments gets its first there).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, Mapping, Optional
 
 from moot.engine.folder import RunFolder, RunFolderError
 from moot.engine.plan import Plan
+from moot.engine.provenance import environment
 from moot.scenario.load import same_scenario
 from moot.scenario.blocks import ScenarioBase
 
@@ -25,6 +31,7 @@ FILE_KEY, CONTENT_KEY = "scenario_sha256", "scenario_content_sha256"
 WHAT = {"scenario": "another scenario", "dataset_sha256": "another dataset", "models": "other models",
         "protocol": "another protocol"}
 LATEST = ("planned_units", "limit", "last_invoked", "skipped_rows")  # follow each invocation
+FIRST = ("created", "environment", "prompts")  # what the first invocation ran with: never back-filled
 
 
 def now() -> str:
@@ -32,15 +39,17 @@ def now() -> str:
 
 
 def describe_run(protocol: str, scenario: ScenarioBase, scenario_path: str, metric: Optional[str], plan: Plan,
-                 limit: Optional[int]) -> dict[str, Any]:
+                 limit: Optional[int], models: Mapping[str, str]) -> dict[str, Any]:
+    """run.json's description of a run (module docstring); `models`: role -> spec, for the model
+    files the environment names."""
     from moot import __version__
 
     info: dict[str, Any] = {
         "folder_version": FOLDER_VERSION, "protocol": protocol, "scenario_path": scenario_path,
-        "scenario": scenario.model_dump(mode="json", exclude={"input", "prompts"}),
+        "scenario": scenario.model_dump(mode="json", exclude={"input"}), "prompts": scenario.templates(),
         "labels": scenario.label_set(), "headline_metric": metric,
         "planned_units": plan.total, "limit": limit, "skipped_rows": plan.skipped,
-        "created": now(), "last_invoked": now(), "moot_version": __version__,
+        "created": now(), "last_invoked": now(), "moot_version": __version__, "environment": environment(models),
     }
     if plan.dataset is not None and plan.spec is not None:
         info.update(dataset_path=str(plan.dataset), data_file=str(plan.spec.data_path),
@@ -64,16 +73,25 @@ def check_identity(folder: RunFolder, identity: Mapping[str, Any], info: Mapping
                 if changed == ["models"] else "; choose another --out, or delete the folder")
         what = ", ".join(WHAT.get(k, f"another {k}") for k in changed)
         raise RunFolderError(f"{folder.path} holds a run with {what}{hint}")
-    after = {**{k: v for k, v in info.items() if k != "created"}, **before,
+    after = {**{k: v for k, v in info.items() if k not in FIRST}, **before,
              **{k: info[k] for k in LATEST if k in info}}
     if CONTENT_KEY in identity:
         after[CONTENT_KEY] = identity[CONTENT_KEY]
+    if "environment" in info and info["environment"] != _latest_environment(before):
+        after["environment_changes"] = [*before.get("environment_changes", []),
+                                        {"at": now(), "to": info["environment"]}]
     if models_changed:
         after["model_changes"] = [*before.get("model_changes", []),
                                   {"at": now(), "from": before.get("models"), "to": identity["models"]}]
         after["models"] = identity["models"]
     if after != before:
         folder.write_meta(after)
+
+
+def _latest_environment(before: Mapping[str, Any]) -> Any:
+    """The environment the run was last continued in (None: a folder older than environments)."""
+    changes = before.get("environment_changes") or []
+    return changes[-1].get("to") if changes else before.get("environment")
 
 
 def _changed(before: Mapping[str, Any], identity: Mapping[str, Any]) -> list[str]:

@@ -55,6 +55,7 @@ class Loaded:
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
     unscored: list[str] = field(default_factory=list)  # cells the experiment's `score:` has not re-scored
+    missing_shards: list[str] = field(default_factory=list)  # `I/N` of the shards not given
 
 
 Answers = list[list[Optional[str]]]  # a unit's answers per round
@@ -170,7 +171,15 @@ def load(folders: Sequence[Path]) -> Loaded:
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   _tables(first.get("published")), dropped,
                   {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
-                  measured, unscored)
+                  measured, unscored, missing_shards([m for _, m in manifests if m]))
+
+
+def missing_shards(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`I/N` of each share of a sharded experiment that no given folder holds."""
+    given = [m["shard"] for m in manifests if isinstance(m.get("shard"), list) and len(m["shard"]) == 2]
+    counts = {int(n) for _, n in given}
+    seen = {(int(i), int(n)) for i, n in given}
+    return [f"{i}/{n}" for n in sorted(counts) for i in range(1, n + 1) if (i, n) not in seen]
 
 
 def _tables(published: object) -> list[dict[str, Any]]:
@@ -331,7 +340,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
                 stem = unique_stem(f"trajectory-{series}-{model}")
                 _write(out, stem, grid)
                 written += plots.lines(moved, out / "plots", stem, grid.title, step, series.replace("_", " "))
-    main_parts: list[str] = []
+    main_parts: list[str] = [_missing_text(loaded.missing_shards)] if loaded.missing_shards else []
     for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
         grid = published_grid(published_measured(loaded, table, boot), table, published["rows"], loaded.arms,
@@ -348,6 +357,8 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
             "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(g) + "\n" for g in grids)]
+    if loaded.missing_shards:
+        body += [_missing_text(loaded.missing_shards), ""]
     if loaded.dropped:
         body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
     if loaded.unscored:
@@ -356,6 +367,11 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
+
+
+def _missing_text(shards: Sequence[str]) -> str:
+    return markdown_safe(f"Shards missing (their cells are in no table): {', '.join(shards)}; give every shard's "
+                         "folder (moot report OUT/shard-1-of-N OUT/shard-2-of-N ..., or OUT itself) for the whole grid.")
 
 
 def _dynamics(loaded: Loaded, resamples: int) -> dict[tuple[str, str], dict[str, list[RoundStat]]]:

@@ -115,12 +115,15 @@ def exit_cause(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def store_path() -> Path:
-    """Where answers are kept: the user's cache folder for moot ($MOOT_CACHE_DIR, else
-    $XDG_CACHE_HOME/moot, else ~/.cache/moot)."""
+def cache_root() -> Path:
+    """The user's cache folder for moot: $MOOT_CACHE_DIR, else $XDG_CACHE_HOME/moot, else ~/.cache/moot."""
     own = os.environ.get("MOOT_CACHE_DIR")
-    root = Path(own) if own else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "moot"
-    return root / CHECK_FILE
+    return Path(own) if own else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "moot"
+
+
+def store_path() -> Path:
+    """Where answers are kept: in the user's cache folder for moot (`cache_root`)."""
+    return cache_root() / CHECK_FILE
 
 
 def read_store(store: Path) -> dict[str, object]:

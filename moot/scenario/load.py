@@ -92,13 +92,17 @@ def scenario_content_hash(scenario: BaseModel) -> str:
     Comments, key order, quoting and layout of the file leave it unchanged (the file's own
     sha256, scenario_hash, changes with any byte); resume and run folders compare this. Values
     at their defaults are left out, so a key a later moot adds (with a default) leaves the hash of
-    every scenario that does not set it as it was. The last scenario's hash is kept: every unit of
+    every scenario that does not set it as it was. The prompt templates its roles are sent are in
+    it, moot's defaults too: a moot whose default prompts changed hashes the same file otherwise
+    (a run folder then compares the file's sha256, moot.scenario.load.same_scenario). The last scenario's hash is kept: every unit of
     a run asks it of the same (frozen) scenario."""
     global _last_hashed
     if _last_hashed[0] is scenario:
         return _last_hashed[1]
-    blob = json.dumps(scenario.model_dump(mode="json", exclude_defaults=True), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    templates = getattr(scenario, "templates", None)
+    content = {"scenario": scenario.model_dump(mode="json", exclude_defaults=True),
+               "templates": templates() if callable(templates) else {}}
+    blob = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
     _last_hashed = (scenario, digest)
     return digest
