@@ -7,7 +7,10 @@ import re
 
 import pytest
 
-from moot.report.published import figure, parse, table, tables
+from moot.experiment.tables import Measured, published_grid
+from moot.metrics.stats import t_interval
+from moot.report.formats import markdown
+from moot.report.published import figure, items_line, parse, table, tables
 from moot.scenario.yamlsource import SourceError
 
 PAPERS = ("cola_stance_detection.txt", "s2mad_rumor_detection.txt", "decision_conference_agreement_detection.txt")
@@ -81,3 +84,24 @@ def test_table_5_reads_the_grades_of_runs_and_prints_integers_as_the_paper() -> 
     assert found is not None and found.printed == "10" and found.value == 10.0
     overall = t5.figure("Gemma 7B", "Overall")
     assert overall is not None and overall.printed == "3.8"
+
+
+def test_the_papers_item_count_is_printed_beside_the_measured_one() -> None:
+    """A published-table run on fewer or other items than the paper's says so in one line."""
+    assert [table(t).spec.items.count for t in ("Heller/Table 1", "Heller/Table 2", "Heller/Table 3",
+                                                "Heller/Table 4")] == [676, 676, 1355, 1355]  # type: ignore[union-attr]
+    vast = table("Heller/Table 1").spec.items
+    assert items_line(vast, [5, 5, 5]) == "items: 5 of the paper's 676 (" + vast.of + ")"  # type: ignore[union-attr]
+    assert items_line(vast, [3006]) is not None and items_line(vast, [3006]).startswith("items: 3,006 of the paper's 676")  # type: ignore[union-attr]
+    assert items_line(vast, [4, 7]).startswith("items: 4-7 of")  # type: ignore[union-attr]
+    assert items_line(vast, []) is None and items_line(None, [5]) is None
+    grid = published_grid({"F1": {"a": Measured(0.5, t_interval([0.5]), 5, 1)}}, table("Heller/Table 1"),
+                          {"a": "Gemma 2 9B"}, ["a"])
+    assert sum(n.startswith("items: 5 of the paper's 676 (VAST test") for n in grid.notes) == 1
+    assert "items: 5 of the paper's 676" in markdown(grid)
+
+
+def test_a_papers_item_count_is_a_positive_whole_number() -> None:
+    with pytest.raises(SourceError, match="items.count"):
+        parse(BAD_ROW.replace("    rows:", "    items: {count: 0, of: x}\n    rows:").replace("[0.5, 0.6]", "[0.5]"),
+              "pub.yaml")

@@ -42,8 +42,9 @@ RELEASES = {
                               [("8", "This house bans X", "against")]),
     "ibm_claim_polarity_test": ("claim_stance_dataset_v1.csv",
                                 CLAIMS + '"1","test","T","t","1","8","CON","c8","smoking","-1"\n'
+                                         '"1","train","T","t","1","10","PRO","c10","x","1"\n'
                                          '"1","test","T","t","1","9","PRO","c9","vaping",""\n',
-                                [("8", "smoking", "negative")]),
+                                [("8", "smoking", "negative"), ("9", "vaping", "neutral")]),  # the paper's 3 classes
     "sst2_test": ("stsa.binary.test", "1 a gorgeous film .\n0 dull .\n", [("0", None, "positive"), ("1", None, "negative")]),
     "rumoureval2019_test": ("rumoureval2019_test.jsonl", json.dumps({"id": "5", "label": "unverified", **THREAD}) + "\n",
                             [("5", None, "unverified")]),

@@ -4,7 +4,8 @@
   item spread, and Δ against the reference with its interval, p (raw and Holm), MDE and pairing;
 - `published_grid`: each arm beside the paper's figure of the row it reproduces: measured (with
   the paper's significance mark where the paper's test on these runs gives it) | published | Δ,
-  on the paper's scale (a percent table in percent), with where the paper prints it. A column is
+  on the paper's scale (a percent table in percent), with where the paper prints it and the items
+  measured beside the paper's count (a table that declares it: `items`). A column is
   measured over items (an arm's analysis: `measured_of`) or once per run of a scenario (a
   protocol's measure or one step of its series, averaged over seeds: `measured_over_runs`).
 """
@@ -18,7 +19,7 @@ from typing import Mapping, Optional, Sequence
 from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column
 from moot.metrics import stats
 from moot.report.formats import Grid
-from moot.report.published import Published
+from moot.report.published import Published, items_line
 
 DASH = "–"
 
@@ -139,9 +140,11 @@ def published_grid(measured: Mapping[str, Mapping[str, Measured]], published: Pu
     marks = "; ".join(f"{m}: {meaning} (here: the paper's test on these runs, Holm-adjusted)"
                       for m, meaning in spec.marks.items())
     over_runs = any(c.metric is None for c in measured_columns)
+    items = items_line(spec.items, (cell.items for column in measured_columns
+                                    for cell in measured[column.name].values() if cell.items is not None))
     notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
              f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
-             *([marks] if marks else []), *([spec.note] if spec.note else []),
+             *([items] if items else []), *([marks] if marks else []), *([spec.note] if spec.note else []),
              "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap)."
              + (" A column of runs (n items –): the mean over runs (seeds) with its t interval (none from one run)."
                 if over_runs else ""),

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Literal, Optional, Union
+from typing import Annotated, Iterable, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from moot.scenario.errors import to_scenario_error
 from moot.scenario.yamlsource import SourceError, parse_yaml
@@ -56,6 +56,14 @@ class Row(Strict):
     values: tuple[Union[int, float, str, None], ...]  # an int stays one: printed as the paper prints it
 
 
+class PaperItems(Strict):
+    """The items the paper measured a table on: how many, and which, where the paper says so; a
+    measured table prints its own count beside it (a subset, another split, or the paper's set)."""
+
+    count: Annotated[int, Field(ge=1)]
+    of: str  # e.g. "VAST test, Heller §5.1.1"
+
+
 class TableSpec(Strict):
     id: str
     title: str
@@ -67,6 +75,7 @@ class TableSpec(Strict):
     marks: dict[str, str] = {}
     significance: Optional[Literal["paired_t", "mcnemar", "wilcoxon"]] = None
     note: Optional[str] = None
+    items: Optional[PaperItems] = None
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
 
@@ -83,6 +92,16 @@ class TableSpec(Strict):
 
 class PublishedFile(Strict):
     tables: tuple[TableSpec, ...]
+
+
+def items_line(items: Optional[PaperItems], measured: Iterable[int]) -> Optional[str]:
+    """One line putting the item counts measured beside the paper's ("items: 5 of the paper's 676
+    (VAST test, Heller §5.1.1)"); None when the paper's count is not declared or nothing was measured."""
+    counts = sorted(set(measured))
+    if items is None or not counts:
+        return None
+    shown = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    return f"items: {shown} of the paper's {items.count:,} ({items.of})"
 
 
 @dataclass(frozen=True)
