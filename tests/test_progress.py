@@ -65,3 +65,33 @@ def test_a_single_item_streams_its_turns_on_a_terminal(tmp_path, monkeypatch):
     shown = out.getvalue()
     assert "=== Analysis ===" in shown and "[analysis R1] " in shown and "(analysis …):\nThe post (scripted)" in shown
     assert "closing" not in shown.lower()
+
+
+def test_an_experiment_shows_its_cells_units_calls_and_the_cell_running(tmp_path, monkeypatch):
+    """The grid's status line: the single run's, over every cell, headed by the cells done and the
+    cell running; its calls count on from cell to cell."""
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.setattr(BatchStatus, "REDRAW_S", 0.0)
+    errors = Terminal()
+    monkeypatch.setattr(sys, "stderr", errors)
+    assert main(["run", "debate", "--dataset", "demo-stance", "--limit", "2", "--model", "scripted", "--no-cache",
+                 "--vary", "rounds=0,1", "--out", str(tmp_path / "grid")]) == 0
+    monkeypatch.undo()
+    lines = [part for part in errors.getvalue().split("\r\x1b[2K") if part.strip()]
+    shown = [re.match(r"cells (\d)/2(?:, running (\S+))? · \[(\d)/4\] ETA \S+ calls=(\d+) ", line) for line in lines]
+    assert all(shown), lines
+    cells, running, units, calls = zip(*((int(m[1]), m[2], int(m[3]), int(m[4])) for m in shown if m))
+    assert list(calls) == sorted(calls) and list(units) == sorted(units) and list(cells) == sorted(cells)
+    assert {"rounds-0/demo-stance/scripted/seed-0", "rounds-1/demo-stance/scripted/seed-0"} <= set(running)
+    assert (cells[-1], units[-1]) == (2, 4) and calls[-1] > max(c for c, r in zip(calls, running)
+                                                                if r and r.startswith("rounds-0"))
+    assert any(re.search(r"running rounds-1\S+ · \[2/4\] ETA \d+s .* · calls \d+/\d+ in flight", line) for line in lines)
+
+
+def test_an_experiment_off_a_terminal_shows_a_line_per_unit(tmp_path, monkeypatch, capsys):
+    assert main(["run", "debate", "--dataset", "demo-stance", "--limit", "2", "--model", "scripted",
+                 "--vary", "rounds=0,1", "--out", str(tmp_path / "grid")]) == 0
+    captured = capsys.readouterr()
+    assert re.findall(r"(?m)^cells (\d)/2.*?\[(\d)/4\]", captured.err) == [
+        ("0", "0"), ("0", "0"), ("0", "1"), ("0", "2"), ("1", "2"), ("1", "3"), ("1", "4")]
+    assert "rounds-1/demo-stance/scripted/seed-0: completed (2/2 items)" in captured.out

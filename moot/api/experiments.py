@@ -18,7 +18,7 @@ from moot.errors import UsageError
 from moot.scenario.bundled import find_experiment
 
 if TYPE_CHECKING:
-    from moot.experiment.grid import Report, Shard
+    from moot.experiment.grid import GridWatch, Report, Shard
     from moot.experiment.plan import CellPlan
     from moot.experiment.report import ExperimentReport
     from moot.experiment.schema import Experiment
@@ -64,15 +64,17 @@ class ExperimentResult:
 
 def run_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = None,
                    options: Optional[RunOptions] = None, shard: Optional["Shard"] = None,
-                   allow_changed: bool = False, on_cell: Optional["Report"] = None) -> ExperimentResult:
+                   allow_changed: bool = False, on_cell: Optional["Report"] = None,
+                   watch: Optional["GridWatch"] = None) -> ExperimentResult:
     """Run (or continue) every cell of the grid in `out` (default experiments/NAME): cells already
     finished are not run again, new cells of an edited file are; a cell whose arm or dataset
-    changed is refused (ExperimentChanged) unless `allow_changed`."""
+    changed is refused (ExperimentChanged) unless `allow_changed`. `on_cell` gets a line as each
+    cell ends; `watch` follows the cells' units as they run (the command line's status line)."""
     from moot.experiment.grid import default_out, run_experiment as run_grid
 
     loaded = load_experiment(experiment)
     folder = Path(out) if out is not None else default_out(loaded)
-    return ExperimentResult(folder, run_grid(loaded, folder, options, shard, allow_changed, on_cell))
+    return ExperimentResult(folder, run_grid(loaded, folder, options, shard, allow_changed, on_cell, watch))
 
 
 def plan_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = None,

@@ -84,6 +84,7 @@ def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
 def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clients: Clients) -> int:
     """Plan, or run (or continue) the experiment's cells into `out`."""
     from moot.api.experiments import plan_experiment, run_experiment
+    from moot.cli.gridstatus import GridStatus
     from moot.experiment.grid import parse_shard
 
     experiment = with_models(experiment, args.model)
@@ -99,9 +100,14 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
             roles = ", ".join(f"{role}={model or spec}" for role, spec in experiment.spec.score.items())
             print(terminal_safe(f"then each finished cell is re-scored ({roles}; score:), with calls the run decides (?)"))
         return EXIT_OK
-    result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
-                            allow_changed=args.allow_changed,
-                            on_cell=None if args.quiet else lambda cell, line: print(terminal_safe(line)))
+    status = None if args.quiet else GridStatus()
+    try:
+        result = run_experiment(experiment, out=out, options=run_options(args, clients), shard=shard,
+                                allow_changed=args.allow_changed, on_cell=status.report if status else None,
+                                watch=status)
+    finally:
+        if status is not None:
+            status.close()
     print(terminal_safe(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed "
                         f"({out}); moot report {out} for the tables"))
     if result.interrupted:

@@ -115,8 +115,13 @@ class BatchStatus:
         seconds = seconds if seconds is not None else elapsed / new * left if new else None
         eta = f"{seconds:.0f}s" if seconds is not None else "?"
         failed = f" failed={self.failed}" if self.failed else ""
-        return (f"[{self.done}/{self.total}] ETA {eta} calls={self.stats.backend_calls} cached={self.stats.cache_hits} "
-                f"tokens={self.stats.tokens} unparsed={self.unparsed}{failed}")
+        stats = self.counts()
+        return (f"[{self.done}/{self.total}] ETA {eta} calls={stats.backend_calls} cached={stats.cache_hits} "
+                f"tokens={stats.tokens} unparsed={self.unparsed}{failed}")
+
+    def counts(self) -> EngineStats:
+        """The calls, cache hits and tokens the line shows."""
+        return self.stats
 
     def show(self, force: bool = False) -> None:
         now = time.monotonic()

@@ -25,7 +25,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol
 
 from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
@@ -35,6 +35,9 @@ from moot.experiment.folders import MANIFEST, read_manifest, safe
 from moot.experiment.schema import Arm, Dataset, Experiment
 from moot.safety.diskio import write_atomic
 from moot.scenario.load import scenario_content_hash, scenario_hash
+
+if TYPE_CHECKING:
+    from moot.api.running import Watch
 
 MANIFEST_VERSION = 1
 Shard = tuple[int, int]  # (i, n), 1 <= i <= n
@@ -205,15 +208,26 @@ def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], sh
 Report = Callable[[Cell, str], None]  # (cell, a line about it)
 
 
+class GridWatch(Protocol):
+    """What follows the cells as they run (the command line's status line over the grid)."""
+
+    def planned(self, cells: int, units: int) -> None:
+        """Before the first cell: how many cells and units (of this shard) the grid holds."""
+
+    def cell(self, cell: Cell) -> "Watch":
+        """The watch of the cell about to run (moot.api.running.Watch)."""
+
+
 def default_out(experiment: Experiment) -> Path:
     return Path("transcripts") / experiment.name
 
 
 def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: Any = None,
                    shard: Optional[Shard] = None, allow_changed: bool = False,
-                   on_cell: Optional[Report] = None) -> dict[str, str]:
+                   on_cell: Optional[Report] = None, watch: Optional[GridWatch] = None) -> dict[str, str]:
     """Run (or continue) every cell; returns each cell's status by its key. `options`: the API's
-    RunOptions (its cache is replaced by the experiment's shared cache unless it is off)."""
+    RunOptions (its cache is replaced by the experiment's shared cache unless it is off); `watch`
+    follows the cells' units live."""
     from moot.api.options import RunOptions
     from moot.api.running import prepare
 
@@ -241,11 +255,13 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
         experiment.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(experiment.path, experiment.text)
     write_manifest(experiment, folder, status, shard, scored)
+    if watch is not None:
+        watch.planned(sum(1 for _, run in prepared if run.planned), sum(run.planned for _, run in prepared))
     for cell, run in prepared:
         if run.planned == 0:
             status[cell.key] = "completed"
         else:
-            result = run.run()
+            result = run.run(watch.cell(cell) if watch is not None else None)
             status[cell.key] = result.status
             write_manifest(experiment, folder, status, shard, scored)
             if on_cell is not None:

@@ -1,0 +1,95 @@
+"""What `moot run EXPERIMENT` shows while its cells run: the single run's status line
+(moot.cli.show.BatchStatus) over the whole grid, headed by the cells done and the cell running.
+
+    cells 1/4, running rounds-2/demo-stance/default/seed-0 · [9/24] ETA 41s calls=63 cached=0 ...
+
+Its units, ETA, calls, cache hits and tokens count every cell of this invocation (the units a cell
+finished before are counted done as the cell opens); on a terminal it is redrawn with every
+recorded call and carries the in-flight calls and the latest turn, as a single run's line does;
+elsewhere it is one line per finished unit. The line each cell ends with is printed between.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Optional, TextIO
+
+from moot.cli.show import BatchStatus
+from moot.models.engine import EngineStats
+from moot.views.neutral import terminal_safe
+
+if TYPE_CHECKING:
+    from moot.api.running import Running, Watch, Watcher
+    from moot.experiment.grid import Cell
+
+CLEAR = "\r\x1b[2K"
+
+
+class CellsLine(BatchStatus):
+    """BatchStatus over the grid's units, its counters summed over the cells."""
+
+    def __init__(self, cells: int, units: int, stream: Optional[TextIO] = None):
+        self.cells, self.cells_done, self.running = cells, 0, ""
+        self.before = EngineStats()  # the counters of the cells that ended
+        super().__init__(units, 0, EngineStats(), stream)
+
+    def enter(self, key: str, running: "Running") -> None:
+        """A cell opens: its units done before count as done, its engine's counters as live."""
+        self.running, self.stats, self.on_closed = terminal_safe(key), running.stats, running.stop
+        self.done, self.first = self.done + running.done, self.first + running.done
+        self.progress.done += running.done
+        self.show(force=True)
+
+    def leave(self) -> None:
+        """The cell's units are done: its counters join the ended cells'."""
+        self.before = self.counts()
+        self.stats, self.running = EngineStats(), ""
+        self.cells_done += 1
+
+    def counts(self) -> EngineStats:
+        before, live = self.before, self.stats
+        return EngineStats(before.backend_calls + live.backend_calls, before.cache_hits + live.cache_hits,
+                           before.prompt_tokens + live.prompt_tokens, before.completion_tokens + live.completion_tokens)
+
+    def clear(self) -> None:
+        """On a terminal, the line is wiped (a cell's own line goes there)."""
+        if self.stream.isatty() and not self.closed:
+            self._write(CLEAR)
+
+    def line(self) -> str:
+        running = f", running {self.running}" if self.running else ""
+        return f"cells {self.cells_done}/{self.cells}{running} · {super().line()}"
+
+
+class GridStatus:
+    """moot.experiment.grid.GridWatch for the command line: one CellsLine for the grid."""
+
+    def __init__(self, stream: Optional[TextIO] = None):
+        self.stream = stream or sys.stderr
+        self.status: Optional[CellsLine] = None
+
+    def planned(self, cells: int, units: int) -> None:
+        self.status = CellsLine(cells, units, self.stream)
+
+    def cell(self, cell: "Cell") -> "Watch":
+        from moot.api.running import Watcher
+
+        def start(running: "Running") -> "Watcher":
+            status = self.status
+            assert status is not None  # the grid tells what it plans before its first cell
+            status.enter(cell.key, running)
+            return Watcher(status, status.update, status.leave)
+
+        return start
+
+    def report(self, cell: "Cell", text: str) -> None:
+        """A line about a cell (it ended, it was re-scored), on stdout below the status line."""
+        if self.status is not None:
+            self.status.clear()
+        print(terminal_safe(text), flush=True)
+        if self.status is not None and self.stream.isatty():
+            self.status.show(force=True)
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.close()
