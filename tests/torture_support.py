@@ -34,7 +34,7 @@ FIGURES = {"fault modes": "fault modes handled", "kills": "kills survived",
            "hostile": "hostile texts neutralised"}
 TRIED: Counter = Counter()
 HANDLED: Counter = Counter()
-# the hardening classes of issue 20 a case belongs to (its figures are printed by class too)
+# the hardening classes of issues 20 and 32 a case belongs to (its figures are printed by class too)
 CLASSES = {"signals": "every stop signal is a clean stop", "files": "files written safely and as a set",
            "credentials": "credentials in any URL", "environment": "the environment refusing is exit 3",
            "neutral": "every output neutralises what others wrote",
@@ -43,7 +43,10 @@ CLASSES = {"signals": "every stop signal is a clean stop", "files": "files writt
            "start-up": "one line even when moot cannot start", "out": "odd output places",
            "yaml": "YAML as people write it", "waits": "waits are visible",
            "logprobs": "logprob answers handled one way",
-           "paths": "a run folder's contents are data, not paths to follow"}
+           "paths": "a run folder's contents are data, not paths to follow",
+           "typed": "typed input is bounded and checked", "annotations": "annotations written like transcripts",
+           "merging": "nothing is merged silently", "cache": "the reply cache tells busy from broken",
+           "names": "names that are not UTF-8, and names that collide"}
 CLASS_TRIED: Counter = Counter()
 CLASS_HANDLED: Counter = Counter()
 SECRET = "sk-torture-5f0c9a1e77d24b3c"  # must never reach a file, stdout or stderr
@@ -89,7 +92,7 @@ def report_figures(terminalreporter, config) -> None:
         terminalreporter.write_line(f"{name}: {handled} / {tried}")
     by_class = class_figures()
     if by_class:
-        terminalreporter.write_line("of which, by hardening class (issue 20):")
+        terminalreporter.write_line("of which, by hardening class (issues 20 and 32):")
     for name, (handled, tried) in by_class.items():
         terminalreporter.write_line(f"  {name}: {handled} / {tried}")
     if getattr(config, "cache", None) is not None:  # absent with -p no:cacheprovider

@@ -5,9 +5,12 @@ a line on the terminal when the seat waits, the answer taken from the run folder
 
 The conversation so far is on screen already (the live transcript). A turn starts with a line
 saying whose seat it is and where; a closed question lists its allowed answers (type one, or its
-number); a free turn is several lines, ended by a line holding only `.` (or the end of input).
-stdin is read by a daemon thread, so Ctrl-C stops the run at once (the same command continues it
-at the same turn), and piped answers work as typed ones. What is shown of the scenario is
+number); a free turn is several lines, ended by a line holding only `.`. stdin is read by a daemon thread,
+so Ctrl-C stops the run at once (the same command continues it at the same turn), and piped
+answers work as typed ones. Input is read as bytes, bounded: bytes that are not UTF-8 and an
+answer longer than the seat takes (moot.engine.seats.MAX_TYPED) are refused and asked again. When
+the input ends, the run stops at the turn that waits (inside a free turn too: nothing half-typed
+is taken), and the same command continues it there. What is shown of the scenario is
 neutralised like any other text (moot.views.neutral).
 """
 
@@ -17,11 +20,11 @@ import asyncio
 import sys
 import threading
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from typing import Iterator, Optional, Sequence, TextIO
 
 from moot.api.running import Running, Watch, Watcher
 from moot.engine.seatfiles import FolderPerson, open_seat
-from moot.engine.seats import Asking, PersonLeft, Question
+from moot.engine.seats import MAX_TYPED, Asking, PersonLeft, Question
 from moot.views.neutral import terminal_safe
 
 END = "."  # a line holding only this ends a free turn
@@ -33,6 +36,7 @@ class TerminalPerson:
     def __init__(self, stdin: Optional[TextIO] = None, out: Optional[TextIO] = None):
         self.stdin, self.out = stdin or sys.stdin, out or sys.stdout
         self._lines: Optional[asyncio.Queue[Optional[str]]] = None
+        self._ended = False
         self._shown: Optional[Asking] = None
 
     def _reader(self) -> asyncio.Queue[Optional[str]]:
@@ -40,8 +44,8 @@ class TerminalPerson:
             loop, lines = asyncio.get_running_loop(), asyncio.Queue()  # type: asyncio.AbstractEventLoop, asyncio.Queue[Optional[str]]
 
             def read() -> None:
-                for line in self.stdin:
-                    loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\r\n"))
+                for line in typed_lines(self.stdin):
+                    loop.call_soon_threadsafe(lines.put_nowait, line)
                 loop.call_soon_threadsafe(lines.put_nowait, None)
 
             threading.Thread(target=read, name="moot-seat-stdin", daemon=True).start()
@@ -49,7 +53,12 @@ class TerminalPerson:
         return self._lines
 
     async def _line(self, asking: Asking) -> Optional[str]:
-        return await self._reader().get()
+        """The next line typed; None once the input has ended (and ever after)."""
+        if not self._ended:
+            line = await self._reader().get()
+            self._ended = line is None
+            return line
+        return None
 
     async def ask(self, asking: Asking, question: Question, problem: str) -> str:
         if asking is not self._shown:
@@ -76,17 +85,37 @@ class TerminalPerson:
         return line
 
     async def _text(self, asking: Asking) -> str:
+        """A free turn's lines up to the line holding only END; kept up to just past MAX_TYPED
+        (the seat refuses the turn then), so memory stays bounded whatever is typed."""
         lines: list[str] = []
+        size = 0
         while (line := await self._line(asking)) is not None and line != END:
-            lines.append(line)
-        if line is None and not lines:
-            raise PersonLeft(f"seat {asking.seat}: the input ended while waiting for a turn; "
-                             "run the same command again to continue from this turn")
+            if size <= MAX_TYPED:
+                lines.append(line)
+                size += len(line) + 1
+        if line is None:
+            raise PersonLeft(f"seat {asking.seat}: the input ended inside a turn (before a line holding only "
+                             f"{END!r}); run the same command again to continue from this turn")
         return "\n".join(lines)
 
     def _say(self, text: str, prompt: bool = False) -> None:
         self.out.write(terminal_safe(text) + ("\n> " if prompt else "\n"))
         self.out.flush()
+
+
+def typed_lines(stdin: TextIO) -> Iterator[str]:
+    """The lines of `stdin` without their ends, read as bytes (where it has them) and decoded as
+    Python decodes names (bytes that are not UTF-8 as surrogates, which the seat refuses); a line
+    longer than MAX_TYPED is cut just past it, the rest read and dropped, so memory stays bounded."""
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:  # a text stream of its own (a test's StringIO)
+        yield from (line.rstrip("\r\n") for line in stdin)
+        return
+    while line := raw.readline(MAX_TYPED + 1):
+        if len(line) > MAX_TYPED and not line.endswith(b"\n"):
+            while (rest := raw.readline(MAX_TYPED)) and not rest.endswith(b"\n"):
+                pass
+        yield line.decode("utf-8", "surrogateescape").rstrip("\r\n")
 
 
 class BrowserPerson(FolderPerson):

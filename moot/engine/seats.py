@@ -34,11 +34,15 @@ from autogen_core.models import LLMMessage
 from moot.errors import UsageError, nearest
 from moot.engine.seatfiles import pending_file
 from moot.log.events import Human, Message
+from moot.log.jsonl import MAX_LINE
 from moot.safety.diskio import write_atomic
 
 Fallback = Literal["wait", "model", "skip"]
 FALLBACKS: tuple[Fallback, ...] = ("wait", "model", "skip")
 YES, NO = "yes", "no"
+# bytes of one typed answer: its event line (JSON escapes take up to 6 bytes a byte, and a later
+# call's prompt may hold a few turns) stays far within what the transcript reader takes
+MAX_TYPED = MAX_LINE // 32
 
 
 @dataclass(frozen=True)
@@ -106,24 +110,54 @@ class Question:
 
     def read(self, text: str) -> tuple[Optional[str], str]:
         """(the answer, "") or (None, why it does not read). A choice: an option (any case, `_`
-        or space alike) or its number; a score: a whole number in the scale; text: as typed."""
+        or space alike) or its number (ASCII digits); a score: a whole number in the scale; text:
+        as typed. Any answer: UTF-8 and at most MAX_TYPED bytes, so its record always reads."""
+        unfit = typed_problem(text)
+        if unfit:
+            return None, unfit
         answer = text.strip()
         if self.kind == "text":
             return text, ""
         if self.options:
             wanted = _folded(answer)
-            if answer.isdigit() and 1 <= int(answer) <= len(self.options):
+            if NUMBER.fullmatch(answer) and 1 <= int(answer) <= len(self.options):
                 return self.options[int(answer) - 1], ""
             found = [o for o in self.options if _folded(o) == wanted]
             return (found[0], "") if found else (None, f"choose one of {', '.join(self.options)} (or its number)")
         low, high = self.scale or (1, 10)
-        if re.fullmatch(r"[+-]?\d+", answer) and low <= int(answer) <= high:
+        if SIGNED.fullmatch(answer) and low <= int(answer) <= high:
             return str(int(answer)), ""
         return None, f"a whole number from {low} to {high}"
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "prompt": self.prompt, "kind": self.kind, "options": list(self.options),
                 "scale": list(self.scale) if self.scale else None, "lines": self.lines}
+
+
+NUMBER = re.compile(r"[0-9]{1,9}")  # an option's number: ASCII digits, never thousands of them
+SIGNED = re.compile(r"[+-]?[0-9]{1,9}")
+
+
+def typed_problem(text: str) -> str:
+    """Why typed `text` cannot be taken ("" when it can): bytes that are not UTF-8 (read as
+    surrogates, as Python reads names), or more than MAX_TYPED bytes."""
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > MAX_TYPED:
+        return f"longer than {MAX_TYPED // 1024} KiB ({size} bytes); type a shorter answer"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not UTF-8 text (check the terminal's encoding); type it again"
+    return ""
+
+
+def as_recorded(text: str) -> str:
+    """What was typed, as the seat's record keeps it: an answer that cannot be taken is kept as
+    what it was (bytes that are not UTF-8 as U+FFFD; one too long by its size), so the record reads."""
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > MAX_TYPED:
+        return f"(refused: {size} bytes)"
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _folded(text: str) -> str:
@@ -249,7 +283,7 @@ class Seat:
         while True:
             self._write(answered, question, problem)
             text = await self.person.ask(answered.asking, question, problem)
-            answered.typed.append(text)
+            answered.typed.append(as_recorded(text))
             value, problem = question.read(text)
             if value is None:
                 continue
@@ -317,7 +351,12 @@ async def proxied(seat: Seat, asking: Asking, cancellation_token: CancellationTo
     messages between agents: an item's agent answering in its round)."""
     proxy = SeatProxy(asking.speaker if asking.speaker.isidentifier() else "seat", seat)
     proxy.asking = lambda: asking  # type: ignore[method-assign]  # this one turn's questions
-    await proxy.on_messages([TextMessage(content=asking.shown or asking.action, source="user")], cancellation_token)
+    try:
+        await proxy.on_messages([TextMessage(content=asking.shown or asking.action, source="user")], cancellation_token)
+    except Exception:
+        if proxy.failure is not None:  # AutoGen wraps it twice: the person left, say so
+            raise proxy.failure from None
+        raise
     assert proxy.answered is not None
     return proxy.answered
 

@@ -191,11 +191,12 @@ class EventLog:
         if self._refused is not None:
             raise self._refused
         stamp = now()
-        for event in events:
-            event.seq, event.ts = self._seq, stamp
-            self._seq += 1
+        for number, event in enumerate(events, self._seq):
+            event.seq, event.ts = number, stamp
+        text = "".join(e.model_dump_json() + "\n" for e in events)  # one that cannot be written takes no number
+        self._seq += len(events)
         try:
-            self._file.write("".join(e.model_dump_json() + "\n" for e in events))
+            self._file.write(text)
             self._file.flush()
             if self._fsync:
                 os.fsync(self._file.fileno())
