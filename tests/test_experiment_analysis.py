@@ -3,6 +3,7 @@ made here: per-arm intervals, paired comparisons on shared units only, the publi
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
@@ -13,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 
 from moot.experiment.analysis import Cell, Column, analyse, arm_stat
 from moot.experiment.tables import arms_grid, measured_of, published_grid, published_columns
+from moot.metrics import stats
 from moot.metrics.classification import summarize
 from moot.report.formats import latex, markdown, to_csv
 from moot.report.published import table
@@ -61,6 +63,45 @@ def test_comparisons_pair_units_and_use_the_papers_tests() -> None:
     raw = [c.pvalue for c in result.comparisons]
     assert all(0 < p < 1 for p in raw)
     assert [c.adjusted for c in result.comparisons] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+
+
+def test_one_repeat_tests_the_tables_own_metric_with_the_paired_bootstrap() -> None:
+    """One repeat of macro-F1: the p is the paired bootstrap's of macro-F1 itself (not McNemar's of
+    accuracy), equal to one recomputed from scipy's bootstrap of the metric computed item by item."""
+    one = [cell("cola", 0, 0.8, n=60), cell("direct", 0, 0.6, n=60)]
+    result = analyse(one, Column("semeval2016", "macro_f1"), "local", ["cola", "direct"], "cola", resamples=300)
+    found = result.comparison("direct")
+    assert found is not None and found.primary == "bootstrap" and found.pvalue == found.bootstrap.pvalue
+    ids = sorted(one[0].gold)
+
+    def delta(idx: np.ndarray, axis: int = -1) -> float:
+        picked = [ids[i] for i in np.asarray(idx, dtype=int)]
+        a, b = (summarize([c.gold[i] for i in picked], [c.pred[i] for i in picked], LABELS).macro_f1 for c in one[::-1])
+        return a - b
+
+    ref = sp.bootstrap((np.arange(len(ids)),), delta, n_resamples=300, method="percentile", vectorized=False,
+                       rng=np.random.default_rng(stats.SEED))
+    dist = np.round(ref.bootstrap_distribution, 12)  # a floating residue of zero is zero
+    side = min(np.sum(dist <= 0), np.sum(dist >= 0))
+    assert found.pvalue == pytest.approx(min(1.0, 2 * (1 + side) / 301), abs=1e-12)
+    assert (found.delta.low, found.delta.high) == (pytest.approx(ref.confidence_interval.low, abs=1e-12),
+                                                   pytest.approx(ref.confidence_interval.high, abs=1e-12))
+    assert "(bootstrap)" in markdown(arms_grid(result)) and "(mcnemar)" not in markdown(arms_grid(result))
+
+
+def test_repeats_without_variance_say_so_instead_of_a_zero_width_interval() -> None:
+    """Deterministic repeats (the same answers under every seed): no interval over repeats and no
+    paired t, said in the table; the p is the paired bootstrap's over items."""
+    same = [Cell(c.arm, c.dataset, c.model, seed, c.labels, c.gold, c.pred) for c in
+            (cell("cola", 0, 0.8), cell("direct", 0, 0.5)) for seed in (0, 1, 2)]
+    result = analyse(same, Column("semeval2016", "f_avg"), "local", ["cola", "direct"], "cola", resamples=200)
+    found = result.comparison("direct")
+    assert found is not None and found.primary == "bootstrap" and found.paired_t.note == stats.NO_VARIANCE
+    assert 0 < found.pvalue < 0.05 and not math.isnan(found.mde.estimate)
+    shown = markdown(arms_grid(result))
+    rows = "".join(line for line in shown.splitlines() if line.startswith(("| cola", "| direct")))
+    assert rows.count("no variance across repeats") == 3  # each arm's interval, and the silent paired t
+    assert "(bootstrap); paired_t: no variance across repeats" in shown
 
 
 def test_units_without_their_pair_are_dropped_and_counted() -> None:

@@ -264,7 +264,7 @@ def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest
     capsys.readouterr()
     assert main(["compare", "run-cola_direct", "run-cola_cot", "--metric", "accuracy", "--out", "cmp"]) == 0
     shown = capsys.readouterr().out
-    assert "| A: run-cola_direct | 1 | 12 |" in shown and "(mcnemar)" in shown
+    assert "| A: run-cola_direct | 1 | 12 |" in shown and "(bootstrap)" in shown
     assert "paired 8 units; dropped 4 without their pair" in shown
     assert (here / "cmp" / "compare.tex").is_file()
     other = here / "other.jsonl"

@@ -39,8 +39,46 @@ def test_t_interval_equals_statsmodels() -> None:
 def test_t_interval_degenerate_cases_say_why() -> None:
     one = stats.t_interval([0.5])
     assert math.isnan(one.low) and "one repeat" in one.note
-    same = stats.t_interval([0.5, 0.5, 0.5])
-    assert (same.low, same.high) == (0.5, 0.5) and same.note
+    for same in ([0.138, 0.138, 0.138], [0.1 + 0.2, 0.3, 0.3]):  # the second differs by a floating residue
+        found = stats.t_interval(same)
+        assert math.isnan(found.low) and math.isnan(found.high) and found.note == stats.NO_VARIANCE
+
+
+def test_a_t_interval_stays_in_the_metrics_range_and_flags_too_few_repeats() -> None:
+    values = [0.75, 1.0]  # two repeats: df 1, the t interval reaches far past 1
+    low, high = DescrStatsW(np.array(values)).tconfint_mean(alpha=0.05)
+    assert low < 0 and high > 1
+    free = stats.t_interval(values)
+    assert (free.low, free.high) == (pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL))
+    assert free.flags == ("2 repeats: too few",)
+    bounded = stats.t_interval(values, bounds=(0.0, 1.0))
+    assert (bounded.low, bounded.high) == (0.0, 1.0)
+    assert bounded.flags == ("2 repeats: too few", "clipped to [0, 1]")
+    assert stats.t_interval(REPEATS, bounds=(0.0, 1.0)).flags == ()  # five repeats well inside [0, 1]
+    assert stats.percentile_interval(0.5, [0.4, 0.6, 0.5], 12).flags == ("12 items: too few",)
+
+
+def test_equal_differences_up_to_a_floating_residue_have_no_variance() -> None:
+    a, b = [0.3, 0.1 + 0.2, 0.3], [0.1, 0.1, 0.1]
+    assert 0 < np.std(np.subtract(a, b), ddof=1) < 1e-15  # what `sd > 0` let through
+    assert math.isnan(stats.mde_paired(stats.sd_difference(a, b), 3).estimate)
+    silent = stats.paired_t(a, b)
+    assert math.isnan(silent.pvalue) and silent.note == stats.NO_VARIANCE
+
+
+def test_the_bootstrap_test_is_the_p_of_scipys_paired_bootstrap_distribution() -> None:
+    """The p of Δ = mean(a) − mean(b) recomputed with numpy from scipy.stats.bootstrap's own
+    distribution (paired, same seed), and consistent with its percentile interval."""
+    for a, b in ((CORRECT_A, CORRECT_B), (CORRECT_A[:40], CORRECT_A[:40][::-1])):
+        ref = sp.bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True, vectorized=True,
+                           n_resamples=999, method="percentile", rng=np.random.default_rng(5))
+        dist = np.round(ref.bootstrap_distribution, 12)  # a floating residue of zero is zero
+        side = min(np.sum(dist <= 0), np.sum(dist >= 0))
+        got = stats.bootstrap_test(dist, a.size, 999, 5)
+        assert got.pvalue == pytest.approx(min(1.0, 2 * (1 + side) / 1000), abs=TOL)
+        assert (got.pvalue < 0.05) == (ref.confidence_interval.low > 0 or ref.confidence_interval.high < 0)
+    assert stats.bootstrap_test(np.zeros(999), 40, 999, 5).pvalue == 1.0  # two arms alike on every draw
+    assert stats.bootstrap_test(np.ones(999), 40, 999, 5).pvalue == pytest.approx(2 / 1000)
 
 
 def test_bootstrap_interval_is_scipys_percentile_bootstrap() -> None:
@@ -96,7 +134,8 @@ def test_paired_t_equals_statsmodels() -> None:
     t, p, df = DescrStatsW(np.subtract(REPEATS, b)).ttest_mean(0)
     assert (got.statistic, got.pvalue) == (pytest.approx(t, abs=TOL), pytest.approx(p, abs=TOL))
     assert got.n == df + 1
-    assert math.isnan(stats.paired_t([0.5, 0.6], [0.4, 0.5]).pvalue)  # constant difference: t undefined
+    constant = stats.paired_t([0.5, 0.6], [0.4, 0.5])  # constant difference: t undefined
+    assert math.isnan(constant.pvalue) and constant.note == stats.NO_VARIANCE
 
 
 def test_holm_equals_statsmodels() -> None:

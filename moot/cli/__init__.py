@@ -40,7 +40,7 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
     "score": "re-run a protocol's deciding role with another model on a saved run",
     "annotate": "rate a run's units blind, at the terminal or in the browser (verdicts, scores, labels), for `moot report`",
     "report": "tables, per-class metrics and plots of finished runs (items and conferences) or an experiment",
-    "compare": "two runs of labelled items paired on their items: delta with its interval, McNemar",
+    "compare": "two runs of labelled items paired on their items: delta with its interval, paired test",
     "view": "a local web viewer of every run under a folder: live, filterable, with comparison (--bundle: static)",
     "validate": "check scenario, dataset and experiment files without running anything",
     "convert": "a rumour dataset's public release (ACLR4RUMOR, RumourEval 2019) to one thread per line",

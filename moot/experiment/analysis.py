@@ -9,10 +9,15 @@ or one target's) the analysis gives
   bootstrap interval over items (items resampled jointly across repeats); the seed spread (sd
   over repeats) apart from the item spread (bootstrap standard error within a run); n items;
 - per arm against the reference (`Comparison`), on the units both have (same item ids and seeds;
-  how many were paired and dropped is stated): Δ with a paired bootstrap interval over items; the
-  paired t-test over repeats (COLA's Table 2); the exact McNemar test on the correctness of every
-  paired unit; Holm's adjustment over the arms compared with the reference; the minimum
-  detectable Δ at 80 % power for the n.
+  how many were paired and dropped is stated): Δ = arm − reference with a paired bootstrap
+  interval over items; tests that fit the column's metric: the paired t-test of the metric over
+  repeats (COLA's Table 2), the paired bootstrap test of the metric over items (from the same
+  draws as Δ's interval), the Wilcoxon signed-rank test over repeats, and, for accuracy alone, the
+  exact McNemar test on the correctness of every paired unit; Holm's adjustment over the arms
+  compared with the reference; the minimum detectable Δ at 80 % power for the n.
+
+The test a p-value is of (`primary`): the one the experiment names, else the paired t-test when
+two or more repeats vary, else the paired bootstrap test (one repeat, or repeats without variance).
 
 Methods are named in `METHODS` for the notes under a table (moot.experiment.tables).
 """
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -29,7 +34,14 @@ import numpy as np
 from moot.metrics import stats
 from moot.metrics.coded import Floats, Resampling, features, score, value
 
-Test = str  # "paired_t" | "mcnemar" | "wilcoxon"
+Test = str  # "paired_t" | "bootstrap" | "wilcoxon" | "mcnemar"
+TESTS = ("paired_t", "bootstrap", "wilcoxon", "mcnemar")
+
+
+def suited(test: Test, metric: str) -> bool:
+    """Whether `test` tests `metric` itself: McNemar's counts of right and wrong answers test
+    accuracy alone; the others test the metric's own values (over repeats or resampled items)."""
+    return test != "mcnemar" or metric == "accuracy"
 
 
 @dataclass(frozen=True)
@@ -117,7 +129,7 @@ class ArmStat:
 class Comparison:
     arm: str
     reference: str
-    delta: stats.Interval
+    delta: stats.Interval  # arm − reference
     paired_t: stats.Test
     mcnemar: stats.Test
     mde: stats.Interval
@@ -125,10 +137,18 @@ class Comparison:
     dropped: int  # units of either arm without their pair
     primary: Test
     adjusted: float = math.nan  # Holm-adjusted p-value of the primary test
+    bootstrap: stats.Test = stats.Test(math.nan, math.nan, 0, "paired bootstrap test over items")
+    wilcoxon: stats.Test = stats.Test(math.nan, math.nan, 0, "Wilcoxon signed-rank test over repeats")
+
+    @property
+    def test(self) -> stats.Test:
+        """The primary test (module docstring)."""
+        found: stats.Test = getattr(self, self.primary)
+        return found
 
     @property
     def pvalue(self) -> float:
-        return self.paired_t.pvalue if self.primary == "paired_t" else self.mcnemar.pvalue
+        return self.test.pvalue
 
 
 @dataclass(frozen=True)
@@ -192,6 +212,9 @@ def _mean_score(counts: Sequence[Floats], metric: str, labels: Sequence[str]) ->
     return np.asarray(sum(score(c, metric, labels) for c in counts) / len(counts), dtype=np.float64)
 
 
+METRIC_RANGE = (0.0, 1.0)  # every classification metric's
+
+
 def arm_stat(cells: Sequence[Cell], column: Column, targets: Optional[Mapping[str, str]] = None,
              resamples: int = stats.RESAMPLES, boot: Optional[Resampling] = None) -> Optional[ArmStat]:
     """One arm's metric on one column over its repeats (cells of one arm, dataset and model)."""
@@ -208,7 +231,7 @@ def arm_stat(cells: Sequence[Cell], column: Column, targets: Optional[Mapping[st
     over_items = stats.percentile_interval(mean, _mean_score(counts, column.metric, labels), len(ids),
                                            boot.resamples, boot.seed)
     errors = [stats.standard_error(score(c, column.metric, labels)) for c in counts]
-    return ArmStat(cells[0].arm, values, tuple(c.seed for c in cells), stats.t_interval(values),
+    return ArmStat(cells[0].arm, values, tuple(c.seed for c in cells), stats.t_interval(values, bounds=METRIC_RANGE),
                    over_items, stats.spread(values, errors), len(ids), any(c.partial for c in cells))
 
 
@@ -241,28 +264,22 @@ def compare(arm: Sequence[Cell], reference: Sequence[Cell], column: Column,
     interval = stats.percentile_interval(estimate, deltas, len(ids), boot.resamples, boot.seed, paired=True)
     a_right = np.concatenate([r[:, 0] for r in a_runs])
     b_right = np.concatenate([r[:, 0] for r in b_runs])
-    if len(left) > 1:
+    t_test = stats.paired_t(a_values, b_values)
+    if not math.isnan(t_test.pvalue):
         mde = stats.mde_paired(stats.sd_difference(a_values, b_values), len(left))
-    else:  # one repeat: from the paired bootstrap's standard error (normal approximation)
+    else:  # one repeat, or repeats without variance: from the paired bootstrap's standard error
         mde = stats.mde_normal(stats.standard_error(deltas), len(ids))
-    return Comparison(left[0].arm, right[0].arm, interval, stats.paired_t(a_values, b_values),
-                      stats.mcnemar_exact(a_right, b_right), mde, paired, dropped,
-                      "paired_t" if len(left) > 1 else "mcnemar")
+    return Comparison(left[0].arm, right[0].arm, interval, t_test, stats.mcnemar_exact(a_right, b_right), mde, paired,
+                      dropped, "bootstrap" if math.isnan(t_test.pvalue) else "paired_t",
+                      bootstrap=stats.bootstrap_test(deltas, len(ids), boot.resamples, boot.seed),
+                      wilcoxon=stats.wilcoxon(a_values, b_values))
 
 
 def with_holm(comparisons: Sequence[Comparison], test: Optional[Test] = None) -> tuple[Comparison, ...]:
     """The comparisons with Holm-adjusted p-values of their primary test (or `test` for all)."""
-    chosen = [c if test is None else _primary(c, test) for c in comparisons]
+    chosen = [c if test is None else replace(c, primary=test) for c in comparisons]
     adjusted = stats.holm([c.pvalue for c in chosen])
-    return tuple(_adjusted(c, p) for c, p in zip(chosen, adjusted))
-
-
-def _primary(c: Comparison, test: Test) -> Comparison:
-    return Comparison(c.arm, c.reference, c.delta, c.paired_t, c.mcnemar, c.mde, c.paired, c.dropped, test)
-
-
-def _adjusted(c: Comparison, p: float) -> Comparison:
-    return Comparison(c.arm, c.reference, c.delta, c.paired_t, c.mcnemar, c.mde, c.paired, c.dropped, c.primary, p)
+    return tuple(replace(c, adjusted=p) for c, p in zip(chosen, adjusted))
 
 
 def group(cells: Sequence[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
@@ -291,16 +308,21 @@ def analyse(cells: Sequence[Cell], column: Column, model: str, arms: Sequence[st
                 done = compare(of[arm], of[reference], column, targets, resamples, boot)
                 if done is not None:
                     comparisons.append(done)
-    return Analysis(column, model, stats_, with_holm(comparisons, test))
+    chosen = test if test is not None and suited(test, column.metric) else None  # a report of an older experiment
+    return Analysis(column, model, stats_, with_holm(comparisons, chosen))
 
 
 METHODS = (
-    "Mean over repeats with a 95% t interval (df = repeats - 1); [items]: 95% percentile bootstrap over "
-    f"items (B = {stats.RESAMPLES}, fixed seed), items resampled jointly across repeats.",
-    "Δ = arm - reference on the same items and seeds, 95% paired percentile bootstrap over items; p: paired "
-    "t-test over repeats (two or more repeats) or exact McNemar test on the correctness of every paired unit "
-    "(one repeat); Holm's adjustment over the arms compared with the reference.",
+    "Mean over repeats with a 95% t interval (df = repeats - 1), clipped to the metric's range [0, 1] where it "
+    f"reaches past it (flagged); [items]: 95% percentile bootstrap over items (B = {stats.RESAMPLES}, seed "
+    f"{stats.SEED}), items resampled jointly across repeats. Flagged: fewer than {stats.FEW_REPEATS} repeats or "
+    f"{stats.FEW_ITEMS} items; repeats that all give one value show '{stats.NO_VARIANCE}', not an interval.",
+    "Δ = arm − reference on the same items and seeds, 95% paired percentile bootstrap over items; p (its test "
+    "in brackets), of the column's own metric: paired_t, the paired t-test over repeats (two or more that vary); "
+    f"bootstrap, the paired bootstrap test over items (same draws as Δ's interval: B = {stats.RESAMPLES}, seed "
+    f"{stats.SEED}; p = 2 (1 + draws past zero) / (B + 1)) when the repeats cannot speak; wilcoxon or mcnemar "
+    "(accuracy only) when the experiment names them; Holm's adjustment over the arms compared with the reference.",
     "Seed sd: sd of the metric over repeats; item se: mean bootstrap standard error within a run. MDE: the Δ a "
-    "paired t-test over the repeats detects with 80% power at alpha 0.05 (one repeat: from the paired "
-    "bootstrap's standard error, normal approximation).",
+    "paired t-test over the repeats detects with 80% power at alpha 0.05 (one repeat, or repeats without "
+    "variance: from the paired bootstrap's standard error, normal approximation).",
 )

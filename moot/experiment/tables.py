@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column
+from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column, Comparison
 from moot.metrics import stats
 from moot.report.formats import Grid
 from moot.report.published import Published, items_line
@@ -36,15 +36,25 @@ def signed(value: float, percent: bool = False, digits: int = 3) -> str:
 
 
 def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> str:
+    """The interval with its flags (too few repeats or items, clipped); none: why, when it is that
+    the repeats do not vary (a zero-width interval would say more than the data)."""
     if math.isnan(found.low):
-        return DASH
-    return f"[{number(found.low, percent, digits)}, {number(found.high, percent, digits)}]"
+        return found.note if found.note == stats.NO_VARIANCE else DASH
+    shown = f"[{number(found.low, percent, digits)}, {number(found.high, percent, digits)}]"
+    return f"{shown} ({'; '.join(found.flags)})" if found.flags else shown
 
 
 def pvalue(p: float) -> str:
     if p is None or math.isnan(p):
         return DASH
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def tested(c: Comparison) -> str:
+    """A comparison's p with its test named, and why the paired t-test is silent when it is."""
+    shown = f"{pvalue(c.pvalue)} ({c.primary})" if not math.isnan(c.pvalue) else f"{c.test.note or DASH} ({c.primary})"
+    silent = c.primary != "paired_t" and c.paired_t.note == stats.NO_VARIANCE
+    return f"{shown}; paired_t: {stats.NO_VARIANCE}" if silent else shown
 
 
 def headline(stat: ArmStat) -> stats.Interval:
@@ -59,7 +69,7 @@ def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) ->
     rows = []
     for stat in analysis.arms:
         c = analysis.comparison(stat.arm)
-        cmp_cells = (signed(c.delta.estimate), interval(c.delta), f"{pvalue(c.pvalue)} ({c.primary})",
+        cmp_cells = (signed(c.delta.estimate), interval(c.delta), tested(c),
                      pvalue(c.adjusted), number(c.mde.estimate), f"{c.paired} / {c.dropped}") if c else \
             ("reference" if stat.arm == reference else DASH, DASH, DASH, DASH, DASH, DASH)
         name = (labels or {}).get(stat.arm, stat.arm) + (" †" if stat.partial else "")

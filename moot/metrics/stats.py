@@ -16,8 +16,14 @@ result names its method, so a report can print it under the table.
 - `mde_paired`: the minimum detectable difference at 80 % power for a paired t-test with n pairs;
 - `spread`: the seed (between-repeat) spread of a metric apart from its item (within-run) one.
 
+- `bootstrap_test`: the two-sided p of a paired bootstrap distribution of a Δ (the table's own
+  metric resampled over items): twice the smaller share of draws on either side of zero.
+
 Degenerate inputs (one repeat, no discordant pair, every difference zero) give NaN or p = 1 with
-the reason in `note`, never a warning on stderr.
+the reason in `note`, never a warning on stderr; repeats that do not vary give no interval but
+`NO_VARIANCE`, never a zero-width one. An interval over fewer than `FEW_REPEATS` repeats or
+`FEW_ITEMS` items carries a flag saying so, and a t interval given `bounds` (a metric's range) is
+clipped to them with a flag: the interval a table prints says when it cannot be trusted.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ Statistic = Callable[..., Floats]  # vectorized: sample arrays (..., n) -> value
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 20240229  # the bootstrap's fixed seed: a report is the same every time it is made
+NO_VARIANCE = "no variance across repeats"
+FEW_REPEATS = 3  # under it a t interval has df 1 (t = 12.7): flagged as too few repeats
+FEW_ITEMS = 30  # under it a percentile bootstrap's interval is too narrow: flagged as too few items
+TINY = 1e-12  # a spread below it is a floating residue of identical values, not variation
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,18 @@ class Interval:
     high: float
     n: int
     method: str
-    note: str = ""
+    note: str = ""  # why there is no interval (low and high NaN), or a degenerate one
+    flags: tuple[str, ...] = ()  # what a table prints beside it: too few repeats or items, clipped
 
     @property
     def half_width(self) -> float:
         return (self.high - self.low) / 2
+
+
+def few(n: int, over: str) -> tuple[str, ...]:
+    """The flag of an interval over `n` repeats or items when they are too few (`FEW_*`)."""
+    least = FEW_REPEATS if over == "repeats" else FEW_ITEMS
+    return (f"{n} {over}: too few",) if n < least else ()
 
 
 @dataclass(frozen=True)
@@ -69,8 +86,10 @@ def _floats(values: ArrayLike) -> Floats:
     return np.asarray(values, dtype=np.float64)
 
 
-def t_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> Interval:
-    """The mean of `values` (one per repeat) with its Student-t interval (df = n - 1)."""
+def t_interval(values: ArrayLike, confidence: float = CONFIDENCE,
+               bounds: Optional[tuple[float, float]] = None) -> Interval:
+    """The mean of `values` (one per repeat) with its Student-t interval (df = n - 1), clipped to
+    `bounds` (the metric's range) with a flag when it reaches past them."""
     x = _floats(values)
     n = int(x.size)
     method = f"mean over repeats, {confidence:.0%} t interval (df = n - 1)"
@@ -80,10 +99,15 @@ def t_interval(values: ArrayLike, confidence: float = CONFIDENCE) -> Interval:
     if n == 1:
         return Interval(mean, math.nan, math.nan, 1, method, "one repeat: no interval")
     sem = float(stats.sem(x))
-    if sem == 0.0:
-        return Interval(mean, mean, mean, n, method, "every repeat gave the same value")
+    if not sem > TINY * max(1.0, abs(mean)):
+        return Interval(mean, math.nan, math.nan, n, method, NO_VARIANCE)
     below, above = _t_quantiles(confidence, n - 1)  # scipy's t.interval: loc + quantile * scale
-    return Interval(mean, float(mean + below * sem), float(mean + above * sem), n, method)
+    low, high = float(mean + below * sem), float(mean + above * sem)
+    flags = few(n, "repeats")
+    if bounds is not None and (low < bounds[0] or high > bounds[1]):
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+        flags += (f"clipped to [{bounds[0]:g}, {bounds[1]:g}]",)
+    return Interval(mean, low, high, n, method, flags=flags)
 
 
 @lru_cache(maxsize=256)
@@ -123,10 +147,25 @@ def percentile_interval(estimate: float, distribution: ArrayLike, n: int, resamp
     kind = "paired percentile bootstrap" if paired else "percentile bootstrap"
     method = f"{confidence:.0%} {kind} over items (B = {resamples}, seed {seed})"
     if n < 2 or np.all(dist == dist[0]):
-        return Interval(estimate, estimate, estimate, n, method, "no variation across items")
+        return Interval(estimate, estimate, estimate, n, method, "no variation across items", few(n, "items"))
     alpha = (1 - confidence) / 2
     low, high = np.quantile(dist, [alpha, 1 - alpha])
-    return Interval(estimate, float(low), float(high), n, method)
+    return Interval(estimate, float(low), float(high), n, method, flags=few(n, "items"))
+
+
+def bootstrap_test(distribution: ArrayLike, n: int, resamples: int = RESAMPLES, seed: int = SEED) -> Test:
+    """The two-sided p of Δ = 0 from a paired bootstrap distribution of Δ (the percentile interval's
+    test: p < 1 - confidence exactly when that interval leaves out zero, up to the quantile's
+    interpolation): 2 * (1 + the draws on the smaller side of zero, zero counted on both) / (B + 1).
+    A draw within TINY of zero is zero (two equal metrics computed in two orders differ by 1e-17)."""
+    dist = _floats(distribution)
+    dist = np.where(np.abs(dist) <= TINY, 0.0, dist)
+    method = f"paired bootstrap test over items (B = {resamples}, seed {seed})"
+    if n < 2:
+        return Test(math.nan, math.nan, n, method, "needs two items or more")
+    side = int(min(np.sum(dist <= 0), np.sum(dist >= 0)))
+    return Test(float(side), min(1.0, 2 * (1 + side) / (dist.size + 1)), n, method,
+                f"{side} of {dist.size} draws past zero")
 
 
 def standard_error(distribution: ArrayLike) -> float:
@@ -196,8 +235,8 @@ def paired_t(a: ArrayLike, b: ArrayLike) -> Test:
     method = "paired t-test over repeats (two-sided)"
     if d.size < 2:
         return Test(math.nan, math.nan, int(d.size), method, "needs two repeats or more")
-    if np.all(d == d[0]):
-        return Test(math.nan, math.nan, int(d.size), method, "every difference is the same: t undefined")
+    if not np.std(d) > TINY * max(1.0, float(np.max(np.abs(d)))):
+        return Test(math.nan, math.nan, int(d.size), method, NO_VARIANCE)
     result = stats.ttest_rel(x, y)
     return Test(float(result.statistic), float(result.pvalue), int(d.size), method)
 
@@ -228,7 +267,7 @@ def mde_paired(sd_difference: float, n: int, alpha: float = 0.05, power: float =
     """The smallest mean difference a paired t-test over n pairs detects with `power` at `alpha`:
     the standardized effect solving `t_power = power` times the sd of the differences."""
     method = f"minimum detectable effect, paired t-test, power {power:.0%}, alpha {alpha}"
-    if n < 2 or not sd_difference > 0:
+    if n < 2 or not sd_difference > TINY:  # a floating residue of equal differences (6e-17) is none
         return Interval(math.nan, math.nan, math.nan, n, method, "needs two pairs or more and varying differences")
     value = detectable_effect(n, alpha, power) * sd_difference
     return Interval(value, value, value, n, method)
@@ -249,7 +288,7 @@ def mde_normal(standard_error: float, n: int, alpha: float = 0.05, power: float 
     error of the difference: the shift (in standard errors) whose power, both tails counted, is
     `power` (statsmodels NormalIndPower's equation), times the standard error."""
     method = f"minimum detectable effect, normal approximation from the standard error, power {power:.0%}, alpha {alpha}"
-    if not standard_error > 0:
+    if not standard_error > TINY:
         return Interval(math.nan, math.nan, math.nan, n, method, "no variation")
     critical = float(stats.norm.isf(alpha / 2))
 

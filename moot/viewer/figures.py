@@ -3,8 +3,9 @@ headline with its interval, and two runs (or two arms) paired on their units.
 
 - A classification metric: moot.experiment.analysis over the run as one cell (an arm's runs as its
   repeats): the metric with its percentile bootstrap interval over items (over repeats when there
-  are two or more), and between two sides Δ = a − b with its paired bootstrap interval, the exact
-  McNemar test (one repeat) or the paired t-test (repeats) and the minimum detectable Δ.
+  are two or more), and between two sides Δ = a − b with its paired bootstrap interval, the paired
+  t-test over repeats (when they vary) or the paired bootstrap test of the metric over items, and
+  the minimum detectable Δ.
 - A protocol's own measure (a score, a coverage): the mean with its bootstrap interval, and between
   two sides the paired bootstrap of the mean difference with the Wilcoxon signed-rank test
   (moot.metrics.stats).
@@ -61,7 +62,7 @@ class Paired:
     a: Figure
     b: Figure
     difference: Figure
-    test: str = ""  # `exact McNemar test (…): p = 0.250 (a vs b: 0 vs 3 discordant) · MDE 0.350 · 12 paired, …`
+    test: str = ""  # `paired bootstrap test over items (…): p = 0.250 (70 of 2000 draws past zero) · MDE 0.350 · 12 paired, …`
     differ: int = 0  # units whose result differs
 
 
@@ -152,8 +153,8 @@ def paired_classification(units: Sequence[Scored], labels: Sequence[str], metric
                       missing.method, differ)
     stat_a, stat_b, c = found
     assert stat_a is not None and stat_b is not None and c is not None
-    test = c.mcnemar if c.primary == "mcnemar" else c.paired_t
-    detail = f" ({'a vs b: ' if test is c.mcnemar else ''}{test.note})" if test.note else ""
+    test = c.test
+    detail = f" ({test.note})" if test.note else ""
     said = (f"{test.method}: p = {pvalue(c.pvalue)}{detail} · MDE {number(c.mde.estimate)}"
             f" · {c.paired} paired, {c.dropped} dropped")
     return Paired(of_interval(metric, headline(stat_a)), of_interval(metric, headline(stat_b)),
