@@ -203,6 +203,38 @@ def test_replay_negotiation_groups_each_negotiation(items):
     assert "[second->first" not in block
 
 
+def test_replay_shows_the_items_input_first_and_escaped(items, tmp_path):
+    text = replay_output(str(items["s2mad"]), "--no-delay", "--no-color")
+    claim = load(the_transcript(items["s2mad"])).started.inputs["claim"]
+    assert text.index("=== Input ===") < text.index(f"claim:\n  {claim}\n") < text.index("=== Stance separation ===")
+    assert re.search(r"^comments 4:\n  \S", text, re.M)  # every comment, each under its label
+    hostile = "A post \x1b]0;pwned\x07\x1b[31mred\x1b[0m\nsecond line"
+    run_folder(["debate", "--model", "scripted", "--input", f"text={hostile}", "--input", "target=masks"],
+               tmp_path / "debate")
+    text = replay_output(str(tmp_path / "debate"), "--no-delay", "--no-color")
+    assert "text:\n  A post red\n  second line\ntarget:\n  masks\n" in text and "\x1b" not in text
+    judged = run_folder(["chateval", "--model", "scripted"], tmp_path / "chateval")  # the two answers judged
+    inputs = load(the_transcript(judged)).started.inputs
+    text = replay_output(str(judged), "--no-delay", "--no-color")
+    assert f"response_a:\n  {inputs['response_a']}\nresponse_b:\n  {inputs['response_b']}\n" in text
+
+
+def test_a_stages_answer_shows_in_its_stage_and_a_reason_is_said_once(tmp_path):
+    """A debate whose labels are asked for after each turn (`choice: structured`): the answers go
+    with their round's turns, not in sections of their own ("Answer answer")."""
+    (tmp_path / "debate.yaml").write_text("protocol: debate\nchoice: structured\nrounds: 1\nagents: 2\n"
+                                          "labels: [favor, against]\nmodels: {default: scripted}\n")
+    folder = run_folder([str(tmp_path / "debate.yaml"), "--input", "text=Masks work SCRIPTED_LABEL=favor"],
+                        tmp_path / "run")
+    text = replay_output(str(folder), "--no-delay", "--no-color")
+    assert re.findall(r"^=== (.*) ===$", text, re.M) == ["Input", "Answer", "Debate"]
+    assert re.search(r"^\[answer R0\] agent_1 \(answer, [\d.]+s\) → favor:", text, re.M)
+    assert re.search(r"^\[debate R1\] agent_2 \(answer, [\d.]+s\) → favor:", text, re.M)
+    assert text.rstrip().endswith("Stop: completed") and "completed — completed" not in text
+    page = render_markdown([load(the_transcript(folder))])
+    assert "**Stop: completed**" in page and "## Answer answer" not in page
+
+
 def test_batch_folder_lists_units_and_replays_one(make_scenario, tmp_path, capsys):
     folder = run_folder([str(make_scenario(topics=1)), "--vary", "seed=1,2"], tmp_path / "batch")
     listing = replay_output(str(folder))

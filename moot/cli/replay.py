@@ -3,7 +3,7 @@
 RUN is a run folder or a transcript file. A folder with one unit (one conference, one item)
 replays it; a folder with several (a batch) lists them with their outcomes, and `--unit ID`
 replays one, as its protocol's view reads it (a conference its topics and rounds; an item its
-stages, who spoke, each decision and the outcome). Each message waits its recorded model latency
+input, its stages, who spoke, each decision and the outcome). Each message waits its recorded model latency
 (divided by --speed) before it appears, so a replay has the rhythm of the live run without
 calling any model.
 """
@@ -27,7 +27,7 @@ from moot.views.console import ConsolePrinter
 from moot.views.document import unit_status
 from moot.views.neutral import terminal_safe
 from moot.views.summary import summary_lines
-from moot.views.timeline import Turn, grouped, speaker_index
+from moot.views.timeline import Turn, grouped, input_texts, speaker_index
 
 
 def positive(text: str) -> float:
@@ -71,6 +71,16 @@ def header_lines(transcript: Transcript) -> list[str]:
     return lines
 
 
+def input_lines(transcript: Transcript) -> list[str]:
+    """What the item was given (the post, the claim and its comments, the answers judged) and its
+    gold label, before its turns; each line of a text indented under its label."""
+    found = input_texts(transcript)
+    lines = ["", "=== Input ==="] if found else []
+    for label, text in found:
+        lines += [f"{label}:", *(f"  {line}" for line in (str(text).strip().splitlines() or ["(empty)"]))]
+    return lines
+
+
 def replay(turns: Sequence[Turn], printer: ConsolePrinter, speed: Optional[float],
            sleep: Optional[Callable[[float], None]] = None) -> None:
     """Print the turns, waiting latency/speed before each message (speed None: no waiting)."""
@@ -105,6 +115,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     printer = ConsolePrinter(view, out, color, speakers=list(speaker_index(transcript, view)))
     for line in header_lines(transcript):
         printer.say(line, "2")
+    for line in input_lines(transcript):
+        printer.say(line)
     turns = [t for section in grouped(transcript, view) for t in section.turns]
     part = None if args.part is None else args.part - 1
     replay(select(turns, part, args.from_turn), printer, None if args.no_delay else args.speed)

@@ -542,8 +542,17 @@ def judgement_text(j: Judgement) -> str:
     return f"scores of {j.speaker}{how}: {scores}" + (f" -> {j.preference}" if j.preference else "")
 
 
+TASK_WORDS = {"pairwise": "Which of the two answers is better: A, B, or a tie (pairwise)",
+              "scores": "How good the answer is: a score from each referee (scores)"}
+
+
 class ChatEvalView(UnitView):
     """A section per order of the answers with its turns; each referee's scores under its last turn."""
+
+    def brief(self) -> list[tuple[str, str]]:
+        """The task in words (the scenario's `task` names a setting, not a question)."""
+        task = str(self.scenario.get("task") or "pairwise")
+        return [("Task", TASK_WORDS.get(task, task))]
 
     def section(self, action: str, part: Optional[int]) -> Place:
         order = action.split(" ")[0].split(":")[0]

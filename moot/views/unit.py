@@ -18,6 +18,9 @@ from moot.log.transcript import Transcript
 from moot.views.blocks import Companion
 
 
+ANSWER = "_answer"  # the suffix of a stage's closed answer (see split_answer)
+
+
 @dataclass(frozen=True)
 class Place:
     """A section: `key` tells sections apart, `title` heads it; `rounds`: a header for every round
@@ -49,11 +52,15 @@ class UnitView:
         self.scenario, self.result_name = scenario, result_name
 
     def section(self, action: str, part: Optional[int]) -> Place:
-        """The section of a turn (a recorded message, or one starting)."""
-        return Place(f"stage:{action}", stage_title(action))
+        """The section of a turn (a recorded message, or one starting); a stage's closed answer
+        goes with its stage."""
+        stage, _ = split_answer(action)
+        return Place(f"stage:{stage}", stage_title(stage))
 
     def turn(self, message: Message) -> TurnText:
-        return TurnText(f"{message.action} R{message.round}", f"round {message.round}", message.content.strip())
+        stage, answer = split_answer(message.action)
+        step = f"round {message.round}" + (" answer" if answer else "")
+        return TurnText(f"{stage} R{message.round}", step, message.content.strip(), "answer" if answer else "")
 
     def companion(self, event: EventBase) -> Optional[Companion]:
         """What a protocol event recorded with a turn shows; None: the event is no companion."""
@@ -96,6 +103,13 @@ class UnitView:
     def row(self, row: Mapping[str, Json]) -> str:
         """A finished unit's line at the end of a batch that has no labels to score: its status."""
         return f"{row.get('id')}: {row.get('status')}"
+
+
+def split_answer(action: str) -> tuple[str, bool]:
+    """(its stage, whether it is the stage's closed answer): a turn that argued may be followed by
+    its speaker's answer among the labels, recorded as `STAGE_answer` (moot.protocols.items.choices)."""
+    stage = action.removesuffix(ANSWER)
+    return (stage, True) if stage and stage != action else (action, False)
 
 
 def stage_title(stage: str) -> str:
