@@ -16,7 +16,7 @@ from typing import Annotated, Iterable, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from moot.scenario.errors import to_scenario_error
-from moot.scenario.yamlsource import SourceError, parse_yaml
+from moot.scenario.yamlsource import SourceError, YamlSource, parse_yaml
 
 Unit = Literal["percent", "fraction", "score", "count"]
 _FIGURE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([*†‡§]*)\s*$")
@@ -92,6 +92,7 @@ class TableSpec(Strict):
 
 class PublishedFile(Strict):
     tables: tuple[TableSpec, ...]
+    omitted: dict[str, str] = {}  # a paper table moot does not ship (its id) -> why
 
 
 def items_line(items: Optional[PaperItems], measured: Iterable[int]) -> Optional[str]:
@@ -151,10 +152,7 @@ FILE = "published.yaml"
 def parse(text: str, file: str = FILE) -> dict[str, Published]:
     """The tables of a published-figures file by id; a SourceError names file, line and key."""
     source = parse_yaml(text, file)
-    try:
-        parsed = PublishedFile.model_validate(source.data)
-    except ValidationError as exc:
-        raise to_scenario_error(exc, source, PublishedFile) from None
+    parsed = _validated(source)
     tables: dict[str, Published] = {}
     for index, spec in enumerate(parsed.tables):
         if spec.id in tables:
@@ -164,11 +162,27 @@ def parse(text: str, file: str = FILE) -> dict[str, Published]:
     return tables
 
 
+def _validated(source: YamlSource) -> PublishedFile:
+    try:
+        return PublishedFile.model_validate(source.data)
+    except ValidationError as exc:
+        raise to_scenario_error(exc, source, PublishedFile) from None
+
+
+def _own_text() -> str:
+    return resources.files("moot.report").joinpath(FILE).read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=1)
 def tables() -> dict[str, Published]:
     """moot's own published-figures file (package data)."""
-    text = resources.files("moot.report").joinpath(FILE).read_text(encoding="utf-8")
-    return parse(text, f"moot/report/{FILE}")
+    return parse(_own_text(), f"moot/report/{FILE}")
+
+
+@lru_cache(maxsize=1)
+def omitted() -> dict[str, str]:
+    """The papers' tables moot ships no figures of, each with the reason (the file's `omitted`)."""
+    return dict(_validated(parse_yaml(_own_text(), f"moot/report/{FILE}")).omitted)
 
 
 def table(table_id: str) -> Published:
