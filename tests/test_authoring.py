@@ -206,7 +206,7 @@ def test_new_writes_the_example_under_a_new_title_and_it_runs(protocol, tmp_path
 def test_new_offers_every_registered_protocol(capsys):
     with pytest.raises(SystemExit):
         main(["new", "--help"])
-    assert "{" + ",".join(NAMES) + "}" in capsys.readouterr().out
+    assert " ".join(f"the protocol: {', '.join(NAMES)} (default".split()) in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit) as exited:
         main(["new", "--protocol", "colla", "x"])
     assert exited.value.code == 2 and "invalid choice: 'colla'" in capsys.readouterr().err

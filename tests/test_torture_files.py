@@ -108,7 +108,7 @@ def test_new_never_replaces_what_is_at_its_name(there, tmp_path):
     with case("bad inputs", "files"):
         ran = moot("new", "--protocol", "cola", "mine", "--dir", tmp_path / "sc")
         assert ran.code == 2, ran.err
-        assert ran.err_lines == [f"error: {path} exists; choose another FILE_STEM or --dir"]
+        assert ran.err_lines == [f"error: {path} exists; choose another NAME or --dir"]
         assert not (tmp_path / "nowhere.yaml").exists()
         assert there != "file" or path.read_text() == SECRET_TEXT
         assert [p.name for p in path.parent.iterdir()] == ["mine.yaml"]

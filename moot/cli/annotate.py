@@ -24,7 +24,7 @@ import webbrowser
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.cli.seat import TerminalPerson
 from moot.engine.rating import Revealed, Todo, session
 from moot.engine.seats import PersonLeft
@@ -35,7 +35,7 @@ from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot annotate", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot annotate", description=summary(__doc__),
                epilog="examples:\n  moot annotate transcripts/drug_policy --rater ann\n"
                       "  moot annotate transcripts/drug_policy --browser --rater ann\n"
                       "  printf '2\\n1\\n' | moot annotate transcripts/cola-demo-stance --rater bob --limit 2",

@@ -14,13 +14,13 @@ import dataclasses
 from pathlib import Path
 from typing import Sequence
 
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.errors import EXIT_OK, UsageError
 from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot compare", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot compare", description=summary(__doc__),
                epilog="example:\n  moot compare transcripts/cola-demo-stance transcripts/cola_direct-demo-stance --metric accuracy",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("a", metavar="RUN_A", help="a run folder (the arm compared)")

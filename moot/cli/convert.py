@@ -21,7 +21,7 @@ import argparse
 from pathlib import Path
 from typing import Callable, Sequence
 
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.data.threads import ConvertError, Tally, Thread, write_threads
 from moot.errors import EXIT_OK
 from moot.views.neutral import terminal_safe
@@ -51,7 +51,7 @@ FORMATS: dict[str, Converter] = {"aclr4rumor": _aclr, "rumoureval2019": _rumoure
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot convert", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot convert", description=summary(__doc__),
                epilog="examples:\n  moot convert aclr4rumor data/Twitter/COVID-19/Twitter_data_all.txt "
                       "data/Twitter/COVID-19/Twitter_label_all.txt --out data/twitter_covid19.jsonl\n"
                       "  moot convert rumoureval2019 rumoureval-2019-test-data final-eval-key.json "

@@ -16,11 +16,11 @@ from typing import Sequence
 from moot.views.neutral import terminal_safe
 from moot.api.outputs import SUFFIXES, choose_format, document, export
 from moot.errors import EXIT_OK
-from moot.cli.options import Parser, add_out
+from moot.cli.options import Parser, add_out, summary
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot export", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot export", description=summary(__doc__))
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--format", choices=sorted(SUFFIXES),
                    help="md or html (default: from --out's suffix, else html)")

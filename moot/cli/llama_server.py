@@ -15,12 +15,12 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot llama-server", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot llama-server", description=summary(__doc__),
                epilog="examples:\n  moot llama-server --build\n  moot llama-server --port 8080 --parallel 4\n"
                       "  moot run drug_policy --model openai:gemma --base-url http://127.0.0.1:8080/v1",
                formatter_class=argparse.RawDescriptionHelpFormatter)

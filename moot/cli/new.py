@@ -1,4 +1,5 @@
-"""`new [--protocol NAME] FILE_STEM [--dir DIR]`: a new scenario, from the protocol's bundled example.
+"""`moot new NAME [--protocol PROTOCOL] [--dir DIR]`: a new scenario, NAME.yaml, from the protocol's
+bundled example.
 
 The file is the protocol's example scenario (scenarios/<example>.yaml, comments kept) under a new
 title, with a `$schema` line for editors. It is valid as written and runs with `--model scripted`
@@ -19,7 +20,7 @@ import yaml
 
 from moot.views.neutral import terminal_safe
 from moot.scenario.bundled import bundled_dir
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.safety.diskio import write_atomic
 from moot.safety.places import usable_out
 from moot.contract.protocol import Protocol
@@ -32,10 +33,11 @@ SCHEMA_FILE = CHECKOUT / "docs" / "scenario.schema.json"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot new", description=__doc__.splitlines()[0])
-    p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL,
-                   help=f"the protocol (default {DEFAULT_PROTOCOL}); the file starts as its bundled example")
-    p.add_argument("stem", metavar="FILE_STEM", help="writes FILE_STEM.yaml, titled after it")
+    p = Parser(prog="moot new", description=summary(__doc__))
+    p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL, metavar="PROTOCOL",
+                   help=f"the protocol: {', '.join(REGISTRY.names())} (default {DEFAULT_PROTOCOL}); the file starts "
+                        "as its bundled example")
+    p.add_argument("stem", metavar="NAME", help="writes NAME.yaml, titled after it")
     p.add_argument("--dir", type=Path, default=Path("."), help="directory to write to (default: current)")
     return p
 
@@ -81,7 +83,7 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     stem = args.stem.removesuffix(".yaml")
     if not stem or Path(stem).name != stem or stem.startswith("."):
-        print(f"error: FILE_STEM must be a plain file name, got {args.stem!r}", file=sys.stderr)
+        print(f"error: NAME must be a plain file name, got {args.stem!r}", file=sys.stderr)
         return 2
     path = args.dir / f"{stem}.yaml"
     usable_out(args.dir, "folder")
@@ -89,7 +91,7 @@ def run(argv: Sequence[str]) -> int:
     try:
         write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path), replace=False)
     except FileExistsError:  # a file, a folder or a symlink by that name: never replaced
-        print(terminal_safe(f"error: {path} exists; choose another FILE_STEM or --dir"), file=sys.stderr)
+        print(terminal_safe(f"error: {path} exists; choose another NAME or --dir"), file=sys.stderr)
         return 2
     print(terminal_safe(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted"))
     return 0

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from moot.engine.seats import SeatSpec
 
 
+def summary(doc: Optional[str]) -> str:
+    """A command's description for --help: its module docstring's first paragraph, whole (its first
+    line alone can stop mid-sentence)."""
+    return (doc or "").strip().split("\n\n")[0]
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with bad input as one line (not the usage block), naming the nearest option for a
     misspelt one: `moot run: unrecognized arguments: --modle (did you mean --model?)`."""

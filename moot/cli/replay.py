@@ -18,7 +18,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from moot.cli import silence
 from moot.errors import EXIT_OK, EXIT_USAGE
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.contract.registry import result_name, view_of
 from moot.engine.source import RunSource, UnitRef, open_run
 from moot.log.events import Message
@@ -38,7 +38,7 @@ def positive(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot replay", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot replay", description=summary(__doc__),
                epilog="examples:\n  moot replay transcripts/drug_policy\n"
                       "  moot replay transcripts/cola-demo-stance --unit 1234 --no-delay",
                formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.errors import EXIT_OK
-from moot.cli.options import Parser, add_out
+from moot.cli.options import Parser, add_out, summary
 from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot report", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot report", description=summary(__doc__),
                epilog="examples:\n  moot report transcripts/cola-demo-stance transcripts/cola-demo-stance-rescored-judger-X"
                       "\n  moot report transcripts/drug_policy transcripts/drug_policy_no_judge",
                formatter_class=argparse.RawDescriptionHelpFormatter)

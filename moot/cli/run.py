@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 from moot.views.neutral import terminal_safe
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
 from moot.cli import heap
-from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
+from moot.cli.options import (Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options,
+                              summary)
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
 from moot.engine.seatfiles import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
-from moot.scenario.bundled import bundled_names, demo_names, find_dataset
+from moot.scenario.bundled import demo_names, find_dataset
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -34,14 +35,15 @@ Clients = Mapping[str, "ChatCompletionClient"]  # ready clients by role or spec 
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot run", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot run", description=summary(__doc__),
                epilog="examples:\n  moot run drug_policy\n  moot run drug_policy --vary seed=1,2,3"
                       "\n  moot run cola --input text=... --input target=..."
                       "\n  moot run cola --dataset demo-stance --limit 12"
                       "\n  moot run cola --dataset datasets/vast_test_zeroshot.yaml --limit 50   (put its file in data/ first)",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario file, or the name of a bundled scenario")
-    p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the bundled scenarios (protocol, title), experiments and demo sets, and exit")
     p.add_argument("--input", action="append", default=[], metavar="KEY=VALUE",
                    help="one item's input (e.g. text=..., target=...; comment=... repeats), over the scenario's")
     p.add_argument("--dataset", type=find_dataset, metavar="DATA.yaml",
@@ -88,7 +90,9 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
     """`clients`: ready model clients by role or spec, for tests (the scripted model's doubles)."""
     args = parser().parse_args(argv)
     if args.list:
-        print("\n".join(bundled_names()))
+        from moot.cli.listing import listing
+
+        print(listing())
         return EXIT_OK
     if not args.scenario:
         raise UsageError("moot run: give a scenario file or a bundled scenario's name (moot run --list)")

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 from moot.views.neutral import terminal_safe
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
@@ -66,7 +66,7 @@ def docs_text() -> str:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = Parser(prog="moot schema", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot schema", description=summary(__doc__))
     p.add_argument("--docs", action="store_true", help="the Markdown key reference (docs/scenarios.md) instead")
     p.add_argument("--out", type=Path, help="write to this file instead of standard output")
     args = p.parse_args(argv)

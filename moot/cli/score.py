@@ -24,14 +24,14 @@ from typing import Mapping, Optional, Sequence
 
 from moot.api.outputs import rescore
 from moot.errors import EXIT_FAILED, EXIT_OK
-from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options
+from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options, summary
 from moot.engine.rescore import UnitRescored
 from moot.metrics.classification import summarize
 from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot score", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot score", description=summary(__doc__),
                epilog="examples:\n  moot score transcripts/drug_policy --role grader=openai:gpt-4o\n"
                       "  moot score transcripts/cola-demo-stance --role judger=ollama:llama3.1",
                formatter_class=argparse.RawDescriptionHelpFormatter)

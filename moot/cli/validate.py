@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Optional, Sequence
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.scenario.load import scenario_errors
@@ -69,7 +69,7 @@ def problems(path: Path, datasets: Optional[Sequence[str]] = None) -> list[str]:
 
 
 def run(argv: Sequence[str]) -> int:
-    p = Parser(prog="moot validate", description=__doc__.splitlines()[0])
+    p = Parser(prog="moot validate", description=summary(__doc__))
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="scenario, dataset spec or experiment (YAML)")
     p.add_argument("--dataset", action="append", metavar="D",
                    help="an experiment's datasets, in place of the file's (repeatable)")

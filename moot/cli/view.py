@@ -17,12 +17,12 @@ import webbrowser
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.cli.options import Parser
+from moot.cli.options import Parser, summary
 from moot.errors import EXIT_OK, UsageError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog="moot view", description=__doc__.splitlines()[0],
+    p = Parser(prog="moot view", description=summary(__doc__),
                epilog="examples:\n  moot view\n  moot view transcripts --port 8765 --open\n"
                       "  moot view runs/ --bundle supplement/",
                formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -41,10 +41,15 @@ def find_dataset(given: str | os.PathLike[str]) -> Path:
     return _find(given, datasets_dir())
 
 
+def experiments_dir() -> Path:
+    """The folder of the bundled experiment files (the repository's experiments/ when editable)."""
+    return Path(str(resources.files("moot.experiments")))
+
+
 def find_experiment(given: str | os.PathLike[str]) -> Path:
     """An experiment file: the path as given when it exists, else the bundled experiment of that
     name (experiments/, installed as moot.experiments); otherwise the path as given."""
-    return _find(given, Path(str(resources.files("moot.experiments"))))
+    return _find(given, experiments_dir())
 
 
 def _find(given: str | os.PathLike[str], folder: Path) -> Path:

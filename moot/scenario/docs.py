@@ -36,7 +36,7 @@ the format:
 
 - Run one: `moot run FILE`, or a bundled scenario by name: `moot run drug_policy`.
 - Check one without running it: `moot validate FILE` (dataset specs too).
-- Start a new one from a protocol's example: `moot new --protocol PROTOCOL NAME`.
+- Start a new one from a protocol's example: `moot new NAME --protocol PROTOCOL` (writes NAME.yaml).
 
 How the per-item protocols work (who sees what, datasets, caching) is in
 [protocols.md](protocols.md).
