@@ -29,7 +29,7 @@ from moot.contract.registry import AnyProtocol
 from moot.data.load import dataset_fingerprint
 from moot.engine.context import Listener, Unit
 from moot.engine.folder import RunFolder, iter_results
-from moot.engine.meta import check_identity, describe_run
+from moot.engine.meta import check_identity, describe_run, refuse_undecodable
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
 from moot.engine.seatfiles import clear_pending
@@ -308,6 +308,7 @@ class PreparedRun:
                          self.options.allow_model_change, seats=self.options.seats, person=self.options.person)
         info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit,
                             self.models)
+        refuse_undecodable({**self.identity, **info})
         with RunFolder(self.out) as folder:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
             if self.options.seats:

@@ -7,10 +7,10 @@ used by `run`, `score`, `judge-eval` and the rest.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Mapping, NoReturn, Optional
+from typing import TYPE_CHECKING, Mapping, NoReturn, Optional, Sequence
 
 from moot.api.options import RunOptions
-from moot.errors import nearest
+from moot.errors import UsageError, nearest
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -35,6 +35,20 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments") and unknown:
             hint = nearest(unknown[0].split("=")[0], [o for o in self._option_string_actions if o.startswith("--")])
         self.exit(2, f"error: {self.prog}: {message}{hint} ({self.prog} --help)\n")
+
+
+def refuse_undecodable(argv: Sequence[str]) -> None:
+    """One line, before anything is written, for an argument that is not UTF-8 (Python gives its
+    bytes as surrogates): moot records names and values as UTF-8 text (a run's JSON files, the
+    transcripts), which such bytes cannot be; the error names the option and shows the bytes."""
+    for number, word in enumerate(argv):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            option = f"{argv[number - 1]} " if number and argv[number - 1].startswith("-") else ""
+            raise UsageError(f"{option}'{shown}': not UTF-8; moot keeps names and values as UTF-8 text "
+                             "(rename the file, or type the value in UTF-8)") from None
 
 
 MODEL_HELP = ("model for every role (SPEC) or one role, agent or group (KEY=SPEC), repeatable; SPEC: "
