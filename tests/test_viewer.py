@@ -101,7 +101,7 @@ def test_an_experiment_groups_its_runs_by_arm(cola, tmp_path):
     assert experiment.title == "Arms" and experiment.arms == ["base", "variant"] and len(experiment.runs) == 2
 
 
-def test_an_experiments_findings_on_the_runs_list_are_those_of_moot_report(tmp_path, monkeypatch):
+def test_an_experiments_page_shows_the_tables_of_moot_report(tmp_path, monkeypatch):
     import re
 
     from moot.viewer.pages import Pages
@@ -114,18 +114,20 @@ def test_an_experiments_findings_on_the_runs_list_are_those_of_moot_report(tmp_p
     assert main(["run", "exp.yaml", "--quiet", "--out", "runs/pair"]) == 0
     assert main(["report", "runs/pair", "--out", "report"]) == 0
     report = (tmp_path / "report" / "experiment.md").read_text(encoding="utf-8")
-    first = report.split("**")[2]  # the first table: every item (then one per target, not on the runs list)
     rows = [[re.sub(r"\\(.)", r"\1", cell) for cell in line.strip("| ").split(" | ")]  # as the Markdown renders
-            for line in first.splitlines() if line.startswith(("| direct", "| cola"))]
-    assert len(rows) == 2
-    pages = Pages(Root(tmp_path / "runs"))
+            for line in report.splitlines() if line.startswith(("| direct", "| cola"))]
+    assert len(rows) == 6  # every item, then each of its two targets
+    pages = Pages(Root(tmp_path / "runs"), inline=True)
     try:
-        html = pages.runs_regions(ServerLinks())["experiments"]
+        html = pages.experiment_page(ServerLinks(), PurePosixPath("pair"))
+        assert pages.run_page(ServerLinks(), PurePosixPath("pair")) == html  # /run/EXPERIMENT is its page
+        runs_list = pages.runs_page(ServerLinks())
     finally:
         pages.close()
     shown = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
              for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
     assert rows == [r for r in shown if r and r[0] in ("direct", "cola")]
+    assert 'href="/experiment/pair"' in runs_list and 'class="findings' not in runs_list
 
 
 # ------------------------------------------------------------------------------------------ facts

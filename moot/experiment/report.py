@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
@@ -291,6 +291,35 @@ class ExperimentReport:
     plots: tuple[Path, ...]
 
 
+Plot = Callable[[Path, str], list[Path]]  # draws a table's plot into a folder under a stem
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the report: the stem its files are named by, its Grid, whether the command line
+    prints it, and how its plot is drawn (None: it has none). The viewer's experiment page shows the
+    same tables (moot.viewer.experiments)."""
+
+    stem: str
+    grid: Grid
+    printed: bool = False
+    plot: Optional[Plot] = None
+
+
+NOT_MEASURED = ("no column measured here (no unit of the paper's datasets, or no run with its measures; "
+                "a paper's dataset file says where its data is published)")
+
+
+def _plot(kind: str, first: object, *rest: object) -> Plot:
+    """A plot of moot.experiment.plots (imported when drawn: the viewer never draws)."""
+    def draw(folder: Path, stem: str) -> list[Path]:
+        from moot.experiment import plots
+
+        drawn: list[Path] = getattr(plots, kind)(first, folder, stem, *rest)
+        return drawn
+    return draw
+
+
 def _write(out: Path, stem: str, grid: Grid) -> None:
     write_atomic(out / f"{stem}.csv", to_csv(grid))
     write_atomic(out / f"{stem}.tex", latex(grid))
@@ -301,62 +330,63 @@ def _stem(analysis: Analysis) -> str:
                 f"{analysis.model}")
 
 
-def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> ExperimentReport:
-    """The experiment's report folder (module docstring)."""
-    from moot.experiment import plots
-
-    loaded = load(folders)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "plots").mkdir(exist_ok=True)
-    boot = Resampling(resamples, SEED)
-    found = analyses(loaded, boot)
-    grids: list[Grid] = []
-    written: list[Path] = []
-    for analysis in found:
-        grid = arms_grid(analysis, loaded.labels)
-        grids.append(grid)
-        _write(out, _stem(analysis), grid)
-        if analysis.column.target is None:
-            written += plots.arm_bars(analysis, out / "plots", _stem(analysis))
-    for (dataset, model), by_arm in _dynamics(loaded, resamples).items():
-        grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
-        grids.append(grid)
-        stem = unique_stem(f"dynamics-{dataset}-{model}")
-        _write(out, stem, grid)
-        written += plots.round_lines(by_arm, out / "plots", stem, grid.title)
-    for measure in sorted({m for c in loaded.measured for m in c.values}):
-        for model in sorted({c.model for c in loaded.measured}):
-            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
-            if measured is not None:
-                grids.append(measured)
-                _write(out, unique_stem(f"measure-{measure}-{model}"), measured)
-    steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
-    for series, step in sorted(steps.items()):
-        for model in sorted({c.model for c in loaded.measured}):
-            moved = trajectories(loaded.measured, series, model, loaded.arms)
-            if moved:
-                grid = trajectory_grid(moved, series, step, model)
-                grids.append(grid)
-                stem = unique_stem(f"trajectory-{series}-{model}")
-                _write(out, stem, grid)
-                written += plots.lines(moved, out / "plots", stem, grid.title, step, series.replace("_", " "))
-    main_parts: list[str] = [_missing_text(loaded.missing_shards)] if loaded.missing_shards else []
+def tables(loaded: Loaded, boot: Resampling) -> list[Table]:
+    """Every table of the report, in its order: the papers' tables, each arm per column, the
+    deliberation dynamics, the protocols' measures and their trajectories."""
+    found: list[Table] = []
     for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
         grid = published_grid(published_measured(loaded, table, boot), table, published["rows"], loaded.arms,
                               loaded.labels)
-        grids.insert(i, grid)
-        stem = "published" if not i else unique_stem(f"published-{published['table']}")
-        _write(out, stem, grid)
-        write_atomic(out / f"{stem}.md", markdown(grid) + "\n")
-        main_parts.append(markdown(grid) if grid.rows else markdown_safe(
-            f"{grid.title}: no column measured here (no unit of the paper's datasets, or no run with its measures; "
-            "a paper's dataset file says where its data is published)"))
-    main_parts += [markdown(arms_grid(a, loaded.labels)) for a in found if a.column.target is None]
-    main_parts += [markdown(g) for g in grids if g.key == "measures"]
+        found.append(Table("published" if not i else unique_stem(f"published-{published['table']}"), grid, True))
+    for analysis in analyses(loaded, boot):
+        overall = analysis.column.target is None
+        found.append(Table(_stem(analysis), arms_grid(analysis, loaded.labels), overall,
+                           _plot("arm_bars", analysis) if overall else None))
+    for (dataset, model), by_arm in _dynamics(loaded, boot.resamples).items():
+        grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
+        found.append(Table(unique_stem(f"dynamics-{dataset}-{model}"), grid,
+                           plot=_plot("round_lines", by_arm, grid.title)))
+    models = sorted({c.model for c in loaded.measured})
+    for measure in sorted({m for c in loaded.measured for m in c.values}):
+        for model in models:
+            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
+            if measured is not None:
+                found.append(Table(unique_stem(f"measure-{measure}-{model}"), measured, True))
+    steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
+    for series, step in sorted(steps.items()):
+        for model in models:
+            moved = trajectories(loaded.measured, series, model, loaded.arms)
+            if moved:
+                grid = trajectory_grid(moved, series, step, model)
+                found.append(Table(unique_stem(f"trajectory-{series}-{model}"), grid,
+                                   plot=_plot("lines", moved, grid.title, step, series.replace("_", " "))))
+    return found
+
+
+def printed(table: Table) -> str:
+    """A table as the command line prints it (a paper's table with no column measured: one line)."""
+    if table.grid.key == "published" and not table.grid.rows:
+        return markdown_safe(f"{table.grid.title}: {NOT_MEASURED}")
+    return markdown(table.grid)
+
+
+def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> ExperimentReport:
+    """The experiment's report folder (module docstring)."""
+    loaded = load(folders)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plots").mkdir(exist_ok=True)
+    found = tables(loaded, Resampling(resamples, SEED))
+    written: list[Path] = []
+    for table in found:
+        _write(out, table.stem, table.grid)
+        if table.grid.key == "published":
+            write_atomic(out / f"{table.stem}.md", markdown(table.grid) + "\n")
+        if table.plot is not None:
+            written += table.plot(out / "plots", table.stem)
     body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
             "Computed from the cells' results.jsonl only; no model was called.",
-            "", *(markdown(g) + "\n" for g in grids)]
+            "", *(markdown(t.grid) + "\n" for t in found)]
     if loaded.missing_shards:
         body += [_missing_text(loaded.missing_shards), ""]
     if loaded.dropped:
@@ -366,7 +396,9 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
                                "again to re-score them): " + ", ".join(loaded.unscored)), ""]
     body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
-    return ExperimentReport(out, "\n\n".join(main_parts), tuple(grids), tuple(written))
+    main = [_missing_text(loaded.missing_shards)] if loaded.missing_shards else []
+    main += [printed(t) for t in found if t.printed]
+    return ExperimentReport(out, "\n\n".join(main), tuple(t.grid for t in found), tuple(written))
 
 
 def _missing_text(shards: Sequence[str]) -> str:

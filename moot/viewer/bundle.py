@@ -1,9 +1,10 @@
 """`moot view DIR --bundle OUT`: the viewer's pages as a static site, for a paper's supplement.
 
-OUT holds index.html (the runs list), a folder per run (its page per filter and page, a page per
-unit with its calls page, the scenario page), comparisons of runs that share a protocol and a
-dataset, and the style sheets and script; every link is relative, so the folder opens from disk
-(file://) or any static host. Filters do not combine and nothing is live. Every transcript is
+OUT holds index.html (the runs list), a page per experiment (e/...), a folder per run (its page
+per filter and page, a page per unit with its calls page, the scenario page), comparisons of each
+experiment's arms with its reference arm and of runs that share a protocol and a dataset, and the
+style sheets and script; every link is relative, so the folder opens from disk (file://) or any
+static host. Filters do not combine and nothing is live. Every transcript is
 read (the facts behind the filters are complete). OUT is written whole or not at all
 (moot.safety.fileset): an existing bundle is replaced only when everything in it is a bundle's.
 """
@@ -17,20 +18,25 @@ from typing import Callable
 
 from moot.safety.fileset import file_set
 from moot.viewer import compare as comparing
-from moot.viewer.catalog import RunSummary
-from moot.viewer.links import BundleLinks, Links, Rel, compare_file, run_file, short
+from moot.viewer.catalog import Experiment, RunSummary
+from moot.viewer.links import BundleLinks, Links, Rel, compare_file, experiment_file, run_file, short
 from moot.viewer.pages import NotFound, Pages
 from moot.viewer.paths import Root
 from moot.viewer.server import STATIC, static_text
 from moot.viewer.units import Query, select, targets
 
-OWNED = {"index.html", "static", "r", "c"}
+OWNED = {"index.html", "static", "r", "e", "c"}
 MAX_PAIRS = 40  # comparisons a bundle holds at most
 
 
-def pairs_of(runs: list[RunSummary]) -> dict[tuple[Rel, Rel], str]:
-    """Comparisons worth writing: runs of one protocol on one dataset (the first MAX_PAIRS)."""
+def pairs_of(runs: list[RunSummary], experiments: list[Experiment]) -> dict[tuple[Rel, Rel], str]:
+    """Comparisons worth writing (the first MAX_PAIRS): each arm of an experiment with its reference
+    (the links of its page), then runs of one protocol on one dataset."""
     found: dict[tuple[Rel, Rel], str] = {}
+    for experiment in experiments:
+        for arm in experiment.arms:
+            if arm != experiment.base and len(found) < MAX_PAIRS:
+                found[(experiment.rel / experiment.base, experiment.rel / arm)] = f"c/{len(found) + 1}"
     folders = [r for r in runs if r.is_folder and not r.problem]
     for x, y in combinations(sorted(folders, key=lambda r: r.name), 2):
         if (x.protocol, x.dataset) == (y.protocol, y.dataset) and len(found) < MAX_PAIRS:
@@ -89,13 +95,16 @@ def write_bundle(folder: Path, out: Path) -> int:
     pages = Pages(Root(folder), inline=True)
     try:
         runs = pages.catalog.runs()
-        pairs = pairs_of(runs)
+        experiments = pages.catalog.experiments(runs)
+        pairs = pairs_of(runs, experiments)
         with file_set(out, lambda name: name in OWNED, kind="bundle") as fresh:
             (fresh / "static").mkdir()
             for name in STATIC:
                 (fresh / "static" / name).write_text(static_text(name), encoding="utf-8")
             writer = Writer(pages, fresh, pairs)
             writer.write("index.html", pages.runs_page)
+            for experiment in experiments:
+                writer.write(experiment_file(experiment.rel), partial(pages.experiment_page, rel=experiment.rel))
             for run in runs:
                 try:
                     writer.run(run.rel)

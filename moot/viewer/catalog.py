@@ -81,14 +81,37 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class Experiment:
+    """An experiment folder and its runs (its cells); its findings only where its page asks for them."""
+
     rel: PurePosixPath
     title: str
     runs: tuple[RunSummary, ...] = ()
     findings: Findings = Findings()
+    reference: str = ""  # the arm the others are compared with
 
     @property
     def arms(self) -> list[str]:
         return sorted({r.arm for r in self.runs if r.arm})
+
+    @property
+    def base(self) -> str:
+        """The arm the others are compared with: its reference when that has runs, else its first."""
+        arms = self.arms
+        return self.reference if self.reference in arms else (arms[0] if arms else "")
+
+    @property
+    def done(self) -> int:
+        return sum(r.done for r in self.runs)
+
+    @property
+    def statuses(self) -> list[tuple[str, int]]:
+        """How many of its runs are in each status (those it has)."""
+        return [(s, n) for s in STATUSES if (n := sum(1 for r in self.runs if r.status == s))]
+
+    def cell(self, run: RunSummary) -> str:
+        """Where a run is below its arm (DATASET/MODEL/seed-S)."""
+        below = run.rel.relative_to(self.rel)
+        return PurePosixPath(*below.parts[1:]).as_posix() if len(below.parts) > 1 else below.as_posix()
 
 
 @dataclass
@@ -108,14 +131,23 @@ class Catalog:
         return sorted(found, key=lambda r: (r.experiment, r.started or "", r.name), reverse=True)
 
     def experiments(self, runs: list[RunSummary]) -> list[Experiment]:
+        """Every experiment among `runs`, without its findings (its page computes them)."""
         groups: dict[str, list[RunSummary]] = {}
         for run in runs:
             if run.experiment:
                 groups.setdefault(run.experiment, []).append(run)
-        return [Experiment(PurePosixPath(rel), experiment_title(self.root.path / rel), tuple(found),
-                           findings(self.intervals, self.root.path / rel, sum(r.done for r in found),
-                                    (rel, tuple((r.name, r.done, r.status) for r in found))))
-                for rel, found in sorted(groups.items())]
+        return [self.experiment_of(PurePosixPath(rel), found) for rel, found in sorted(groups.items())]
+
+    def experiment(self, rel: PurePosixPath, runs: list[RunSummary]) -> Experiment:
+        """The experiment at `rel` with its findings (pending while a large one is analysed)."""
+        found = self.experiment_of(rel, [r for r in runs if r.experiment == rel.as_posix()])
+        key = (rel, tuple((r.name, r.done, r.status) for r in found.runs))
+        return replace(found, findings=findings(self.intervals, self.root.path / rel, found.done, key))
+
+    def experiment_of(self, rel: PurePosixPath, runs: list[RunSummary]) -> Experiment:
+        manifest = manifest_of(self.root.path / rel)
+        return Experiment(rel, experiment_title(manifest, self.root.path / rel),
+                          tuple(sorted(runs, key=lambda r: r.name)), reference=reference_arm(manifest))
 
     def walk(self) -> Iterator[tuple[Path, bool, str]]:
         """(path, is a folder, experiment) of every run under the root; links and hidden names skipped."""
@@ -175,13 +207,26 @@ class Catalog:
         return found
 
 
-def experiment_title(folder: Path) -> str:
+def manifest_of(folder: Path) -> dict[str, Any]:
+    """An experiment folder's experiment.json ({} when it cannot be read: its page says what `moot
+    report` says of it)."""
     try:
         data = json.loads((folder / EXPERIMENT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return folder.name
-    title = data.get("title") or data.get("name") if isinstance(data, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def experiment_title(manifest: Mapping[str, Any], folder: Path) -> str:
+    title = manifest.get("title") or manifest.get("name")
     return str(title) if title else folder.name
+
+
+def reference_arm(manifest: Mapping[str, Any]) -> str:
+    """The arm the others are compared with: the experiment's `compare: reference`, else its first arm."""
+    reference = mapping(manifest.get("compare")).get("reference")
+    order = manifest.get("order") or list(mapping(manifest.get("arms")))
+    return str(reference or (order[0] if isinstance(order, list) and order else ""))
 
 
 def is_transcript_name(name: str) -> bool:

@@ -1,8 +1,8 @@
-"""An experiment's findings on the runs list, as `moot report` computes them (moot.experiment.report):
-each arm's metric with its intervals over repeats and items, and each arm against the reference
-(Δ with its paired interval, p, Holm, MDE), for every dataset's metrics over all its items, and
-each measure of runs of a scenario. Computed from the cells' results only, in the background for a
-large experiment (moot.viewer.deferred), again whenever a cell gains units."""
+"""An experiment's findings, as `moot report` computes them (moot.experiment.report): the same
+tables (the papers' tables beside their published figures, each arm per column with its intervals
+over repeats and items and its paired test against the reference, the deliberation dynamics, the
+protocols' measures and their trajectories), computed from the cells' results only, in the
+background for a large experiment (moot.viewer.deferred), again whenever a cell gains units."""
 
 from __future__ import annotations
 
@@ -23,24 +23,20 @@ class Findings:
     grids: tuple[Grid, ...] = ()
     problem: str = ""  # why there is no table (what `moot report` would say)
     pending: bool = False
+    not_measured: str = ""  # what a paper's table with no row says
 
 
 def analysed(folder: Path) -> Findings:
-    from moot.experiment.measures import measure_grid
-    from moot.experiment.report import analyses, load
-    from moot.experiment.tables import arms_grid
+    from moot.experiment.report import NOT_MEASURED, load, tables
 
     try:
         loaded = load([folder])
-        found = analyses(loaded, resampling(max((len(c.gold) for c in loaded.cells), default=1)))
+        found = tables(loaded, resampling(max((len(c.gold) for c in loaded.cells), default=1)))
     except (MootError, OSError, ValueError, KeyError) as exc:
         return Findings(problem=str(exc))
-    grids = [arms_grid(a, loaded.labels) for a in found if a.column.target is None]
-    for measure in sorted({m for c in loaded.measured for m in c.values}):
-        for model in sorted({c.model for c in loaded.measured}):
-            grid = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
-            grids += [grid] if grid is not None else []
-    return Findings(tuple(grids), "" if grids else "no finished cell to analyse yet")
+    grids = tuple(t.grid for t in found)
+    return Findings(grids, "" if any(g.rows for g in grids) else "no finished cell to analyse yet", False,
+                    NOT_MEASURED)
 
 
 def findings(deferred: Deferred, folder: Path, units: int, key: Hashable) -> Findings:

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Optional
 from urllib.parse import quote, urlencode
 
+from moot.viewer.compare import COMPARE_FILTERS
 from moot.viewer.paths import url_path
 from moot.viewer.units import Query
 
@@ -40,6 +41,9 @@ class Links:
         raise NotImplementedError
 
     def run(self, rel: Rel, query: Query = Query()) -> str:
+        raise NotImplementedError
+
+    def experiment(self, rel: Rel) -> str:
         raise NotImplementedError
 
     def narrow(self, query: Query, **change: object) -> Query:
@@ -86,6 +90,9 @@ class ServerLinks(Links):
 
     def run(self, rel: Rel, query: Query = Query()) -> str:
         return f"/run/{url_path(rel)}" + query_string(query_values(query))
+
+    def experiment(self, rel: Rel) -> str:
+        return f"/experiment/{url_path(rel)}"
 
     def unit(self, rel: Rel, key: str) -> str:
         return f"/unit/{url_path(rel)}?u={quote(key, safe='')}"
@@ -159,6 +166,9 @@ class BundleLinks(Links):
     def run(self, rel: Rel, query: Query = Query()) -> str:
         return self._to(run_file(rel, query))
 
+    def experiment(self, rel: Rel) -> str:
+        return self._to(experiment_file(rel))
+
     def unit(self, rel: Rel, key: str) -> str:
         return self._to(f"{run_folder(rel)}/u/{key}.html")
 
@@ -190,6 +200,11 @@ def run_file(rel: Rel, query: Query = Query()) -> str:
     return f"{run_folder(rel)}/{query_file(query)}"
 
 
+def experiment_file(rel: Rel) -> str:
+    return posixpath.join("e", *rel.parts, "index.html") if rel.parts else "e/_/index.html"
+
+
 def compare_file(folder: str, query: Query) -> str:
-    """The file of a comparison page for one filter and page."""
-    return f"{folder}/show-{query.show}" + (f"-p{query.page}" if query.page > 1 else "") + ".html"
+    """The file of a comparison page for one filter and page (no filter: its first, as the server)."""
+    show = query.show if query.show in COMPARE_FILTERS else next(iter(COMPARE_FILTERS))
+    return f"{folder}/show-{show}" + (f"-p{query.page}" if query.page > 1 else "") + ".html"

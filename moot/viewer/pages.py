@@ -134,6 +134,18 @@ class Pages:
             found["experiments"] = self.render("_experiments.html", links, experiments=experiments)
         return found
 
+    # ------------------------------------------------------------------ an experiment
+    def is_experiment(self, rel: PurePosixPath) -> bool:
+        return (self.root.file(rel) / EXPERIMENT).is_file()
+
+    def experiment_page(self, links: Links, rel: PurePosixPath) -> str:
+        """An experiment's findings as `moot report` computes them, its cells and its comparisons."""
+        if not self.is_experiment(rel):
+            raise NotFound(f"not an experiment: {rel}")
+        found = self.catalog.experiment(rel, self.catalog.runs())
+        return self.render("experiment.html", links, experiment=found, reference=found.base,
+                           others=[a for a in found.arms if a != found.base], live=None, title=found.title)
+
     # ------------------------------------------------------------------ a run
     def run_path(self, rel: PurePosixPath) -> Path:
         path = self.root.file(rel)
@@ -174,6 +186,8 @@ class Pages:
                     heat=heat(report.confusion) if report else {})
 
     def run_page(self, links: Links, rel: PurePosixPath, query: Query = Query()) -> str:
+        if self.is_experiment(rel):  # /run/EXPERIMENT: the experiment's page
+            return self.experiment_page(links, rel)
         context = self.run_context(links, rel, query)
         return self.with_regions("run.html", links, self.run_regions(links, rel, query, context), **context,
                                  live=links.events("run", rel, query=query),

@@ -168,6 +168,8 @@ class Viewer:
         key = query.get("u", "")
         if kind == "run":
             return await self.page(pages.run_page, links, rel, parse_query(query))
+        if kind == "experiment":
+            return await self.page(pages.experiment_page, links, rel)
         if kind == "unit":
             return await self.page(pages.unit_page, links, rel, key)
         if kind == "calls":

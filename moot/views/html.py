@@ -107,8 +107,9 @@ def table(block: Table) -> str:
     rows = []
     for rank, row in enumerate(block.rows):
         first = avatar(row[0], rank) if block.kind == "agents" else ""
-        cells = "".join(f"<td dir=\"auto\">{first if i == 0 else ''}{esc(c)}</td>" if i < block.text_columns
-                        else f"<td class=\"num\">{esc(c)}</td>" for i, c in enumerate(row))
+        labels = [f" data-label=\"{esc(h)}\"" for h in block.head]  # a narrow page shows each row as a card
+        cells = "".join(f"<td dir=\"auto\"{labels[i]}>{first if i == 0 else ''}{esc(c)}</td>" if i < block.text_columns
+                        else f"<td class=\"num\"{labels[i]}>{esc(c)}</td>" for i, c in enumerate(row))
         rows.append(f"<tr>{cells}</tr>\n")
     return f"<div class=\"scroll\"><table class=\"{esc(block.kind)}\">\n{head}{''.join(rows)}</table></div>"
 
