@@ -6,7 +6,9 @@ the settings, every message (type, source, content) and the JSON schema of the s
 output requested, and of a request beyond a chat reply (moot.models.requests: its kind and every
 parameter) when there is one. Storage is one SQLite file; a reply is written once it succeeded,
 with what was measured (a choice's probabilities, a continuation's cut) beside it. A disk that
-refuses a write surfaces as the OSError it is (moot.safety.diskio), a damaged file as a CacheError.
+refuses a write surfaces as the OSError it is (moot.safety.diskio), a damaged file as a CacheError;
+a cache another process holds (an experiment's shards share one) is waited for BUSY_WAIT_S, then is
+a CacheBusy naming the process, never called damaged; a folder where the file goes is one line.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
-from moot.errors import MootError
+from moot.errors import EXIT_ENVIRONMENT, MootError
+
+BUSY_WAIT_S = 10.0  # how long a cache another process holds is waited for (SQLite's busy timeout)
 
 
 @dataclass(frozen=True)
@@ -65,17 +69,47 @@ class CacheError(MootError, ValueError):
     """A cache file that is not a reply cache (corrupted, or another file); one line."""
 
 
+class CacheBusy(MootError):
+    """A reply cache another process holds for longer than moot waits; one line naming it."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
 @contextmanager
 def sqlite_errors(path: Path) -> Iterator[None]:
-    """SQLite errors as what they mean: the environment's OSError, or a CacheError naming the file."""
+    """SQLite errors as what they mean: the environment's OSError, a CacheBusy, or a CacheError
+    naming the file."""
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        code = refusal(path, str(exc).lower())
+        text = str(exc).lower()
+        code = refusal(path, text)
         if code is not None:
             raise OSError(code, os.strerror(code), str(path)) from None
+        if "database is locked" in text or "database is busy" in text:
+            raise CacheBusy(f"{path}: in use by {holders(path)}, still after {BUSY_WAIT_S:g}s of waiting; run the "
+                            "same command again once it has finished (the cache is not damaged)") from None
         raise CacheError(f"{path}: not a usable reply cache ({exc}); delete it to continue "
                          "(finished calls are also in the transcripts)") from None
+
+
+def holders(path: Path) -> str:
+    """Which other processes have the cache file (or its WAL files) open, as `process 123
+    (python3)`: read from /proc where there is one (a process's name only: its command line may
+    hold a key); else `another process`."""
+    wanted = {os.path.realpath(path) + end for end in ("", "-wal", "-shm", "-journal")}
+    found = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        pid = fd_dir.parent.name
+        if pid == str(os.getpid()):
+            continue
+        try:
+            if any(os.readlink(fd) in wanted for fd in fd_dir.iterdir()):
+                name = (fd_dir.parent / "comm").read_text(encoding="utf-8", errors="replace").strip()
+                found.append(f"process {pid} ({name})")
+        except OSError:  # gone, or not ours to see
+            continue
+    return ", ".join(found) or "another process"
 
 
 def refusal(path: Path, text: str) -> Optional[int]:
@@ -129,9 +163,12 @@ class ReplyCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.Lock()
+        if self.path.is_dir():
+            raise CacheError(f"{self.path}: a folder where the reply cache file goes; move or rename it")
         with sqlite_errors(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                                       timeout=BUSY_WAIT_S)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL-safe; a lost reply is only re-asked
             self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, spec TEXT, "
@@ -178,7 +215,7 @@ def held(path: Path, keys: Sequence[str]) -> int:
     """How many of `keys` the cache file at `path` holds, read only (no file made; none: 0)."""
     if not keys or not path.is_file():
         return 0
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_WAIT_S)
     try:
         with sqlite_errors(path):
             found = 0
