@@ -117,13 +117,14 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
     columns = published_columns(cola)
     analyses = {name: analyse(CELLS, col, "local", ["cola", "direct", "cot"], "cola", TARGETS, resamples=200)
                 for name, col in columns.items()}
-    grid = published_grid({name: measured_of(a, cola) for name, a in analyses.items()}, cola,
-                          {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"}, ["cola", "direct", "cot"])
+    rows = {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"}
+    grid = published_grid({name: measured_of(a, cola, rows) for name, a in analyses.items()}, cola, rows,
+                          ["cola", "direct", "cot"])
     hc = next(r for r in grid.rows if r[1] == "cola" and r[2] == "HC")
     measured = analyses["HC"].arm("cola")
     assert measured is not None
     assert hc[7] == "81.7*" and hc[3].rstrip("*") == f"{100 * measured.mean:.1f}"
-    assert hc[3].endswith("*")  # cola beats the best other arm with p < 0.05 (Holm), as the paper marks
+    assert hc[3].endswith("*")  # cola beats the best baseline with raw p < 0.05 (paired t), the paper's rule
     assert float(hc[8]) == pytest.approx(100 * measured.mean - 81.7, abs=0.051)
     assert not any(r[2] == "DT" for r in grid.rows)  # no Donald Trump item measured: named in a note
     assert any("Not measured here" in n and "DT" in n and "HC" not in n for n in grid.notes)
@@ -131,6 +132,40 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
         assert "81.7" in text
     assert r"\toprule" in latex(grid) and "Δ" not in latex(grid)
     assert "vs direct" not in markdown(arms_grid(analyses["HC"]))
+
+
+def test_the_papers_rule_marks_against_its_baselines_and_the_strict_rule_against_every_arm() -> None:
+    """COLA's `*`: better than the best of the paper's baselines (rows), raw p of the paired t-test.
+    An arm the paper does not have (self-consistency, as good as COLA) withholds the strict rule's
+    mark, not the paper's; the table prints the rule and the test that decided."""
+    cola = table("COLA/Table 2")
+    cells = CELLS + [cell("sc", s, 0.8) for s in (0, 1, 2)]
+    arms = ["cola", "direct", "cot", "sc"]
+    rows = {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"}
+    hc = analyse(cells, published_columns(cola)["HC"], "local", arms, "cola", TARGETS, resamples=200)
+    paper, strict = measured_of(hc, cola, rows)["cola"], measured_of(hc, cola, rows, "strict")["cola"]
+    found = hc.comparison("cot")
+    assert found is not None and found.paired_t.pvalue < 0.05 and paper.mark == "*" and paper.tested == "paired_t"
+    assert strict.mark == "" and strict.tested == "paired_t"
+    assert measured_of(hc, cola, rows)["cot"].mark == ""  # only the row the paper marks
+    notes = " ".join(published_grid({"HC": measured_of(hc, cola, rows)}, cola, rows, arms).notes)
+    assert "the paper's rule (cola_stance_detection.txt:256" in notes and "raw p < 0.05, paired_t" in notes
+    assert "GPT-3.5, GPT-3.5+COT" in notes and "paired_t: paired t-test of the column's metric over repeats" in notes
+    assert "the strict rule" in " ".join(published_grid({"HC": measured_of(hc, cola, rows, "strict")}, cola, rows, arms,
+                                                        rule="strict").notes)
+
+
+def test_a_mark_where_the_papers_test_is_silent_is_decided_by_the_bootstrap_and_says_so() -> None:
+    """Deterministic repeats: no paired t; the mark is the paired bootstrap's of F_avg, named."""
+    cola = table("COLA/Table 2")
+    same = [Cell(c.arm, c.dataset, c.model, seed, c.labels, c.gold, c.pred) for c in
+            (cell("cola", 0, 0.9), cell("direct", 0, 0.4)) for seed in (0, 1, 2)]
+    rows = {"cola": "COLA", "direct": "GPT-3.5"}
+    hc = analyse(same, published_columns(cola)["HC"], "local", ["cola", "direct"], "cola", TARGETS, resamples=200)
+    marked = measured_of(hc, cola, rows)["cola"]
+    assert (marked.mark, marked.tested) == ("*", "bootstrap")
+    notes = " ".join(published_grid({"HC": measured_of(hc, cola, rows)}, cola, rows, ["cola", "direct"]).notes)
+    assert "bootstrap: paired bootstrap test of the column's metric over items (B = 2000, seed 20240229)" in notes
 
 
 def test_round_dynamics_count_changes_and_agreement() -> None:

@@ -51,6 +51,7 @@ def test_a_valid_file_loads_with_its_overrides_applied(tmp_path: Path) -> None:
     ("experiment: demo", "experiment: ../x", 1, "experiment", "must start with a letter"),
     ("repeats: 2", "score: {grader: scripted}", 8, "score.grader", "not a deciding role of arm 'cola'"),
     ("repeats: 2", "score: {judger: nosuch:x}", 8, "score.judger", "nosuch"),
+    ("reference: cola,", "reference: cola, test: mcnemar,", 9, "compare.test", "does not test macro_f1, f_avg"),
 ])
 def test_bad_input_is_one_line_naming_file_line_and_key(tmp_path: Path, old: str, new: str, line: int, key: str,
                                                         says: str) -> None:
@@ -62,6 +63,19 @@ def test_bad_input_is_one_line_naming_file_line_and_key(tmp_path: Path, old: str
     assert "\n" not in message and message.startswith(f"{path}:{line}: {key}:"), message
     assert says in message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.yaml"]  # nothing written
+
+
+def test_a_test_is_accepted_where_it_tests_the_compared_metric(tmp_path: Path) -> None:
+    """McNemar tests accuracy: accepted when accuracy alone is compared and no published table shows
+    another metric; the bootstrap, the paired t and Wilcoxon test any metric."""
+    alone = GOOD.replace("metrics: [macro_f1, accuracy]}", "metrics: [accuracy], test: mcnemar}")
+    assert load_experiment(write(tmp_path, alone.replace("published: ", "# published: "))).spec.compare.test == "mcnemar"
+    for test in ("bootstrap", "paired_t", "wilcoxon"):
+        text = GOOD.replace("reference: cola,", f"reference: cola, test: {test},")
+        assert load_experiment(write(tmp_path, text)).spec.compare.test == test
+    headline = GOOD.replace(", metrics: [macro_f1, accuracy]}", ", test: mcnemar}").replace("published: ", "# published: ")
+    with pytest.raises(ExperimentError, match=r"exp.yaml:9: compare.test: mcnemar does not test macro_f1"):
+        load_experiment(write(tmp_path, headline))  # the runs' headline metric, not named in the file
 
 
 def test_a_dataset_without_labels_cannot_be_compared(tmp_path: Path) -> None:

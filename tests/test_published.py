@@ -62,6 +62,32 @@ def test_a_damaged_file_is_one_line_naming_line_and_key() -> None:
         parse(BAD_ROW.replace("[0.5, 0.6]", '["n/a"]'), "pub.yaml")
 
 
+def test_the_papers_significance_rule_is_data_as_its_text_states_it() -> None:
+    rule = table("COLA/Table 2").spec.significance
+    assert rule is not None and (rule.mark, rule.row, rule.test, rule.adjustment, rule.alpha) == \
+        ("*", "COLA", "paired_t", "none", 0.05)
+    assert rule.where.startswith("cola_stance_detection.txt:256 ")  # the caption: "* denotes COLA improves ..."
+    assert all(t.spec.significance is None for t in tables().values() if not t.spec.marks)
+
+
+RULE = BAD_ROW.replace("    columns:", '    marks: {"*": better}\n    significance: {mark: "*", row: r, test: paired_t, '
+                       'adjustment: none, where: "x.txt:2"}\n    columns:').replace("[0.5, 0.6]", "[0.5]")
+
+
+@pytest.mark.parametrize("old, new, says", [
+    ("test: paired_t", "test: mcnemar", "mcnemar tests accuracy only, not the columns a"),
+    ("row: r", "row: q", "row 'q' is not a row"),
+    ('mark: "*"', 'mark: "+"', "mark '+' is not one of marks"),
+    ("adjustment: none", "adjustment: bonferroni", "adjustment"),
+])
+def test_a_significance_rule_that_cannot_hold_is_refused_naming_its_line(old: str, new: str, says: str) -> None:
+    good = RULE.replace("metric: accuracy", "metric: f_avg")
+    assert parse(good, "pub.yaml")["X/Table 1"].spec.significance is not None
+    with pytest.raises(SourceError) as bad:
+        parse(good.replace(old, new), "pub.yaml")
+    assert str(bad.value).startswith("pub.yaml:") and "\n" not in str(bad.value) and says in str(bad.value), str(bad.value)
+
+
 @pytest.mark.parametrize("column, says", [
     ("{name: a, dataset: d, metric: accuracy, measure: m}", "give one of metric, measure, series"),
     ("{name: a, metric: accuracy}", "a metric is over a dataset"),

@@ -34,8 +34,13 @@ import numpy as np
 from moot.metrics import stats
 from moot.metrics.coded import Floats, Resampling, features, score, value
 
-Test = str  # "paired_t" | "bootstrap" | "wilcoxon" | "mcnemar"
-TESTS = ("paired_t", "bootstrap", "wilcoxon", "mcnemar")
+Test = str  # a key of TEST_NAMES
+TEST_NAMES = {
+    "paired_t": "paired t-test of the column's metric over repeats",
+    "bootstrap": f"paired bootstrap test of the column's metric over items (B = {stats.RESAMPLES}, seed {stats.SEED})",
+    "wilcoxon": "Wilcoxon signed-rank test of the column's metric over repeats",
+    "mcnemar": "exact McNemar test on the correctness of every paired unit (accuracy)",
+}
 
 
 def suited(test: Test, metric: str) -> bool:

@@ -236,14 +236,16 @@ def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
     return found
 
 
-def published_measured(loaded: Loaded, published: Published, boot: Resampling) -> dict[str, dict[str, Measured]]:
+def published_measured(loaded: Loaded, published: Published, boot: Resampling, rows: Mapping[str, str],
+                       rule: str = "paper") -> dict[str, dict[str, Measured]]:
     """Each published column the experiment measured: every arm's cell, over items (a metric on the
-    paper's dataset) or over runs (a measure, or a series' step, of runs of a scenario)."""
+    paper's dataset, marked under `rule`) or over runs (a measure, or a series' step, of runs of a
+    scenario)."""
     found: dict[str, dict[str, Measured]] = {}
     for name, column in published_columns(published).items():
         analysis = _measured(loaded, column, boot)
         if analysis is not None:
-            found[name] = measured_of(analysis, published)
+            found[name] = measured_of(analysis, published, rows, rule)
     for of_runs in published.spec.columns:
         if of_runs.metric is None:
             runs = _over_runs(loaded.measured, of_runs)
@@ -336,8 +338,9 @@ def tables(loaded: Loaded, boot: Resampling) -> list[Table]:
     found: list[Table] = []
     for i, published in enumerate(loaded.published):
         table = published_tables()[published["table"]]
-        grid = published_grid(published_measured(loaded, table, boot), table, published["rows"], loaded.arms,
-                              loaded.labels)
+        rule = str(published.get("marks") or "paper")  # none in the manifests of earlier versions
+        grid = published_grid(published_measured(loaded, table, boot, published["rows"], rule), table,
+                              published["rows"], loaded.arms, loaded.labels, rule)
         found.append(Table("published" if not i else unique_stem(f"published-{published['table']}"), grid, True))
     for analysis in analyses(loaded, boot):
         overall = analysis.column.target is None

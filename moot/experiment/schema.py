@@ -16,7 +16,7 @@
     limit: 20                            # optional: the first N items of each dataset
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
     prices: {prompt: 0.15, completion: 0.60}   # per million tokens, for --plan's cost
-    published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list of tables
+    published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list; marks: strict
     score: {grader: openai:gpt-4o}       # each finished cell re-scored by a deciding role (moot score)
 
 An arm with `command: NAME` runs the scenario that protocol command (`moot NAME DATA.yaml
@@ -26,7 +26,9 @@ first-round answers of ARM's units (a debate-style protocol's `rounds` hook read
 results rows; a tie is unparsed), a baseline at no extra cost. A cell is arm x dataset x model x repeat. Everything a cell needs is checked here: an unknown key,
 an override path the arm's scenario does not have (the override is applied and the scenario
 validated again), a dataset without labels for a compared metric, two arms with one name, a
-reference or published row naming no arm, a `score:` role that is not a deciding role of every arm.
+reference or published row naming no arm, a `score:` role that is not a deciding role of every arm,
+a `compare: {test: …}` that does not test a metric the experiment compares or a published table
+shows (McNemar tests accuracy only).
 `score:` re-runs those roles with those models on each finished cell (`moot score`, into a copy
 beside it) and the report reads the copy: a conference's judge decisions graded 1-10 (Heller et
 al. Table 5). Each problem is one line naming the file, line and key
@@ -46,6 +48,7 @@ from moot.contract.protocol import Protocol
 from moot.contract.vary import Data, set_path
 from moot.data.spec import DatasetError, DatasetSpec, load_dataset_spec
 from moot.engine.plan import input_columns
+from moot.experiment.analysis import suited
 from moot.errors import nearest
 from moot.metrics.classification import METRICS, defined
 from moot.models.spec import parse_spec
@@ -59,7 +62,7 @@ from moot.scenario.blocks import ScenarioBase
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a folder name on every system
 Name = Annotated[str, Field(pattern=NAME, max_length=60)]
-Test = Literal["paired_t", "mcnemar", "wilcoxon"]
+Test = Literal["paired_t", "bootstrap", "wilcoxon", "mcnemar"]
 
 
 class ExperimentError(SourceError):
@@ -83,12 +86,13 @@ class ArmSpec(Strict):
 class CompareSpec(Strict):
     reference: str
     metrics: tuple[str, ...] = ()  # default: each run's headline metric
-    test: Optional[Test] = None  # default: McNemar for accuracy on one repeat, paired t over repeats
+    test: Optional[Test] = None  # default: paired t over varying repeats, else the paired bootstrap
 
 
 class PublishedSpec(Strict):
     table: str
     rows: dict[str, str]  # arm -> the paper's row it reproduces
+    marks: Literal["paper", "strict"] = "paper"  # the rule of the table's marks (moot.experiment.tables)
 
 
 class Prices(Strict):
@@ -384,6 +388,22 @@ def _compare(source: YamlSource, spec: ExperimentSpec, arms: Sequence[Arm], data
             if not defined(metric, labels or _labels(dataset)):
                 raise fail(source, ("compare", "metrics", i),
                            f"{metric} is not defined on the labels of {dataset.name} ({', '.join(_labels(dataset))})")
+    test = spec.compare.test
+    unsuited = [m for m in _tested_metrics(spec, arms, datasets) if test is not None and not suited(test, m)]
+    if unsuited:
+        raise fail(source, ("compare", "test"), f"{test} does not test {', '.join(unsuited)} (it tests accuracy only); "
+                                                "name paired_t, bootstrap or wilcoxon, which test the metric itself")
+
+
+def _tested_metrics(spec: ExperimentSpec, arms: Sequence[Arm], datasets: Sequence[Dataset]) -> list[str]:
+    """The metrics a p-value is computed of: those compared (default: each run's headline metric,
+    as a run declares it) and those of the published tables' columns."""
+    compared = list(spec.compare.metrics) if spec.compare and spec.compare.metrics else [
+        arm.scenario.declared_metric() or dataset.spec.metric or arm.scenario.headline_metric()
+        for arm in arms if arm.scenario.label_set() for dataset in datasets]
+    known = published_tables()
+    shown = [c.metric for t in spec.tables if t.table in known for c in known[t.table].spec.columns]
+    return list(dict.fromkeys(m for m in [*compared, *shown] if m))
 
 
 def _published(source: YamlSource, spec: ExperimentSpec) -> None:

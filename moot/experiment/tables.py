@@ -3,11 +3,17 @@
 - `arms_grid`: every arm on one column: mean, its intervals over repeats and over items, seed and
   item spread, and Δ against the reference with its interval, p (raw and Holm), MDE and pairing;
 - `published_grid`: each arm beside the paper's figure of the row it reproduces: measured (with
-  the paper's significance mark where the paper's test on these runs gives it) | published | Δ,
+  the paper's significance mark where its rule, applied to these runs, gives it) | published | Δ,
   on the paper's scale (a percent table in percent), with where the paper prints it and the items
   measured beside the paper's count (a table that declares it: `items`). A column is
   measured over items (an arm's analysis: `measured_of`) or once per run of a scenario (a
   protocol's measure or one step of its series, averaged over seeds: `measured_over_runs`).
+
+A mark follows a rule (`RULES`): `paper`, the paper's own as published.yaml records it (the marked
+row's arm against the best arm of the table's other rows, the paper's test and its raw or adjusted
+p); `strict`, against the best measured arm of all, Holm-adjusted. A test silent on these runs (a
+paired t-test without varying repeats) gives way to the comparison's own (the paired bootstrap of
+the column's metric), and the table names the tests used.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from moot.experiment.analysis import METHODS, Analysis, ArmStat, Column, Comparison
+from moot.experiment.analysis import METHODS, TEST_NAMES, Analysis, ArmStat, Column, Comparison
 from moot.metrics import stats
 from moot.report.formats import Grid
 from moot.report.published import Published, items_line
@@ -92,28 +98,65 @@ class Measured:
     items: Optional[int]
     runs: int
     mark: str = ""
+    tested: str = ""  # the test whose p decided the mark (none: no rule, or no comparison)
 
 
-def _mark(analysis: Analysis, arm: str, published: Published) -> str:
-    """The paper's mark on `arm`'s cell: it beats the best other arm with p < 0.05 under the
-    comparisons made (COLA: "* COLA improves the best baseline at p < 0.05, paired t-test")."""
-    marks = list(published.spec.marks)
+RULES = ("paper", "strict")
+
+
+def _p(analysis: Analysis, found: Comparison, test: str, holm: bool) -> float:
+    """`found`'s p under `test`, raw or Holm-adjusted over the arms compared with the reference."""
+    if not holm:
+        return float(getattr(found, test).pvalue)
+    adjusted = stats.holm([getattr(c, test).pvalue for c in analysis.comparisons])
+    return adjusted[analysis.comparisons.index(found)]
+
+
+def _mark(analysis: Analysis, arm: str, published: Published, rows: Mapping[str, str], rule: str) -> tuple[str, str]:
+    """The mark on `arm`'s cell under `rule` (module docstring) and the test that decided it."""
+    paper = published.spec.significance
     mine = analysis.arm(arm)
-    if not marks or mine is None or not analysis.comparisons or analysis.comparisons[0].reference != arm:
-        return ""
-    others = [s for s in analysis.arms if s.arm != arm]
-    if not others:
-        return ""
-    best = max(others, key=lambda s: s.mean)
-    found = analysis.comparison(best.arm)
-    wins = found is not None and mine.mean > best.mean and stats.significant(found.adjusted)
-    return marks[0] if wins else ""
+    if paper is None or rows.get(arm) != paper.row or mine is None or not analysis.comparisons \
+            or analysis.comparisons[0].reference != arm:
+        return "", ""
+    others = [s for s in analysis.arms if s.arm != arm and (rule == "strict" or s.arm in rows)]
+    best = max(others, key=lambda s: s.mean) if others else None
+    found = analysis.comparison(best.arm) if best is not None else None
+    if best is None or found is None:
+        return "", ""
+    wanted = found.primary if rule == "strict" else paper.test
+    test = wanted if not math.isnan(getattr(found, wanted).pvalue) else found.primary
+    p = _p(analysis, found, test, rule == "strict" or paper.adjustment == "holm")
+    wins = mine.mean > best.mean and stats.significant(p, paper.alpha)
+    return (paper.mark if wins else ""), test
 
 
-def measured_of(analysis: Analysis, published: Published) -> dict[str, Measured]:
-    """Each arm's cell of a published column measured over items (with the paper's mark)."""
-    return {s.arm: Measured(s.mean, headline(s), s.items, len(s.values), _mark(analysis, s.arm, published))
-            for s in analysis.arms}
+def measured_of(analysis: Analysis, published: Published, rows: Optional[Mapping[str, str]] = None,
+                rule: str = "paper") -> dict[str, Measured]:
+    """Each arm's cell of a published column measured over items (with its mark under `rule`;
+    `rows`: arm -> the paper's row)."""
+    return {s.arm: Measured(s.mean, headline(s), s.items, len(s.values),
+                            *_mark(analysis, s.arm, published, rows or {}, rule)) for s in analysis.arms}
+
+
+def marks_note(published: Published, measured: Mapping[str, Mapping[str, Measured]], rows: Mapping[str, str],
+               rule: str) -> Optional[str]:
+    """What a mark means in the paper, the rule applied here and the tests that decided it."""
+    paper = published.spec.significance
+    if paper is None:
+        return None
+    meaning = published.spec.marks.get(paper.mark, "")
+    if rule == "strict":
+        how = (f"the strict rule: the arm of row {paper.row} against the best measured arm of all, "
+               f"Holm-adjusted p < {paper.alpha}")
+    else:
+        baselines = ", ".join(sorted(r for r in rows.values() if r != paper.row)) or "none mapped"
+        how = (f"the paper's rule ({paper.where}): the arm of row {paper.row} against the best arm of the table's "
+               f"other rows measured here ({baselines}), {'raw' if paper.adjustment == 'none' else 'Holm-adjusted'} "
+               f"p < {paper.alpha}, {paper.test}")
+    used = sorted({c.tested for cells in measured.values() for c in cells.values() if c.tested})
+    tests = "; ".join(f"{t}: {TEST_NAMES[t]}" for t in used)
+    return f"{paper.mark}: {meaning}. Here {how}" + (f". Tests used: {tests}." if tests else ".")
 
 
 def measured_over_runs(values: Mapping[str, Sequence[float]]) -> dict[str, Measured]:
@@ -124,9 +167,9 @@ def measured_over_runs(values: Mapping[str, Sequence[float]]) -> dict[str, Measu
 
 
 def published_grid(measured: Mapping[str, Mapping[str, Measured]], published: Published, rows: Mapping[str, str],
-                   arms: Sequence[str], labels: Optional[Mapping[str, str]] = None) -> Grid:
-    """`measured`: by published column name, each arm's cell; `rows`: arm -> the paper's row
-    (module docstring)."""
+                   arms: Sequence[str], labels: Optional[Mapping[str, str]] = None, rule: str = "paper") -> Grid:
+    """`measured`: by published column name, each arm's cell; `rows`: arm -> the paper's row;
+    `rule`: the marks' (module docstring)."""
     spec = published.spec
     percent = spec.unit == "percent"
     digits = 2 if spec.unit in ("score", "count") else 3  # a mean of 1-10 grades or of counts
@@ -147,8 +190,7 @@ def published_grid(measured: Mapping[str, Mapping[str, Measured]], published: Pu
                          interval(cell.interval, percent, digits) if cell else DASH,
                          str(cell.items) if cell and cell.items is not None else DASH,
                          str(cell.runs) if cell else DASH, figure.printed if figure else DASH, delta))
-    marks = "; ".join(f"{m}: {meaning} (here: the paper's test on these runs, Holm-adjusted)"
-                      for m, meaning in spec.marks.items())
+    marks = marks_note(published, measured, rows, rule)
     over_runs = any(c.metric is None for c in measured_columns)
     items = items_line(spec.items, (cell.items for column in measured_columns
                                     for cell in measured[column.name].values() if cell.items is not None))

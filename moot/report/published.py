@@ -64,6 +64,21 @@ class PaperItems(Strict):
     of: str  # e.g. "VAST test, Heller §5.1.1"
 
 
+class Significance(Strict):
+    """The paper's rule for its mark, as its text states it (`where`): `mark` on the cell of `row`
+    when that row beats the best of the table's other rows (its baselines) with p < `alpha` under
+    `test`, p `adjustment` as stated (none: raw). moot applies it to the arms an experiment maps
+    onto the rows (moot.experiment.tables); the stricter rule (the best measured arm, Holm) is
+    `strict` there."""
+
+    mark: str
+    row: str
+    test: Literal["paired_t", "bootstrap", "wilcoxon", "mcnemar"]
+    adjustment: Literal["none", "holm"]
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    where: str
+
+
 class TableSpec(Strict):
     id: str
     title: str
@@ -73,7 +88,7 @@ class TableSpec(Strict):
     runs_averaged: Optional[int]
     model: Optional[str] = None
     marks: dict[str, str] = {}
-    significance: Optional[Literal["paired_t", "mcnemar", "wilcoxon"]] = None
+    significance: Optional[Significance] = None
     note: Optional[str] = None
     items: Optional[PaperItems] = None
     columns: tuple[Column, ...]
@@ -87,7 +102,21 @@ class TableSpec(Strict):
             for value in row.values:
                 if isinstance(value, str) and not _FIGURE.match(value):
                     raise ValueError(f"row {row.name!r}: {value!r} is not a figure with an optional mark")
+        self._rule()
         return self
+
+    def _rule(self) -> None:
+        """The significance rule names a mark and a row of this table, and a test of its metrics."""
+        rule = self.significance
+        if rule is None:
+            return
+        if rule.mark not in self.marks:
+            raise ValueError(f"significance: mark {rule.mark!r} is not one of marks ({', '.join(self.marks) or 'none'})")
+        if rule.row not in [r.name for r in self.rows]:
+            raise ValueError(f"significance: row {rule.row!r} is not a row of the table")
+        unsuited = [c.name for c in self.columns if rule.test == "mcnemar" and c.metric != "accuracy"]
+        if unsuited:
+            raise ValueError(f"significance: test mcnemar tests accuracy only, not the columns {', '.join(unsuited)}")
 
 
 class PublishedFile(Strict):
