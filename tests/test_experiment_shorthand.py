@@ -37,7 +37,8 @@ def test_a_dataset_protocol_varies_a_key_over_repeats_and_continues(tmp_path: Pa
     capsys.readouterr()
     assert main(["report", str(out), "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "| rounds-2 | 3 | 4 |" in shown and "Δ = arm − rounds-0" in shown
+    assert "| rounds=2 | 3 | 4 |" in shown and "Δ = arm − rounds-0" in shown
+    assert "Arms: rounds=0 = rounds-0; rounds=1 = rounds-1; rounds=2 = rounds-2" in shown  # the labels --vary gave
 
 
 def test_a_conference_repeated_is_an_experiment_and_its_own_vary_keys_a_batch(
@@ -110,3 +111,17 @@ def test_s2mad_rounds_vary_as_arms_and_their_dynamics_are_reported(tmp_path: Pat
     dynamics = (tmp_path / "rep" / "dynamics-demo-rumour-veracity-scripted.csv").read_text().splitlines()
     assert [line.split(",")[:2] for line in dynamics[1:]] == [["rounds-1", "0"], ["rounds-1", "1"], ["rounds-2", "0"],
                                                               ["rounds-2", "1"], ["rounds-2", "2"]]
+
+
+def test_varied_arms_are_labelled_by_their_values_and_long_labels_stand_as_a1_on_a_plot(tmp_path: Path) -> None:
+    from moot.experiment.plots import axis_names
+    from moot.experiment.shorthand import experiment
+
+    made, _ = experiment(ROOT / "scenarios" / "debate.yaml", Path(DATA), ["rounds=0,1", "generation.temperature=0.7"],
+                         None, 2, tmp_path / "grid")
+    assert [(a.name, a.label) for a in made.arms] == [
+        ("rounds-0_generation.temperature-0.7", "rounds=0, temperature=0.7"),
+        ("rounds-1_generation.temperature-0.7", "rounds=1, temperature=0.7")]
+    assert axis_names(["cola", "direct"]) == (["cola", "direct"], [])
+    assert axis_names([a.label for a in made.arms]) == (
+        ["A1", "A2"], ["A1 = rounds=0, temperature=0.7", "A2 = rounds=1, temperature=0.7"])

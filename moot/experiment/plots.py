@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from moot.experiment.analysis import Analysis  # noqa: E402
 from moot.experiment.dynamics import RoundStat  # noqa: E402
@@ -26,6 +27,16 @@ from moot.metrics.stats import Interval  # noqa: E402
 from moot.report.plots import neutralise  # noqa: E402
 
 FORMATS = ("png", "svg")
+SHORT = 14  # arm labels longer than this (one of them is enough) stand on the axis as A1..An, with a legend
+
+
+def axis_names(labels: Sequence[str]) -> tuple[list[str], list[str]]:
+    """What stands under the bars and the legend lines: the labels themselves when every one is
+    short, else A1..An and `A1 = label` lines (long names overlap on an axis)."""
+    if all(len(label) <= SHORT for label in labels):
+        return list(labels), []
+    short = [f"A{i}" for i in range(1, len(labels) + 1)]
+    return short, [f"{s} = {label}" for s, label in zip(short, labels)]
 
 
 def save(fig: Figure, folder: Path, stem: str) -> list[Path]:
@@ -39,12 +50,13 @@ def save(fig: Figure, folder: Path, stem: str) -> list[Path]:
     return paths
 
 
-def arm_bars(analysis: Analysis, folder: Path, stem: str) -> list[Path]:
-    """One bar per arm: the mean, its 95 % interval, its value and n (items x repeats) beneath."""
+def arm_bars(analysis: Analysis, folder: Path, stem: str, labels: Optional[Mapping[str, str]] = None) -> list[Path]:
+    """One bar per arm (under its label, `labels`: arm -> label): the mean, its 95 % interval, its
+    value and n (items x repeats) beneath."""
     arms = list(analysis.arms)
     if not arms:
         return []
-    names = [a.arm for a in arms]
+    names = [(labels or {}).get(a.arm, a.arm) for a in arms]
     means = [a.mean for a in arms]
     intervals = [headline(a) for a in arms]
     low = [0.0 if math.isnan(i.low) else max(0.0, m - i.low) for m, i in zip(means, intervals)]
@@ -65,7 +77,13 @@ def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: l
         if mean == 0:  # a zero bar is visible as zero: an outline on the axis
             ax.plot([bar.get_x(), bar.get_x() + bar.get_width()], [0, 0], color="#1f2f4f", linewidth=2.5)
     ax.set_xticks(range(len(arms)))
-    ax.set_xticklabels([f"{n}\nn={a.items}×{len(a.values)}" for n, a in zip(names, arms)], fontsize=8)
+    shown, legend = axis_names(names)
+    ax.set_xticklabels([f"{n}\nn={a.items}×{len(a.values)}" for n, a in zip(shown, arms)], fontsize=8)
+    if legend:
+        ax.legend(handles=[Patch(visible=False)] * len(legend), labels=legend, loc="upper left", fontsize=7,
+                  bbox_to_anchor=(1.01, 1.0), handlelength=0, handletextpad=0, frameon=False)
+        fig.set_figwidth(fig.get_figwidth() + 0.07 * max(map(len, legend)))
+        fig.subplots_adjust(right=1 - 0.07 * max(map(len, legend)) / fig.get_figwidth())
     ax.set_xlabel("arm (n = items × repeats)")
     ax.set_ylabel(analysis.column.metric)
     ax.set_ylim(0, max(1.0, max(m + h for m, h in zip(means, high)) * 1.12))

@@ -345,7 +345,7 @@ def tables(loaded: Loaded, boot: Resampling) -> list[Table]:
     for analysis in analyses(loaded, boot):
         overall = analysis.column.target is None
         found.append(Table(_stem(analysis), arms_grid(analysis, loaded.labels), overall,
-                           _plot("arm_bars", analysis) if overall else None))
+                           _plot("arm_bars", analysis, loaded.labels) if overall else None))
     for (dataset, model), by_arm in _dynamics(loaded, boot.resamples).items():
         grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
         found.append(Table(unique_stem(f"dynamics-{dataset}-{model}"), grid,
@@ -390,6 +390,9 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     body = [f"# Experiment {markdown_safe(loaded.name, cell=True)}", "",
             "Computed from the cells' results.jsonl only; no model was called.",
             "", *(markdown(t.grid) + "\n" for t in found)]
+    legend = _arm_legend(loaded)
+    if legend:
+        body += [legend, ""]
     if loaded.missing_shards:
         body += [_missing_text(loaded.missing_shards), ""]
     if loaded.dropped:
@@ -400,8 +403,15 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
     main = [_missing_text(loaded.missing_shards)] if loaded.missing_shards else []
-    main += [printed(t) for t in found if t.printed]
+    main += [printed(t) for t in found if t.printed] + ([legend] if legend else [])
     return ExperimentReport(out, "\n\n".join(main), tuple(t.grid for t in found), tuple(written))
+
+
+def _arm_legend(loaded: Loaded) -> Optional[str]:
+    """`Arms: LABEL = NAME; ...` for the arms the tables show by a label other than their name (--vary
+    labels an arm by its values; a file's arm by its `label:`)."""
+    renamed = [(loaded.labels.get(arm, arm), arm) for arm in loaded.arms if loaded.labels.get(arm, arm) != arm]
+    return markdown_safe("Arms: " + "; ".join(f"{label} = {arm}" for label, arm in renamed)) if renamed else None
 
 
 def _missing_text(shards: Sequence[str]) -> str:

@@ -62,13 +62,19 @@ def _value(text: str) -> Any:
         return text
 
 
-def _arm_sets(scenario_path: Path, axes: Sequence[tuple[str, list[str]]]) -> list[tuple[str, dict[str, Any]]]:
-    """(name, overrides) per combination of values: a protocol's own vary key applies its values to the
-    scenario's data (the top-level keys it changes become the overrides); any other key is a dotted path."""
+VaryArm = tuple[str, str, dict[str, Any]]  # name, label, overrides
+
+
+def _arm_sets(scenario_path: Path, axes: Sequence[tuple[str, list[str]]]) -> list[VaryArm]:
+    """(name, label, overrides) per combination of values: a protocol's own vary key applies its values
+    to the scenario's data (the top-level keys it changes become the overrides); any other key is a
+    dotted path. The name says every key and value (`calibration-none_generation.temperature-0.8`);
+    the label, for tables and plots, the values with the last part of their key (`calibration=none,
+    temperature=0.8`)."""
     scenario = load_scenario(scenario_path)
     protocol = REGISTRY.get(scenario.protocol)
     data = scenario.model_dump(exclude_unset=True)
-    options: list[list[tuple[str, dict[str, Any]]]] = []
+    options: list[list[tuple[str, str, dict[str, Any]]]] = []  # per key: (key, value, overrides)
     for key, values in axes:
         own = find_key(protocol.vary, key)
         if own is None and key.split(".")[0] not in type(scenario).model_fields:
@@ -76,19 +82,20 @@ def _arm_sets(scenario_path: Path, axes: Sequence[tuple[str, list[str]]]) -> lis
             raise UsageError(f"--vary {key}: not a key of the {protocol.name} scenario nor one of its vary keys "
                              f"({', '.join(names)}){nearest(key, [*names, *type(scenario).model_fields])}")
         if own is None:
-            options.append([(f"{key}-{v}", {key: _value(v)}) for v in values])
+            options.append([(key, v, {key: _value(v)}) for v in values])
             continue
         try:
             choices = own.choices(values, scenario)
             changed = [(c.label, own.apply(data, c.value)) for c in choices]
         except ValueError as exc:
             raise UsageError(f"--vary {key}: {exc}") from None
-        options.append([(f"{key}-{label}", {k: v for k, v in new.items() if data.get(k) != v}) for label, new in changed])
+        options.append([(key, label, {k: v for k, v in new.items() if data.get(k) != v}) for label, new in changed])
     arms = []
     for combination in itertools.product(*options):
-        name = "_".join(n for n, _ in combination) or scenario_path.stem
-        arms.append((re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "arm",
-                     {k: v for _, sets in combination for k, v in sets.items()}))
+        name = "_".join(f"{key}-{value}" for key, value, _ in combination) or scenario_path.stem
+        label = ", ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value, _ in combination) or scenario_path.stem
+        arms.append((re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "arm", label,
+                     {k: v for _, _, sets in combination for k, v in sets.items()}))
     return arms
 
 
@@ -111,8 +118,8 @@ def experiment(scenario_path: Path, dataset: Optional[Path], vary: Sequence[str]
     body: dict[str, Any] = {
         "experiment": re.sub(r"[^A-Za-z0-9._-]+", "-", folder.name).strip("-.")[:60] or "grid",
         "title": f"{scenario_path.stem}: " + (", ".join(f"{k} = {', '.join(v)}" for k, v in given) or "repeats"),
-        "arms": [{"name": name, "scenario": str(scenario_path.resolve()), **({"set": sets} if sets else {})}
-                 for name, sets in arms]}
+        "arms": [{"name": name, "label": label, "scenario": str(scenario_path.resolve()),
+                  **({"set": sets} if sets else {})} for name, label, sets in arms]}
     if dataset is not None:
         body["datasets"] = [str(dataset.resolve())]
     models = next((v for k, v in given if k == "model"), None)
