@@ -1,9 +1,9 @@
-"""Installed protocols, imported once on demand: moot's own (moot.protocols.registry) and those of
-any package that declares an entry point in the `moot.protocols` group.
+"""Installed protocols, found on demand: moot's own (moot.protocols.registry) and those of any
+package that declares an entry point in the `moot.protocols` group.
 
-Registering a protocol registers its event types and its view; a transcript read by a process
-that has not imported its protocol yet (a bare `moot.log.transcript.load`) finds it here, so the
-log and the views import no protocol module.
+Importing a protocol registry declares its protocols in moot.contract.registry.PROTOCOLS; this
+module only finds and imports those registries, by name, and imports no moot module itself, so
+every layer may ask for them (moot.contract.registry.load_installed registers them all).
 """
 
 from __future__ import annotations
@@ -22,11 +22,8 @@ def declare_builtin() -> None:
 
 
 @lru_cache(maxsize=1)
-def load_protocols() -> None:
-    """Import every installed protocol registry and every protocol it declares (once per process)."""
-    importlib.import_module(BUILTIN)
+def find_installed() -> None:
+    """Import every installed protocol registry (once per process): moot's own and the entry points'."""
+    declare_builtin()
     for point in entry_points(group="moot.protocols"):
         point.load()
-    from moot.contract.registry import PROTOCOLS
-
-    PROTOCOLS.load_all()

@@ -17,7 +17,7 @@ from moot.contract.commands import DatasetCommand
 from moot.contract.protocol import Protocol, ProtocolError
 from moot.log.events import Json, RunStarted
 from moot.log.registry import EVENTS, EventRegistry
-from moot.plugins import declare_builtin, load_protocols
+from moot.plugins import declare_builtin, find_installed
 from moot.views.unit import UnitView
 
 AnyProtocol = Protocol[Any]  # a registry holds protocols of every scenario type
@@ -79,7 +79,7 @@ class Registry:
         if name not in self._order and self._installed:
             declare_builtin()  # moot's own: only the one asked for is imported
         if name not in self._order and self._installed:
-            load_protocols()
+            find_installed()
         if name in self._declared:
             self._import(str(name))
         return name in self._protocols
@@ -97,6 +97,13 @@ class Registry:
 
 
 PROTOCOLS = Registry(installed=True)
+
+
+def load_installed() -> None:
+    """Register every installed protocol and so its event types: what the log asks for when it
+    meets an event type no imported protocol registered (moot.log.registry), and a listing of all."""
+    find_installed()
+    PROTOCOLS.load_all()
 
 
 def view_of(started: RunStarted) -> UnitView:

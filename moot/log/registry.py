@@ -5,10 +5,15 @@ event type carries a version and the steps that bring each older version up to i
 core's schema: `run_started` records the versions a run wrote (`event_versions`; absent: 1), and
 loading upgrades each older event before it is validated, so a protocol can change its events
 without leaving its old transcripts behind. Type names are unique across core and protocols.
+
+An event type no imported protocol registered is looked for among the installed protocols: the
+registry calls its `finder`, named `module:function` like an entry point and imported only then,
+so the log stays below the protocols that register into it (tests/test_import_direction.py).
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Callable, Iterable, Iterator, Mapping, Optional, Union, get_args
@@ -16,10 +21,10 @@ from typing import Annotated, Callable, Iterable, Iterator, Mapping, Optional, U
 from pydantic import Field, TypeAdapter
 
 from moot.log.events import CORE_TYPES, EventBase, Json, JsonObject, TranscriptError
-from moot.plugins import load_protocols
 
 Migration = Callable[[JsonObject], JsonObject]  # one event of version n as version n + 1
 Row = tuple[int, Json]  # (file line, decoded event)
+INSTALLED = "moot.contract.registry:load_installed"  # registers every installed protocol's event types
 
 
 @dataclass(frozen=True)
@@ -46,9 +51,11 @@ def type_name(model: type[EventBase]) -> str:
 
 
 class EventRegistry:
-    """Event types by name: the core's, then every registered protocol's."""
+    """Event types by name: the core's, then every registered protocol's; `finder` (`module:function`,
+    None: none) registers more when a name is unknown."""
 
-    def __init__(self, core: Iterable[type[EventBase]]):
+    def __init__(self, core: Iterable[type[EventBase]], finder: Optional[str] = None):
+        self._finder = finder
         self._models = {type_name(model): model for model in core}
         self._types: dict[str, EventType] = {}
         self._adapter: Optional[TypeAdapter[EventBase]] = None
@@ -71,9 +78,10 @@ class EventRegistry:
 
     def knows(self, name: object) -> bool:
         """Whether `name` is an event type; a name no imported protocol registered looks among the
-        installed ones first (moot.plugins)."""
-        if name not in self._models and isinstance(name, str):
-            load_protocols()
+        installed ones first (the registry's finder)."""
+        if name not in self._models and isinstance(name, str) and self._finder:
+            module, _, function = self._finder.partition(":")
+            getattr(importlib.import_module(module), function)()
         return name in self._models
 
     def validate(self, data: object) -> EventBase:
@@ -106,4 +114,4 @@ class EventRegistry:
         return data
 
 
-EVENTS = EventRegistry(CORE_TYPES)
+EVENTS = EventRegistry(CORE_TYPES, finder=INSTALLED)

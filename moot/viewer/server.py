@@ -31,7 +31,7 @@ from aiohttp import web
 
 from moot.errors import MootError
 from moot.log.events import TranscriptError
-from moot.plugins import load_protocols
+from moot.contract.registry import load_installed
 from moot.viewer.links import Links, ServerLinks
 from moot.viewer.live import POLL_S, stream, stream_regions
 from moot.viewer.pages import CSP, NotFound, Pages, RunFilters, decoded_rel, parse_query
@@ -282,7 +282,7 @@ async def serve(pages: Pages, host: str, port: int, token: Optional[str], ready:
     """Serve until `stop` is set (Ctrl-C, SIGTERM, SIGHUP), then close every stream at once. The
     protocols are imported before the address is printed, and the runs summarised in the background
     right after, so the first page does not wait for either."""
-    load_protocols()
+    load_installed()
     app, viewer = make_app(pages, token)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
