@@ -9,6 +9,7 @@ import json
 import os
 import time
 import urllib.request
+from urllib.parse import unquote
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -128,6 +129,14 @@ def test_an_experiments_page_shows_the_tables_of_moot_report(tmp_path, monkeypat
              for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
     assert rows == [r for r in shown if r and r[0] in ("direct", "cola")]
     assert 'href="/experiment/pair"' in runs_list and 'class="findings' not in runs_list
+    bundle = tmp_path / "site"
+    assert main(["view", "runs", "--bundle", str(bundle)]) == 0
+    page = bundle / "e" / "pair" / "index.html"
+    links = re.findall(r'href="([^"#?:]+)"', page.read_text(encoding="utf-8"))
+    assert "../../index.html" in links and any("/c/" in link for link in links)  # up, and direct vs cola
+    assert len([link for link in links if "/r/pair/" in link]) == 4  # each cell
+    assert [link for link in links if not (page.parent / unquote(link)).exists()] == []
+    assert 'href="e/pair/index.html"' in (bundle / "index.html").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------------------ facts
