@@ -18,7 +18,7 @@ from run_support import conference
 
 import moot
 from moot.api.options import RunOptions
-from moot.cli import main
+from moot.cli import main, replay
 from moot.engine.seats import Question, ScriptedPerson, SeatSpec
 from moot.errors import UsageError
 from moot.log.events import Call, Human, Message, RunResumed
@@ -35,7 +35,7 @@ def seated(scenario: Path, out: Path, person: ScriptedPerson, *seats: SeatSpec, 
 
 
 def test_a_human_judge_decides_through_the_group_chat(make_scenario, tmp_path):
-    person = ScriptedPerson(["maybe", "2", "agreement", "1"])  # "maybe" does not read: asked again
+    person = ScriptedPerson(["maybe", "2", "Costs were not discussed", "agreement", "1"])  # "maybe": asked again
     judge = ScriptedChatCompletionClient(["AGREEMENT"] * 5)
     result = seated(make_scenario(topics=2), tmp_path / "run", person, SeatSpec("judge"), clients={J: judge})
     assert result.status == "completed"
@@ -47,7 +47,7 @@ def test_a_human_judge_decides_through_the_group_chat(make_scenario, tmp_path):
     assert [m.source for m in said] == ["human"] * 3 and all(m.model == "" for m in said)
     assert {m.source for m in t.messages if m.speaker != J} == {"model"}
     human = t.of_type(Human)
-    assert [h.answers for h in human] == [["maybe", "2"], ["agreement"], ["1"]]
+    assert [h.answers for h in human] == [["maybe", "2", "Costs were not discussed"], ["agreement"], ["1"]]
     assert [(h.seat, h.speaker, h.fallback) for h in human] == [("judge", J, "")] * 3
     assert [h.turn for h in human] == [m.turn for m in said]
     for h in human:  # each human record comes just before the message it gave
@@ -56,6 +56,32 @@ def test_a_human_judge_decides_through_the_group_chat(make_scenario, tmp_path):
     assert asked[:2] == [("verdict", ("AGREEMENT", "MORE_DEBATE"), ""),
                          ("verdict", ("AGREEMENT", "MORE_DEBATE"), "choose one of AGREEMENT, MORE_DEBATE (or its number)")]
     assert person.asked[0][0].where == "T1 R1" and person.asked[0][0].label == J
+    assert [q.key for _, q, _ in person.asked] == ["verdict"] * 2 + ["reason", "verdict", "verdict"]  # why more debate
+
+
+def test_a_human_judges_reason_reaches_the_moderator_and_reads_in_words(make_scenario, tmp_path):
+    person = ScriptedPerson(["MORE_DEBATE", "Costs <b>were</b> not discussed", "AGREEMENT"])
+    seated(make_scenario(topics=1), tmp_path / "run", person, SeatSpec("judge"))
+    t = conference(tmp_path / "run")
+    said = [m for m in t.messages if m.speaker == J]
+    assert json.loads(said[0].content) == {"verdict": "MORE_DEBATE", "reason": "Costs <b>were</b> not discussed"}
+    after = [c for c in t.calls if c.stage == "continue" and c.seq > said[0].seq]
+    assert "Costs <b>were</b> not discussed" in json.dumps(after[0].messages)  # the moderator is told why
+    text = moot.document(tmp_path / "run", "md")
+    assert "MORE DEBATE — Costs" in text and '"verdict": "MORE_DEBATE"' not in text
+    shown = io.StringIO()
+    assert replay.run([str(tmp_path / "run"), "--no-delay"], stream=shown) == 0
+    assert "(judge, human, " in shown.getvalue() and "MORE DEBATE — Costs <b>were</b> not discussed\n" in shown.getvalue()
+    html = moot.document(tmp_path / "run", "html")
+    assert "MORE DEBATE — Costs &lt;b&gt;were&lt;/b&gt; not discussed" in html and "<b>were" not in html
+
+
+def test_a_judge_in_the_papers_form_or_without_forwarding_is_asked_no_reason(make_scenario, tmp_path):
+    for n, judging in enumerate(("{form: text}", "{forward_reason: false}")):
+        scenario = make_scenario(topics=1, extra=f"judging: {judging}\n", name=f"s{n}.yaml")
+        person = ScriptedPerson(["MORE_DEBATE", "AGREEMENT"])
+        seated(scenario, tmp_path / f"run{n}", person, SeatSpec("judge"))
+        assert [q.key for _, q, _ in person.asked] == ["verdict", "verdict"], judging
 
 
 def test_a_human_evaluator_scores_every_criterion(make_scenario, tmp_path):
@@ -168,12 +194,17 @@ def test_a_run_stopped_while_waiting_continues_at_the_same_turn(make_scenario, t
     assert (pending["speaker"], pending["where"], pending["questions"][0]["options"]) == (
         J, "T1 R1", ["AGREEMENT", "MORE_DEBATE"])
     first.send_signal(how)
-    _, err = first.communicate(timeout=60)
+    shown, err = first.communicate(timeout=60)
     assert first.returncode == (-9 if how == signal.SIGKILL else 130), err
+    assert b"conversation so far" not in shown  # on screen already as it happened
     before = conference(out)
     assert [m.speaker for m in before.messages] == ["Moderator", "Alice", "Bob"]
     again = subprocess.run(argv, input=b"agreement\n", capture_output=True, env=env, timeout=120)
     assert again.returncode == 0, again.stderr
+    recap = again.stdout.decode()  # the person resuming is shown the topic's turns before being asked
+    start, asked = recap.index("The conversation so far on topic 1"), recap.index("Your verdict")
+    assert start < recap.index("[T1 R1] Moderator: ") < recap.index("[T1 R1] Alice: ") < \
+        recap.index("[T1 R1] Bob: ") < asked
     t = conference(out)
     assert [m.turn for m in t.messages] == list(range(1, len(t.messages) + 1))  # nothing said twice
     assert [m.speaker for m in t.messages][:4] == ["Moderator", "Alice", "Bob", J]

@@ -214,6 +214,8 @@ def test_two_people_take_a_participant_and_the_judge_each_on_their_own_link(fold
         said = wait_for(lambda: [e for e in entries(browser) if e[0] == "Alice"])
         assert said[0][1] == "human" and "I would measure harm.\nAnd <b>cost</b>." in said[0][2]
         choose(browser, "MORE_DEBATE")
+        assert "Why more debate? The moderator is told" in asked(browser, "textarea[data-one-line]")
+        css(browser, "#seat-panel textarea")[0].send_keys("Costs <b>were</b> left out.", Keys.ENTER)  # one line
 
         browser.switch_to.window(alice)
         panel = asked(browser, "textarea")
@@ -233,7 +235,7 @@ def test_two_people_take_a_participant_and_the_judge_each_on_their_own_link(fold
         wait_for(lambda: state(browser) == "finished", 10)
     t = load(out / "conference.jsonl")
     human = {(h.seat, tuple(h.answers)) for h in t.of_type(Human)}
-    assert human == {("Alice", ("I would measure harm.\nAnd <b>cost</b>.",)), ("judge", ("MORE_DEBATE",)),
+    assert human == {("Alice", ("I would measure harm.\nAnd <b>cost</b>.",)), ("judge", ("MORE_DEBATE", "Costs <b>were</b> left out.")),
                      ("Alice", ("", "no", "Still harm.")), ("judge", ("AGREEMENT",))}
     assert [(v.round, v.verdict) for v in t.of_type(Verdict)] == [(1, "MORE_DEBATE"), (2, "AGREEMENT")]
     assert [m.source for m in t.messages if m.speaker in ("Alice", "Judge")] == ["human"] * 4

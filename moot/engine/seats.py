@@ -102,6 +102,7 @@ class Question:
     options: tuple[str, ...] = ()
     scale: Optional[tuple[int, int]] = None
     lines: bool = True  # free text: several lines (a turn), or one (a name)
+    required: bool = True  # free text: an empty answer is confirmed first; False: it may be empty (a reason)
     asked_if: Optional[tuple[str, str]] = None  # (key, answer): asked only when that question was so answered
 
     @property
@@ -131,7 +132,7 @@ class Question:
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "prompt": self.prompt, "kind": self.kind, "options": list(self.options),
-                "scale": list(self.scale) if self.scale else None, "lines": self.lines}
+                "scale": list(self.scale) if self.scale else None, "lines": self.lines, "required": self.required}
 
 
 NUMBER = re.compile(r"[0-9]{1,9}")  # an option's number: ASCII digits, never thousands of them
@@ -287,7 +288,7 @@ class Seat:
             value, problem = question.read(text)
             if value is None:
                 continue
-            if question.kind == "text" and not value.strip():
+            if question.kind == "text" and question.required and not value.strip():
                 confirm = Question(f"{question.key}:empty", "Send an empty turn?", (YES, NO))
                 sure = await self._one(answered, confirm)
                 if sure != YES:

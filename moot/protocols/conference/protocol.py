@@ -49,7 +49,8 @@ def build_agents(scenario: Scenario, setup: ConferenceSetup,
     for role, spec in scenario.agents():
         agent = ConferenceAgent(spec.name, role, spec.persona, ctx, setup, spec.prompt)
         seat = ctx.seat(spec.name)
-        agents.append(SeatedConferenceAgent(agent, seat) if seat is not None else agent)
+        resumed = ctx.prior is not None and bool(ctx.prior.messages)
+        agents.append(SeatedConferenceAgent(agent, seat, resumed) if seat is not None else agent)
     return agents
 
 

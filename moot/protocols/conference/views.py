@@ -112,7 +112,20 @@ def said(message: Message) -> str:
         return str(data.get("rationale", message.content)).strip()
     if message.action == "assess":
         return ASSESSED
+    if message.source == "human" and message.action in ("judge", "decide"):
+        return answered_in_words(message.content)
     return message.content.strip()
+
+
+def answered_in_words(content: str) -> str:
+    """A person's verdict or decision as they gave it, not the JSON moot wrote for it:
+    `MORE DEBATE — the costs were not discussed`, `NEXT TOPIC — Let us move on.`"""
+    data = json_object(content)
+    if data is None:
+        return content.strip()  # the plain-text form, or a skipped turn
+    label = str(data.get("verdict") or data.get("decision") or "").replace("_", " ")
+    why = str(data.get("reason") or data.get("message") or "").strip()
+    return f"{label} — {why}" if why else label
 
 
 def score_figure(score: Score) -> Figure:
