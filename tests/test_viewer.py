@@ -195,6 +195,7 @@ def test_paired_figures_are_those_of_moot_compare_and_equal_scipy():
         f"({side} of 2000 draws past zero)" in found.test
     assert "12 paired, 0 dropped" in found.test and found.differ == 3
     assert classification(GOLD, answers(RIGHT_A), ("favor", "against"), "accuracy") == found.a
+    assert found.a.interval.endswith(" (12 items: too few)")  # flagged where the number is shown
 
 
 def test_paired_measures_have_a_paired_bootstrap_and_wilcoxon():

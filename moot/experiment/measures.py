@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.contract.metrics import Point
+from moot.experiment.tables import interval
 from moot.metrics import stats
 from moot.report.formats import Grid
 
@@ -70,14 +71,15 @@ def trajectories(cells: Sequence[MeasureCell], series: str, model: str, arms: Se
 
 
 def trajectory_grid(found: Trajectory, series: str, step: str, model: str) -> Grid:
-    rows = tuple((line, str(s), str(i.n), _num(i.estimate), _interval(i))
+    rows = tuple((line, str(s), str(i.n), _num(i.estimate), interval(i))
                  for line, points in found.items() for s, i in points)
     return Grid(f"{series} by {step} · {model}", ("arm · line", step, "seeds", "mean", "95% CI"), rows,
                 (f"Mean over the seeds that reached the {step}, 95% t interval over seeds.",), key="trajectory")
 
 
-def _interval(found: stats.Interval) -> str:
-    return "–" if math.isnan(found.low) else f"[{_num(found.low)}, {_num(found.high)}]"
+def _silent(test: stats.Test) -> str:
+    """A p, or why the test cannot speak when its repeats do not vary."""
+    return test.note if math.isnan(test.pvalue) and test.note == stats.NO_VARIANCE else _num(test.pvalue)
 
 
 def _num(value: float) -> str:
@@ -110,8 +112,8 @@ def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: S
         values = [by_arm[arm][s] for s in sorted(by_arm[arm])]
         found = stats.t_interval(values)
         t = tests.get(arm)
-        rows.append((arm, str(len(values)), _num(found.estimate), _interval(found),
-                     *((f"{t[0]:+.3f}", _num(t[1].pvalue), _num(adjusted[arm]), _num(t[2].pvalue), str(t[3])) if t else
+        rows.append((arm, str(len(values)), _num(found.estimate), interval(found),
+                     *((f"{t[0]:+.3f}", _num(t[1].pvalue), _num(adjusted[arm]), _silent(t[2]), str(t[3])) if t else
                        ("reference" if arm == reference else "–", "–", "–", "–", "–"))))
     head = ("arm", "seeds", "mean", "95% CI", f"Δ = arm − {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
             "p (paired t)", "paired seeds")

@@ -40,6 +40,7 @@ class Figure:
     method: str = ""
     pending: bool = False  # its interval is still being computed (Intervals)
     signed: bool = False  # a difference: shown with its sign, as `moot compare` prints it
+    flags: str = ""  # beside the interval: too few repeats or items, clipped, or no variance (moot.metrics.stats)
 
     @property
     def shown(self) -> str:
@@ -50,8 +51,8 @@ class Figure:
     @property
     def interval(self) -> str:
         if self.low is None or self.high is None or math.isnan(self.low) or math.isnan(self.high):
-            return ""
-        return f"[{self.low:.3f}, {self.high:.3f}]"
+            return self.flags
+        return f"[{self.low:.3f}, {self.high:.3f}]" + (f" ({self.flags})" if self.flags else "")
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,8 @@ class Scored:
 
 def of_interval(name: str, found: stats.Interval, signed: bool = False) -> Figure:
     method = f"{found.method}; {found.note}" if found.note else found.method
-    return Figure(name, found.estimate, found.n, found.low, found.high, method, signed=signed)
+    flags = found.note if found.note == stats.NO_VARIANCE else "; ".join(found.flags)
+    return Figure(name, found.estimate, found.n, found.low, found.high, method, signed=signed, flags=flags)
 
 
 def unlabelled(gold: Sequence[str], labels: Sequence[str]) -> str:
