@@ -19,7 +19,7 @@ from moot.contract.rating import Rateable
 from moot.contract.registry import PROTOCOLS
 from moot.engine.seats import Asking, Person, Question, Seat, SeatSpec
 from moot.engine.source import RunSource, UnitRef
-from moot.log.annotations import Rating, append_ratings, read_ratings
+from moot.log.annotations import Rating, append_ratings, rated_by
 from moot.log.transcript import now
 
 SEAT = "rater"
@@ -69,7 +69,7 @@ def finished(source: RunSource) -> list[UnitRef]:
 def left_to_rate(source: RunSource, rater: str, limit: Optional[int] = None) -> Todo:
     """Every thing of the run's finished units that `rater` has not rated (at most `limit`)."""
     protocol = PROTOCOLS.get(str(source.meta.get("protocol")))
-    done = {(r.unit, r.item) for r in read_ratings(source.path) if r.rater == rater}
+    done = rated_by(source.path, rater)
     things = [(unit, thing) for unit in finished(source) for thing in protocol.rateables(unit.load())
               if (unit.id, thing.id) not in done]
     return Todo(rater, things[:limit], len(done))
@@ -87,15 +87,18 @@ async def ask_name(person: Person) -> str:
 
 
 async def rate(person: Person, source: RunSource, rater: str, unit: UnitRef, thing: Rateable,
-               counter: str) -> Revealed:
-    """One thing put to the rater, their answers appended to the annotations file."""
+               counter: str) -> Optional[Revealed]:
+    """One thing put to the rater, their answers appended to the annotations file; None when
+    another session of the same rater rated it first (before it was asked, or meanwhile)."""
+    if (unit.id, thing.id) in rated_by(source.path, rater):
+        return None
     asking = Asking(SEAT, rater, rater, f"{counter} · unit {unit.id}", thing.id, thing.questions, thing.shown)
     answered = await Seat(SeatSpec(SEAT), person).take(asking)
     stamp = now()
-    append_ratings(source.path, [Rating(rater=rater, unit=unit.id, item=thing.id, kind=thing.kind, key=q.key,
-                                        value=answered.values[q.key], ts=stamp, seconds=answered.seconds)
-                                 for q in thing.questions])
-    return Revealed(unit.id, thing, {q.key: answered.values[q.key] for q in thing.questions})
+    kept = append_ratings(source.path, [Rating(rater=rater, unit=unit.id, item=thing.id, kind=thing.kind, key=q.key,
+                                               value=answered.values[q.key], ts=stamp, seconds=answered.seconds)
+                                        for q in thing.questions])
+    return Revealed(unit.id, thing, {q.key: answered.values[q.key] for q in thing.questions}) if kept else None
 
 
 async def session(source: RunSource, rater: Optional[str], limit: Optional[int], person: Rater,
@@ -107,5 +110,7 @@ async def session(source: RunSource, rater: Optional[str], limit: Optional[int],
     person.begin(todo)
     count = len(todo.things)
     for number, (unit, thing) in enumerate(todo.things, 1):
-        person.revealed(await rate(person, source, todo.rater, unit, thing, f"{number}/{count}"), number, count)
+        done = await rate(person, source, todo.rater, unit, thing, f"{number}/{count}")
+        if done is not None:
+            person.revealed(done, number, count)
     return todo

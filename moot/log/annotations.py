@@ -5,18 +5,22 @@ One line per answer: who rated (`rater`), which unit and which of its rateable t
 moot.contract.rating), the kind of thing and the question (`kind`, `key`), the answer (`value`,
 as the rater chose it), when, and how long the rater took over the thing. Each rated thing is
 appended in one write, so a rater stopped midway keeps what they rated and goes on from there.
+Appending is as the transcripts do it (moot.log.jsonl): a torn last line is set aside first; and
+under a lock on the file, so two sessions of one rater never record the same thing twice.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.errors import MootError
+from moot.log.jsonl import set_aside_torn_tail
 
 FILE = "annotations.jsonl"
 
@@ -62,10 +66,22 @@ def read_ratings(folder: Path) -> list[Rating]:
     return found
 
 
-def append_ratings(folder: Path, ratings: Iterable[Rating]) -> None:
-    """Append ratings in one durable write."""
-    text = "".join(r.model_dump_json() + "\n" for r in ratings)
-    with open(annotations_path(folder), "a", encoding="utf-8") as f:
-        f.write(text)
+def rated_by(folder: Path, rater: str) -> set[tuple[str, str]]:
+    """The (unit, item) pairs `rater` has rated in the run in `folder`."""
+    return {(r.unit, r.item) for r in read_ratings(folder) if r.rater == rater}
+
+
+def append_ratings(folder: Path, ratings: Sequence[Rating]) -> bool:
+    """Append one thing's ratings in one durable write; False (nothing written) when their rater
+    has rated it already (another session of theirs, meanwhile)."""
+    path = annotations_path(folder)
+    with open(path, "ab") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes
+        set_aside_torn_tail(path, AnnotationError)
+        done = rated_by(folder, ratings[0].rater) if ratings else set()
+        if any((r.unit, r.item) in done for r in ratings):
+            return False
+        f.write("".join(r.model_dump_json() + "\n" for r in ratings).encode("utf-8"))
         f.flush()
         os.fsync(f.fileno())
+    return True

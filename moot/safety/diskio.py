@@ -24,7 +24,7 @@ ENVIRONMENT_ERRNOS = {
     errno.ENOSPC: ("the disk is full", FREE_SPACE),
     errno.EDQUOT: ("the disk quota is exceeded", FREE_SPACE),
     errno.EFBIG: ("the file-size limit is reached", "raise the limit (ulimit -f)"),
-    errno.EROFS: ("the file system is read-only", "make it writable or choose another --out"),
+    errno.EROFS: ("the file system is read-only", "make it writable, or write elsewhere"),  # no option named: not every command has --out
     errno.EACCES: ("permission denied", PERMISSIONS),
     errno.EPERM: ("operation not permitted", PERMISSIONS),
     errno.EIO: ("the disk reported an I/O error", "check the disk"),
