@@ -235,6 +235,25 @@ def test_a_stages_answer_shows_in_its_stage_and_a_reason_is_said_once(tmp_path):
     assert "**Stop: completed**" in page and "## Answer answer" not in page
 
 
+def test_a_run_with_no_end_replays_as_running_while_a_process_holds_its_folder(demo, tmp_path):
+    import fcntl
+    import os
+    import shutil
+
+    folder = shutil.copytree(demo, tmp_path / "run")
+    path = folder / "conference.jsonl"
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if '"run_finished"' not in line))
+    lock = os.open(folder / "run.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        live = replay_output(str(folder), "--no-delay", "--no-color")
+    finally:
+        os.close(lock)
+    assert "Running: the run holds its folder now" in live and "did not finish" not in live
+    cut = replay_output(str(folder), "--no-delay", "--no-color")
+    assert "Stop: the run did not finish" in cut and "Running:" not in cut
+
+
 def test_batch_folder_lists_units_and_replays_one(make_scenario, tmp_path, capsys):
     folder = run_folder([str(make_scenario(topics=1)), "--vary", "seed=1,2"], tmp_path / "batch")
     listing = replay_output(str(folder))

@@ -20,6 +20,7 @@ from moot.cli import silence
 from moot.errors import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, summary
 from moot.contract.registry import result_name, view_of
+from moot.engine.folder import holder_of
 from moot.engine.source import RunSource, UnitRef, open_run
 from moot.log.events import Message
 from moot.log.transcript import Transcript
@@ -124,16 +125,25 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     for line in summary_lines(transcript.events, view):
         printer.say(line)
     if transcript.finished is None:
-        printer.write("Stop: the run did not finish (the transcript ends here; it can be resumed)")
+        printer.write("Running: the run holds its folder now; this is what it has recorded so far"
+                      if held(source) else "Stop: the run did not finish (the transcript ends here; it can be resumed)")
     if transcript.torn_tail:
         printer.write("(the last line was cut off mid-write and was skipped)")
     return EXIT_OK
+
+
+def held(source: RunSource) -> bool:
+    """Whether a moot process runs the run now (holds its folder's lock): a unit with no end is
+    then running, not cut short."""
+    folder = source.path if source.is_folder else source.path.parent
+    return holder_of(folder) is not None
 
 
 def list_units(source: RunSource, out: TextIO) -> int:
     """A batch: its units and how each ended; replay one with --unit."""
     name = result_name(source.meta.get("protocol", ""))
     print(f"{source.path}: {len(source.units)} units; replay one with --unit ID", file=out)
+    running = held(source)
     for unit in source.units:
         row = unit.row or {}
         if row.get("prediction") is not None:
@@ -142,13 +152,13 @@ def list_units(source: RunSource, out: TextIO) -> int:
         elif row:
             status = row.get("status", "finished")
         else:
-            status = unfinished(unit)
+            status = unfinished(unit, running)
         print(terminal_safe(f"  {unit.id}  {status}"), file=out)
     return EXIT_OK
 
 
-def unfinished(unit: UnitRef) -> str:
+def unfinished(unit: UnitRef, running: bool) -> str:
     try:
-        return unit_status(unit.load(), "prediction")
+        return unit_status(unit.load(), "prediction", running)
     except ValueError as exc:
         return f"unreadable: {exc}"

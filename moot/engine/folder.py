@@ -21,7 +21,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from moot.safety.diskio import named, write_atomic
 from moot.safety.places import usable_out
@@ -178,3 +178,42 @@ def transcript_of(folder: Path, row: Record) -> Path:
         raise RunFolderError(f"{Path(folder) / 'results.jsonl'}: unit {row.get('id')!r} names a transcript outside "
                              f"its run folder ({str(given)[:200]!r}): not read")
     return found
+
+
+# ---------------------------------------------------------------------------------------------- who runs it
+LockKey = tuple[int, int, int]  # (device major, minor, inode)
+_LOCK_LINE = re.compile(r"^\d+:\s+FLOCK\s+\S+\s+WRITE\s+(\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s", re.M)
+
+
+def held_locks() -> dict[LockKey, int]:
+    """Exclusive flock()s held on this machine, by file, with the pid holding each (Linux's
+    /proc/locks; elsewhere empty, and `lock_holder` falls back on the pid a run.lock names)."""
+    try:
+        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return {}
+    return {(int(major, 16), int(minor, 16), int(inode)): int(pid)
+            for pid, major, minor, inode in _LOCK_LINE.findall(text)}
+
+
+def lock_holder(lock: Path, locks: Mapping[LockKey, int]) -> Optional[int]:
+    """The pid running the run folder whose lock file this is, or None. Only looked at, never
+    locked: taking even a shared lock could make a starting run think the folder busy."""
+    try:
+        info = os.stat(lock)
+    except OSError:
+        return None
+    if locks or Path("/proc/locks").exists():
+        return locks.get((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
+    try:
+        pid = int(lock.read_text(encoding="ascii").strip() or "0")
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def holder_of(folder: Path) -> Optional[int]:
+    """The pid of the moot process running the run folder now (holding its lock), or None."""
+    return lock_holder(Path(folder) / "run.lock", held_locks())
+

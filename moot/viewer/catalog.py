@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -22,7 +21,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 from moot.contract.metrics import UnitRecord
 from moot.contract.registry import PROTOCOLS, AnyProtocol
-from moot.engine.folder import RunFolderError, iter_results, read_meta
+from moot.engine.folder import RunFolderError, held_locks, iter_results, lock_holder, read_meta
 from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.report.runs import models_text
@@ -245,39 +244,6 @@ def stamps(path: Path, is_folder: bool) -> tuple[Any, ...]:
     if not is_folder:
         return (stamp(path),)
     return (stamp(path), stamp(path / "run.json"), stamp(path / "results.jsonl"))
-
-
-# ---------------------------------------------------------------------------------------------- locks
-LockKey = tuple[int, int, int]  # (device major, minor, inode)
-_LOCK_LINE = re.compile(r"^\d+:\s+FLOCK\s+\S+\s+WRITE\s+(\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s", re.M)
-
-
-def held_locks() -> dict[LockKey, int]:
-    """Exclusive flock()s held on this machine, by file, with the pid holding each (Linux's
-    /proc/locks; elsewhere empty, and `lock_holder` falls back on the pid a run.lock names)."""
-    try:
-        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return {}
-    return {(int(major, 16), int(minor, 16), int(inode)): int(pid)
-            for pid, major, minor, inode in _LOCK_LINE.findall(text)}
-
-
-def lock_holder(lock: Path, locks: Mapping[LockKey, int]) -> Optional[int]:
-    """The pid running the run folder whose lock file this is, or None. Only looked at, never
-    locked: taking even a shared lock could make a starting run think the folder busy."""
-    try:
-        info = os.stat(lock)
-    except OSError:
-        return None
-    if locks or Path("/proc/locks").exists():
-        return locks.get((os.major(info.st_dev), os.minor(info.st_dev), info.st_ino))
-    try:
-        pid = int(lock.read_text(encoding="ascii").strip() or "0")
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return None
-    return pid
 
 
 # ---------------------------------------------------------------------------------------------- tails
