@@ -216,7 +216,7 @@ def test_replay_shows_the_items_input_first_and_escaped(items, tmp_path):
     judged = run_folder(["chateval", "--model", "scripted"], tmp_path / "chateval")  # the two answers judged
     inputs = load(the_transcript(judged)).started.inputs
     text = replay_output(str(judged), "--no-delay", "--no-color")
-    assert f"response_a:\n  {inputs['response_a']}\nresponse_b:\n  {inputs['response_b']}\n" in text
+    assert f"Answer A:\n  {inputs['response_a']}\nAnswer B:\n  {inputs['response_b']}\n" in text
 
 
 def test_a_stages_answer_shows_in_its_stage_and_a_reason_is_said_once(tmp_path):

@@ -29,6 +29,7 @@ from moot.views.document import unit_status
 from moot.views.neutral import terminal_safe
 from moot.views.summary import summary_lines
 from moot.views.timeline import Turn, grouped, input_texts, speaker_index
+from moot.views.unit import UnitView
 
 
 def positive(text: str) -> float:
@@ -72,10 +73,10 @@ def header_lines(transcript: Transcript) -> list[str]:
     return lines
 
 
-def input_lines(transcript: Transcript) -> list[str]:
+def input_lines(transcript: Transcript, view: UnitView) -> list[str]:
     """What the item was given (the post, the claim and its comments, the answers judged) and its
     gold label, before its turns; each line of a text indented under its label."""
-    found = input_texts(transcript)
+    found = input_texts(transcript, view)
     lines = ["", "=== Input ==="] if found else []
     for label, text in found:
         lines += [f"{label}:", *(f"  {line}" for line in (str(text).strip().splitlines() or ["(empty)"]))]
@@ -116,7 +117,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     printer = ConsolePrinter(view, out, color, speakers=list(speaker_index(transcript, view)))
     for line in header_lines(transcript):
         printer.say(line, "2")
-    for line in input_lines(transcript):
+    for line in input_lines(transcript, view):
         printer.say(line)
     turns = [t for section in grouped(transcript, view) for t in section.turns]
     part = None if args.part is None else args.part - 1

@@ -542,12 +542,16 @@ def judgement_text(j: Judgement) -> str:
     return f"scores of {j.speaker}{how}: {scores}" + (f" -> {j.preference}" if j.preference else "")
 
 
+INPUT_LABELS = {"question": "Question", "response_a": "Answer A", "response_b": "Answer B"}
 TASK_WORDS = {"pairwise": "Which of the two answers is better: A, B, or a tie (pairwise)",
               "scores": "How good the answer is: a score from each referee (scores)"}
 
 
 class ChatEvalView(UnitView):
     """A section per order of the answers with its turns; each referee's scores under its last turn."""
+
+    def input_label(self, name: str) -> str:
+        return INPUT_LABELS.get(name, name)
 
     def brief(self) -> list[tuple[str, str]]:
         """The task in words (the scenario's `task` names a setting, not a question)."""

@@ -179,7 +179,7 @@ def unit_blocks(transcript: Transcript, view: UnitView, level: int, title: str, 
                            *setup_blocks(transcript, view, level, running)]
     for label, text in view.brief():
         blocks.append(Quote(label, text))
-    inputs = input_texts(transcript)
+    inputs = input_texts(transcript, view)
     if inputs:
         blocks += [Heading(level + 1, "Input")] + [Quote(label, text) for label, text in inputs]
     blocks += body_blocks(transcript, view, level, anchor)

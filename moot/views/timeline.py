@@ -226,15 +226,17 @@ def run_facts(transcript: Transcript, running: bool = False) -> list[tuple[str, 
     return facts
 
 
-def input_texts(transcript: Transcript) -> list[tuple[str, str]]:
-    """An item's input (text, target, claim, each comment) and gold label, as (label, text)."""
+def input_texts(transcript: Transcript, view: UnitView) -> list[tuple[str, str]]:
+    """An item's input (text, target, claim, each comment) and gold label, as (label, text), each
+    field named as its protocol's view calls it."""
     s = transcript.started
     found: list[tuple[str, str]] = []
     for name, value in s.inputs.items():
         values = value if isinstance(value, list) else [value]
+        label = view.input_label(name)
         for n, v in enumerate(values, 1):
             text = v.get("text", "") if isinstance(v, dict) else str(v)
-            found.append((f"{name} {n}" if isinstance(value, list) else name, text))
+            found.append((f"{label} {n}" if isinstance(value, list) else label, text))
     if s.gold is not None:
         found.append(("gold", s.gold))
     return found

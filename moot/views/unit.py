@@ -83,6 +83,10 @@ class UnitView:
         task = self.scenario.get("task")
         return [("Task", task)] if isinstance(task, str) and task.strip() else []
 
+    def input_label(self, name: str) -> str:
+        """What an input field is called where the item's input is shown (its name by default)."""
+        return name
+
     def parts(self) -> list[str]:
         """The unit's parts (`Message.part` numbers them), by title."""
         return []
