@@ -171,7 +171,9 @@ def test_a_score_read_from_ollama_s_twenty_log_probabilities_bounds_what_they_do
 
     from autogen_core.models import UserMessage
 
-    from moot.models.factory import BackendOptions, build_client
+    from moot.models.factory import build_client
+    from moot.models.ollama_provider import OllamaBackend
+    from moot.models.provider import BackendOptions
     from moot.models.requests import REQUEST_ARG, Score
 
     junk = [f"w{n}" for n in range(20)]
@@ -190,7 +192,7 @@ def test_a_score_read_from_ollama_s_twenty_log_probabilities_bounds_what_they_do
 
     with RecordingServer(ollama20) as server:
         client = build_client("ollama:gemma3-base", {"max_tokens": 8},
-                              BackendOptions(ollama_hosts=(server.url,), ollama_kind="base"))
+                              BackendOptions({"ollama": OllamaBackend(host=server.url, kind="base")}))
         result = asyncio.run(client.create([UserMessage(content="A debate.", source="document")],
                                            extra_create_args={REQUEST_ARG: Score(prefix="Score (1-10):").as_dict()}))
     assert set(result.detail["bounded"]) == {"2", "3", "4", "5", "6", "9"}

@@ -27,7 +27,9 @@ from backend_support import (
     loopback_only, of_type, read_events, write_scenario,  # noqa: F401
 )
 from moot.cli import main
-from moot.models.factory import BackendOptions, build_client
+from moot.models.factory import build_client
+from moot.models.openai_provider import OpenAIBackend
+from moot.models.provider import BackendOptions
 from moot.models.local import default_model_path
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, reply_budget, response_format
 from moot.models.replies import parse_reply
@@ -115,7 +117,7 @@ def test_structured_calls_send_json_schema_and_fall_back_only_when_rejected(repl
 
     with RecordingServer(reply) as server:
         client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 96, "seed": 1},
-                              BackendOptions((f"{server.url}/v1",), SECRET))
+                              BackendOptions({"openai": OpenAIBackend(base_url=f"{server.url}/v1")}, SECRET))
         results = asyncio.run(ask_twice(client))
     bodies = [body for _, body in server.requests]
     assert [b["response_format"]["type"] for b in bodies] == sent
@@ -141,7 +143,7 @@ def test_server_takes_json_object_schema_not_json_schema(server_url):
     assert parse_reply(JudgeVerdict, reply.choices[0].message.content).value is not None
 
     client = build_client("openai:gemma", {"temperature": 0.7, "max_tokens": 16, "seed": 3},
-                          BackendOptions((server_url,), SECRET))
+                          BackendOptions({"openai": OpenAIBackend(base_url=server_url)}, SECRET))
     result = asyncio.run(client.create([UserMessage(content=ask[0]["content"], source="user")],
                                        json_output=JudgeVerdict))
     assert client.dialect == JSON_OBJECT_SCHEMA  # learned from the server's rejection
@@ -162,7 +164,7 @@ def test_a_plain_request_is_sent_and_refused_as_the_sdk_would_send_and_refuse_it
 
     with RecordingServer(refuse_second) as server:
         client = build_client("openai:gemma", {"temperature": 0.5, "max_tokens": 8},
-                              BackendOptions((f"http://u:pw@127.0.0.1:{server.url.rsplit(':', 1)[1]}/v1?tag=x",), SECRET))
+                              BackendOptions({"openai": OpenAIBackend(base_url=f"http://u:pw@127.0.0.1:{server.url.rsplit(':', 1)[1]}/v1?tag=x")}, SECRET))
         body = {"messages": [{"role": "user", "content": "Héllo"}], "temperature": 0.5}
 
         async def both(extra):
@@ -293,7 +295,7 @@ def test_likelihood_choices_and_scores_through_the_server_equal_the_embedded_mod
     from moot.models.local_process import LocalConfig
     from moot.models.requests import Choose, Score
 
-    server = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions(openai_base_urls=(server_url,)))
+    server = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions({"openai": OpenAIBackend(base_url=server_url)}))
     config = LocalConfig(default_model_path(), n_ctx=2048, n_threads=1)
     local = LocalChatCompletionClient(config, {"max_tokens": 8})
     chat = LocalChatCompletionClient(config, {"max_tokens": 8}, kind="instruct")
@@ -326,7 +328,7 @@ def test_a_document_continuation_through_the_server_is_cut_to_a_sentence(server_
     from moot.models.requests import Continue
 
     server = build_client("openai:gemma", {"max_tokens": 24, "temperature": 0.7, "seed": 3},
-                          BackendOptions(openai_base_urls=(server_url,)))
+                          BackendOptions({"openai": OpenAIBackend(base_url=server_url)}))
     doc = [UserMessage(content="Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:",
                        source="document")]
     result = asyncio.run(_measured(server, doc, Continue(document=True, stop=("\n\n", "\nModerator:"),
@@ -344,7 +346,7 @@ def test_replies_stream_from_the_server_through_the_engine(server_url):
     from moot.models.engine import ModelEngine, RoleModel
     from moot.models.requests import Continue
 
-    engine = ModelEngine(BackendOptions(openai_base_urls=(server_url,)))
+    engine = ModelEngine(BackendOptions({"openai": OpenAIBackend(base_url=server_url)}))
     model = RoleModel("openai:gemma", {"max_tokens": 24, "temperature": 0.7, "seed": 3})
     doc = [UserMessage(content="Moderator: What should count as a good outcome of a drug policy?\n\nDr. Weber:",
                        source="document")]
@@ -438,7 +440,7 @@ def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(answ
     from moot.models.openai_client import connection_errors_named
 
     async def the_sdk_s_then_moot_s(url):
-        client = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions((url,), SECRET))
+        client = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions({"openai": OpenAIBackend(base_url=url)}, SECRET))
         client.http.timeout = wait  # how long moot's own requests wait (the HTTP client's public setting)
         try:
             with pytest.raises(openai.APIConnectionError) as sdk:  # APITimeoutError is one

@@ -21,7 +21,7 @@ ERRORS = {
     "moot.engine.folder": ["RunFolderError"],
     "moot.engine.runner": ["ResumeError"],
     "moot.models.cache": ["CacheError"],
-    "moot.models.factory": ["MissingKey"],
+    "moot.models.provider": ["MissingKey"],
     "moot.models.preflight": ["Unreachable"],
     "moot.report.runs": ["RunError"],
     "moot.safety.places": ["OutError"],

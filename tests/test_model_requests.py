@@ -21,7 +21,9 @@ from moot.models.continuation import (
     BanFirst, MinTokens, NoRepeatNGram, continuation_result, cut_to_sentence, ends_sentence, ngram_index,
 )
 from moot.models.engine import ModelEngine, RoleModel
-from moot.models.factory import BackendOptions, build_client
+from moot.models.factory import build_client
+from moot.models.openai_provider import OpenAIBackend
+from moot.models.provider import BackendOptions
 from moot.models.requests import NotSupported, Choose, Continue, Score, request_of, REQUEST_ARG
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.models.server_likelihood import Reader, read_options
@@ -200,7 +202,7 @@ def test_a_server_without_logprobs_falls_back_to_structured_output_and_says_so(t
                      "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
 
     with RecordingServer(reply) as server:
-        client = build_client("openai:m", {}, BackendOptions(openai_base_urls=(server.url + "/v1",)))
+        client = build_client("openai:m", {}, BackendOptions({"openai": OpenAIBackend(base_url=server.url + "/v1")}))
         engine = ModelEngine(clients={"openai:m": client})
         log = EventLog(tmp_path / "unit.jsonl")
         ctx = UnitContext(Unit("u", None), engine, {"judge": RoleModel("openai:m")}, log)
@@ -299,7 +301,7 @@ def test_a_document_s_options_all_listed_are_read_at_any_share():
 # --- the scenario's `choice` and the protocols on the scripted model ---------------------------
 
 def test_the_engine_tells_base_from_instruction_models():
-    engine = ModelEngine(BackendOptions(openai_base_urls=("http://127.0.0.1:9/v1",)))
+    engine = ModelEngine(BackendOptions({"openai": OpenAIBackend(base_url="http://127.0.0.1:9/v1")}))
     assert engine.model_kind(RoleModel("scripted:BASE")) == "base"
     assert engine.model_kind(RoleModel("scripted")) == "instruct"
     assert engine.model_kind(RoleModel("openai:m")) == "instruct"  # a server's model counts as one

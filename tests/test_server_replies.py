@@ -12,7 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from moot.models.factory import BackendOptions, build_client
+from moot.models.factory import build_client
+from moot.models.openai_provider import OpenAIBackend
+from moot.models.provider import BackendOptions
 from moot.models.openai_client import assembled, first_top_logprobs
 from moot.models.server_likelihood import NoLogprobs
 
@@ -82,7 +84,7 @@ def test_a_connection_closed_after_a_streamed_reply_is_not_a_failed_call():
     server = ThreadingHTTPServer(("127.0.0.1", 0), ClosesAfterStreaming)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    client = build_client("openai:m", {"max_tokens": 8}, BackendOptions(openai_base_urls=(url,), openai_kind="base"))
+    client = build_client("openai:m", {"max_tokens": 8}, BackendOptions({"openai": OpenAIBackend(base_url=url, kind="base")}))
 
     async def asked_thrice():
         found = [await client._top_logprobs([], f"Question {n}? Answer:", True, {}) for n in range(3)]
@@ -121,8 +123,8 @@ def test_a_turn_ended_before_it_began_is_begun_again_without_a_newline_first(ref
 
     request = Continue(document=True, stop=("\n\n",), min_tokens=8, ban_first=("Bob",))
     with RecordingServer(reply) as server:
-        client = build_client("openai:m", {"max_tokens": 48}, BackendOptions(openai_base_urls=(server.url + "/v1",),
-                                                                            openai_kind="base"))
+        client = build_client("openai:m", {"max_tokens": 48}, BackendOptions(
+            {"openai": OpenAIBackend(base_url=server.url + "/v1", kind="base")}))
 
         async def ask():
             try:

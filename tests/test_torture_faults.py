@@ -180,7 +180,9 @@ def test_an_ollama_server_ignoring_num_predict_is_bounded_too(size, fails):
 
     from backend_support import RecordingServer
     from moot.models.bounded import ReplyTooLarge
-    from moot.models.factory import BackendOptions, build_client
+    from moot.models.factory import build_client
+    from moot.models.ollama_provider import OllamaBackend
+    from moot.models.provider import BackendOptions
 
     def chat(path, body):
         return 200, {"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "done": True,
@@ -188,7 +190,7 @@ def test_an_ollama_server_ignoring_num_predict_is_bounded_too(size, fails):
                      "prompt_eval_count": 3, "eval_count": 5}
 
     with case("fault modes"), RecordingServer(chat) as server:
-        client = build_client("ollama:llama3", {"max_tokens": MAX_TOKENS}, BackendOptions(ollama_hosts=(server.url,)))
+        client = build_client("ollama:llama3", {"max_tokens": MAX_TOKENS}, BackendOptions({"ollama": OllamaBackend(host=server.url)}))
         ask = client.create([UserMessage(content="hi", source="user")])
         if fails:
             with pytest.raises(ReplyTooLarge):

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from moot.engine.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
-    from moot.models.factory import BackendOptions
-    from moot.scenario.blocks import Backends
+    from moot.models.provider import BackendOptions
+    from moot.models.providers import Backends
 
 V = TypeVar("V")
 PathLike = Union[str, "os.PathLike[str]"]
@@ -55,24 +55,19 @@ class RunOptions:
 
 
 def backend_options(options: RunOptions, backends: Optional["Backends"] = None) -> "BackendOptions":
-    """Endpoints and key: the options beat the scenario's `backends:`, which beats the environment.
-    The scenario names the environment variable holding its key (`api_key_env`)."""
-    from moot.models.factory import BackendOptions
+    """Each backend's options: the scenario's `backends:` block, its endpoints replaced by the
+    options' (`base_urls`, `ollama_hosts`), which beat the environment; and the API key."""
+    from moot.models.provider import BackendOptions
+    from moot.models.providers import PROVIDERS, Backends
     from moot.safety.secrets import register
-    from moot.scenario.blocks import Backends, endpoint_list
 
-    b = backends or Backends()
-    key = options.api_key or os.environ.get(b.openai.api_key_env)
-    register(key)
-    return BackendOptions(
-        openai_base_urls=options.base_urls or endpoint_list(b.openai.base_url),
-        openai_api_key=key,
-        ollama_hosts=options.ollama_hosts or endpoint_list(b.ollama.host),
-        local_n_ctx=b.local.n_ctx, local_n_threads=b.local.n_threads,
-        local_n_gpu_layers=b.local.n_gpu_layers, local_kind=b.local.kind,
-        local_extra_buffers=b.local.extra_buffers,
-        openai_kind=b.openai.kind, ollama_kind=b.ollama.kind,
-    )
+    given = {"openai": options.base_urls, "ollama": options.ollama_hosts}  # RunOptions' endpoint options
+    blocks = {}
+    for name, block in (backends or Backends()):
+        key, endpoints = PROVIDERS.get(name).endpoint_key, given.get(name)
+        blocks[name] = block.model_copy(update={key: list(endpoints)}) if key and endpoints else block
+    register(options.api_key)
+    return BackendOptions(blocks, options.api_key)
 
 
 def reply_cache(options: RunOptions, folder_cache: Path) -> "ReplyCache | NoCache":

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from moot.log.transcript import Transcript
     from moot.models.calls import RetryPolicy
     from moot.models.engine import EngineStats, ModelEngine
-    from moot.models.factory import BackendOptions
+    from moot.models.provider import BackendOptions
     from moot.report.build import Built
 
 Format = Literal["md", "html"]
@@ -189,7 +189,7 @@ def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every
     cache), a transcript file to one new file (default NAME.rescored.jsonl). `every` also
     re-decides units the protocol decided without those roles."""
     from moot.engine.rescore import Job, recorded_scenario
-    from moot.models.preflight import preflight
+    from moot.models.factory import preflight
     from moot.protocols.registry import REGISTRY
 
     options = options or RunOptions()

@@ -39,9 +39,9 @@ from moot.engine.unparsed import unparsed_failure
 from moot.errors import UsageError, nearest
 from moot.models.calls import RetryPolicy
 from moot.models.engine import EngineStats, ModelEngine, RoleModel
-from moot.models.factory import BackendOptions, load_backends
-from moot.models.preflight import preflight
-from moot.models.spec import parse_spec
+from moot.models.factory import load_backends, preflight, public
+from moot.models.provider import BackendOptions
+from moot.models.spec import provider_of
 from moot.protocols.registry import REGISTRY
 from moot.safety.signals import routed_to
 from moot.scenario.blocks import ScenarioBase
@@ -304,7 +304,7 @@ class PreparedRun:
         """The run folder open and locked, its identity checked, the engine and its reply cache
         ready, the watcher told: all before an event loop runs (which takes file descriptors of
         its own, so a process out of them fails on the run's files, named)."""
-        setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, self.backends.public(),
+        setup = RunSetup(self.protocol, str(self.source), self.scenario_sha256, public(self.backends),
                          self.options.allow_model_change, seats=self.options.seats, person=self.options.person)
         info = describe_run(self.protocol.name, self.scenario, str(self.source), self.metric, self.plan, self.limit,
                             self.models)
@@ -348,7 +348,7 @@ class PreparedRun:
         first = next(self.plan.units(), None)
         if self.options.seats:  # one person answers one question at a time
             return 1
-        if first is not None and any(parse_spec(m.spec).provider == "local" for m in self.models_of(first).values()):
+        if first is not None and any(provider_of(m.spec).local for m in self.models_of(first).values()):
             return 1
         return 2 * self.options.concurrency if self.protocol.units.items else self.options.concurrency
 

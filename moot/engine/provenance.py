@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from moot.models.extra_buffers import cache_root, read_store
-from moot.models.spec import parse_spec
+from moot.models.spec import parse_spec, provider_of
 from moot.safety.diskio import write_atomic
 
 PACKAGES = ("numpy", "scipy", "pandas", "pyautogen", "autogen-agentchat", "autogen-core", "autogen-ext", "openai",
@@ -71,17 +71,9 @@ def moot_commit() -> Optional[str]:
 
 def model_files(models: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Each local model file the roles use, by path: its size and sha256 (None: unreadable)."""
-    paths = sorted({_local_path(spec) for spec in models.values() if parse_spec(spec).provider == "local"})
+    specs = {parse_spec(spec) for spec in models.values()}
+    paths = sorted({path for spec in specs if (path := provider_of(spec).model_file(spec))})
     return {path: file_identity(Path(path)) for path in paths}
-
-
-def _local_path(spec: str) -> str:
-    named = parse_spec(spec).model
-    if named:
-        return named
-    from moot.models.local import default_model_path
-
-    return default_model_path()
 
 
 def file_identity(path: Path, store: Optional[Path] = None) -> dict[str, Any]:

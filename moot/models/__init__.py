@@ -1,9 +1,10 @@
 """One model interface (AutoGen's ChatCompletionClient) behind `provider:model` spec strings."""
 
 from moot.models.calls import Completion, ModelCallError, complete
-from moot.models.factory import BackendOptions, build_client
+from moot.models.factory import build_client
+from moot.models.provider import BackendOptions, ModelSpec
 from moot.models.scripted import ScriptedChatCompletionClient
-from moot.models.spec import ModelSpec, parse_spec
+from moot.models.spec import parse_spec
 
 __all__ = [
     "BackendOptions", "Completion", "ModelCallError", "ModelSpec", "ScriptedChatCompletionClient",

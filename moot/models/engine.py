@@ -34,7 +34,8 @@ from pydantic import BaseModel
 
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
-from moot.models.factory import BackendOptions, build_client, endpoints_of
+from moot.models.factory import build_client, endpoints_of
+from moot.models.provider import BackendOptions
 from moot.models.requests import REQUEST_ARG, Request
 from moot.models.streaming import Watcher, final_of
 

@@ -124,7 +124,7 @@ class OpenAIClient(MootClient):
     def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
                  headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None,
                  kind: str = "auto"):
-        """`headers`, `query`: sent with every request (moot.models.factory.Endpoint: the base URL's
+        """`headers`, `query`: sent with every request (moot.models.provider.Endpoint: the base URL's
         credentials as the server expects them); `kind`: `base` for a base model (documents)."""
         super().__init__()
         self.model = model

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.agents.prompts import default_templates
-from moot.models.spec import parse_spec
+from moot.models.providers import Backends as Backends  # every protocol's `backends:` block
+from moot.models.spec import parse_spec, provider_of
 from moot.errors import closest
-from moot.safety.secrets import redact_url
 
 
 class Strict(BaseModel):
@@ -51,7 +51,7 @@ def choice_method(setting: str, spec: str, default: str, base: bool = False) -> 
     protocol's own way (`default`, the paper's) on the others."""
     if setting in CHOICE_METHODS:
         return setting
-    return "likelihood" if base or parse_spec(spec).provider == "local" else default
+    return "likelihood" if base or provider_of(spec).local else default
 
 
 class Retry(Strict):
@@ -63,93 +63,6 @@ class Retry(Strict):
     """Wait before the second attempt; it doubles for each further one."""
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
     """Longest wait for one reply."""
-
-
-Endpoints = Optional[Union[str, Annotated[list[str], Field(min_length=1)]]]
-
-
-def endpoint_list(value: Endpoints) -> tuple[str, ...]:
-    """One endpoint or several (a pool serving the same model) as a tuple."""
-    if value is None:
-        return ()
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def stored_endpoints(value: Endpoints) -> Endpoints:
-    """Endpoints as a record keeps them (run.json, a transcript's scenario copy): credentials masked."""
-    if value is None:
-        return None
-    return redact_url(value) if isinstance(value, str) else [redact_url(v) for v in value]
-
-
-class OpenAIBackend(Strict):
-    """The OpenAI-compatible backend (`openai:MODEL`)."""
-
-    base_url: Endpoints = None
-    """Server URL of a compatible server, or a list of URLs serving the same model (each call goes
-    to the least busy); null means `$OPENAI_BASE_URL`, else OpenAI. `--base-url` beats it. User info
-    (`https://user:password@host/v1`) is sent as HTTP basic auth in place of the API key, query
-    parameters with every request; both are masked wherever the URL is recorded."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """The environment variable holding the API key (keys are never written in scenarios or
-    transcripts)."""
-    kind: Literal["auto", "base", "instruct"] = "auto"
-    """`base`: the server serves a base model (vLLM, llama.cpp's servers): every role continues a
-    document through the completions endpoint (`/v1/completions`) with the document form's stops,
-    and closed answers are read from its log-probabilities; `auto` / `instruct`: a chat model."""
-
-    _stored = field_serializer("base_url", when_used="json")(lambda self, value: stored_endpoints(value))
-
-
-class OllamaBackend(Strict):
-    """The Ollama backend (`ollama:MODEL`)."""
-
-    host: Endpoints = None
-    """Ollama server, or a list of servers serving the same model (each call goes to the least
-    busy); null means `$OLLAMA_HOST`, else Ollama's default. `--ollama-host` beats it. User info is
-    sent as HTTP basic auth, query parameters with every request; both are masked where recorded."""
-
-    kind: Literal["auto", "base", "instruct"] = "auto"
-    """`base`: Ollama serves a base model: every role continues a document through its generate
-    endpoint in raw mode, and closed answers are read from its log-probabilities; `auto` /
-    `instruct`: a chat model."""
-
-    _stored = field_serializer("host", when_used="json")(lambda self, value: stored_endpoints(value))
-
-
-def on_off(value: object) -> object:
-    """YAML 1.1 (PyYAML's) reads a bare `on` or `off` as true or false: take them back as written."""
-    return {True: "on", False: "off"}[value] if isinstance(value, bool) else value
-
-
-class LocalBackend(Strict):
-    """The in-process llama.cpp backend (`local`, `local:PATH.gguf`)."""
-
-    n_ctx: Annotated[int, Field(ge=512, le=131072)] = 8192
-    """Context window in tokens."""
-    n_threads: Optional[Annotated[int, Field(ge=1, le=256)]] = None
-    """CPU threads for generation and prompt evaluation; null: chosen before each request from the
-    cores other processes leave idle (on a 2-core machine 2 threads were 1.5-2x faster than 1 when
-    it was idle, and 2-4x slower when other work ran)."""
-    n_gpu_layers: Annotated[int, Field(ge=-1)] = 0
-    """Layers offloaded to a GPU (-1: all) when llama.cpp was built with GPU support; a CPU-only
-    build ignores it."""
-    kind: Literal["auto", "base", "instruct"] = "auto"
-    """`auto`: a GGUF with a chat template is an instruction model, one without a base model;
-    `base` / `instruct` say so (some base models ship a template)."""
-    extra_buffers: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
-    """llama.cpp's extra buffer types (Intel AMX tiles, weights repacked for AVX2/AVX-512 or Arm).
-    They crash on some CPUs (a segfault on Intel Xeons with AMX). `auto`: used when a check in a
-    child process loads the model with them and decodes safely; its answer is kept per machine,
-    llama.cpp build and model file, and a crash with them turns them off. `on` / `off` force it."""
-
-
-class Backends(Strict):
-    """Where the model servers are."""
-
-    openai: OpenAIBackend = OpenAIBackend()
-    ollama: OllamaBackend = OllamaBackend()
-    local: LocalBackend = LocalBackend()
 
 
 def fail(message: str, *key: object) -> ValueError:
