@@ -275,4 +275,4 @@ def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest
     assert main(["run", "cola_direct", "--dataset", "other.yaml", "--model", "scripted", "--quiet", "--out", "o"]) == 0
     capsys.readouterr()
     assert main(["compare", "o", "run-cola_cot"]) == 2
-    assert "share no item" in capsys.readouterr().err
+    assert "ran on different datasets (other, sha256" in capsys.readouterr().err  # refused before pairing

@@ -3,8 +3,9 @@
 A against B (the reference) on the items both ran (same ids; with seeds, the same seeds): each
 run's metric with its bootstrap interval, Δ = A − B (the sign the viewer's compare page prints too)
 with a paired bootstrap interval, the paired test, the minimum detectable Δ
-(moot.experiment.analysis). Runs sharing no item are refused (exit 2);
-runs sharing some say how many units were paired and how many dropped. Nothing calls a model.
+(moot.experiment.analysis). Runs over different datasets (their run.json fingerprints differ,
+even when their names or ids agree) or sharing no item are refused (exit 2); runs sharing some
+say how many units were paired and how many dropped. Nothing calls a model.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     found_a, found_b = cell_of_run(Path(args.a), "A"), cell_of_run(Path(args.b), "B")
     a, b = found_a.cell, dataclasses.replace(found_b.cell, seed=found_a.cell.seed)  # two single runs pair by item
+    if found_a.dataset_sha256 and found_b.dataset_sha256 and found_a.dataset_sha256 != found_b.dataset_sha256:
+        alike = " that share a name but not their content" if a.dataset == b.dataset else ""
+        raise UsageError(f"moot compare: {args.a} and {args.b} ran on different datasets{alike} ({a.dataset}, "
+                         f"sha256 {found_a.dataset_sha256[:12]} / {b.dataset}, sha256 {found_b.dataset_sha256[:12]}): "
+                         "an id in both need not be the same item; compare runs over one dataset")
     if a.labels != b.labels:
         raise UsageError(f"moot compare: {args.a} and {args.b} have different labels "
                          f"({', '.join(a.labels)} / {', '.join(b.labels)})")

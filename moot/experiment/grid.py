@@ -31,7 +31,7 @@ from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
 from moot.engine.plan import Plan
 from moot.errors import MootError, UsageError
-from moot.experiment.folders import MANIFEST, read_manifest, safe
+from moot.experiment.folders import MANIFEST, read_manifest, safe, same_file
 from moot.experiment.schema import Arm, Dataset, Experiment
 from moot.safety.diskio import write_atomic
 from moot.scenario.load import scenario_content_hash, scenario_hash
@@ -172,12 +172,6 @@ def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], ou
                     f"{out / MANIFEST}: {what} {name!r} changed since its cells ran ({kind}.{name}); "
                     "rename it to run it as a new one, or pass --allow-changed to run its cells again on the new "
                     "content in their folders")
-
-
-def same_file(kind: str, old: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
-    """An arm whose scenario file and overrides are as they were (its content hashed by a moot
-    that hashed it another way)."""
-    return kind == "arms" and old.get("sha256") == now["sha256"] and old.get("overrides") == now["overrides"]
 
 
 def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], shard: Optional[Shard],

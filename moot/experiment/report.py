@@ -23,7 +23,7 @@ from moot.engine.folder import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
-from moot.experiment.folders import read_manifest, unique_stem
+from moot.experiment.folders import read_manifest, same_file, unique_stem
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
@@ -117,6 +117,7 @@ def load(folders: Sequence[Path]) -> Loaded:
     if len(names) != 1 or any(m is None for _, m in manifests):
         raise UsageError("moot report: give one experiment's folder, or the folders of its shards "
                          f"(found experiments: {', '.join(sorted(names)) or 'none'})")
+    refuse_unlike_shards(manifests)
     first = manifests[0][1] or {}
     merged: Merged = {}
     measured: list[MeasureCell] = []
@@ -174,6 +175,25 @@ def load(folders: Sequence[Path]) -> Loaded:
                   measured, unscored, missing_shards([m for _, m in manifests if m]))
 
 
+def refuse_unlike_shards(manifests: Sequence[tuple[Path, Optional[Mapping[str, Any]]]]) -> None:
+    """Shards are pooled as one experiment only when they ran the same thing: an arm or dataset of
+    other content, or another --limit, in one of them is one line naming both folders."""
+    (first, base), *others = [(folder, m) for folder, m in manifests if m]
+    for folder, manifest in others:
+        if manifest.get("limit") != base.get("limit"):
+            raise UsageError(f"moot report: {folder} ran with limit {manifest.get('limit')}, {first} with limit "
+                             f"{base.get('limit')}; their cells are not pooled: run the shards with the same --limit, "
+                             "or report them apart")
+        for kind, key, what in (("arms", "content_sha256", "arm"), ("datasets", "sha256", "dataset")):
+            theirs, ours = _mapping(manifest.get(kind)), _mapping(base.get(kind))
+            for name in sorted(set(theirs) & set(ours)):
+                mine, other = _mapping(ours[name]), _mapping(theirs[name])
+                if other.get(key) != mine.get(key) and not same_file(kind, mine, other):
+                    raise UsageError(f"moot report: {folder} ran {what} {name!r} on other content than {first} "
+                                     f"({kind}.{name}.{key} differs); its cells are not pooled as one {what}: "
+                                     "run the shards on the same files, or report them apart")
+
+
 def missing_shards(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
     """`I/N` of each share of a sharded experiment that no given folder holds."""
     given = [m["shard"] for m in manifests if isinstance(m.get("shard"), list) and len(m["shard"]) == 2]
@@ -195,6 +215,7 @@ class RunCell:
 
     cell: Cell
     metric: str
+    dataset_sha256: Optional[str] = None  # the dataset's fingerprint (run.json; folders of older versions: none)
 
 
 def _mapping(value: object) -> dict[str, Any]:
@@ -215,7 +236,9 @@ def cell_of_run(folder: Path, arm: str) -> RunCell:
     dataset = Path(str(meta.get("dataset_path") or "items")).stem
     metric = str(meta.get("headline_metric") or "macro_f1")
     model = models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
-    return RunCell(Cell(arm, dataset, model, seed, labels, gold, pred, meta.get("planned_units") != len(gold)), metric)
+    fingerprint = meta.get("dataset_sha256")
+    return RunCell(Cell(arm, dataset, model, seed, labels, gold, pred, meta.get("planned_units") != len(gold)), metric,
+                   str(fingerprint) if fingerprint else None)
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
