@@ -42,6 +42,7 @@ from moot.engine.stage import StageAgent, cancel_calls, spoken_of
 from moot.log.events import EventBase, Json, Message
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript
+from moot.metrics import agreement
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Continue, Score, answer_model
 from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, MaxUnparsed, check_distinct
@@ -620,11 +621,7 @@ def cohen_kappa(gold: Sequence[str], pred: Sequence[Optional[str]]) -> float:
     the categories are every label either side uses, `unparsed` one of them); nan when undefined."""
     if len(gold) != len(pred) or not gold:
         raise ValueError("kappa needs two labelings of the same items, at least one")
-    predicted = [p if p is not None else UNPARSED for p in pred]
-    n = len(gold)
-    agree = sum(g == p for g, p in zip(gold, predicted)) / n
-    chance = sum(gold.count(c) * predicted.count(c) for c in set(gold) | set(predicted)) / (n * n)
-    return float("nan") if chance == 1 else (agree - chance) / (1 - chance)
+    return agreement.cohen_kappa(gold, [p if p is not None else UNPARSED for p in pred])
 
 
 def variant(meta: Mapping[str, object]) -> str:
