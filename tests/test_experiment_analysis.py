@@ -118,15 +118,17 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
     analyses = {name: analyse(CELLS, col, "local", ["cola", "direct", "cot"], "cola", TARGETS, resamples=200)
                 for name, col in columns.items()}
     rows = {"cola": "COLA", "direct": "GPT-3.5", "cot": "GPT-3.5+COT"}
-    grid = published_grid({name: measured_of(a, cola, rows) for name, a in analyses.items()}, cola, rows,
+    grid = published_grid({"local": {name: measured_of(a, cola, rows) for name, a in analyses.items()}}, cola, rows,
                           ["cola", "direct", "cot"])
-    hc = next(r for r in grid.rows if r[1] == "cola" and r[2] == "HC")
+    assert grid.head[:5] == ("paper row", "paper's model", "arm", "measured model", "column")
+    hc = next(r for r in grid.rows if r[2] == "cola" and r[4] == "HC")
     measured = analyses["HC"].arm("cola")
     assert measured is not None
-    assert hc[7] == "81.7*" and hc[3].rstrip("*") == f"{100 * measured.mean:.1f}"
-    assert hc[3].endswith("*")  # cola beats the best baseline with raw p < 0.05 (paired t), the paper's rule
-    assert float(hc[8]) == pytest.approx(100 * measured.mean - 81.7, abs=0.051)
-    assert not any(r[2] == "DT" for r in grid.rows)  # no Donald Trump item measured: named in a note
+    assert hc[:4] == ("COLA", "gpt-3.5-turbo", "cola", "local")  # the paper's model beside the measured one
+    assert hc[9] == "81.7*" and hc[5].rstrip("*") == f"{100 * measured.mean:.1f}"
+    assert hc[5].endswith("*")  # cola beats the best baseline with raw p < 0.05 (paired t), the paper's rule
+    assert float(hc[10]) == pytest.approx(100 * measured.mean - 81.7, abs=0.051)
+    assert not any(r[4] == "DT" for r in grid.rows)  # no Donald Trump item measured: named in a note
     assert any("Not measured here" in n and "DT" in n and "HC" not in n for n in grid.notes)
     for text in (markdown(grid), to_csv(grid), latex(grid)):
         assert "81.7" in text
@@ -148,10 +150,10 @@ def test_the_papers_rule_marks_against_its_baselines_and_the_strict_rule_against
     assert found is not None and found.paired_t.pvalue < 0.05 and paper.mark == "*" and paper.tested == "paired_t"
     assert strict.mark == "" and strict.tested == "paired_t"
     assert measured_of(hc, cola, rows)["cot"].mark == ""  # only the row the paper marks
-    notes = " ".join(published_grid({"HC": measured_of(hc, cola, rows)}, cola, rows, arms).notes)
+    notes = " ".join(published_grid({"m": {"HC": measured_of(hc, cola, rows)}}, cola, rows, arms).notes)
     assert "the paper's rule (cola_stance_detection.txt:256" in notes and "raw p < 0.05, paired_t" in notes
     assert "GPT-3.5, GPT-3.5+COT" in notes and "paired_t: paired t-test of the column's metric over repeats" in notes
-    assert "the strict rule" in " ".join(published_grid({"HC": measured_of(hc, cola, rows, "strict")}, cola, rows, arms,
+    assert "the strict rule" in " ".join(published_grid({"m": {"HC": measured_of(hc, cola, rows, "strict")}}, cola, rows, arms,
                                                         rule="strict").notes)
 
 
@@ -164,8 +166,20 @@ def test_a_mark_where_the_papers_test_is_silent_is_decided_by_the_bootstrap_and_
     hc = analyse(same, published_columns(cola)["HC"], "local", ["cola", "direct"], "cola", TARGETS, resamples=200)
     marked = measured_of(hc, cola, rows)["cola"]
     assert (marked.mark, marked.tested) == ("*", "bootstrap")
-    notes = " ".join(published_grid({"HC": measured_of(hc, cola, rows)}, cola, rows, ["cola", "direct"]).notes)
+    notes = " ".join(published_grid({"m": {"HC": measured_of(hc, cola, rows)}}, cola, rows, ["cola", "direct"]).notes)
     assert "bootstrap: paired bootstrap test of the column's metric over items (B = 2000, seed 20240229)" in notes
+
+
+def test_two_models_each_get_their_rows_in_the_published_table() -> None:
+    cola = table("COLA/Table 2")
+    analyses = {name: analyse(CELLS, col, "local", ["cola", "direct"], "cola", TARGETS, resamples=200)
+                for name, col in published_columns(cola).items()}
+    grid = published_grid({axis: {name: measured_of(a, cola, models={"cola": model, "direct": model})
+                                  for name, a in analyses.items()}
+                           for axis, model in (("a", "local"), ("b", "openai:gpt-4o-mini"))},
+                          cola, {"cola": "COLA", "direct": "GPT-3.5"}, ["cola", "direct"])
+    hc = [(r[2], r[3]) for r in grid.rows if r[4] == "HC"]
+    assert hc == [("cola", "local"), ("cola", "openai:gpt-4o-mini"), ("direct", "local"), ("direct", "openai:gpt-4o-mini")]
 
 
 def test_round_dynamics_count_changes_and_agreement() -> None:
@@ -197,7 +211,7 @@ def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> N
                     targets, resamples=100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        written = arm_bars(found, tmp_path, "cjk")
+        written = arm_bars(found, tmp_path, "cjk", f"{found.column.name} · local")
     assert [p.suffix for p in written] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in written)
     assert capfd.readouterr().err == ""
     drawn = fit("新冠 🦠", findfont(FontProperties()))[0]  # as the plot's texts are drawn (moot.report.plots)

@@ -176,6 +176,25 @@ def test_the_report_puts_the_published_figures_beside(here: Path, capsys: pytest
         ["debate", "0"], ["debate", "1"]]
 
 
+def test_every_published_row_names_the_model_each_model_its_rows(here: Path) -> None:
+    """A dataset that is the paper's VAST, run on two models: each model's cells have their rows,
+    each naming the model measured beside the paper's."""
+    spec = (ROOT / "datasets" / "demo-stance.yaml").read_text(encoding="utf-8")
+    data = ROOT / "datasets" / "demo" / "demo_stance.jsonl"
+    (here / "vastlike.yaml").write_text(spec.replace("path: demo/demo_stance.jsonl", f"path: {data}")
+                                        + "benchmark: vast\n", encoding="utf-8")
+    (here / "two.yaml").write_text(
+        "experiment: two\narms:\n  - {name: direct, scenario: cola_direct}\ndatasets: [vastlike.yaml]\n"
+        "models: [scripted, 'scripted:AGREEMENT']\nlimit: 3\n"
+        "published: {table: COLA/Table 2, rows: {direct: GPT-3.5}}\n", encoding="utf-8")
+    assert main(["run", "two.yaml", "--quiet"]) == 0
+    assert main(["report", "transcripts/two", "--out", "rep"]) == 0
+    rows = (here / "rep" / "published.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("paper row,paper's model,arm,measured model,column,")
+    assert [r.split(",")[:5] for r in rows[1:]] == [["GPT-3.5", "gpt-3.5-turbo", "direct", "scripted", "VAST"],
+                                                   ["GPT-3.5", "gpt-3.5-turbo", "direct", "scripted:AGREEMENT", "VAST"]]
+
+
 def test_a_batch_of_variants_gets_its_own_default_folder() -> None:
     """`moot run drug_policy --vary seed=1,2` after `moot run drug_policy` runs in a folder of its own
     instead of meeting the single run's folder (and refusing it as another run)."""
@@ -198,7 +217,7 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     capsys.readouterr()
     assert main(["report", "transcripts/conf", "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | 2 |" in shown
+    assert "**rounds_to_agreement · scripted**" in shown and "| no-judge | scripted | 2 |" in shown
     assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()
     # trajectories over seeds: the judge's verdict per topic and round, coverage per topic
     verdicts = (tmp_path / "rep" / "trajectory-judge_agreement-scripted.csv").read_text().splitlines()
@@ -232,8 +251,9 @@ def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Pat
     assert main(["report", "transcripts/t5", "--out", "rep"]) == 0
     shown = capsys.readouterr().out
     # the scripted grader gives every decision 7: Gemma 2 9B's first decision is published as 8
-    assert "| Gemma 2 9B | g | Debate 1 | 7.00 | – | – | 1 | 8 | -1.00 |" in shown, shown
-    assert "| Mixtral 8x7B | m | Overall | 7.00 | – | – | 1 | 2 | +5.00 |" in shown
+    # every arm ran on the scripted model (--model): the measured model says so beside the paper's
+    assert "| Gemma 2 9B | Gemma 2 9B | g | scripted | Debate 1 | 7.00 | – | – | 1 | 8 | -1.00 |" in shown, shown
+    assert "| Mixtral 8x7B | Mixtral 8x7B | m | scripted | Overall | 7.00 | – | – | 1 | 2 | +5.00 |" in shown
     assert "**judge_grade · scripted**" in shown
     assert (tmp_path / "rep" / "trajectory-judge_grades-scripted.csv").is_file()
     before = graded.joinpath("run.json").stat().st_mtime_ns
@@ -264,7 +284,7 @@ def test_compare_pairs_two_runs_on_their_shared_items(here: Path, capsys: pytest
     capsys.readouterr()
     assert main(["compare", "run-cola_direct", "run-cola_cot", "--metric", "accuracy", "--out", "cmp"]) == 0
     shown = capsys.readouterr().out
-    assert "| A: run-cola_direct | 1 | 12 |" in shown and "(bootstrap)" in shown
+    assert "| A: run-cola_direct | scripted | 1 | 12 |" in shown and "(bootstrap)" in shown
     assert "paired 8 units; dropped 4 without their pair" in shown
     assert (here / "cmp" / "compare.tex").is_file()
     other = here / "other.jsonl"

@@ -37,7 +37,7 @@ def test_a_dataset_protocol_varies_a_key_over_repeats_and_continues(tmp_path: Pa
     capsys.readouterr()
     assert main(["report", str(out), "--out", "rep"]) == 0
     shown = capsys.readouterr().out
-    assert "| rounds=2 | 3 | 4 |" in shown and "Δ = arm − rounds-0" in shown
+    assert "| rounds=2 | scripted | 3 | 4 |" in shown and "Δ = arm − rounds-0" in shown
     assert "Arms: rounds=0 = rounds-0; rounds=1 = rounds-1; rounds=2 = rounds-2" in shown  # the labels --vary gave
 
 
@@ -91,7 +91,7 @@ def test_a_protocol_command_is_an_arm_and_a_benchmark_meets_its_published_table(
     capsys.readouterr()
     assert main(["report", str(out), "--out", "rep"]) == 0
     published = (tmp_path / "rep" / "published.csv").read_text()
-    assert "Llama 3 70B,Llama 3 70B,accuracy,0.500" in published and ",0.934," in published
+    assert "Llama 3 70B,Llama 3 70B,llama3-70b,scripted,accuracy,0.500" in published and ",0.934," in published
     assert "Not measured here" not in (tmp_path / "rep" / "published.md").read_text()
 
 

@@ -53,7 +53,7 @@ def run(argv: Sequence[str]) -> int:
         raise UsageError(f"moot compare: {args.a} and {args.b} share no item (compare runs over the same items)")
     metric = args.metric or found_a.metric
     analysis = analyse([a, b], Column(a.dataset, metric), a.model, ["A", "B"], "B")
-    grid = arms_grid(analysis, {"A": f"A: {args.a}", "B": f"B: {args.b}"})
+    grid = arms_grid(analysis, {"A": f"A: {args.a}", "B": f"B: {args.b}"}, {"A": a.model, "B": b.model})
     print(terminal_safe(markdown(grid)))
     found = analysis.comparison("A")
     if found is not None and found.dropped:

@@ -17,10 +17,10 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from moot.contract.metrics import Point
-from moot.experiment.tables import interval
+from moot.experiment.tables import interval, model_title
 from moot.metrics import stats
 from moot.report.formats import Grid
 
@@ -87,7 +87,8 @@ def _num(value: float) -> str:
 
 
 def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: Sequence[str],
-                 reference: Optional[str]) -> Optional[Grid]:
+                 reference: Optional[str], models: Optional[Mapping[str, str]] = None) -> Optional[Grid]:
+    """`model`: the model axis's value; `models`: each arm's models on it (as run.json names them)."""
     by_arm: dict[str, dict[int, float]] = defaultdict(dict)
     for c in cells:
         if c.model == model and measure in c.values:
@@ -112,9 +113,9 @@ def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: S
         values = [by_arm[arm][s] for s in sorted(by_arm[arm])]
         found = stats.t_interval(values)
         t = tests.get(arm)
-        rows.append((arm, str(len(values)), _num(found.estimate), interval(found),
+        rows.append((arm, (models or {}).get(arm, model), str(len(values)), _num(found.estimate), interval(found),
                      *((f"{t[0]:+.3f}", _num(t[1].pvalue), _num(adjusted[arm]), _silent(t[2]), str(t[3])) if t else
                        ("reference" if arm == reference else "–", "–", "–", "–", "–"))))
-    head = ("arm", "seeds", "mean", "95% CI", f"Δ = arm − {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
+    head = ("arm", "model", "seeds", "mean", "95% CI", f"Δ = arm − {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
             "p (paired t)", "paired seeds")
-    return Grid(f"{measure} · {model}", head, tuple(rows), (METHOD,), key="measures")
+    return Grid(f"{measure} · {model_title(models or {}, model)}", head, tuple(rows), (METHOD,), key="measures")

@@ -50,9 +50,11 @@ def save(fig: Figure, folder: Path, stem: str) -> list[Path]:
     return paths
 
 
-def arm_bars(analysis: Analysis, folder: Path, stem: str, labels: Optional[Mapping[str, str]] = None) -> list[Path]:
+def arm_bars(analysis: Analysis, folder: Path, stem: str, labels: Optional[Mapping[str, str]] = None,
+             title: Optional[str] = None) -> list[Path]:
     """One bar per arm (under its label, `labels`: arm -> label): the mean, its 95 % interval, its
-    value and n (items x repeats) beneath."""
+    value and n (items x repeats) beneath; `title`: its table's, which names the model (default:
+    column and model axis)."""
     arms = list(analysis.arms)
     if not arms:
         return []
@@ -61,11 +63,12 @@ def arm_bars(analysis: Analysis, folder: Path, stem: str, labels: Optional[Mappi
     intervals = [headline(a) for a in arms]
     low = [0.0 if math.isnan(i.low) else max(0.0, m - i.low) for m, i in zip(means, intervals)]
     high = [0.0 if math.isnan(i.high) else max(0.0, i.high - m) for m, i in zip(means, intervals)]
-    return _bars(analysis, names, means, intervals, low, high, folder, stem)
+    return _bars(analysis, names, means, intervals, low, high, folder, stem,
+                 title or f"{analysis.column.name} · {analysis.model}")
 
 
 def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: list[Interval], low: list[float],
-          high: list[float], folder: Path, stem: str) -> list[Path]:
+          high: list[float], folder: Path, stem: str, title: str) -> list[Path]:
     arms = list(analysis.arms)
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(arms) + 2), 3.6))
     bars = ax.bar(range(len(arms)), means, yerr=[low, high], capsize=4, color="#4c72b0", edgecolor="#1f2f4f",
@@ -87,7 +90,7 @@ def _bars(analysis: Analysis, names: list[str], means: list[float], intervals: l
     ax.set_xlabel("arm (n = items × repeats)")
     ax.set_ylabel(analysis.column.metric)
     ax.set_ylim(0, max(1.0, max(m + h for m, h in zip(means, high)) * 1.12))
-    ax.set_title(f"{analysis.column.name} · {analysis.model}", fontsize=9)
+    ax.set_title(title, fontsize=9)
     ax.text(1.0, -0.28, "error bars: 95% CI (t over repeats; one repeat: bootstrap over items)",
             transform=ax.transAxes, ha="right", fontsize=6, color="#555555")
     return save(fig, folder, stem)

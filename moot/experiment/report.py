@@ -27,7 +27,9 @@ from moot.experiment.folders import read_manifest, same_file, unique_stem
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
-from moot.experiment.tables import Measured, arms_grid, measured_of, measured_over_runs, published_columns, published_grid
+from moot.experiment.tables import (
+    ByModel, Measured, arms_grid, measured_of, measured_over_runs, model_title, published_columns, published_grid,
+)
 from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Column as PublishedColumn, Published, tables as published_tables
 from moot.report.runs import models_text
@@ -56,6 +58,11 @@ class Loaded:
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
     unscored: list[str] = field(default_factory=list)  # cells the experiment's `score:` has not re-scored
     missing_shards: list[str] = field(default_factory=list)  # `I/N` of the shards not given
+    ran: dict[tuple[str, str], str] = field(default_factory=dict)  # (arm, model axis) -> the models its runs used
+
+    def models_of(self, model: str) -> dict[str, str]:
+        """Each arm's models on one value of the model axis (run.json `models`, as a report names them)."""
+        return {arm: found for (arm, key), found in self.ran.items() if key == model}
 
 
 Answers = list[list[Optional[str]]]  # a unit's answers per round
@@ -128,6 +135,7 @@ def load(folders: Sequence[Path]) -> Loaded:
     specs: dict[str, str] = {}
     metrics: dict[str, list[str]] = defaultdict(list)
     unscored: list[str] = []
+    ran: dict[tuple[str, str], set[str]] = defaultdict(set)
     for root, manifest in manifests:
         for entry in (manifest or {}).get("cells", []):
             folder = root / entry["folder"]
@@ -139,6 +147,8 @@ def load(folders: Sequence[Path]) -> Loaded:
             if meta is None:
                 continue
             key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
+            for arm in (entry["arm"], *derived.get(entry["arm"], [])):
+                ran[(arm, entry["model"])].add(_models(meta))
             if entry["dataset"] == "-":  # a run of the scenario: its protocol's measures
                 found = read_cell(entry["arm"], entry["model"], key[3], folder)
                 measured += [found] if found else []
@@ -172,7 +182,8 @@ def load(folders: Sequence[Path]) -> Loaded:
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   _tables(first.get("published")), dropped,
                   {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
-                  measured, unscored, missing_shards([m for _, m in manifests if m]))
+                  measured, unscored, missing_shards([m for _, m in manifests if m]),
+                  {key: "; ".join(sorted(found)) for key, found in ran.items()})
 
 
 def refuse_unlike_shards(manifests: Sequence[tuple[Path, Optional[Mapping[str, Any]]]]) -> None:
@@ -222,6 +233,11 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _models(meta: Mapping[str, Any]) -> str:
+    """The models a run folder's roles used, as a report names them (`scripted (judge=ollama:gemma2:9b)`)."""
+    return models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
+
+
 def cell_of_run(folder: Path, arm: str) -> RunCell:
     """A run folder of labelled items as a cell named `arm` (UsageError when it is none)."""
     meta = read_meta(folder)
@@ -235,10 +251,9 @@ def cell_of_run(folder: Path, arm: str) -> RunCell:
     seed = int(_mapping(scenario.get("generation")).get("seed") or 0)
     dataset = Path(str(meta.get("dataset_path") or "items")).stem
     metric = str(meta.get("headline_metric") or "macro_f1")
-    model = models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
     fingerprint = meta.get("dataset_sha256")
-    return RunCell(Cell(arm, dataset, model, seed, labels, gold, pred, meta.get("planned_units") != len(gold)), metric,
-                   str(fingerprint) if fingerprint else None)
+    return RunCell(Cell(arm, dataset, _models(meta), seed, labels, gold, pred, meta.get("planned_units") != len(gold)),
+                   metric, str(fingerprint) if fingerprint else None)
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:
@@ -260,32 +275,30 @@ def analyses(loaded: Loaded, boot: Resampling) -> list[Analysis]:
 
 
 def published_measured(loaded: Loaded, published: Published, boot: Resampling, rows: Mapping[str, str],
-                       rule: str = "paper") -> dict[str, dict[str, Measured]]:
-    """Each published column the experiment measured: every arm's cell, over items (a metric on the
-    paper's dataset, marked under `rule`) or over runs (a measure, or a series' step, of runs of a
-    scenario)."""
-    found: dict[str, dict[str, Measured]] = {}
+                       rule: str = "paper") -> ByModel:
+    """Per value of the model axis, each published column the experiment measured: every arm's
+    cell, over items (a metric on the paper's dataset, marked under `rule`) or over runs (a
+    measure, or a series' step, of runs of a scenario)."""
+    found: dict[str, dict[str, dict[str, Measured]]] = defaultdict(dict)
     for name, column in published_columns(published).items():
-        analysis = _measured(loaded, column, boot)
-        if analysis is not None:
-            found[name] = measured_of(analysis, published, rows, rule)
+        for model, analysis in _measured(loaded, column, boot).items():
+            found[model][name] = measured_of(analysis, published, rows, rule, loaded.models_of(model))
     for of_runs in published.spec.columns:
         if of_runs.metric is None:
-            runs = _over_runs(loaded.measured, of_runs)
-            if runs:
-                found[of_runs.name] = measured_over_runs(runs)
-    return found
+            for model, runs in _over_runs(loaded.measured, of_runs).items():
+                found[model][of_runs.name] = measured_over_runs(runs, loaded.models_of(model))
+    return dict(found)
 
 
-def _over_runs(cells: Sequence[MeasureCell], column: PublishedColumn) -> dict[str, list[float]]:
-    """Each arm's values of a measure (or of one step of a series), one per run, on the first model
-    that has them."""
+def _over_runs(cells: Sequence[MeasureCell], column: PublishedColumn) -> dict[str, dict[str, list[float]]]:
+    """Per model, each arm's values of a measure (or of one step of a series), one per run."""
     def value(cell: MeasureCell) -> Optional[float]:
         if column.measure is not None:
             return cell.values.get(column.measure)
         points = [p.value for p in cell.points.get(str(column.series), []) if p.step == column.step]
         return sum(points) / len(points) if points else None
 
+    by_model: dict[str, dict[str, list[float]]] = {}
     for model in sorted({c.model for c in cells}):
         found: dict[str, list[float]] = defaultdict(list)
         for cell in sorted((c for c in cells if c.model == model), key=lambda c: c.seed):
@@ -293,19 +306,20 @@ def _over_runs(cells: Sequence[MeasureCell], column: PublishedColumn) -> dict[st
             if got is not None:
                 found[cell.arm].append(got)
         if found:
-            return dict(found)
-    return {}
+            by_model[model] = dict(found)
+    return by_model
 
 
-def _measured(loaded: Loaded, column: Column, boot: Resampling) -> Optional[Analysis]:
-    """The column on the first dataset that is the paper's (its `benchmark`) and model with cells."""
+def _measured(loaded: Loaded, column: Column, boot: Resampling) -> dict[str, Analysis]:
+    """Per model, the column on the first dataset that is the paper's (its `benchmark`) with cells."""
+    found: dict[str, Analysis] = {}
     for dataset in sorted({c.dataset for c in loaded.cells if loaded.benchmarks.get(c.dataset, c.dataset) == column.dataset}):
-        for model in sorted({c.model for c in loaded.cells if c.dataset == dataset}):
+        for model in sorted({c.model for c in loaded.cells if c.dataset == dataset} - set(found)):
             done = analyse(loaded.cells, replace(column, dataset=dataset), model, loaded.arms, loaded.reference,
                            loaded.targets.get(dataset), loaded.test, boot.resamples, boot)
             if done.arms:
-                return done
-    return None
+                found[model] = done
+    return found
 
 
 @dataclass(frozen=True)
@@ -367,16 +381,19 @@ def tables(loaded: Loaded, boot: Resampling) -> list[Table]:
         found.append(Table("published" if not i else unique_stem(f"published-{published['table']}"), grid, True))
     for analysis in analyses(loaded, boot):
         overall = analysis.column.target is None
-        found.append(Table(_stem(analysis), arms_grid(analysis, loaded.labels), overall,
-                           _plot("arm_bars", analysis, loaded.labels) if overall else None))
+        grid = arms_grid(analysis, loaded.labels, loaded.models_of(analysis.model))
+        found.append(Table(_stem(analysis), grid, overall,
+                           _plot("arm_bars", analysis, loaded.labels, grid.title) if overall else None))
     for (dataset, model), by_arm in _dynamics(loaded, boot.resamples).items():
-        grid = dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model}")
+        named = loaded.models_of(model)
+        grid = _named(dynamics_grid(by_arm, f"Deliberation dynamics · {dataset} · {model_title(named, model)}"), named)
         found.append(Table(unique_stem(f"dynamics-{dataset}-{model}"), grid,
                            plot=_plot("round_lines", by_arm, grid.title)))
     models = sorted({c.model for c in loaded.measured})
     for measure in sorted({m for c in loaded.measured for m in c.values}):
         for model in models:
-            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference)
+            measured = measure_grid(loaded.measured, measure, model, loaded.arms, loaded.reference,
+                                    loaded.models_of(model))
             if measured is not None:
                 found.append(Table(unique_stem(f"measure-{measure}-{model}"), measured, True))
     steps = {name: step for c in loaded.measured for name, step in c.steps.items()}
@@ -384,7 +401,8 @@ def tables(loaded: Loaded, boot: Resampling) -> list[Table]:
         for model in models:
             moved = trajectories(loaded.measured, series, model, loaded.arms)
             if moved:
-                grid = trajectory_grid(moved, series, step, model)
+                named = loaded.models_of(model)
+                grid = _named(trajectory_grid(moved, series, step, model_title(named, model)), named)
                 found.append(Table(unique_stem(f"trajectory-{series}-{model}"), grid,
                                    plot=_plot("lines", moved, grid.title, step, series.replace("_", " "))))
     return found
@@ -435,6 +453,15 @@ def _arm_legend(loaded: Loaded) -> Optional[str]:
     labels an arm by its values; a file's arm by its `label:`)."""
     renamed = [(loaded.labels.get(arm, arm), arm) for arm in loaded.arms if loaded.labels.get(arm, arm) != arm]
     return markdown_safe("Arms: " + "; ".join(f"{label} = {arm}" for label, arm in renamed)) if renamed else None
+
+
+def _named(grid: Grid, models: Mapping[str, str]) -> Grid:
+    """A table whose arms ran on different models, with each arm's models in a note (its title
+    names one model only when all ran on it)."""
+    if len(set(models.values())) < 2:
+        return grid
+    named = "; ".join(f"{arm}: {found}" for arm, found in sorted(models.items()))
+    return replace(grid, notes=(*grid.notes, f"Models: {named}."))
 
 
 def _missing_text(shards: Sequence[str]) -> str:

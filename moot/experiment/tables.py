@@ -68,9 +68,21 @@ def headline(stat: ArmStat) -> stats.Interval:
     return stat.over_repeats if len(stat.values) > 1 else stat.over_items
 
 
-def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) -> Grid:
+def model_title(models: Mapping[str, str], axis: str) -> str:
+    """The model a table's title names: the one every arm's runs used, else `each arm's own
+    models` (named on its row or in a note); no models known: the model axis's value."""
+    found = set(models.values())
+    if len(found) == 1:
+        return found.pop()
+    return "each arm's own models" if found else axis
+
+
+def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None,
+              models: Optional[Mapping[str, str]] = None) -> Grid:
+    """`models`: each arm's models (as its runs' run.json name them; default: the analysis's)."""
     reference = analysis.comparisons[0].reference if analysis.comparisons else None
-    head = ("arm", "repeats", "items", "mean", "95% CI (repeats)", "95% CI (items)", "seed sd", "item se",
+    models = models or {}
+    head = ("arm", "model", "repeats", "items", "mean", "95% CI (repeats)", "95% CI (items)", "seed sd", "item se",
             f"Δ = arm − {reference}" if reference else "Δ", "95% CI (Δ)", "p", "p (Holm)", "MDE", "paired / dropped")
     rows = []
     for stat in analysis.arms:
@@ -79,10 +91,10 @@ def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) ->
                      pvalue(c.adjusted), number(c.mde.estimate), f"{c.paired} / {c.dropped}") if c else \
             ("reference" if stat.arm == reference else DASH, DASH, DASH, DASH, DASH, DASH)
         name = (labels or {}).get(stat.arm, stat.arm) + (" †" if stat.partial else "")
-        rows.append((name, str(len(stat.values)), str(stat.items), number(stat.mean), interval(stat.over_repeats),
+        rows.append((name, models.get(stat.arm, analysis.model), str(len(stat.values)), str(stat.items), number(stat.mean), interval(stat.over_repeats),
                      interval(stat.over_items), number(stat.spread.seed_sd), number(stat.spread.item_se),
                      *cmp_cells))
-    title = f"{analysis.column.name} · {analysis.model}"
+    title = f"{analysis.column.name} · {model_title(models, analysis.model)}"
     notes = (*METHODS, *analysis.notes) + (("† computed from a partial run.",) if any(s.partial for s in analysis.arms)
                                           else ())
     return Grid(title, head, tuple(rows), notes, key="arms")
@@ -91,7 +103,8 @@ def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None) ->
 @dataclass(frozen=True)
 class Measured:
     """One arm's measured cell of a published column: its mean, the interval a table shows first,
-    how many items (None: the units are runs of a scenario) and runs, and the paper's mark if due."""
+    how many items (None: the units are runs of a scenario) and runs, the paper's mark if due, and
+    the models its runs used."""
 
     mean: float
     interval: stats.Interval
@@ -99,8 +112,10 @@ class Measured:
     runs: int
     mark: str = ""
     tested: str = ""  # the test whose p decided the mark (none: no rule, or no comparison)
+    model: str = ""  # the models its runs used (run.json `models`)
 
 
+ByModel = Mapping[str, Mapping[str, Mapping[str, Measured]]]  # model axis -> published column -> arm -> cell
 RULES = ("paper", "strict")
 
 
@@ -132,15 +147,15 @@ def _mark(analysis: Analysis, arm: str, published: Published, rows: Mapping[str,
 
 
 def measured_of(analysis: Analysis, published: Published, rows: Optional[Mapping[str, str]] = None,
-                rule: str = "paper") -> dict[str, Measured]:
+                rule: str = "paper", models: Optional[Mapping[str, str]] = None) -> dict[str, Measured]:
     """Each arm's cell of a published column measured over items (with its mark under `rule`;
-    `rows`: arm -> the paper's row)."""
+    `rows`: arm -> the paper's row; `models`: each arm's models, default the analysis's)."""
     return {s.arm: Measured(s.mean, headline(s), s.items, len(s.values),
-                            *_mark(analysis, s.arm, published, rows or {}, rule)) for s in analysis.arms}
+                            *_mark(analysis, s.arm, published, rows or {}, rule),
+                            (models or {}).get(s.arm, analysis.model)) for s in analysis.arms}
 
 
-def marks_note(published: Published, measured: Mapping[str, Mapping[str, Measured]], rows: Mapping[str, str],
-               rule: str) -> Optional[str]:
+def marks_note(published: Published, measured: ByModel, rows: Mapping[str, str], rule: str) -> Optional[str]:
     """What a mark means in the paper, the rule applied here and the tests that decided it."""
     paper = published.spec.significance
     if paper is None:
@@ -154,46 +169,50 @@ def marks_note(published: Published, measured: Mapping[str, Mapping[str, Measure
         how = (f"the paper's rule ({paper.where}): the arm of row {paper.row} against the best arm of the table's "
                f"other rows measured here ({baselines}), {'raw' if paper.adjustment == 'none' else 'Holm-adjusted'} "
                f"p < {paper.alpha}, {paper.test}")
-    used = sorted({c.tested for cells in measured.values() for c in cells.values() if c.tested})
+    used = sorted({c.tested for by in measured.values() for cells in by.values() for c in cells.values() if c.tested})
     tests = "; ".join(f"{t}: {TEST_NAMES[t]}" for t in used)
     return f"{paper.mark}: {meaning}. Here {how}" + (f". Tests used: {tests}." if tests else ".")
 
 
-def measured_over_runs(values: Mapping[str, Sequence[float]]) -> dict[str, Measured]:
+def measured_over_runs(values: Mapping[str, Sequence[float]], models: Mapping[str, str]) -> dict[str, Measured]:
     """Each arm's cell of a published column measured once per run (seed): the mean over runs with
     its t interval."""
     found = {arm: stats.t_interval(v) for arm, v in values.items() if v}
-    return {arm: Measured(i.estimate, i, None, i.n) for arm, i in found.items()}
+    return {arm: Measured(i.estimate, i, None, i.n, model=models.get(arm, "")) for arm, i in found.items()}
 
 
-def published_grid(measured: Mapping[str, Mapping[str, Measured]], published: Published, rows: Mapping[str, str],
-                   arms: Sequence[str], labels: Optional[Mapping[str, str]] = None, rule: str = "paper") -> Grid:
-    """`measured`: by published column name, each arm's cell; `rows`: arm -> the paper's row;
-    `rule`: the marks' (module docstring)."""
+def published_grid(measured: ByModel, published: Published, rows: Mapping[str, str], arms: Sequence[str],
+                   labels: Optional[Mapping[str, str]] = None, rule: str = "paper") -> Grid:
+    """`measured`: per value of the model axis, by published column name, each arm's cell; `rows`:
+    arm -> the paper's row; `rule`: the marks' (module docstring). Each row names the paper's model
+    and the measured one."""
     spec = published.spec
     percent = spec.unit == "percent"
     digits = 2 if spec.unit in ("score", "count") else 3  # a mean of 1-10 grades or of counts
-    head = ("paper row", "arm", "column", "measured", "95% CI", "n items", "runs", "published", "Δ (measured - published)")
+    head = ("paper row", "paper's model", "arm", "measured model", "column", "measured", "95% CI", "n items", "runs",
+            "published", "Δ (measured - published)")
     body = []
-    measured_columns = [c for c in spec.columns if measured.get(c.name)]
+    measured_columns = [c for c in spec.columns if any(by.get(c.name) for by in measured.values())]
     unmeasured = [c.name for c in spec.columns if c not in measured_columns]
     for arm in arms:
         row = rows.get(arm)
         if row is None:
             continue
         for column in measured_columns:
-            cell = measured[column.name].get(arm)
             figure = published.figure(row, column.name)
-            shown = number(cell.mean, percent, digits) + cell.mark if cell else DASH
-            delta = signed(cell.mean - figure.value, percent, digits) if cell and figure else DASH
-            body.append((row, (labels or {}).get(arm, arm), column.name, shown,
-                         interval(cell.interval, percent, digits) if cell else DASH,
-                         str(cell.items) if cell and cell.items is not None else DASH,
-                         str(cell.runs) if cell else DASH, figure.printed if figure else DASH, delta))
+            cells: list[tuple[str, Optional[Measured]]] = [
+                (axis, by[column.name][arm]) for axis, by in sorted(measured.items()) if arm in by.get(column.name, {})]
+            for axis, cell in cells or [(DASH, None)]:
+                found = (cell.model or axis, number(cell.mean, percent, digits) + cell.mark,
+                         interval(cell.interval, percent, digits), DASH if cell.items is None else str(cell.items),
+                         str(cell.runs)) if cell else (DASH,) * 5
+                delta = signed(cell.mean - figure.value, percent, digits) if cell and figure else DASH
+                body.append((row, spec.model or row, (labels or {}).get(arm, arm), found[0], column.name, *found[1:],
+                             figure.printed if figure else DASH, delta))
     marks = marks_note(published, measured, rows, rule)
     over_runs = any(c.metric is None for c in measured_columns)
-    items = items_line(spec.items, (cell.items for column in measured_columns
-                                    for cell in measured[column.name].values() if cell.items is not None))
+    items = items_line(spec.items, (cell.items for by in measured.values() for column in measured_columns
+                                    for cell in by.get(column.name, {}).values() if cell.items is not None))
     notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
              f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
              *([items] if items else []), *([marks] if marks else []), *([spec.note] if spec.note else []),
