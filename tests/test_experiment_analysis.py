@@ -211,7 +211,7 @@ def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> N
                     targets, resamples=100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        written = arm_bars(found, tmp_path, "cjk", f"{found.column.name} · local")
+        written = arm_bars(found, tmp_path, "cjk")
     assert [p.suffix for p in written] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in written)
     assert capfd.readouterr().err == ""
     drawn = fit("新冠 🦠", findfont(FontProperties()))[0]  # as the plot's texts are drawn (moot.report.plots)
