@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from pathlib import Path
+
 import pytest
 
 from moot.experiment.tables import Measured, published_grid
@@ -12,6 +14,8 @@ from moot.metrics.stats import t_interval
 from moot.report.formats import markdown
 from moot.report.published import figure, items_line, omitted, parse, table, tables
 from moot.scenario.yamlsource import SourceError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PAPERS = ("cola_stance_detection.txt", "s2mad_rumor_detection.txt", "decision_conference_agreement_detection.txt")
 
@@ -23,6 +27,24 @@ def test_every_table_loads_and_says_where_it_is_printed() -> None:
     for spec in (t.spec for t in found.values()):
         paper, lines = re.fullmatch(r"(\S+):(\d+)-(\d+) \(.+\)", spec.where).group(1, 2)  # type: ignore[union-attr]
         assert paper in PAPERS and int(lines) > 0
+
+
+def test_every_figure_is_shown_as_the_file_prints_it() -> None:
+    """`0.720` stays `0.720` (a YAML float would read 0.72): the published column keeps the paper's
+    precision, quoted in the file where a float would lose a digit."""
+    text = (ROOT / "moot" / "report" / "published.yaml").read_text(encoding="utf-8")
+    checked, table_id = 0, ""
+    for line in text.splitlines():
+        found_id = re.match(r"\s*- id: (.+)$", line)
+        table_id = found_id.group(1).strip() if found_id else table_id
+        row = re.match(r"\s*- \{name: (.+?), values: \[(.*)\]\}\s*$", line)
+        if row:
+            printed = [token.strip().strip('"') for token in row.group(2).split(",")]
+            shown = [table(table_id).figure(row.group(1), c.name) for c in table(table_id).spec.columns]
+            assert [f.printed if f else "null" for f in shown] == printed, line
+            checked += 1
+    assert checked == sum(len(t.spec.rows) for t in tables().values())
+    assert table("S2MAD/Table 1").figure("BiGCN", "Weibo RF1").printed == "0.720"  # type: ignore[union-attr]
 
 
 def test_figures_keep_their_marks_and_moots_scale() -> None:
