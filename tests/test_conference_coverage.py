@@ -344,8 +344,9 @@ def test_report_puts_with_and_without_judge_side_by_side(make_scenario, tmp_path
     assert [(r["run"], r["item"], r["covered"], r["conferences"]) for r in rows] == [
         ("R1", "health", "1", "1"), ("R1", "crime", "1", "1"), ("R1", "public", "1", "1"),
         ("R2", "health", "1", "1"), ("R2", "crime", "1", "1"), ("R2", "public", "0", "1")]
-    assert [r["reference_covered"] for r in csv.DictReader(open(out / "conference.csv", encoding="utf-8"))] == [
-        "1.00 (n=1)", "0.67 (n=1)"]
+    assert [(float(r["reference_covered_mean"]), r["reference_covered_sd"], r["reference_covered_n"])
+            for r in csv.DictReader(open(out / "conference.csv", encoding="utf-8"))] == [
+        (1.0, "", "1"), (pytest.approx(2 / 3, abs=1e-4), "", "1")]
 
 
 def test_rescoring_the_evaluator_shows_it_no_assessment(make_scenario, tmp_path, capsys):

@@ -284,7 +284,10 @@ def test_conference_batch_report_per_topic_with_mean_and_sd(make_scenario, tmp_p
     rows = list(csv.DictReader(open(out / "conference.csv", encoding="utf-8")))
     assert [(r["run"], r["variant"], r["topic"]) for r in rows][:3] == [
         ("R1", "model=scripted", "1"), ("R1", "model=scripted", "2"), ("R1", "model=scripted:MORE_DEBATE", "1")]
-    assert len(rows) == 6 and rows[2]["rounds_to_agreement"] == "2.00 ± 0.00 (n=2)"
+    assert len(rows) == 6 and (rows[2]["rounds_to_agreement_mean"], rows[2]["rounds_to_agreement_sd"],
+                               rows[2]["rounds_to_agreement_n"]) == ("2.0", "0.0", "2")  # numbers, n apart
+    assert (rows[2]["closed_by_agreement"], rows[2]["verdicts_MORE_DEBATE"], rows[2]["judge_grade_n"]) == ("2", "2", "0")
+    assert all(float(r["evaluator_overall_mean"]) == 7.0 for r in rows)
 
 
 def test_mean_and_sample_sd():

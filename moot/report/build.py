@@ -5,7 +5,7 @@
     table.csv       the main tables' cells
     per_class.csv   precision / recall / F1 / support per run and class (and macro)
     confusion.csv   run, gold, predicted (labels + unparsed), count
-    *.csv           each protocol's own files (e.g. a conference's per-topic table)
+    *.csv           each protocol's own files (e.g. a conference's per-topic table: numbers only, mean, sd and n apart)
     plots/*.png     confusion matrix per run, per-dataset bars, each protocol's own plots
 
 Runs whose units are items of a dataset go into the main tables (moot.report.tables); every

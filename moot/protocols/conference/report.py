@@ -216,17 +216,28 @@ COVERAGE_CSV_HEAD = ["run", "variant", "topic", "item", "covered", "unverified",
 
 
 def csv_rows(run: ConferenceRun) -> list[list[object]]:
-    """conference.csv: run, group, topic, closed-by counts, rounds, verdicts, overall, grades."""
-    out = []
+    """conference.csv, numbers only: per run, group and topic the conferences closed each way, the
+    judge's verdicts by kind, then mean, sd and n of each measure (empty where there is none)."""
+    out: list[list[object]] = []
     for group in run.groups:
-        for topic, row in zip(group.topics, topic_rows(group)):
-            out.append([run.ref, group.name or "-", topic.number + 1, topic.name, *row[1:5],
-                        mean_sd(topic.grades) if topic.grades else "", mean_sd(topic.coverage) if topic.coverage else ""])
+        for topic in group.topics:
+            out.append([run.ref, group.name or "-", topic.number + 1, topic.name,
+                        *(topic.closed[k] for k in (*CLOSINGS, "open")), *(topic.verdicts[v] for v in VERDICTS),
+                        *(cell for values in (topic.rounds, topic.overall, topic.grades, topic.coverage)
+                          for cell in summary(values))])
     return out
 
 
-CSV_HEAD = ["run", "variant", "topic", "name", "closed_by", "rounds_to_agreement", "verdicts", "evaluator_overall",
-            "judge_grade", "reference_covered"]
+def summary(values: Sequence[float]) -> tuple[object, object, int]:
+    """Mean, sample sd (none below two values) and n, as CSV cells (empty: none)."""
+    if not values:
+        return "", "", 0
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else "", len(values)
+
+
+MEASURES = ("rounds_to_agreement", "evaluator_overall", "judge_grade", "reference_covered")
+CSV_HEAD = ["run", "variant", "topic", "name", *(f"closed_by_{k}" for k in (*CLOSINGS, "open")),
+            *(f"verdicts_{v}" for v in VERDICTS), *(f"{m}_{part}" for m in MEASURES for part in ("mean", "sd", "n"))]
 
 
 def provenance(runs: Sequence[ConferenceRun]) -> str:
