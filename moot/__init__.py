@@ -23,9 +23,9 @@ from __future__ import annotations
 import importlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
-__version__ = "0.1.0"
 
 _WHERE = {
+    "__version__": "moot.version",
     "run": "moot.api.running", "prepare": "moot.api.running", "load_scenario": "moot.api.running",
     "PreparedRun": "moot.api.running", "RunResult": "moot.api.running", "Running": "moot.api.running",
     "Watcher": "moot.api.running",
@@ -37,9 +37,9 @@ _WHERE = {
     "rescore": "moot.api.outputs", "Rescoring": "moot.api.outputs", "document": "moot.api.outputs",
     "export": "moot.api.outputs", "write_report": "moot.api.outputs",
     "MootError": "moot.errors",
-    "load_experiment": "moot.api.experiments", "run_experiment": "moot.api.experiments",
-    "plan_experiment": "moot.api.experiments", "experiment_report": "moot.api.experiments",
-    "ExperimentResult": "moot.api.experiments",
+    "load_experiment": "moot.experiment.api", "run_experiment": "moot.experiment.api",
+    "plan_experiment": "moot.experiment.api", "experiment_report": "moot.experiment.api",
+    "ExperimentResult": "moot.experiment.api",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from moot.api.experiments import (
+    from moot.experiment.api import (
         ExperimentResult, experiment_report, load_experiment, plan_experiment, run_experiment,
     )
     from moot.api.frames import calls_df, events_df, runs_df, units_df
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from moot.api.running import PreparedRun, RunResult, Running, Watcher, load_scenario, prepare, run
     from moot.api.saved import MeasureSummary, RunMetrics, SavedRun, SavedUnit, open_run, open_runs
     from moot.errors import MootError
+    from moot.version import __version__
 
 
 def __getattr__(name: str) -> object:

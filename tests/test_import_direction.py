@@ -17,10 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"moot.agents": ROOT / "agents", "moot.speaker_selection": ROOT / "speaker_selection", "moot": ROOT / "moot"}
 
 # Lowest first; a package may import its own layer and those below. A protocol's code spans
-# agents/, speaker_selection/ and protocols/ (one layer). `moot` is the package's own __init__ (the API
-# names) and __main__.
+# agents/, speaker_selection/ and protocols/ (one layer). Experiment grids run their cells through the
+# Python API, so `experiment` stands above `api`. `moot` is the package's own __init__ (the API names)
+# and __main__.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "plugins"),
+    ("errors", "plugins", "version"),
     ("safety",),
     ("metrics",),
     ("models",),
@@ -32,8 +33,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("agents", "speaker_selection", "protocols"),
     ("report",),
-    ("experiment",),
     ("api",),
+    ("experiment",),
     ("viewer",),
     ("cli",),
     ("moot", "__main__"),
@@ -44,16 +45,6 @@ KNOWN_BACKWARD = {
     ("moot.contract.protocol", "moot.engine.context"),  # a protocol's run gets the engine's Context
     ("moot.contract.rating", "moot.engine.seats"),
     ("moot.contract.report", "moot.report.runs"),  # contract.report needs report.runs.Run (holds a Protocol)
-    ("moot.cli", "moot"),  # moot.__version__
-    ("moot.engine.meta", "moot"),
-    ("moot.engine.provenance", "moot"),
-    ("moot.experiment.grid", "moot.api.options"),
-    ("moot.experiment.grid", "moot.api.outputs"),
-    ("moot.experiment.grid", "moot.api.running"),
-    ("moot.experiment.measures", "moot.api.saved"),
-    ("moot.experiment.plan", "moot.api.options"),
-    ("moot.experiment.plan", "moot.api.running"),
-    ("moot.experiment.plan", "moot.api.saved"),
     ("moot.models.calls", "moot.views.neutral"),
     ("moot.models.local_process", "moot.views.neutral"),
     ("moot.protocols.chateval", "moot.report.runs"),
@@ -73,8 +64,6 @@ KNOWN_BACKWARD = {
 # Import cycles (strongly connected modules); a cycle found must lie within one of these.
 KNOWN_CYCLES = [
     {"moot.contract.protocol", "moot.contract.report", "moot.report.runs"},
-    {"moot", "moot.api.experiments", "moot.api.outputs", "moot.api.running", "moot.engine.meta",
-     "moot.engine.provenance", "moot.experiment.grid", "moot.experiment.plan"},
     {"moot.cli", "moot.cli.dataset_command", "moot.cli.experiment", "moot.cli.gridstatus", "moot.cli.run",
      "moot.cli.show"},
     {"moot.agents.conference.agent", "moot.agents.conference.document", "moot.agents.conference.measures"},

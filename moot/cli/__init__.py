@@ -94,7 +94,7 @@ def dispatch(argv: list[str]) -> int:
         print(usage())
         return EXIT_OK if argv else EXIT_USAGE
     if argv[0] == "--version":
-        from moot import __version__
+        from moot.version import __version__
 
         print(f"moot {__version__}")
         return EXIT_OK

@@ -45,7 +45,7 @@ def is_experiment_file(given: str) -> bool:
 
 
 def run(args: argparse.Namespace, clients: Clients = None) -> int:
-    from moot.api.experiments import load_experiment
+    from moot.experiment.api import load_experiment
     from moot.experiment.grid import default_out
 
     for flag, value in (("--input", args.input), ("--vary", args.vary)):
@@ -83,7 +83,7 @@ def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
 
 def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clients: Clients) -> int:
     """Plan, or run (or continue) the experiment's cells into `out`."""
-    from moot.api.experiments import plan_experiment, run_experiment
+    from moot.experiment.api import plan_experiment, run_experiment
     from moot.cli.gridstatus import GridStatus
     from moot.experiment.grid import parse_shard
 

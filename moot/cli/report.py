@@ -52,7 +52,7 @@ def run(argv: Sequence[str]) -> int:
 
 def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
     """An experiment's report (moot.experiment.report): its tables printed, its folder written."""
-    from moot.api.experiments import experiment_report as build
+    from moot.experiment.api import experiment_report as build
 
     folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     built = build(list(folders), folder)

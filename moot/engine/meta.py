@@ -43,7 +43,7 @@ def describe_run(protocol: str, scenario: ScenarioBase, scenario_path: str, metr
                  limit: Optional[int], models: Mapping[str, str]) -> dict[str, Any]:
     """run.json's description of a run (module docstring); `models`: role -> spec, for the model
     files the environment names."""
-    from moot import __version__
+    from moot.version import __version__
 
     info: dict[str, Any] = {
         "folder_version": FOLDER_VERSION, "protocol": protocol, "scenario_path": scenario_path,

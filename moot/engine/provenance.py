@@ -35,7 +35,7 @@ CHUNK = 1 << 20
 
 def environment(models: Mapping[str, str]) -> dict[str, Any]:
     """run.json's `environment` for a run whose roles use `models` (role -> spec)."""
-    from moot import __version__
+    from moot.version import __version__
 
     return {"moot": {"version": __version__, "commit": moot_commit()}, "python": platform.python_version(),
             "packages": package_versions(), "model_files": model_files(models)}

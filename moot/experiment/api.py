@@ -1,7 +1,8 @@
 """Experiments from Python: load an experiment file, plan it, run (or continue) its grid, report it.
 
-An experiment is a grid of cells, each one run folder (moot.experiment.grid); these functions are
-what `moot run EXPERIMENT.yaml [--plan]` and `moot report EXPERIMENT_FOLDER` call.
+An experiment is a grid of cells, each one run folder (moot.experiment.grid) run through the Python
+API (moot.api), which is why these functions stand here, above it; `import moot` names them, and they
+are what `moot run EXPERIMENT.yaml [--plan]` and `moot report EXPERIMENT_FOLDER` call.
 """
 
 from __future__ import annotations
