@@ -288,6 +288,9 @@ def test_conference_batch_report_per_topic_with_mean_and_sd(make_scenario, tmp_p
                                rows[2]["rounds_to_agreement_n"]) == ("2.0", "0.0", "2")  # numbers, n apart
     assert (rows[2]["closed_by_agreement"], rows[2]["verdicts_MORE_DEBATE"], rows[2]["judge_grade_n"]) == ("2", "2", "0")
     assert all(float(r["evaluator_overall_mean"]) == 7.0 for r in rows)
+    drawn = sorted(p.name for p in (out / "plots").glob("conference_*.png"))
+    assert "conference_R1_1_rounds.png" in drawn and "conference_R2_1_overall.png" in drawn
+    assert all((out / "plots" / name).stat().st_size > 0 and f"(plots/{name})" in text for name in drawn)
 
 
 def test_mean_and_sample_sd():

@@ -268,7 +268,8 @@ NOTE = (
 
 def part(runs: Sequence[Run], plots: Path) -> ReportPart:
     """The conferences' part of a report: per topic over each run's conferences, reference
-    coverage side by side, provenance; conference.csv and coverage.csv."""
+    coverage side by side, provenance; conference.csv and coverage.csv; a plot per run, group and
+    measure (moot.protocols.conference.plots)."""
     conferences = [load_conference_run(r.source, r.ref) for r in runs]
     coverage = coverage_markdown(conferences)
     text = "\n\n".join(filter(None, [*(markdown(c) for c in conferences), coverage]))
@@ -280,4 +281,6 @@ def part(runs: Sequence[Run], plots: Path) -> ReportPart:
     sections = ("## Conferences: per topic over each run's conferences", "", NOTE, "", text, "",
                 "## Conference runs (provenance)", "", provenance(conferences), "")
     lines = tuple(f"{c.ref}: {c.source.path} (conferences; model {c.model})" for c in conferences)
-    return ReportPart(main, sections, tuple(files), (), lines)
+    from moot.protocols.conference.plots import conference_plots  # matplotlib only when a report draws
+
+    return ReportPart(main, sections, tuple(files), tuple(conference_plots(conferences, plots)), lines)
