@@ -129,6 +129,13 @@ def test_plots_written_and_non_empty(runs, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
 
+def test_a_bar_chart_names_its_metric_on_the_y_axis():
+    from moot.report.plots import metrics_label
+
+    assert metrics_label(["semeval2016: Atheism (f_avg)", "semeval2016 (f_avg)", "vast (macro_f1)"]) == "f_avg, macro_f1"
+    assert metrics_label(["no metric named"]) == "score"
+
+
 def test_end_to_end_judge_eval_then_report(tmp_path, capsys):
     spec = make_dataset(tmp_path)
     out = tmp_path / "run"

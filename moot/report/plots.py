@@ -146,6 +146,12 @@ def confusion_plot(run: Run, folder: Path) -> Path:
     return save(fig, folder / f"confusion_{run.ref}.png")
 
 
+def metrics_label(columns: Sequence[str]) -> str:
+    """The y axis of a bar chart: the metrics its columns name (`semeval2016: Atheism (f_avg)`)."""
+    found = dict.fromkeys(m.group(1) for c in columns for m in [re.search(r"\(([^()]+)\)$", c)] if m)
+    return ", ".join(found) or "score"
+
+
 def bar_plots(table: Table, folder: Path) -> list[Path]:
     """One grouped bar chart per dataset of a table: groups = its columns, bars = rows."""
     written = []
@@ -162,6 +168,7 @@ def bar_plots(table: Table, folder: Path) -> list[Path]:
         ax.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(columns))], ticks,
                       rotation=30, ha="right", fontsize=8)
         ax.set_ylim(0, 1)
+        ax.set_ylabel(metrics_label(columns))
         title(ax, f"{dataset}: {table.title}")
         ax.legend(fontsize=7)
         name = f"{table.kind}_{_slug(dataset)}" if table.key in ("", table.kind) else _slug(table.key)
