@@ -5,17 +5,19 @@ papers' tables (the headline metric each run.json declares, per class, confusion
 the dataset rows skipped by reason, provenance); conference runs become per-topic tables over
 their conferences (rounds to agreement, verdicts, evaluator scores as mean ± sd). Nothing calls a
 model. Writes the report folder (report.md, table.csv, per_class.csv, confusion.csv,
-conference.csv, plots/) and prints the main tables.
+conference.csv, plots/) and prints the main tables. A run that cannot be read (a damaged file) is
+left out in one line naming the file, the others reported, and the command exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.errors import EXIT_OK
+from moot.errors import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, add_out, summary
 from moot.views.neutral import terminal_safe
 
@@ -47,7 +49,9 @@ def run(argv: Sequence[str]) -> int:
     for line in built.lines:
         print(terminal_safe(line))
     print(terminal_safe(f"report: {built.out / 'report.md'} ({len(built.plots)} plots)"))
-    return EXIT_OK
+    for line in built.damaged:  # the others are reported; the command still fails
+        print(terminal_safe(f"error: left out: {line}"), file=sys.stderr)
+    return EXIT_USAGE if built.damaged else EXIT_OK
 
 
 def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:

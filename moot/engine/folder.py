@@ -23,9 +23,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-from moot.safety.diskio import named, write_atomic
+from moot.safety.diskio import named, read_regular, write_atomic
 from moot.safety.places import usable_out
 from moot.log.jsonl import MAX_LINE, JsonLines, set_aside_torn_tail
+from moot.engine.records import ResultRow, RunMeta, Shape, problem
 from moot.errors import MootError
 
 Record = dict[str, Any]  # a JSON object moot wrote (run.json, a results row), read back as written
@@ -124,22 +125,26 @@ class RunFolder:
 
 
 def read_meta(path: Path) -> Optional[Record]:
-    return read_object(Path(path) / "run.json", "run.json")
+    return read_object(Path(path) / "run.json", "run.json", RunMeta)
 
 
-def read_object(file: Path, what: str) -> Optional[Record]:
-    """A JSON object file (None when absent); one line naming it when it is unreadable."""
+def read_object(file: Path, what: str, shape: type[Shape]) -> Optional[Record]:
+    """A JSON object file of `shape` (moot.engine.records; None when absent); one line naming it
+    (and the key) when it is unreadable or not of its shape."""
     if not file.exists():
         return None
     try:
         big = file.stat().st_size > MAX_LINE
-        data = None if big else json.loads(file.read_text(encoding="utf-8"))
+        data = None if big else json.loads(read_regular(file))
     except (OSError, ValueError, RecursionError) as exc:
         raise RunFolderError(f"{file}: unreadable {what} ({exc})") from None
     if big:
         raise RunFolderError(f"{file}: larger than {MAX_LINE // 2**20} MiB: not a {what} moot wrote")
     if not isinstance(data, dict):
         raise RunFolderError(f"{file}: {what} must be a JSON object")
+    wrong = problem(data, shape)
+    if wrong is not None:
+        raise RunFolderError(f"{file}: {wrong}: not a {what} as moot writes it")
     return data
 
 
@@ -149,8 +154,9 @@ def iter_results(path: Path) -> Iterator[tuple[int, Record]]:
     if not results.exists():
         return
     for number, row in JsonLines(results, RunFolderError, "result row", "a results file"):
-        if not isinstance(row.get("id"), str):
-            raise RunFolderError(f"{results}:{number}: a result row needs an \"id\"")
+        wrong = problem(row, ResultRow)
+        if wrong is not None:
+            raise RunFolderError(f"{results}:{number}: {wrong}: not a result row as moot writes it")
         yield number, row
 
 

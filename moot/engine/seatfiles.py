@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from moot.safety.diskio import write_atomic
+from moot.safety.diskio import read_regular, write_atomic
 
 if TYPE_CHECKING:
     from moot.engine.seats import Asking, Question
@@ -55,7 +55,7 @@ def token_file(run: Path, seat: str) -> Path:
 def read_json(path: Path) -> Optional[dict[str, Any]]:
     """A seat file's object; None when it is not there or not (yet) an object."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
+        found = json.loads(read_regular(path))
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -103,7 +103,7 @@ def seat_tokens(run: Path) -> dict[str, str]:
     found = {}
     for path in names:
         try:
-            token = path.read_text(encoding="ascii").strip()
+            token = read_regular(path).strip()
         except (OSError, UnicodeDecodeError):
             continue
         if TOKEN.fullmatch(token):

@@ -87,8 +87,8 @@ def transcripts_in(folder: Path) -> list[Path]:
     found = []
     for where in (folder, folder / "transcripts"):
         if where.is_dir():
-            found += sorted(p for p in where.glob("*.jsonl")
-                            if p.name not in NOT_TRANSCRIPTS and not SET_ASIDE.search(p.name))
+            found += sorted(p for p in where.glob("*.jsonl")  # a FIFO or a socket is no transcript
+                            if p.name not in NOT_TRANSCRIPTS and not SET_ASIDE.search(p.name) and p.is_file())
     return found
 
 

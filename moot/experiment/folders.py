@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
 from moot.engine.folder import read_object
+from moot.engine.records import Manifest
 
 MANIFEST = "experiment.json"
 
 
 def read_manifest(out: Path) -> Optional[dict[str, Any]]:
-    return read_object(out / MANIFEST, "experiment manifest")
+    return read_object(out / MANIFEST, "experiment manifest", Manifest)
 
 
 def is_experiment(path: Path) -> bool:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.errors import MootError
 from moot.log.jsonl import set_aside_torn_tail
+from moot.safety.diskio import read_regular
 
 FILE = "annotations.jsonl"
 
@@ -51,7 +52,7 @@ def read_ratings(folder: Path) -> list[Rating]:
     path = annotations_path(folder)
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = read_regular(path).split("\n")
     found = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

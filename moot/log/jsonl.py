@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Optional
 
 from moot.errors import MootError
+from moot.safety.diskio import open_regular
 
 MAX_LINE = 8 * 2**20  # bytes of one line: far more than any event moot writes (a call's whole prompt)
 _BACK = 2**16  # bytes read at a time when looking back for the last line
@@ -49,7 +50,7 @@ class JsonLines:
         """(number, bytes) of the non-blank lines, read up to MAX_LINE + 1 bytes each (a longer
         one is cut there); a torn last line left out."""
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:
                 for number, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
                     if len(line) > MAX_LINE:
                         yield number, line

@@ -26,7 +26,8 @@ from moot.contract.report import ReportPart
 from moot.protocols.registry import REGISTRY
 from moot.log.annotations import annotations_path
 from moot.report import plots
-from moot.report.runs import Run, load_run, open_source, protocol_of
+from moot.errors import MootError
+from moot.report.runs import Run, RunError, load_run, open_source, protocol_of
 from moot.safety.fileset import file_set
 from moot.views.markdown import cell, inline
 from moot.views.neutral import csv_safe
@@ -59,23 +60,36 @@ class Built:
     runs: list[Run]  # the runs of labelled items
     plots: list[Path]
     lines: list[str] = field(default_factory=list)  # the protocols' lines about their other runs
+    damaged: list[str] = field(default_factory=list)  # one line per run left out: what could not be read
 
 
 def contract_of(name: str) -> Optional[Protocol[Any]]:
     return REGISTRY.get(name) if name in REGISTRY else None
 
 
-def open_runs(paths: Sequence[Path]) -> list[Run]:
-    """Every run, referred to as R1, R2, ... in the order given; item runs with their results."""
-    runs = []
+def open_runs(paths: Sequence[Path]) -> tuple[list[Run], list[str]]:
+    """Every run that reads, referred to as R1, R2, ... in the order given (item runs with their
+    results), and one line for each that does not (a damaged file: named, the others reported).
+    None reads: the first one's error."""
+    runs, damaged = [], []
     for i, path in enumerate(paths, 1):
-        source, ref = open_source(Path(path)), f"R{i}"
-        contract = contract_of(protocol_of(source))
-        if contract is None or contract.units.items:
-            runs.append(load_run(source, ref, contract))
-        else:
-            runs.append(Run(source, [u.row for u in source.units if u.row], ref, contract=contract))
-    return runs
+        try:
+            runs.append(open_one(Path(path), f"R{i}"))
+        except MootError as exc:
+            if len(paths) == 1:
+                raise
+            damaged.append(str(exc))
+    if not runs:
+        raise RunError(f"no run could be read: {damaged[0]}")
+    return runs, damaged
+
+
+def open_one(path: Path, ref: str) -> Run:
+    source = open_source(path)
+    contract = contract_of(protocol_of(source))
+    if contract is None or contract.units.items:
+        return load_run(source, ref, contract)
+    return Run(source, [u.row for u in source.units if u.row], ref, contract=contract)
 
 
 def parts(runs: Sequence[Run], folder: Path) -> list[ReportPart]:
@@ -90,11 +104,11 @@ def parts(runs: Sequence[Run], folder: Path) -> list[ReportPart]:
 
 def build_report(paths: Sequence[Path], out: Path) -> Built:
     """The report folder of runs of any protocols (see the module docstring)."""
-    runs = open_runs(paths)
+    runs, damaged = open_runs(paths)
     items = [r for r in runs if r.contract is None or r.contract.units.items]
     with file_set(out, in_a_report) as folder:  # never a mix of two reports
-        main, written, lines = write_report(folder, runs, items)
-    return Built(out, main, items, [out / p.relative_to(folder) for p in written], lines)
+        main, written, lines = write_report(folder, runs, items, damaged)
+    return Built(out, main, items, [out / p.relative_to(folder) for p in written], lines, damaged)
 
 
 def in_a_report(name: str) -> bool:
@@ -102,12 +116,15 @@ def in_a_report(name: str) -> bool:
     return name in ("report.md", "plots") or name.endswith(".csv")
 
 
-def write_report(out: Path, runs: list[Run], items: list[Run]) -> tuple[str, list[Path], list[str]]:
+def write_report(out: Path, runs: list[Run], items: list[Run],
+                 damaged: Sequence[str] = ()) -> tuple[str, list[Path], list[str]]:
     """Write the report's files into the fresh folder `out`: (the main text, the plots, the protocols' lines)."""
     (out / "plots").mkdir(exist_ok=True)
     main, written = "", list[Path]()
     body = ["# Evaluation report", "", "Computed only from each run's results.jsonl and transcripts; no model was "
             "called to make this report.", ""]
+    if damaged:
+        body += ["## Runs left out (damaged)", "", *(f"- {inline(line)}" for line in damaged), ""]
     if items:
         main, items_body, written = item_sections(items, out)
         body += items_body

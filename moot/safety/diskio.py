@@ -4,19 +4,22 @@ nothing half-written, and the same command continues once the refusal is lifted.
 
 `ENVIRONMENT_ERRNOS` names those errors, each with what to do; `is_environment_error` also counts
 a MemoryError; `named` gives an OSError the file it concerns (a failed write to an open file does
-not say which); `write_atomic` replaces a file whole or not at all.
+not say which); `write_atomic` replaces a file whole or not at all; `open_regular` opens a file to
+read only if it is a regular one (a FIFO named like a moot file would block every reader).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import stat
 import resource
 import secrets
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, BinaryIO, Optional
 
 FREE_SPACE, PERMISSIONS = "free space", "fix the permissions"
 # errno -> (what happened, what to do about it)
@@ -94,6 +97,26 @@ def named(exc: OSError, path: str | Path) -> OSError:
     if exc.filename or exc.errno is None:
         return exc
     return OSError(exc.errno, os.strerror(exc.errno), str(path))
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """`path` opened to read in binary, or an OSError (EINVAL) when it is not a regular file: a
+    FIFO, a socket or a device is opened without blocking (O_NONBLOCK), looked at, and closed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket or a device): not read", str(path))
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path) -> str:
+    """A regular file's text (UTF-8; see `open_regular`)."""
+    with open_regular(path) as f:
+        return f.read().decode("utf-8")
 
 
 def write_atomic(path: str | Path, data: str | bytes, replace: bool = True) -> None:

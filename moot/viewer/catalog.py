@@ -24,6 +24,7 @@ from moot.contract.registry import PROTOCOLS, AnyProtocol
 from moot.engine.folder import RunFolderError, held_locks, iter_results, lock_holder, read_meta
 from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
+from moot.safety.diskio import open_regular, read_regular
 from moot.report.runs import models_text
 from moot.viewer.experiments import Findings, findings
 from moot.viewer.figures import Figure, Intervals, classification, mean, point
@@ -168,7 +169,7 @@ class Catalog:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((Path(entry.path), experiment))
-                elif is_transcript_name(entry.name):
+                elif is_transcript_name(entry.name) and entry.is_file(follow_symlinks=False):
                     yield Path(entry.path), False, experiment
 
     def summary(self, path: Path, is_folder: bool, experiment: str = "",
@@ -210,7 +211,7 @@ def manifest_of(folder: Path) -> dict[str, Any]:
     """An experiment folder's experiment.json ({} when it cannot be read: its page says what `moot
     report` says of it)."""
     try:
-        data = json.loads((folder / EXPERIMENT).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(folder / EXPERIMENT))
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -249,7 +250,7 @@ def stamps(path: Path, is_folder: bool) -> tuple[Any, ...]:
 # ---------------------------------------------------------------------------------------------- tails
 def tail(path: Path) -> Tail:
     """How a transcript ends (see Tail), from its last TAIL_BYTES."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - TAIL_BYTES))
         data = f.read()
@@ -269,7 +270,7 @@ def tail(path: Path) -> Tail:
 
 
 def first_event(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         line = f.readline(4_000_000)
     try:
         found = json.loads(line)
@@ -291,7 +292,7 @@ def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunS
     meta = read_meta(path) or {}
     rows = [row for _, row in iter_results(path)]
     listed = {Path(str(row.get("transcript", ""))).name for row in rows}
-    loose = [e for e in os.scandir(path) if is_transcript_name(e.name) and e.name not in listed]
+    loose = [e for e in os.scandir(path) if is_transcript_name(e.name) and e.name not in listed and e.is_file()]
     ends = [tail(Path(e.path)) for e in loose]
     failed = sum(1 for t in ends if t.status == "failed")
     cut = sum(1 for t in ends if t.status != "failed")

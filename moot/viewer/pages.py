@@ -23,6 +23,7 @@ from markupsafe import Markup
 from moot.engine.folder import RunFolderError
 from moot.engine.seatfiles import seat_links
 from moot.errors import MootError
+from moot.safety.diskio import open_regular
 from moot.log.events import TranscriptError
 from moot.log.transcript import Transcript, load
 from moot.viewer import compare as comparing
@@ -344,7 +345,7 @@ def damaged_excerpt(path: Path, error: str) -> list[tuple[int, str, bool]]:
         return []
     line = int(number)
     shown = []
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for n, raw in enumerate(f, 1):
             if n > line + 1:
                 break

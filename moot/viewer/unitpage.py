@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence
 
 from moot.contract.registry import view_of
 from moot.engine.folder import live_file
+from moot.safety.diskio import read_regular
 from moot.log.events import Call
 from moot.log.transcript import Transcript
 from moot.views.document import Block, Entry, body_blocks, unit_blocks
@@ -140,7 +141,7 @@ def first_body_index(blocks: Sequence[Block], body: Sequence[Block]) -> int:
 def live_turn(transcript_path: Path, view: UnitView, speakers: dict[str, int]) -> Optional[str]:
     """The turn being generated, from the run's live side file (None when there is none)."""
     try:
-        data = json.loads(live_file(transcript_path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(live_file(transcript_path)))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != 1:
