@@ -136,7 +136,9 @@ def read_object(file: Path, what: str, shape: type[Shape]) -> Optional[Record]:
     try:
         big = file.stat().st_size > MAX_LINE
         data = None if big else json.loads(read_regular(file))
-    except (OSError, ValueError, RecursionError) as exc:
+    except OSError as exc:
+        raise RunFolderError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:
         raise RunFolderError(f"{file}: unreadable {what} ({exc})") from None
     if big:
         raise RunFolderError(f"{file}: larger than {MAX_LINE // 2**20} MiB: not a {what} moot wrote")

@@ -14,10 +14,10 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Optional
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from moot.viewer.compare import COMPARE_FILTERS
-from moot.viewer.paths import url_path
+from moot.viewer.paths import quote_name, url_path
 from moot.viewer.units import Query
 
 Rel = PurePosixPath
@@ -25,7 +25,7 @@ Rel = PurePosixPath
 
 def query_string(values: dict[str, object]) -> str:
     shown = {k: v for k, v in values.items() if v not in ("", None, 1, "all")}
-    return ("?" + urlencode(shown)) if shown else ""
+    return ("?" + urlencode(shown, errors="surrogateescape")) if shown else ""  # names as their bytes (paths)
 
 
 def query_values(query: Query) -> dict[str, object]:
@@ -95,13 +95,13 @@ class ServerLinks(Links):
         return f"/experiment/{url_path(rel)}"
 
     def unit(self, rel: Rel, key: str) -> str:
-        return f"/unit/{url_path(rel)}?u={quote(key, safe='')}"
+        return f"/unit/{url_path(rel)}?u={quote_name(key)}"
 
     def calls(self, rel: Rel, key: str) -> str:
-        return f"/calls/{url_path(rel)}?u={quote(key, safe='')}"
+        return f"/calls/{url_path(rel)}?u={quote_name(key)}"
 
     def call(self, rel: Rel, key: str, seq: int) -> Optional[str]:
-        return f"/call/{url_path(rel)}?u={quote(key, safe='')}&seq={seq}"
+        return f"/call/{url_path(rel)}?u={quote_name(key)}&seq={seq}"
 
     def scenario(self, rel: Rel) -> str:
         return f"/scenario/{url_path(rel)}"
@@ -155,7 +155,7 @@ class BundleLinks(Links):
 
     def _to(self, target: str) -> str:
         relative = posixpath.relpath(target, posixpath.dirname(self.here.as_posix()) or ".")
-        return "/".join(quote(part, safe="") if part not in (".", "..") else part for part in relative.split("/"))
+        return "/".join(quote_name(part) if part not in (".", "..") else part for part in relative.split("/"))
 
     def narrow(self, query: Query, **change: object) -> Query:
         return Query().changed(**change)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,7 +31,7 @@ from moot.viewer import compare as comparing
 from moot.viewer.catalog import EXPERIMENT, STATUSES, Catalog, RunSummary, stamps
 from moot.viewer.figures import Intervals
 from moot.viewer.links import Links
-from moot.viewer.paths import Refused, Root
+from moot.viewer.paths import Refused, Root, shown
 from moot.viewer.unitpage import call_html, calls_toggle, content, live_turn
 from moot.viewer.units import Indexer, Query, RunTable, open_table, select, targets
 from moot.views.neutral import plain
@@ -65,10 +66,18 @@ class RunFilters:
 
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("moot.viewer", "templates"), autoescape=select_autoescape(default=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, finalize=shown_value)
     env.filters["seconds"] = seconds_text
     env.filters["plain"] = plain  # a person's or a model's text: control sequences out (escaped after)
     return env
+
+
+def shown_value(value: Any) -> Any:
+    """Every value a template writes: a text holding a name that is not UTF-8 (moot.viewer.paths)
+    written with `\\x` escapes, never failing the page."""
+    if not isinstance(value, str):
+        return value
+    return Markup(shown(value)) if isinstance(value, Markup) else shown(value)  # (no escape adds markup)
 
 
 def seconds_text(value: Optional[float]) -> str:
@@ -392,11 +401,12 @@ def parse_query(values: Mapping[str, str]) -> Query:
 
 def decoded_rel(root: Root, text: str) -> PurePosixPath:
     """A relative path given as a query value (already decoded): each segment checked."""
-    from moot.viewer.paths import segment
+    from moot.viewer.paths import quote_name, segment
 
     parts = [p for p in text.strip("/").split("/") if p]
     for part in parts:
-        if segment(part) != part:  # a segment that decodes again (`%2F` written as `%252F`)
+        segment(quote_name(part))  # the checks of a path segment (quoted from its bytes, it decodes to itself)
+        if re.search("%[0-9A-Fa-f]{2}", part):  # a segment that decodes again (`%2F` written as `%252F`)
             raise Refused(f"refused path segment {part!r}")
     return PurePosixPath(*parts)
 

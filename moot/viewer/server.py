@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import Awaitable, Callable, Optional
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 
@@ -84,6 +85,12 @@ def address_link(host: str, port: int, query: str = "") -> str:
     return f"http://{shown}:{port}/" + (f"?{query}" if query else "")
 
 
+def query_of(request: web.Request) -> dict[str, str]:
+    """The query's values, decoded as the links wrote them (moot.viewer.links: a name's bytes that
+    are not UTF-8 stay escaped surrogates); a malformed escape is taken as it is written."""
+    return dict(parse_qsl(request.rel_url.raw_query_string, keep_blank_values=True, errors="surrogateescape"))
+
+
 def split(raw_path: str) -> tuple[str, str]:
     """(page kind, the raw rest) of a request's raw path: `/unit/a/b` -> ("unit", "a/b")."""
     path = raw_path.split("?", 1)[0].lstrip("/")
@@ -138,11 +145,13 @@ class Viewer:
             return await self.error(403, str(exc))
         except (NotFound, FileNotFoundError) as exc:
             return await self.error(404, str(exc))
-        except (MootError, TranscriptError, OSError, ValueError) as exc:
+        except (MootError, TranscriptError) as exc:  # a damaged file: one line naming it
+            return await self.error(422, str(exc))
+        except (OSError, ValueError) as exc:
             return await self.error(500, str(exc))
 
     async def dispatch(self, request: web.Request, kind: str, rest: str) -> web.StreamResponse:
-        pages, links, query = self.pages, self.links, request.query
+        pages, links, query = self.pages, self.links, query_of(request)
         if kind == "static":
             if rest not in STATIC:
                 raise NotFound(f"no static file {rest!r}")
@@ -195,7 +204,7 @@ class Viewer:
             return await self.streaming(stream_regions(request, self.executor, lambda: seat_stamp(pages, at),
                                                        lambda: seat_regions(pages, links, at), POLL_S))
         rel = self.pages.root.relative(raw) if kind != "runs" else None
-        query = request.query
+        query = query_of(request)
         filters = RunFilters(query.get("q", ""), query.get("protocol", ""), query.get("model", ""),
                              query.get("status", ""))
         return await self.streaming(stream(request, self.pages, self.links, self.executor, kind, rel,
