@@ -21,7 +21,6 @@ structured output, as the judge's form says (conference_reading).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence
 
@@ -31,55 +30,25 @@ from autogen_core.models import LLMMessage, RequestUsage, SystemMessage, UserMes
 
 from moot.agents.conference.context import Left, Said, Shown, context_window, line_of
 from moot.agents.conference.coverage import debate_of, reference_text
-from moot.agents.conference.document import TranscriptDocument, and_list
+from moot.agents.conference.document import TranscriptDocument
 from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_likelihood, closing_choice, evaluate,
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
+from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.prompts import inset, render
 from moot.engine.thread import ThreadAgent
 from moot.log.events import Measured
 from moot.models.requests import Choose
 from moot.engine.context import OnText, Reply, UnitContext
 from moot.speaker_selection.conference import (
-    AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, ConferencePlan, Step, Turn, walk,
+    AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, Step, Turn, walk,
 )
 from moot.protocols.conference.texts import where_text
-from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, coverage_model
+from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT
 
 USER = "user"
 CONVERSATION, DEBATE = "Conversation so far:", "The participants' debate:"  # the headings of what is shown
 CLOSED = ("judge", "decide", "evaluate", "assess")  # turns with a closed answer
-
-
-@dataclass(frozen=True)
-class ConferenceSetup:
-    """Everything a conference agent needs besides its model: the plan, texts and templates."""
-
-    plan: ConferencePlan
-    title: str
-    task: str
-    topics: tuple[str, ...]
-    templates: Mapping[str, str]
-    window: Any  # the scenario's ContextWindow (what each agent is shown)
-    reading: Reading = Reading()  # how the judge answers and what the others learn from it
-    references: Mapping[int, Sequence[Any]] = field(default_factory=dict)  # topic -> reference items
-    labels: Mapping[str, str] = field(default_factory=dict)  # agent name -> what it is called
-    personas: Mapping[str, str] = field(default_factory=dict)  # agent name -> persona
-    choice: str = "structured"  # the scenario's `choice`: auto | likelihood | structured
-    threshold: float = 0.8  # the scenario's `agreement_threshold`
-
-    def output(self, step: Step) -> Optional[type]:
-        """The structured output a turn asks for (None: free text)."""
-        if step.action == "assess":
-            return coverage_model(tuple(i.name for i in self.references[step.in_topic]))
-        return self.reading.output(step.action)
-
-    def label(self, name: str) -> str:
-        return self.labels.get(name, name)
-
-    def participants(self) -> str:
-        """`$participants`: the participants as they are called, `A and B`."""
-        return and_list([self.label(p) for p in self.plan.participants])
 
 
 def to_turns(thread: Sequence[object]) -> list[Turn]:

@@ -32,19 +32,13 @@ from moot.models.requests import Choose, Continue, Score
 from moot.speaker_selection.conference import AGREEMENT, NEXT_TOPIC
 
 if TYPE_CHECKING:
-    from moot.agents.conference.agent import ConferenceSetup
+    from moot.agents.conference.setup import ConferenceSetup
 
 SPOKEN = ("open", "continue", "speak", "close", "decide")  # turns that are a line of the transcript
 AGREE, DISAGREE = "agree", "disagree"  # the judge's options, after its question
 MOVE_ON, CONTINUE = "move", "continue"  # the deciding moderator's (" move on", " continue")
 ARTICLES = ("A ", "An ", "The ")
 COUNTS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
-
-
-def and_list(items: Sequence[str]) -> str:
-    """`A`, `A and B`, `A, B and C`."""
-    items = list(items)
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def all_of(count: int) -> str:

@@ -22,7 +22,8 @@ from typing import Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
 
-from moot.agents.conference.agent import ConferenceAgent, ConferenceSetup, measured_of, to_turns, turn_metadata
+from moot.agents.conference.agent import ConferenceAgent, measured_of, to_turns, turn_metadata
+from moot.agents.conference.setup import ConferenceSetup
 from moot.engine.context import Reply
 from moot.engine.seats import Answered, Asking, Question, Seat, SeatProxy
 from moot.protocols.conference.texts import where_text

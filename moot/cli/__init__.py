@@ -21,9 +21,10 @@ import traceback
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, Sequence, TextIO
+from typing import Callable, Optional, Sequence
 
 from moot.cli import heap
+from moot.cli.streams import silence
 from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, MootError
 from moot.safety.diskio import (
     OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory, report_unraisable,
@@ -179,15 +180,6 @@ def keep(exc: BaseException, code: int) -> int:
     if _PROCESS["entry"]:
         KEPT.append(exc)
     return code
-
-
-def silence(stream: TextIO) -> None:
-    """After the reader of our output went away: point `stream` at /dev/null so later writes and
-    the interpreter's final flush do not fail again."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def main_exit() -> None:

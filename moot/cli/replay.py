@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Callable, Optional, Sequence, TextIO
 
-from moot.cli import silence
+from moot.cli.streams import silence
 from moot.errors import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, summary
 from moot.contract.registry import result_name, view_of

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence, TextIO
 
 from moot.api.running import Running, Watch, Watcher
-from moot.engine.seatfiles import FolderPerson, open_seat
-from moot.engine.seats import MAX_TYPED, Asking, PersonLeft, Question
+from moot.engine.seatfiles import open_seat
+from moot.engine.seats import MAX_TYPED, Asking, FolderPerson, PersonLeft, Question
 from moot.views.neutral import terminal_safe
 
 END = "."  # a line holding only this ends a free turn

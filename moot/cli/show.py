@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
+from moot.cli.streams import silence
 from moot.views.console import ConsolePrinter
 from moot.log.events import EventBase
 from moot.metrics.classification import UNPARSED, summarize
@@ -27,8 +28,6 @@ OnClosed = Optional[Callable[[str], None]]
 def output_closed(stream: TextIO, on_closed: OnClosed) -> None:
     """The reader of our output went away (`moot run ... | head`): write nothing more there, and
     end the run as interrupted, resumable (`on_closed`: moot.engine.runner.Stop.request)."""
-    from moot.cli import silence
-
     silence(stream)
     if on_closed is not None:
         on_closed(OUTPUT_CLOSED)

@@ -16,7 +16,6 @@ answers whatever is asked.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import os
@@ -24,12 +23,9 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from moot.safety.diskio import read_regular, write_atomic
-
-if TYPE_CHECKING:
-    from moot.engine.seats import Asking, Question
 
 SEATS = "seats"
 TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")  # what a seat token looks like (secrets.token_urlsafe(24))
@@ -132,37 +128,3 @@ def seat_of_token(run: Path, token: str) -> Optional[str]:
         if hmac.compare_digest(known.encode(), token.encode()):
             return seat
     return None
-
-
-class FolderPerson:
-    """A person answering through the run folder's seat files (module docstring). `run`: the run
-    folder."""
-
-    POLL_S = 0.1
-
-    def __init__(self, run: Path):
-        self.run = Path(run)
-
-    async def ask(self, asking: "Asking", question: "Question", problem: str) -> str:
-        while True:
-            text = self._taken(asking.seat)
-            if text is not None:
-                return text
-            await asyncio.sleep(self.POLL_S)
-
-    def _taken(self, seat: str) -> Optional[str]:
-        """The answer to the question asked now, once it is there: it is removed, and so is the
-        question (no page shows it as asked while the seat moves on); an answer to another
-        question is removed unread."""
-        path = answer_file(self.run, seat)
-        if not path.exists():
-            return None
-        found = read_json(path) or {}
-        asked = found.get("asked")
-        if asked is not None and asked != (read_pending(self.run, seat) or {}).get("id"):
-            path.unlink(missing_ok=True)
-            return None
-        pending_file(self.run, seat).unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
-        text = found.get("text")
-        return text if isinstance(text, str) else ""

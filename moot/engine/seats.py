@@ -32,7 +32,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 
 from moot.errors import UsageError, nearest
-from moot.engine.seatfiles import pending_file
+from moot.engine.seatfiles import answer_file, pending_file, read_json, read_pending
 from moot.log.events import Human, Message
 from moot.log.jsonl import MAX_LINE
 from moot.safety.diskio import write_atomic
@@ -345,6 +345,40 @@ class QueuedPerson:
 
     async def ask(self, asking: Asking, question: Question, problem: str) -> str:
         return await self._answers.get()
+
+
+class FolderPerson:
+    """A person answering through the run folder's seat files (moot.engine.seatfiles). `run`: the run
+    folder."""
+
+    POLL_S = 0.1
+
+    def __init__(self, run: Path):
+        self.run = Path(run)
+
+    async def ask(self, asking: Asking, question: Question, problem: str) -> str:
+        while True:
+            text = self._taken(asking.seat)
+            if text is not None:
+                return text
+            await asyncio.sleep(self.POLL_S)
+
+    def _taken(self, seat: str) -> Optional[str]:
+        """The answer to the question asked now, once it is there: it is removed, and so is the
+        question (no page shows it as asked while the seat moves on); an answer to another
+        question is removed unread."""
+        path = answer_file(self.run, seat)
+        if not path.exists():
+            return None
+        found = read_json(path) or {}
+        asked = found.get("asked")
+        if asked is not None and asked != (read_pending(self.run, seat) or {}).get("id"):
+            path.unlink(missing_ok=True)
+            return None
+        pending_file(self.run, seat).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+        text = found.get("text")
+        return text if isinstance(text, str) else ""
 
 
 async def proxied(seat: Seat, asking: Asking, cancellation_token: CancellationToken) -> Answered:

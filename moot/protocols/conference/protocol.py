@@ -17,7 +17,8 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import SelectorGroupChat
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from moot.agents.conference.agent import USER, ConferenceAgent, ConferenceSetup, said_of, to_turns
+from moot.agents.conference.agent import USER, ConferenceAgent, said_of, to_turns
+from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.human import SeatedConferenceAgent
 from moot.engine.telemetry import quiet_runtime_telemetry
 from moot.protocols.conference.events import EVENT_TYPES, TopicClosed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from moot.agents.conference.agent import ConferenceSetup
+from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.reading import Reading
 from moot.protocols.conference.schema import Scenario
 from moot.speaker_selection.conference import ConferencePlan

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core.models import RequestUsage
 
-from moot.agents.conference.agent import ConferenceSetup, measured_of, said_of, turn_metadata
+from moot.agents.conference.agent import measured_of, said_of, turn_metadata
+from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
