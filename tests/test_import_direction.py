@@ -48,6 +48,7 @@ KNOWN_BACKWARD = {
     ("moot.models.calls", "moot.views.neutral"),
     ("moot.models.local_process", "moot.views.neutral"),
     ("moot.protocols.chateval", "moot.report.runs"),
+    ("moot.protocols.conference.plots", "moot.report.plots"),
     ("moot.protocols.conference.protocol", "moot.report.runs"),
     ("moot.protocols.conference.report", "moot.report.runs"),
     ("moot.protocols.judge_eval", "moot.report.runs"),
