@@ -45,6 +45,7 @@ CLASSES = {"signals": "every stop signal is a clean stop", "files": "files writt
            "logprobs": "logprob answers handled one way",
            "paths": "a run folder's contents are data, not paths to follow",
            "one bad file": "one bad file does not take down the others",
+           "bundle": "the bundle is a complete, safe copy",
            "typed": "typed input is bounded and checked", "annotations": "annotations written like transcripts",
            "merging": "nothing is merged silently", "cache": "the reply cache tells busy from broken",
            "names": "names that are not UTF-8, and names that collide"}

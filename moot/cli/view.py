@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from moot.cli.options import Parser, summary
-from moot.errors import EXIT_OK, UsageError
+from moot.errors import EXIT_OK, EXIT_USAGE, UsageError
+from moot.views.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
@@ -44,9 +45,11 @@ def run(argv: Sequence[str]) -> int:
     if args.bundle:
         from moot.viewer.bundle import write_bundle
 
-        written = write_bundle(folder, Path(args.bundle))
-        print(f"wrote {args.bundle}: {written} pages (open {Path(args.bundle) / 'index.html'})")
-        return EXIT_OK
+        written, damaged = write_bundle(folder, Path(args.bundle))
+        print(terminal_safe(f"wrote {args.bundle}: {written} pages (open {Path(args.bundle) / 'index.html'})"))
+        for line in damaged:  # bundled as a page saying so; the command still fails
+            print(terminal_safe(f"error: damaged: {line}"), file=sys.stderr)
+        return EXIT_USAGE if damaged else EXIT_OK
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: must be 0-65535")
     return serve(folder, args.host, args.port, args.open)

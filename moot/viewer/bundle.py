@@ -7,6 +7,8 @@ style sheets and script; every link is relative, so the folder opens from disk (
 static host. Filters do not combine and nothing is live. Every transcript is
 read (the facts behind the filters are complete). OUT is written whole or not at all
 (moot.safety.fileset): an existing bundle is replaced only when everything in it is a bundle's.
+A run or a unit that cannot be read (a damaged file) gets a page saying so in one line, in place of
+its own, so every link of the bundle leads to a page; the rest is written as usual.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from itertools import combinations
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from moot.errors import MootError
+from moot.log.events import TranscriptError
+from moot.safety.diskio import open_regular
 from moot.safety.fileset import file_set
 from moot.viewer import compare as comparing
 from moot.viewer.catalog import Experiment, RunSummary
@@ -44,21 +49,50 @@ def pairs_of(runs: list[RunSummary], experiments: list[Experiment]) -> dict[tupl
     return found
 
 
+def bundles(path: Path) -> bool:
+    """Is `path` (a top name of an existing bundle folder) a bundle's, to be replaced whole: one of
+    its names, and every file in it one of its pages or style files? A file of the user's anywhere
+    in it (`r/paper.tex`, an index.html of their own) keeps the folder from being replaced."""
+    if path.name not in OWNED:
+        return False
+    files = [path] if not path.is_dir() or path.is_symlink() else [p for p in path.rglob("*") if not p.is_dir()]
+    return all(page_of_a_bundle(p) or (p.parent.name == "static" and p.name in STATIC) for p in files)
+
+
+def page_of_a_bundle(path: Path) -> bool:
+    if path.suffix != ".html" or path.is_symlink() or not path.is_file():
+        return False
+    with open_regular(path) as f:
+        return b'http-equiv="Content-Security-Policy"' in f.read(4096)
+
+
 class Writer:
     """Writes pages into the fresh bundle folder."""
 
     def __init__(self, pages: Pages, out: Path, pairs: dict[tuple[Rel, Rel], str]):
         self.pages, self.out, self.pairs = pages, out, pairs
         self.written = 0
+        self.damaged: dict[str, None] = {}  # what could not be read, one line each (in order, once)
 
     def links(self, here: str) -> BundleLinks:
         return BundleLinks(PurePosixPath(here), self.pairs)
 
     def write(self, here: str, render: Callable[[Links], str]) -> None:
+        links = self.links(here)
+        try:
+            html = render(links)
+        except (MootError, TranscriptError) as exc:  # a damaged run or unit: its page says so
+            self.damaged[str(exc)] = None
+            html = self.pages.error_page(links, 422, str(exc))
         path = self.out / here
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(self.links(here)), encoding="utf-8")
+        path.write_text(html, encoding="utf-8")
         self.written += 1
+
+    def unreadable(self, rel: Rel, problem: str) -> None:
+        """A run that cannot be opened: its page (which the runs list links to) says why."""
+        self.damaged[problem] = None
+        self.write(run_file(rel), partial(self.pages.error_page, status=422, message=problem))
 
     def run(self, rel: Rel) -> None:
         pages = self.pages
@@ -90,14 +124,15 @@ class Writer:
                            partial(pages.compare_unit_page, a=a, b=b, pair=pair.key))
 
 
-def write_bundle(folder: Path, out: Path) -> int:
-    """Write the bundle; the number of pages written."""
+def write_bundle(folder: Path, out: Path) -> tuple[int, list[str]]:
+    """Write the bundle; the number of pages written, and a line for each run or unit that could
+    not be read (its page says so)."""
     pages = Pages(Root(folder), inline=True)
     try:
         runs = pages.catalog.runs()
         experiments = pages.catalog.experiments(runs)
         pairs = pairs_of(runs, experiments)
-        with file_set(out, lambda name: name in OWNED, kind="bundle") as fresh:
+        with file_set(out, lambda name: bundles(out / name), kind="bundle") as fresh:
             (fresh / "static").mkdir()
             for name in STATIC:
                 (fresh / "static" / name).write_text(static_text(name), encoding="utf-8")
@@ -108,10 +143,10 @@ def write_bundle(folder: Path, out: Path) -> int:
             for run in runs:
                 try:
                     writer.run(run.rel)
-                except NotFound:
-                    continue  # a run that cannot be opened: its row in the list says why
+                except NotFound as exc:
+                    writer.unreadable(run.rel, str(exc))
             for (a, b), where in pairs.items():
                 writer.comparison(a, b, where)
-            return writer.written
+            return writer.written, list(writer.damaged)
     finally:
         pages.close()
