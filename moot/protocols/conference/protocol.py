@@ -131,10 +131,13 @@ def _ending(scenario: Scenario, plan: ConferencePlan, turns: Sequence[Turn], rea
 
 
 def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
-    """Its part of a report (moot.protocols.conference.report, imported only by a report)."""
-    from moot.protocols.conference.report import part
+    """Its part of a report (moot.protocols.conference.report) with its plots drawn into `plots`
+    (moot.protocols.conference.plots): both imported only by a report (matplotlib)."""
+    from moot.protocols.conference.plots import conference_plots
+    from moot.protocols.conference.report import load_conference_run, part
 
-    return part(runs, plots)
+    conferences = [load_conference_run(r.source, r.ref) for r in runs]
+    return part(conferences, conference_plots(conferences, plots))
 
 
 PROTOCOL = Protocol(

@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 from moot.contract.report import CsvFile, ReportPart
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.views import topics_of
-from moot.report.runs import Run, models_text, run_dates
+from moot.report.runs import models_text, run_dates
 from moot.engine.source import RunSource
 from moot.log.transcript import Transcript
 from moot.protocols.conference.metrics import AGREED
@@ -266,11 +266,10 @@ NOTE = (
     "unverified (said covered, quote not found) and unparsed answers are not counted as covered.")
 
 
-def part(runs: Sequence[Run], plots: Path) -> ReportPart:
+def part(conferences: Sequence[ConferenceRun], plots: Sequence[Path]) -> ReportPart:
     """The conferences' part of a report: per topic over each run's conferences, reference
-    coverage side by side, provenance; conference.csv and coverage.csv; a plot per run, group and
-    measure (moot.protocols.conference.plots)."""
-    conferences = [load_conference_run(r.source, r.ref) for r in runs]
+    coverage side by side, provenance; conference.csv and coverage.csv; `plots`, drawn of them
+    (moot.protocols.conference.plots)."""
     coverage = coverage_markdown(conferences)
     text = "\n\n".join(filter(None, [*(markdown(c) for c in conferences), coverage]))
     main = "\n\n".join(filter(None, [*(markdown(c, criteria=False) for c in conferences), coverage]))
@@ -281,6 +280,4 @@ def part(runs: Sequence[Run], plots: Path) -> ReportPart:
     sections = ("## Conferences: per topic over each run's conferences", "", NOTE, "", text, "",
                 "## Conference runs (provenance)", "", provenance(conferences), "")
     lines = tuple(f"{c.ref}: {c.source.path} (conferences; model {c.model})" for c in conferences)
-    from moot.protocols.conference.plots import conference_plots  # matplotlib only when a report draws
-
-    return ReportPart(main, sections, tuple(files), tuple(conference_plots(conferences, plots)), lines)
+    return ReportPart(main, sections, tuple(files), tuple(plots), lines)
