@@ -45,8 +45,6 @@ KNOWN_BACKWARD = {
     ("moot.contract.protocol", "moot.engine.context"),  # a protocol's run gets the engine's Context
     ("moot.contract.rating", "moot.engine.seats"),
     ("moot.contract.report", "moot.report.runs"),  # contract.report needs report.runs.Run (holds a Protocol)
-    ("moot.models.calls", "moot.views.neutral"),
-    ("moot.models.local_process", "moot.views.neutral"),
     ("moot.protocols.chateval", "moot.report.runs"),
     ("moot.protocols.conference.plots", "moot.report.plots"),
     ("moot.protocols.conference.protocol", "moot.report.runs"),

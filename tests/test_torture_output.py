@@ -32,7 +32,7 @@ import yaml
 
 from moot.models.calls import show_wait, wait_line
 from moot.report import fonts
-from moot.views.neutral import csv_safe, latex_safe, markdown_safe, plain
+from moot.safety.neutral import csv_safe, latex_safe, markdown_safe, plain
 from torture_support import case, moot, moot_process, write
 
 # one line each, no "/" (they name files too)
@@ -453,7 +453,7 @@ def test_a_run_folder_named_with_hostile_text_prints_clean_lines(tmp_path):
 
 # --- the one step -----------------------------------------------------------------------------
 def test_every_kind_drops_overrides_controls_and_lone_surrogates():
-    from moot.views import neutral
+    from moot.safety import neutral
 
     hostile = "a\u202eb\u2066c\x1b[31md\x07e\ud800f\u2069"
     with case("hostile", "neutral"):

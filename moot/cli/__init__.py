@@ -32,7 +32,7 @@ from moot.safety.diskio import (
 from moot.safety.secrets import describe, redact
 from moot.safety.signals import exit_code, headline, install
 from moot.safety.startup import startup_failure
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for more
     "run": "run a scenario: one conference, one item, a dataset, or a batch of conferences",
@@ -164,7 +164,7 @@ def internal_error(exc: BaseException) -> int:
 
 
 def say_error(text: str, end: str = "\n") -> None:
-    """An error on stderr: secrets redacted, what others wrote in it neutralised (moot.views.neutral)."""
+    """An error on stderr: secrets redacted, what others wrote in it neutralised (moot.safety.neutral)."""
     print(terminal_safe(redact(text)), file=sys.stderr, end=end)
 
 

@@ -31,7 +31,7 @@ from moot.engine.seats import PersonLeft
 from moot.engine.source import open_run
 from moot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from moot.log.annotations import annotations_path
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from moot.cli.options import Parser, summary
 from moot.errors import EXIT_OK, UsageError
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:

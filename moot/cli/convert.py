@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from moot.cli.options import Parser, summary
 from moot.data.threads import ConvertError, Tally, Thread, write_threads
 from moot.errors import EXIT_OK
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 Converter = Callable[[Sequence[Path]], tuple[list[Thread], Tally]]
 

@@ -20,7 +20,7 @@ from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
 from moot.errors import UsageError
 from moot.scenario.bundled import find_experiment
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient

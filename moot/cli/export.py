@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.api.outputs import SUFFIXES, choose_format, document, export
 from moot.errors import EXIT_OK
 from moot.cli.options import Parser, add_out, summary

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional, TextIO
 
 from moot.cli.show import BatchStatus
 from moot.models.engine import EngineStats
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from moot.api.running import Running, Watch, Watcher

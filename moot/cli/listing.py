@@ -12,7 +12,7 @@ from moot.cli.validate import input_columns
 from moot.data.load import iter_items, load_dataset_spec
 from moot.scenario.bundled import bundled_dir, datasets_dir, demo_names, experiments_dir
 from moot.scenario.load import DEFAULT_PROTOCOL
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 def top_keys(path: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 import yaml
 
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.scenario.bundled import bundled_dir
 from moot.cli.options import Parser, summary
 from moot.safety.diskio import write_atomic

@@ -26,7 +26,7 @@ from moot.log.events import Message
 from moot.log.transcript import Transcript
 from moot.views.console import ConsolePrinter
 from moot.views.document import unit_status
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.views.summary import summary_lines
 from moot.views.timeline import Turn, grouped, input_texts, speaker_index
 from moot.views.unit import UnitView

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
 from moot.cli import heap
 from moot.cli.options import (Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options,

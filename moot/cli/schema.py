@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.cli.options import Parser, summary
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema

@@ -27,7 +27,7 @@ from moot.errors import EXIT_FAILED, EXIT_OK
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options, summary
 from moot.engine.rescore import UnitRescored
 from moot.metrics.classification import summarize
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:

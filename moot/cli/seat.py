@@ -11,7 +11,7 @@ answers work as typed ones. Input is read as bytes, bounded: bytes that are not 
 answer longer than the seat takes (moot.engine.seats.MAX_TYPED) are refused and asked again. When
 the input ends, the run stops at the turn that waits (inside a free turn too: nothing half-typed
 is taken), and the same command continues it there. What is shown of the scenario is
-neutralised like any other text (moot.views.neutral).
+neutralised like any other text (moot.safety.neutral).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Iterator, Optional, Sequence, TextIO
 from moot.api.running import Running, Watch, Watcher
 from moot.engine.seatfiles import open_seat
 from moot.engine.seats import MAX_TYPED, Asking, FolderPerson, PersonLeft, Question
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 END = "."  # a line holding only this ends a free turn
 

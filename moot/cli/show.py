@@ -18,7 +18,7 @@ from moot.engine.folder import RunFolder
 from moot.engine.context import Speaking
 from moot.engine.progress import CallProgress
 from moot.engine.runner import BatchOutcome, UnitResult
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 OUTPUT_CLOSED = "output closed"

@@ -18,7 +18,7 @@ from moot.cli.options import Parser, summary
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.scenario.load import scenario_errors
 from moot.scenario.yamlsource import SourceError, read_yaml
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 DATASET_KEYS = {"path", "columns"}
 

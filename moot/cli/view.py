@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 from moot.cli.options import Parser, summary
 from moot.errors import EXIT_OK, EXIT_USAGE, UsageError
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:

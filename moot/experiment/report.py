@@ -34,7 +34,7 @@ from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Column as PublishedColumn, Published, tables as published_tables
 from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
-from moot.views.neutral import markdown_safe
+from moot.safety.neutral import markdown_safe
 
 MAX_TARGETS = 12
 

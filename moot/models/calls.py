@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from moot.models.requests import NotSupported
 from moot.safety.secrets import describe
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})

@@ -33,7 +33,7 @@ from typing import IO, Any, Optional, Union
 from moot.models.calls import FatalModelError
 from moot.models.extra_buffers import Choice, Setting, choose, exit_cause, remember_crash
 from moot.models.requests import MeasuredResult, NotSupported
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 STDERR_LINES = 40  # the end of the process's stderr kept for the cause of a crash
 TELLING = re.compile(r"error|assert|abort|fail", re.IGNORECASE)  # a line of it that says what went wrong

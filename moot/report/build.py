@@ -30,7 +30,7 @@ from moot.errors import MootError
 from moot.report.runs import Run, RunError, load_run, open_source, protocol_of
 from moot.safety.fileset import file_set
 from moot.views.markdown import cell, inline
-from moot.views.neutral import csv_safe
+from moot.safety.neutral import csv_safe
 from moot.report.tables import (
     PARTIAL, confusion, main_tables, markdown, per_class, provenance, skipped_text, write_csv,
 )

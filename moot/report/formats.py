@@ -1,7 +1,7 @@
 """One table, three formats: Markdown (report.md, the terminal), CSV and LaTeX (a paper's source).
 
 A `Grid` is a title, a head, rows of text cells and notes (the methods under the table). Cells are
-text as shown; every text goes through its format's neutralising step (moot.views.neutral), since
+text as shown; every text goes through its format's neutralising step (moot.safety.neutral), since
 arm, dataset, target and model names are what a user or a dataset wrote: inert Markdown, CSV cells
 that no spreadsheet runs as a formula, LaTeX with every special character escaped.
 """
@@ -13,7 +13,7 @@ import io
 from dataclasses import dataclass, field
 from functools import partial
 
-from moot.views.neutral import csv_safe, latex_safe, markdown_safe
+from moot.safety.neutral import csv_safe, latex_safe, markdown_safe
 
 _cell = partial(markdown_safe, cell=True)
 

@@ -7,7 +7,7 @@ A protocol's own plots (e.g. S2MAD's rounds and early-detection curves) come fro
 (moot.contract.report) and use the helpers here (`title`, `save`).
 
 Every plot is written by `save`, which first neutralises every text of the figure (titles, axis
-and tick labels, legends, annotations: moot.views.neutral.plot_safe) and draws each character
+and tick labels, legends, annotations: moot.safety.neutral.plot_safe) and draws each character
 with a font that has it or replaces it (moot.report.fonts), so what a dataset or a model wrote
 is drawn as written, or replaced, and nothing is printed. Text is never mathtext or LaTeX here:
 a `$` is a dollar sign.
@@ -38,7 +38,7 @@ from moot.metrics.classification import UNPARSED  # noqa: E402
 from moot.report.fonts import fit  # noqa: E402
 from moot.report.runs import Run  # noqa: E402
 from moot.report.tables import Table  # noqa: E402
-from moot.views.neutral import plot_safe  # noqa: E402
+from moot.safety.neutral import plot_safe  # noqa: E402
 
 
 def _slug(text: str) -> str:

@@ -21,7 +21,7 @@ from moot.contract.report import TableCells
 from moot.metrics.classification import UNPARSED, precision_recall_f1
 from moot.report.runs import Run
 from moot.views.markdown import table as markdown_table
-from moot.views.neutral import csv_safe
+from moot.safety.neutral import csv_safe
 
 PARTIAL = "†"
 METRIC_NAMES = {"f_avg": "F_avg", "macro_f1": "macro-F1", "accuracy": "accuracy"}

@@ -34,7 +34,7 @@ from moot.viewer.links import Links
 from moot.viewer.paths import Refused, Root, shown
 from moot.viewer.unitpage import call_html, calls_toggle, content, live_turn
 from moot.viewer.units import Indexer, Query, RunTable, open_table, select, targets
-from moot.views.neutral import plain
+from moot.safety.neutral import plain
 from moot.views.summary import stop_reason
 from moot.views.timeline import speaker_index
 

@@ -50,7 +50,7 @@ from moot.viewer.server import (
     LOOPBACK, MAX_BODY, STATIC, Handler, address_link, bound_port, from_own_page, handled, loopback_hosts, new_token,
     static_text, with_headers,
 )
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 
 BRAND = "moot annotate"
 MOVE_S = 5.0  # how long an answer's post waits for the page to move on, so the page it leads to is the next

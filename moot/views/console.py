@@ -21,7 +21,7 @@ import unicodedata
 from typing import Optional, Sequence, TextIO
 
 from moot.log.events import Error, EventBase, Human, Message, Outcome, RunResumed
-from moot.views.neutral import terminal_safe
+from moot.safety.neutral import terminal_safe
 from moot.views.timeline import CUT, outcome_text, seat_text
 from moot.views.unit import Place, UnitView
 

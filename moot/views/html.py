@@ -1,7 +1,7 @@
 """A run as one self-contained HTML page (blocks from moot.views.document): no scripts, no network,
 no external fonts.
 
-Every string passes through `esc` (moot.views.neutral.html_safe: control and bidirectional-override
+Every string passes through `esc` (moot.safety.neutral.html_safe: control and bidirectional-override
 characters dropped, then html.escape) before it reaches the page, and a Content-Security-Policy
 forbids scripts as a second line of defence.
 """
@@ -17,7 +17,7 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import html_safe
+from moot.safety.neutral import html_safe
 from moot.views.timeline import CUT, initials
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -1,6 +1,6 @@
 """A run as Markdown, for pasting into issues, notes and papers (blocks from moot.views.document).
 
-No recorded string is live markup: each goes through moot.views.neutral.markdown_safe, which
+No recorded string is live markup: each goes through moot.safety.neutral.markdown_safe, which
 escapes only what would change the rendering (links and images, raw HTML, emphasis, code,
 headings, lists, tables, autolinks, mentions, math) and drops escape sequences, control and
 bidirectional-override characters, so the file reads as plain text and `cat`ing it cannot drive
@@ -17,7 +17,7 @@ from moot.views.blocks import Badge, Chart, Checklist, Figure, Grade, Remark, Un
 from moot.views.document import (
     Block, Contents, Entry, Explanation, Facts, Fold, Heading, Note, Quote, Round, Table, run_document,
 )
-from moot.views.neutral import markdown_safe, terminal_safe
+from moot.safety.neutral import markdown_safe, terminal_safe
 from moot.views.timeline import spread_text
 
 BLOCKS = "█" * 10
