@@ -104,6 +104,37 @@ def test_repeats_without_variance_say_so_instead_of_a_zero_width_interval() -> N
     assert "(bootstrap); paired_t: no variance across repeats" in shown
 
 
+def test_csv_cells_hold_numbers_markdown_and_latex_the_readable_cells() -> None:
+    """One cell model, three renderings: the arms' and the published CSV have the interval's ends,
+    its flags, p, its test and n in columns of their own (no "[low, high]" nor "p (test)"), on the
+    table's scale; Markdown and LaTeX keep the readable cells."""
+    import csv
+    import io
+
+    from moot.experiment.tables import arms_grid
+
+    same = [Cell(c.arm, c.dataset, c.model, seed, c.labels, c.gold, c.pred) for c in
+            (cell("cola", 0, 0.8), cell("direct", 0, 0.5)) for seed in (0, 1)]
+    result = analyse(same, Column("semeval2016", "f_avg"), "local", ["cola", "direct"], "cola", resamples=200)
+    grid = arms_grid(result)
+    rows = {r["arm"]: r for r in csv.DictReader(io.StringIO(to_csv(grid)))}
+    direct, found = rows["direct"], result.comparison("direct")
+    assert found is not None
+    assert float(direct["delta"]) == pytest.approx(found.delta.estimate, abs=1e-12)
+    assert float(direct["ci_delta_low"]) == pytest.approx(found.delta.low, abs=1e-12)
+    assert float(direct["p"]) == pytest.approx(found.pvalue, abs=1e-12) and direct["test"] == "bootstrap"
+    assert direct["p_note"] == "paired_t: no variance across repeats"
+    assert direct["ci_repeats_low"] == "" and direct["ci_repeats_flags"] == stats.NO_VARIANCE
+    assert (direct["paired"], direct["dropped"], direct["partial"]) == ("240", "0", "False")
+    assert rows["cola"]["delta"] == "" and float(rows["cola"]["mean"]) == pytest.approx(result.arms[0].mean)
+    for row in rows.values():  # every cell of a number column reads as one
+        for key in ("mean", "ci_items_low", "ci_items_high", "seed_sd", "item_se", "delta", "p", "p_holm", "mde"):
+            assert row[key] == "" or math.isfinite(float(row[key])), (key, row[key])
+    shown = markdown(grid)
+    assert "(bootstrap); paired_t: no variance across repeats" in shown and "240 / 0" in shown
+    assert "240 / 0" in latex(grid)
+
+
 def test_units_without_their_pair_are_dropped_and_counted() -> None:
     short = [cell("cola", s, 0.8, n=100) for s in (0, 1)] + [cell("direct", s, 0.5) for s in (0, 1, 2)]
     found = analyse(short, Column("semeval2016", "accuracy"), "local", ["cola", "direct"], "cola", resamples=200)
@@ -132,6 +163,12 @@ def test_the_published_table_puts_the_papers_figure_beside_the_measured_one() ->
     assert any("Not measured here" in n and "DT" in n and "HC" not in n for n in grid.notes)
     for text in (markdown(grid), to_csv(grid), latex(grid)):
         assert "81.7" in text
+    import csv
+    import io
+    hc_csv = next(r for r in csv.DictReader(io.StringIO(to_csv(grid))) if r["arm"] == "cola" and r["column"] == "HC")
+    assert float(hc_csv["measured"]) == pytest.approx(100 * measured.mean) and hc_csv["mark"] == "*"
+    assert float(hc_csv["ci_low"]) < float(hc_csv["measured"]) < float(hc_csv["ci_high"])
+    assert hc_csv["n_items"] == "60" and (hc_csv["published"], hc_csv["published_mark"]) == ("81.7", "*")
     assert r"\toprule" in latex(grid) and "Δ" not in latex(grid)
     assert "vs direct" not in markdown(arms_grid(analyses["HC"]))
 

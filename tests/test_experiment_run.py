@@ -190,7 +190,7 @@ def test_every_published_row_names_the_model_each_model_its_rows(here: Path) -> 
     assert main(["run", "two.yaml", "--quiet"]) == 0
     assert main(["report", "transcripts/two", "--out", "rep"]) == 0
     rows = (here / "rep" / "published.csv").read_text(encoding="utf-8").splitlines()
-    assert rows[0].startswith("paper row,paper's model,arm,measured model,column,")
+    assert rows[0].startswith("paper_row,paper_model,arm,measured_model,column,measured,mark,ci_low,ci_high,ci_flags,")
     assert [r.split(",")[:5] for r in rows[1:]] == [["GPT-3.5", "gpt-3.5-turbo", "direct", "scripted", "VAST"],
                                                    ["GPT-3.5", "gpt-3.5-turbo", "direct", "scripted:AGREEMENT", "VAST"]]
 
@@ -221,7 +221,7 @@ def test_conference_arms_report_their_measures_over_seeds(tmp_path: Path, monkey
     assert (tmp_path / "rep" / "measure-coverage-scripted.tex").is_file()
     # trajectories over seeds: the judge's verdict per topic and round, coverage per topic
     verdicts = (tmp_path / "rep" / "trajectory-judge_agreement-scripted.csv").read_text().splitlines()
-    assert verdicts[0] == "arm · line,round,seeds,mean,95% CI" and verdicts[1].startswith("judge · topic 0,1,2,")
+    assert verdicts[0] == "line,round,seeds,mean,ci_low,ci_high,ci_flags" and verdicts[1].startswith("judge · topic 0,1,2,")
     assert not any(line.startswith("no-judge") for line in verdicts)  # no judge, no verdict
     coverage = (tmp_path / "rep" / "trajectory-coverage_by_topic-scripted.csv").read_text().splitlines()
     assert {line.split(" · ")[0] for line in coverage[1:]} == {"judge", "no-judge"}

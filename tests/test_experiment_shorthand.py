@@ -91,7 +91,7 @@ def test_a_protocol_command_is_an_arm_and_a_benchmark_meets_its_published_table(
     capsys.readouterr()
     assert main(["report", str(out), "--out", "rep"]) == 0
     published = (tmp_path / "rep" / "published.csv").read_text()
-    assert "Llama 3 70B,Llama 3 70B,llama3-70b,scripted,accuracy,0.500" in published and ",0.934," in published
+    assert "Llama 3 70B,Llama 3 70B,llama3-70b,scripted,accuracy,0.5," in published and ",0.934," in published
     assert "Not measured here" not in (tmp_path / "rep" / "published.md").read_text()
 
 

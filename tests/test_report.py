@@ -129,6 +129,36 @@ def test_plots_written_and_non_empty(runs, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
 
 
+def test_cells_carry_scipys_interval_over_items_in_csv_and_as_error_bars(runs, tmp_path):
+    """table.csv: beside each cell its 95% percentile bootstrap over items (scipy's, same seed and
+    draws as an experiment's single repeat), n and the too-few flag in columns of their own; the
+    bar chart draws them as error bars."""
+    import numpy as np
+    from scipy import stats as sp
+
+    from moot.metrics.stats import RESAMPLES, SEED
+    from moot.report.plots import error_bars
+    from moot.report.tables import main_tables
+    from moot.report.build import open_runs
+
+    out = tmp_path / "report"
+    assert main(["report", *map(str, runs), "--out", str(out)]) == 0
+    judge = table_csv(out, "judge: toy_polarity")["judge-eval polarity · scripted"]
+    correct = np.array([1.0, 0.0, 1.0, 1.0])  # the judge run's items, in order
+    want = sp.bootstrap((correct,), np.mean, n_resamples=RESAMPLES, method="percentile",
+                        rng=np.random.default_rng(SEED)).confidence_interval
+    assert (float(judge["accuracy ci_low"]), float(judge["accuracy ci_high"])) == (
+        pytest.approx(want.low, abs=5e-5), pytest.approx(want.high, abs=5e-5))
+    assert judge["accuracy n"] == "4" and judge["accuracy ci_flags"] == "4 items: too few"
+    assert table_csv(out)["cola · scripted"]["semeval_toy: T1 (F_avg) n"] == "4"
+    found, _ = open_runs(runs)
+    table = next(t for t in main_tables(found) if t.key.startswith("judge: "))
+    row = table.rows[0]
+    below, above = error_bars(row, ["accuracy"])
+    assert below[0] == pytest.approx(0.75 - want.low, abs=1e-9) and above[0] == pytest.approx(want.high - 0.75, abs=1e-9)
+    assert below[0] > 0  # drawn
+
+
 def test_a_bar_chart_names_its_metric_on_the_y_axis():
     from moot.report.plots import metrics_label
 

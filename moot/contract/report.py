@@ -11,11 +11,12 @@ early-detection plots, ...) and writes what the parts give.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:
+    from moot.metrics.stats import Interval
     from moot.report.runs import Run
 
 
@@ -28,6 +29,7 @@ class TableCells:
     title: str
     cells: Mapping[str, float]
     rank: int = 1  # tables sort by (rank, key): headline tables 0, protocols' own 1, metric sets 2
+    intervals: Mapping[str, "Interval"] = field(default_factory=dict)  # a cell's over items (Run.interval), if any
 
 
 @dataclass(frozen=True)

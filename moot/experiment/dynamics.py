@@ -16,6 +16,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from moot.experiment.tables import interval, number, span
 from moot.metrics import stats
 from moot.report.formats import Grid
 
@@ -64,11 +65,12 @@ def round_stats(units: Sequence[tuple[str, Rounds]], resamples: int = stats.RESA
 
 def dynamics_grid(by_arm: Mapping[str, list[RoundStat]], title: str) -> Grid:
     head = ("arm", "round", "accuracy", "95% CI", "all agree", "right→wrong", "wrong→right", "changed to majority")
-    rows = tuple((arm, str(s.round), f"{s.accuracy.estimate:.3f}", f"[{s.accuracy.low:.3f}, {s.accuracy.high:.3f}]",
-                  f"{s.agreement:.3f}", "–" if not s.round else f"{s.right_to_wrong:.3f}",
-                  "–" if not s.round else f"{s.wrong_to_right:.3f}", "–" if not s.round else f"{s.to_majority:.3f}")
+    rows = tuple((arm, str(s.round), number(s.accuracy.estimate), interval(s.accuracy), number(s.agreement),
+                  *(("–",) * 3 if not s.round else map(number, (s.right_to_wrong, s.wrong_to_right, s.to_majority))))
                  for arm, found in by_arm.items() for s in found)
     notes = ("Accuracy: the share of the agents' answers that are right (unparsed is wrong), repeats pooled, 95% "
              "percentile bootstrap over units. right→wrong, wrong→right: shares of the round's answers; changed to "
              "majority: of the answers that changed, the share that took the previous round's majority.",)
-    return Grid(title, head, rows, notes, key="dynamics")
+    return Grid(title, head, rows, notes, key="dynamics",
+                columns=(("arm",), ("round",), ("accuracy",), span("ci"), ("all_agree",), ("right_to_wrong",),
+                         ("wrong_to_right",), ("changed_to_majority",)))

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from moot.contract.metrics import Point
-from moot.experiment.tables import interval, model_title
+from moot.experiment.tables import interval, model_title, number, signed, span
 from moot.metrics import stats
-from moot.report.formats import Grid
+from moot.report.formats import Cell, Grid
 
 METHOD = ("Mean over seeds with a 95% t interval; Δ = arm - reference paired by seed; p: Wilcoxon signed-rank "
           "test (zero differences dropped), Holm-adjusted over the arms; paired t-test beside it.")
@@ -71,19 +71,19 @@ def trajectories(cells: Sequence[MeasureCell], series: str, model: str, arms: Se
 
 
 def trajectory_grid(found: Trajectory, series: str, step: str, model: str) -> Grid:
-    rows = tuple((line, str(s), str(i.n), _num(i.estimate), interval(i))
+    rows = tuple((line, str(s), str(i.n), number(i.estimate), interval(i))
                  for line, points in found.items() for s, i in points)
     return Grid(f"{series} by {step} · {model}", ("arm · line", step, "seeds", "mean", "95% CI"), rows,
-                (f"Mean over the seeds that reached the {step}, 95% t interval over seeds.",), key="trajectory")
+                (f"Mean over the seeds that reached the {step}, 95% t interval over seeds.",), key="trajectory",
+                columns=(("line",), (step,), ("seeds",), ("mean",), span("ci")))
 
 
-def _silent(test: stats.Test) -> str:
-    """A p, or why the test cannot speak when its repeats do not vary."""
-    return test.note if math.isnan(test.pvalue) and test.note == stats.NO_VARIANCE else _num(test.pvalue)
-
-
-def _num(value: float) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value:.3f}"
+def _silent(test: stats.Test) -> Cell:
+    """A p, or why the test cannot speak when its repeats do not vary; CSV: p and the note apart."""
+    if math.isnan(test.pvalue) and test.note == stats.NO_VARIANCE:
+        return Cell(test.note, None, test.note)
+    shown = number(test.pvalue)
+    return Cell(shown, *shown.values, test.note or None)
 
 
 def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: Sequence[str],
@@ -113,9 +113,11 @@ def measure_grid(cells: Sequence[MeasureCell], measure: str, model: str, arms: S
         values = [by_arm[arm][s] for s in sorted(by_arm[arm])]
         found = stats.t_interval(values)
         t = tests.get(arm)
-        rows.append((arm, (models or {}).get(arm, model), str(len(values)), _num(found.estimate), interval(found),
-                     *((f"{t[0]:+.3f}", _num(t[1].pvalue), _num(adjusted[arm]), _silent(t[2]), str(t[3])) if t else
-                       ("reference" if arm == reference else "–", "–", "–", "–", "–"))))
+        rows.append((arm, (models or {}).get(arm, model), str(len(values)), number(found.estimate), interval(found),
+                     *((signed(t[0]), number(t[1].pvalue), number(adjusted[arm]), _silent(t[2]), str(t[3])) if t else
+                       (Cell("reference", None) if arm == reference else "–", "–", "–", "–", "–"))))
     head = ("arm", "model", "seeds", "mean", "95% CI", f"Δ = arm − {reference}" if reference else "Δ", "p (Wilcoxon)", "p (Holm)",
             "p (paired t)", "paired seeds")
-    return Grid(f"{measure} · {model_title(models or {}, model)}", head, tuple(rows), (METHOD,), key="measures")
+    return Grid(f"{measure} · {model_title(models or {}, model)}", head, tuple(rows), (METHOD,), key="measures",
+                columns=(("arm",), ("model",), ("seeds",), ("mean",), span("ci"), ("delta",), ("p_wilcoxon",),
+                         ("p_holm",), ("p_paired_t", "p_paired_t_note"), ("paired_seeds",)))

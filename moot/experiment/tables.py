@@ -24,43 +24,57 @@ from typing import Mapping, Optional, Sequence
 
 from moot.experiment.analysis import METHODS, TEST_NAMES, Analysis, ArmStat, Column, Comparison
 from moot.metrics import stats
-from moot.report.formats import Grid
+from moot.report.formats import NONE, Cell, Grid
 from moot.report.published import Published, items_line
 
-DASH = "–"
+DASH = NONE
 
 
-def number(value: float, percent: bool = False, digits: int = 3) -> str:
+def number(value: float, percent: bool = False, digits: int = 3) -> Cell:
+    """A value as shown (a percent table's in percent) and, for CSV, on the same scale unrounded."""
     if value is None or math.isnan(value):
-        return DASH
-    return f"{100 * value:.1f}" if percent else f"{value:.{digits}f}"
+        return Cell(DASH, None)
+    return Cell(f"{100 * value:.1f}", 100 * value) if percent else Cell(f"{value:.{digits}f}", value)
 
 
-def signed(value: float, percent: bool = False, digits: int = 3) -> str:
+def signed(value: float, percent: bool = False, digits: int = 3) -> Cell:
     text = number(value, percent, digits)
-    return text if text == DASH or text.startswith("-") else "+" + text
+    return text if text == DASH or text.startswith("-") else Cell("+" + text, *text.values)
 
 
-def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> str:
+def span(name: str) -> tuple[str, ...]:
+    """The CSV columns of an interval's cell (`interval`): its ends and its flags or why it is none."""
+    return f"{name}_low", f"{name}_high", f"{name}_flags"
+
+
+def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> Cell:
     """The interval with its flags (too few repeats or items, clipped); none: why, when it is that
-    the repeats do not vary (a zero-width interval would say more than the data)."""
+    the repeats do not vary (a zero-width interval would say more than the data). CSV: low, high
+    and the flags (or why there is none) apart (`span`)."""
     if math.isnan(found.low):
-        return found.note if found.note == stats.NO_VARIANCE else DASH
-    shown = f"[{number(found.low, percent, digits)}, {number(found.high, percent, digits)}]"
-    return f"{shown} ({'; '.join(found.flags)})" if found.flags else shown
+        return Cell(found.note if found.note == stats.NO_VARIANCE else DASH, None, None, found.note or None)
+    low, high = number(found.low, percent, digits), number(found.high, percent, digits)
+    flags = "; ".join(found.flags)
+    shown = f"[{low}, {high}]"
+    return Cell(f"{shown} ({flags})" if flags else shown, *low.values, *high.values, flags or None)
 
 
-def pvalue(p: float) -> str:
+def pvalue(p: float) -> Cell:
     if p is None or math.isnan(p):
-        return DASH
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+        return Cell(DASH, None)
+    return Cell("<0.001" if p < 0.001 else f"{p:.3f}", p)
 
 
-def tested(c: Comparison) -> str:
-    """A comparison's p with its test named, and why the paired t-test is silent when it is."""
+TESTED = ("p", "test", "p_note")  # the CSV columns of `tested`
+
+
+def tested(c: Comparison) -> Cell:
+    """A comparison's p with its test named, and why the paired t-test is silent when it is; CSV:
+    p, the test and the note apart (`TESTED`)."""
     shown = f"{pvalue(c.pvalue)} ({c.primary})" if not math.isnan(c.pvalue) else f"{c.test.note or DASH} ({c.primary})"
     silent = c.primary != "paired_t" and c.paired_t.note == stats.NO_VARIANCE
-    return f"{shown}; paired_t: {stats.NO_VARIANCE}" if silent else shown
+    note = f"paired_t: {stats.NO_VARIANCE}" if silent else (c.test.note if math.isnan(c.pvalue) else "")
+    return Cell(f"{shown}; {note}" if silent else shown, c.pvalue, c.primary, note or None)
 
 
 def headline(stat: ArmStat) -> stats.Interval:
@@ -87,17 +101,23 @@ def arms_grid(analysis: Analysis, labels: Optional[Mapping[str, str]] = None,
     rows = []
     for stat in analysis.arms:
         c = analysis.comparison(stat.arm)
-        cmp_cells = (signed(c.delta.estimate), interval(c.delta), tested(c),
-                     pvalue(c.adjusted), number(c.mde.estimate), f"{c.paired} / {c.dropped}") if c else \
-            ("reference" if stat.arm == reference else DASH, DASH, DASH, DASH, DASH, DASH)
-        name = (labels or {}).get(stat.arm, stat.arm) + (" †" if stat.partial else "")
-        rows.append((name, models.get(stat.arm, analysis.model), str(len(stat.values)), str(stat.items), number(stat.mean), interval(stat.over_repeats),
-                     interval(stat.over_items), number(stat.spread.seed_sd), number(stat.spread.item_se),
-                     *cmp_cells))
+        cmp_cells = (signed(c.delta.estimate), interval(c.delta), tested(c), pvalue(c.adjusted),
+                     number(c.mde.estimate), Cell(f"{c.paired} / {c.dropped}", c.paired, c.dropped)) if c else \
+            (Cell("reference", None) if stat.arm == reference else DASH, DASH, DASH, DASH, DASH, DASH)
+        label = (labels or {}).get(stat.arm, stat.arm)
+        name = Cell(label + (" †" if stat.partial else ""), label, stat.partial)
+        rows.append((name, models.get(stat.arm, analysis.model), str(len(stat.values)), str(stat.items),
+                     number(stat.mean), interval(stat.over_repeats), interval(stat.over_items),
+                     number(stat.spread.seed_sd), number(stat.spread.item_se), *cmp_cells))
     title = f"{analysis.column.name} · {model_title(models, analysis.model)}"
     notes = (*METHODS, *analysis.notes) + (("† computed from a partial run.",) if any(s.partial for s in analysis.arms)
                                           else ())
-    return Grid(title, head, tuple(rows), notes, key="arms")
+    return Grid(title, head, tuple(rows), notes, key="arms", columns=ARMS_CSV)
+
+
+ARMS_CSV = (("arm", "partial"), ("model",), ("repeats",), ("items",), ("mean",), span("ci_repeats"), span("ci_items"),
+            ("seed_sd",), ("item_se",), ("delta",), span("ci_delta"), TESTED, ("p_holm",), ("mde",),
+            ("paired", "dropped"))
 
 
 @dataclass(frozen=True)
@@ -203,12 +223,13 @@ def published_grid(measured: ByModel, published: Published, rows: Mapping[str, s
             cells: list[tuple[str, Optional[Measured]]] = [
                 (axis, by[column.name][arm]) for axis, by in sorted(measured.items()) if arm in by.get(column.name, {})]
             for axis, cell in cells or [(DASH, None)]:
-                found = (cell.model or axis, number(cell.mean, percent, digits) + cell.mark,
+                mean = number(cell.mean, percent, digits) if cell else Cell(DASH, None)
+                found = (cell.model or axis, Cell(mean + cell.mark, *mean.values, cell.mark or None),
                          interval(cell.interval, percent, digits), DASH if cell.items is None else str(cell.items),
                          str(cell.runs)) if cell else (DASH,) * 5
                 delta = signed(cell.mean - figure.value, percent, digits) if cell and figure else DASH
                 body.append((row, spec.model or row, (labels or {}).get(arm, arm), found[0], column.name, *found[1:],
-                             figure.printed if figure else DASH, delta))
+                             Cell(figure.printed, figure.digits, figure.mark or None) if figure else DASH, delta))
     marks = marks_note(published, measured, rows, rule)
     over_runs = any(c.metric is None for c in measured_columns)
     items = items_line(spec.items, (cell.items for by in measured.values() for column in measured_columns
@@ -223,7 +244,11 @@ def published_grid(measured: ByModel, published: Published, rows: Mapping[str, s
                if unmeasured else []))
     scale = " (percent)" if percent else ""
     return Grid(f"{spec.id}: {spec.title}, measured beside published{scale}", head, tuple(body), notes,
-                key="published")
+                key="published", columns=PUBLISHED_CSV)
+
+
+PUBLISHED_CSV = (("paper_row",), ("paper_model",), ("arm",), ("measured_model",), ("column",), ("measured", "mark"),
+                 span("ci"), ("n_items",), ("runs",), ("published", "published_mark"), ("delta",))
 
 
 def published_columns(published: Published) -> dict[str, Column]:

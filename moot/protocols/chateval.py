@@ -637,8 +637,10 @@ def variant(meta: Mapping[str, object]) -> str:
 def table_cells(run: Run) -> list[TableCells]:
     gold = [str(r["gold"]) for r in run.scored]
     pred = [r.get("prediction") for r in run.scored]
-    return [TableCells("chateval", "chateval", TABLE, {f"{run.dataset} (accuracy)": run.report().accuracy,
-                                                        f"{run.dataset} (kappa)": cohen_kappa(gold, pred)})]
+    accuracy = f"{run.dataset} (accuracy)"
+    return [TableCells("chateval", "chateval", TABLE, {accuracy: run.report().accuracy,
+                                                        f"{run.dataset} (kappa)": cohen_kappa(gold, pred)},
+                       intervals={accuracy: run.interval("accuracy")})]
 
 
 # --- the protocol ---------------------------------------------------------------------------------

@@ -176,11 +176,14 @@ def table_cells(run: Run) -> list[TableCells]:
     """Per dataset and task: accuracy and macro P/R/F1 side by side; and class-wise F1."""
     overall, task, dataset = run.report(), task_of(run.meta), run.dataset
     key = f"{dataset} ({task})"
+    metrics = {"accuracy": "accuracy", "precision": "macro_precision", "recall": "macro_recall", "F1": "macro_f1"}
     return [TableCells(f"judge: {key}", "judge", TABLE.format(dataset=dataset, task=task),
                        {"accuracy": overall.accuracy, "precision": overall.macro_precision,
-                        "recall": overall.macro_recall, "F1": overall.macro_f1}),
+                        "recall": overall.macro_recall, "F1": overall.macro_f1},
+                       intervals={column: run.interval(metric) for column, metric in metrics.items()}),
             TableCells(f"judge_classes: {key}", "judge_classes", CLASSES.format(dataset=dataset, task=task),
-                       dict(overall.per_class_f1))]
+                       dict(overall.per_class_f1),
+                       intervals={label: run.interval(f"f1:{label}") for label in overall.per_class_f1})]
 
 
 # --- `moot judge-eval DATA.yaml --task stance|polarity` -----------------------------------------

@@ -2,7 +2,7 @@
 
 - confusion matrix per run (rows = gold, columns = predicted + unparsed);
 - per-dataset bars comparing the rows (variants / models) of a main table, one group per column
-  (targets, or metrics).
+  (targets, or metrics), each with its 95% interval over items as error bars and n in the legend.
 A protocol's own plots (e.g. S2MAD's rounds and early-detection curves) come from its report hook
 (moot.contract.report) and use the helpers here (`title`, `save`).
 
@@ -37,7 +37,7 @@ from matplotlib.ticker import Formatter  # noqa: E402
 from moot.metrics.classification import UNPARSED  # noqa: E402
 from moot.report.fonts import fit  # noqa: E402
 from moot.report.runs import Run  # noqa: E402
-from moot.report.tables import Table  # noqa: E402
+from moot.report.tables import Row, Table  # noqa: E402
 from moot.safety.neutral import plot_safe  # noqa: E402
 
 
@@ -152,6 +152,24 @@ def metrics_label(columns: Sequence[str]) -> str:
     return ", ".join(found) or "score"
 
 
+ERROR_BARS = "error bars: 95% percentile bootstrap over items (none: a cell without one, e.g. kappa)"
+
+
+def error_bars(row: Row, columns: Sequence[str]) -> list[list[float]]:
+    """Below and above each bar: its cell's interval over items (0 where it has none)."""
+    found = [row.intervals.get(c) for c in columns]
+    return [[max(0.0, row.cells[c] - i.low) if i else 0.0 for c, i in zip(columns, found)],
+            [max(0.0, i.high - row.cells[c]) if i else 0.0 for c, i in zip(columns, found)]]
+
+
+def items_text(row: Row, columns: Sequence[str]) -> str:
+    """` (n=40)`: the items its intervals are over, `n=12-40` when its columns' differ (targets)."""
+    counts = sorted({row.intervals[c].n for c in columns if c in row.intervals})
+    if not counts:
+        return ""
+    return f" (n={counts[0]})" if len(counts) == 1 else f" (n={counts[0]}-{counts[-1]})"
+
+
 def bar_plots(table: Table, folder: Path) -> list[Path]:
     """One grouped bar chart per dataset of a table: groups = its columns, bars = rows."""
     written = []
@@ -160,16 +178,18 @@ def bar_plots(table: Table, folder: Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(columns) * max(1, len(rows)) / 2 + 3), 4))
         width = 0.8 / max(1, len(rows))
         for k, row in enumerate(rows):
-            xs = [i + k * width for i, c in enumerate(columns) if c in row.cells]
-            ys = [row.cells[c] for c in columns if c in row.cells]
-            label = row.name + (" (partial)" if row.partial & set(columns) else "")
-            ax.bar(xs, ys, width, label=label)
+            shown = [c for c in columns if c in row.cells]
+            xs = [columns.index(c) + k * width for c in shown]
+            ys = [row.cells[c] for c in shown]
+            label = row.name + (" (partial)" if row.partial & set(columns) else "") + items_text(row, shown)
+            ax.bar(xs, ys, width, yerr=error_bars(row, shown), capsize=3, label=label)
         ticks = [_tick(c, dataset, columns) for c in columns]
         ax.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(columns))], ticks,
                       rotation=30, ha="right", fontsize=8)
         ax.set_ylim(0, 1)
         ax.set_ylabel(metrics_label(columns))
         title(ax, f"{dataset}: {table.title}")
+        ax.set_xlabel(ERROR_BARS, fontsize=7, color="#555555")  # under the tick labels, however long
         ax.legend(fontsize=7)
         name = f"{table.kind}_{_slug(dataset)}" if table.key in ("", table.kind) else _slug(table.key)
         written.append(save(fig, folder / f"bars_{name}.png"))

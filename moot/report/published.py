@@ -142,6 +142,11 @@ class Figure:
     mark: str
     printed: str
 
+    @property
+    def digits(self) -> str:
+        """The number as printed, without its mark ("0.440", "81.7"): a CSV cell keeps the paper's precision."""
+        return self.printed.removesuffix(self.mark).strip() if self.mark else self.printed
+
 
 def figure(raw: Union[int, float, str, None], unit: Unit) -> Optional[Figure]:
     """A cell of a published row as a Figure (None: the paper prints no figure there)."""

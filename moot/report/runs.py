@@ -23,7 +23,9 @@ from typing import Any, Mapping, Optional
 
 from moot.contract.metrics import MetricSet
 from moot.contract.protocol import Protocol
+from moot.metrics import stats
 from moot.metrics.classification import UNPARSED, MetricReport, summarize, value_of
+from moot.metrics.coded import Resampling, features, score, value
 from moot.engine.folder import RunFolderError
 from moot.engine.source import RunSource, UnitRef, open_run
 from moot.log.transcript import Transcript
@@ -156,12 +158,31 @@ class Run:
     def date(self) -> str:
         return run_dates(self.source)
 
-    def report(self, target: Optional[str] = None) -> MetricReport:
+    def rows_of(self, target: Optional[str] = None) -> list[dict[str, Any]]:
+        """Its scored results (of one target)."""
         rows = [r for r in self.scored if target is None or self.targets.get(str(r["id"])) == target]
         if not rows:
             raise RunError(f"{self.path}: no scored results" + (f" for target {target!r}" if target else ""))
+        return rows
+
+    def report(self, target: Optional[str] = None) -> MetricReport:
+        rows = self.rows_of(target)
         metric = self.metric if self.by_headline else "macro_f1"
         return summarize([r["gold"] for r in rows], [r["prediction"] for r in rows], self.labels, metric=metric)
+
+    @cached_property
+    def resampling(self) -> Resampling:
+        return Resampling(stats.RESAMPLES, stats.SEED)
+
+    def interval(self, metric: str, target: Optional[str] = None) -> stats.Interval:
+        """`metric` over its scored items (of one target) with the 95% percentile bootstrap interval
+        over items an experiment's report gives a single repeat (moot.experiment.analysis: same
+        draws), flagged under `stats.FEW_ITEMS` items; `metric` as moot.metrics.coded names it."""
+        rows = self.rows_of(target)
+        run = features([r["gold"] for r in rows], [r["prediction"] for r in rows], self.labels)
+        draws = score(self.resampling.counts(target, run), metric, self.labels)
+        return stats.percentile_interval(value(run, metric, self.labels), draws, len(rows), self.resampling.resamples,
+                                         self.resampling.seed)
 
     def value(self, metric: str) -> float:
         """One classification metric over all its scored items (moot.metrics.classification)."""

@@ -7,7 +7,9 @@ columns = datasets (and targets), the run's declared headline metric in each cel
 - a run whose protocol declares a metric set its labels define (moot.contract.metrics: e.g.
   rumour detection's accuracy, macro-F1, RF1 and NF1, S2MAD Table 1): those metrics per dataset;
 - a protocol with tables of its own (moot.contract.report) gives its runs' cells itself.
-A cell computed from a partial run is marked with a dagger (see `PARTIAL`).
+A cell computed from a partial run is marked with a dagger (see `PARTIAL`). A cell of a metric over
+the run's items carries its 95% interval over items (Run.interval), which table.csv writes beside
+it (low, high, n, flags) and the bar charts draw as error bars.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Optional
 
 from moot.contract.report import TableCells
 from moot.metrics.classification import UNPARSED, precision_recall_f1
+from moot.metrics.stats import Interval
 from moot.report.runs import Run
 from moot.views.markdown import table as markdown_table
 from moot.safety.neutral import csv_safe
@@ -34,6 +37,7 @@ class Row:
     name: str
     refs: list[str] = field(default_factory=list)
     cells: dict[str, float] = field(default_factory=dict)
+    intervals: dict[str, Interval] = field(default_factory=dict)  # a cell's over items, where it has one
     partial: set[str] = field(default_factory=set)  # columns computed from a partial run
     unparsed: list[str] = field(default_factory=list)  # "unparsed/items" of each run, as refs
 
@@ -60,11 +64,13 @@ class Table:
 def headline_cells(run: Run) -> TableCells:
     """The run's headline metric over its dataset and, with 2-12 targets, per target."""
     ds, name = run.dataset, METRIC_NAMES.get(run.metric, run.metric)
-    cells = {f"{ds} ({name})": run.report().score}
+    columns: dict[str, Optional[str]] = {f"{ds} ({name})": None}
     targets = run.target_values()
     if 2 <= len(targets) <= MAX_TARGET_COLUMNS:
-        cells.update({f"{ds}: {t} ({name})": run.report(t).score for t in targets})
-    return TableCells("single", "single", HEADLINE_TITLE, cells, rank=0)
+        columns.update({f"{ds}: {t} ({name})": t for t in targets})
+    cells = {column: run.report(t).score for column, t in columns.items()}
+    intervals = {column: run.interval(run.metric, t) for column, t in columns.items()}
+    return TableCells("single", "single", HEADLINE_TITLE, cells, rank=0, intervals=intervals)
 
 
 def cells_of(run: Run) -> list[TableCells]:
@@ -76,7 +82,8 @@ def cells_of(run: Run) -> list[TableCells]:
     if found is None:
         return [headline_cells(run)]
     cells = {f"{run.dataset} {column}": run.value(metric) for metric, column in found.columns}
-    return [TableCells(found.name, found.name, found.title, cells, rank=2)]
+    intervals = {f"{run.dataset} {column}": run.interval(metric) for metric, column in found.columns}
+    return [TableCells(found.name, found.name, found.title, cells, rank=2, intervals=intervals)]
 
 
 def main_tables(runs: list[Run]) -> list[Table]:
@@ -100,6 +107,7 @@ def main_tables(runs: list[Run]) -> list[Table]:
             row.refs.append(run.ref)
             row.unparsed.append(f"{run.unparsed}/{len(run.results)}")
             row.cells.update(cells)
+            row.intervals.update(part.intervals)
             if run.partial:
                 row.partial.update(cells)
     return sorted(tables.values(), key=lambda t: (t.rank, t.key))
@@ -111,20 +119,36 @@ def markdown(table: Table) -> str:
                                            *(table.cell(row, c) for c in table.columns)] for row in table.rows]))
 
 
+INTERVAL_CSV = ("ci_low", "ci_high", "n", "ci_flags")
+
+
 def write_csv(tables: list[Table], runs: dict[str, Run], path: Path) -> None:
-    """table.csv: the main tables' cells (4 decimals), one line per row, `status` naming partial
-    runs, `unparsed` as unparsed/items of each run (in the order of `runs`)."""
+    """table.csv: the main tables' cells (4 decimals), each followed by its interval over items
+    (`COLUMN ci_low`, `ci_high`, `n` and `ci_flags`: too few items, or why none), one line per row,
+    `status` naming partial runs, `unparsed` as unparsed/items of each run (in the order of `runs`)."""
     columns = [c for t in tables for c in t.columns]
     columns = list(dict.fromkeys(columns))
     with open(path, "w", encoding="utf-8", newline="") as f:
         out = csv.writer(f)
-        out.writerow(map(csv_safe, ["table", "variant_model", "runs", "status", "unparsed", *columns]))
+        out.writerow(map(csv_safe, ["table", "variant_model", "runs", "status", "unparsed",
+                                    *(name for c in columns for name in (c, *(f"{c} {k}" for k in INTERVAL_CSV)))]))
         for table in tables:
             for row in table.rows:
                 partial = [ref for ref in row.refs if runs[ref].partial]
                 status = "partial: " + " ".join(partial) if partial else "complete"
                 out.writerow(map(csv_safe, [table.key, row.name, " ".join(row.refs), status, row.unparsed_cell(" "),
-                                            *(f"{row.cells[c]:.4f}" if c in row.cells else "" for c in columns)]))
+                                            *(v for c in columns for v in csv_cell(row, c))]))
+
+
+def csv_cell(row: Row, column: str) -> tuple[object, ...]:
+    """A cell of table.csv and its interval's (`INTERVAL_CSV`; empty where it has none)."""
+    if column not in row.cells:
+        return ("",) * (1 + len(INTERVAL_CSV))
+    found = row.intervals.get(column)
+    if found is None:
+        return f"{row.cells[column]:.4f}", "", "", "", ""
+    return (f"{row.cells[column]:.4f}", f"{found.low:.4f}", f"{found.high:.4f}", found.n,
+            "; ".join((*found.flags, found.note) if found.note else found.flags))
 
 
 def per_class(run: Run) -> tuple[str, list[list[object]]]:
