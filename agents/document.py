@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from moot.models.requests import Choose, Continue
+from moot.kit import Choose, Continue
 
 MIN_TOKENS = 20  # shorter turns were "Yes." and "Thank you."
 NO_REPEAT = 7  # word tokens: without it half the turns copied 8+ words of an earlier one

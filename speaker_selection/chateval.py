@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional, Sequence
 
-from moot.engine.order import fixed_order
+from moot.kit import fixed_order
 
 Strategy = Literal["one_by_one", "simultaneous", "simultaneous_summarizer"]
 STRATEGIES: tuple[Strategy, ...] = ("one_by_one", "simultaneous", "simultaneous_summarizer")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Optional, Sequence
 
-from moot.engine.order import PolicyError
+from moot.kit import PolicyError
 
 AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED = "AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED"
 ClosedBy = Literal["agreement", "round_cap", "moderator"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from moot.engine.order import fixed_order
+from moot.kit import fixed_order
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from moot.engine.order import PolicyError
+from moot.kit import PolicyError
 from moot.speaker_selection.conference import Turn
 
 AGREE = "yes"

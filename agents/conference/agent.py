@@ -36,10 +36,7 @@ from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_like
 from moot.agents.conference.reading import Reading
 from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.prompts import inset, render
-from moot.engine.thread import ThreadAgent
-from moot.log.events import Measured
-from moot.models.requests import Choose
-from moot.engine.context import OnText, Reply, UnitContext
+from moot.kit import Choose, Measured, OnText, Reply, ThreadAgent, UnitContext
 from moot.speaker_selection.conference import (
     AGREEMENT, MORE_DEBATE, NEXT_TOPIC, UNPARSED, Step, Turn, walk,
 )

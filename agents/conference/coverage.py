@@ -25,9 +25,8 @@ from typing import Any, Mapping, Optional, Sequence
 from pydantic import ValidationError
 
 from moot.agents.conference.context import Said
-from moot.log.events import Measured
+from moot.kit import Measured, json_object
 from moot.protocols.conference.events import Coverage, CoverageItem
-from moot.models.replies import json_object
 from moot.protocols.conference.verdicts import ItemVerdict
 
 _TYPOGRAPHY = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})

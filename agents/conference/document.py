@@ -28,7 +28,7 @@ from moot.agents.conference.context import TASK, Left, Said, Shown, line_of
 from moot.agents.conference.coverage import NO, YES, item_text
 from moot.agents.document import choice_request, stops, turn_request
 from moot.agents.prompts import render
-from moot.models.requests import Choose, Continue, Score
+from moot.kit import Choose, Continue, Score
 from moot.speaker_selection.conference import AGREEMENT, NEXT_TOPIC
 
 if TYPE_CHECKING:

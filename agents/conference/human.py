@@ -24,8 +24,7 @@ from autogen_core import CancellationToken
 
 from moot.agents.conference.agent import ConferenceAgent, measured_of, to_turns, turn_metadata
 from moot.agents.conference.setup import ConferenceSetup
-from moot.engine.context import Reply
-from moot.engine.seats import Answered, Asking, Question, Seat, SeatProxy
+from moot.kit import Answered, Asking, Question, Reply, Seat, SeatProxy
 from moot.protocols.conference.texts import where_text
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, OVERALL_TEXT, criterion_title
 from moot.speaker_selection.conference import AGREEMENT, MORE_DEBATE, NEXT_TOPIC, Step, walk

@@ -23,11 +23,7 @@ from autogen_core.models import LLMMessage, UserMessage
 from moot.agents.conference.context import Said, Shown
 from moot.agents.conference.coverage import NO, YES, item_text
 from moot.agents.conference.document import TranscriptDocument
-from moot.log.events import Measured
-from moot.models.continuation import cut_to_sentence
-from moot.models.requests import Choose, Score
-from moot.engine.context import OnText, Reply, UnitContext
-from moot.scenario.blocks import choice_method
+from moot.kit import Choose, Measured, OnText, Reply, Score, UnitContext, choice_method, cut_to_sentence
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, EVIDENCE_CHARS, OVERALL_TEXT, criterion_title
 
 ChatPrompt = Callable[[str, Mapping[str, object]], list[LLMMessage]]  # (template key, extra fields) -> messages

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel
 
-from moot.log.events import Measured
+from moot.kit import Closed, Measured, Parsed, parse_reply
 from moot.speaker_selection.conference import UNPARSED
-from moot.models.replies import Closed, Parsed, parse_reply
 from moot.protocols.conference.verdicts import (
     CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, read_judge, read_scores, score_text,
 )

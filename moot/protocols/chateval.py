@@ -36,22 +36,15 @@ from moot.agents.prompts import inset, render
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.contract.report import Reporting, TableCells
 from moot.contract.vary import GENERIC, Data, VaryKey, set_path
-from moot.engine.context import Reply, UnitContext
-from moot.engine.seats import Asking, PersonTurn, Question, Seat
-from moot.engine.stage import StageAgent, cancel_calls, spoken_of
-from moot.log.events import EventBase, Json, Message
-from moot.log.registry import EventType
-from moot.log.transcript import Transcript
-from moot.metrics import agreement
-from moot.metrics.classification import UNPARSED
-from moot.models.requests import Continue, Score, answer_model
-from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, MaxUnparsed, check_distinct
-from moot.scenario.blocks import (
-    Backends, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, choice_method, fail,
+from moot.kit import (
+    Asking, Backends, Badge, ChoiceSetting, Companion, Continue, EventBase, EventType, Generation, Grade, Json, Message,
+    PersonTurn, Place, Question, Reply, Retry, Score, Seat, StageAgent, Strict, Transcript, TurnText, UNPARSED,
+    UnitContext, UnitView, Unreadable, answer_model, cancel_calls, check_models, check_prompts, choice_method,
+    fail, spoken_of,
 )
+from moot.kit import cohen_kappa as kappa_of_labels
+from moot.protocols.items.schema import MAX_UNPARSED, ItemScenario, MaxUnparsed, check_distinct
 from moot.speaker_selection.chateval import STRATEGIES, SUMMARIZER, PanelPlan, Strategy, Turn, next_speaker
-from moot.views.blocks import Badge, Companion, Grade, Unreadable
-from moot.views.unit import Place, TurnText, UnitView
 
 if TYPE_CHECKING:
     from moot.report.runs import Run
@@ -621,7 +614,7 @@ def cohen_kappa(gold: Sequence[str], pred: Sequence[Optional[str]]) -> float:
     the categories are every label either side uses, `unparsed` one of them); nan when undefined."""
     if len(gold) != len(pred) or not gold:
         raise ValueError("kappa needs two labelings of the same items, at least one")
-    return agreement.cohen_kappa(gold, [p if p is not None else UNPARSED for p in pred])
+    return kappa_of_labels(gold, [p if p is not None else UNPARSED for p in pred])
 
 
 def variant(meta: Mapping[str, object]) -> str:

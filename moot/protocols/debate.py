@@ -23,9 +23,10 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import Field, model_validator
 
 from moot.agents.prompts import inset, render
-from moot.engine.seats import Asking, Question, Seat
-from moot.engine.stage import Respond, StageAgent, cancel_calls, spoken_of
-from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
+from moot.kit import (
+    Asking, Backends, CalibrationSetting, ChoiceSetting, Generation, Question, RUMOR_CLASSES, Respond, Retry, Seat,
+    StageAgent, Strict, UNPARSED, UnitContext, cancel_calls, check_models, check_prompts, class_for, fail, spoken_of,
+)
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
                                          check_distinct)
@@ -33,9 +34,6 @@ from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
-from moot.engine.context import UnitContext
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
-                                  check_models, check_prompts, fail)
 from moot.speaker_selection.debate import DebatePlan, next_speaker
 
 TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions", "agents", "round",

@@ -27,11 +27,9 @@ from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Resco
 from moot.contract.report import Reporting, TableCells
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.items.labels import LabelSet
-from moot.engine.context import UnitContext
-from moot.engine.rescore import last_call, resend
-from moot.scenario.blocks import Backends, Generation, Retry, ScenarioBase
-from moot.scenario.bundled import find_scenario
-from moot.scenario.load import load_scenario
+from moot.kit import (
+    Backends, Generation, Retry, ScenarioBase, UnitContext, find_scenario, last_call, load_scenario, resend,
+)
 
 if TYPE_CHECKING:
     from moot.report.runs import Run

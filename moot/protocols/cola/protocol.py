@@ -41,17 +41,15 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import inset, render
-from moot.engine.stage import Respond, StageAgent, cancel_calls
+from moot.kit import (
+    Asking, Message, Question, Respond, Seat, StageAgent, UNPARSED, UnitContext, cancel_calls, free_text, last_call,
+    shown_of,
+)
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
 from moot.protocols.items.labels import LabelSet, stance_model
 from moot.protocols.items.choices import Answered, ask_choice, calibrates, document_method, how_read, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
-from moot.engine.context import UnitContext
-from moot.engine.seats import Asking, Question, Seat, free_text, shown_of
-from moot.log.events import Message
-from moot.metrics.classification import UNPARSED
-from moot.engine.rescore import last_call
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 
 

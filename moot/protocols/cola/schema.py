@@ -17,8 +17,9 @@ from pydantic import model_validator
 
 from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Label, Labels, MaxUnparsed, TurnTokens,
                                          check_aliases, check_distinct)
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
-                                  check_models, check_prompts, fail)
+from moot.kit import (
+    Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail,
+)
 
 Expert = Literal["linguist", "domain", "social"]
 EXPERTS: tuple[Expert, ...] = ("linguist", "domain", "social")

@@ -13,8 +13,7 @@ from typing import Literal, Optional, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.log.events import EventBase
-from moot.log.registry import EventType
+from moot.kit import EventBase, EventType
 
 
 class Verdict(EventBase):

@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from moot.metrics.stats import t_interval  # noqa: E402
+from moot.kit import t_interval
 from moot.protocols.conference.report import ConferenceRun, Group, TopicStats  # noqa: E402
 from moot.report.plots import save, title  # noqa: E402
 

@@ -20,7 +20,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from moot.agents.conference.agent import USER, ConferenceAgent, said_of, to_turns
 from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.human import SeatedConferenceAgent
-from moot.engine.telemetry import quiet_runtime_telemetry
+from moot.kit import UnitContext, quiet_runtime_telemetry
 from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
 from moot.contract.report import ReportPart, Reporting
@@ -33,7 +33,6 @@ from moot.protocols.conference.turns import resume_point, turn_events
 from moot.protocols.conference.metrics import METRICS
 from moot.protocols.conference.vary import VARY
 from moot.protocols.conference.views import ConferenceView
-from moot.engine.context import UnitContext
 from moot.speaker_selection.conference import ConferencePlan, Turn, next_step, walk
 
 if TYPE_CHECKING:

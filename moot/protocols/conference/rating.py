@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from moot.contract.rating import Rateable
-from moot.engine.seats import Question
-from moot.log.events import Message
-from moot.log.transcript import Transcript
+from moot.kit import Message, Question, Transcript
 from moot.protocols.conference.events import Score, Verdict
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, criterion_title, score_text
 from moot.speaker_selection.conference import AGREEMENT, MORE_DEBATE

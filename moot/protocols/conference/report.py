@@ -23,11 +23,9 @@ from moot.contract.report import CsvFile, ReportPart
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.views import topics_of
 from moot.report.runs import models_text, run_dates
-from moot.engine.source import RunSource
-from moot.log.transcript import Transcript
+from moot.kit import RunSource, Transcript, cell, table as markdown_table
 from moot.protocols.conference.metrics import AGREED
 from moot.protocols.conference.verdicts import CRITERIA
-from moot.views.markdown import cell, table as markdown_table
 
 CLOSINGS = ("agreement", "moderator", "round_cap")
 VERDICTS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "UNPARSED")

@@ -37,17 +37,13 @@ from moot.agents.conference.measures import (Answer, ChatPrompt, assess, by_like
                                              in_document, spoken)
 from moot.agents.conference.reading import Reading
 from moot.agents.prompts import inset, render
-from moot.log.events import EventBase, Message
+from moot.kit import Continue, EventBase, Message, Score as ScoreRequest, Transcript, UnitContext, parse_reply
 from moot.protocols.conference.events import Coverage, GradeFields, Score, TopicClosed, Where
-from moot.models.requests import Continue, Score as ScoreRequest
 from moot.contract.protocol import Rescore, Rescored
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.conference.setup import setup_of
 from moot.protocols.conference.turns import score_from_reply
-from moot.engine.context import UnitContext
 from moot.protocols.conference.texts import coverage_text, score_line, shown_score
-from moot.log.transcript import Transcript
-from moot.models.replies import parse_reply
 from moot.protocols.conference.verdicts import CRITERIA, CRITERIA_TEXT, EvaluatorScores, JudgeGrade, coverage_model
 
 DECIDERS = ("evaluator", "grader", "assessor")

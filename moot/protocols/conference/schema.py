@@ -12,9 +12,10 @@ from typing import Annotated, Literal, Optional
 from pydantic import ConfigDict, Field, ValidationInfo, model_validator
 
 from moot.agents.prompts import PROMPT_FIELDS
-from moot.scenario.blocks import (Backends, Generation, Retry, ScenarioBase, Strict, check_models, check_prompts,
-                                  check_spec, check_template, fail)
-from moot.scenario.yamlsource import format_key
+from moot.kit import (
+    Backends, Generation, Retry, ScenarioBase, Strict, check_models, check_prompts, check_spec, check_template, fail,
+    format_key,
+)
 ROLE_KEYS = ("moderator", "participants", "judge", "evaluator", "assessor")
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 LABEL_PATTERN = r"^[^\s:\[\]][^\n:\[\]]*$"  # one line; no colon or bracket (they delimit turns and directions)

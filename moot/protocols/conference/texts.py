@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from moot.log.events import MEASURED, EventBase
+from moot.kit import EventBase, MEASURED, measured_suffix, spread_text
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.verdicts import score_text
-from moot.views.summary import measured_suffix
-from moot.views.timeline import spread_text
 
 
 def where_text(topic: Optional[int], round_: int) -> str:

@@ -20,14 +20,11 @@ from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.context import Said
 from moot.agents.conference.coverage import coverage_event, debate_of
 from moot.agents.conference.reading import Reading
-from moot.log.events import MEASURED, EventBase, Human, Measured, Message, Usage
+from moot.kit import EventBase, Human, MEASURED, Measured, Message, MootError, PolicyError, Transcript, Usage
 from moot.protocols.conference.events import (Coverage, Score, ScoreHow, TopicClosed, Verdict, VerdictFields,
                                               VerdictHow, Where)
-from moot.engine.order import PolicyError
 from moot.speaker_selection.conference import Step, Turn, walk
-from moot.log.transcript import Transcript
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict, read_scores
-from moot.errors import MootError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

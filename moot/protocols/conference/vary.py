@@ -13,9 +13,8 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from moot.contract.vary import SEED, Choice, Data, VaryKey, apply_model
-from moot.errors import UsageError, nearest
+from moot.kit import UsageError, nearest, read_yaml
 from moot.protocols.conference.schema import Scenario
-from moot.scenario.yamlsource import read_yaml
 
 AGENT_ROLES = ("moderator", "judge", "evaluator")  # roles that may name a model of their own
 

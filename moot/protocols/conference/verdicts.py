@@ -17,7 +17,7 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, create_model
 
-from moot.models.replies import Closed, Parsed, parse_reply
+from moot.kit import Closed, Parsed, parse_reply
 
 CRITERIA = ("clarity", "relevance", "conciseness", "politeness", "engagement", "flow",
             "coherence", "responsiveness", "language_use", "emotional_intelligence")

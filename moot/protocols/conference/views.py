@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
-from moot.log.events import EventBase, Json, Message
-from moot.log.transcript import Transcript
-from moot.models.replies import json_object
+from moot.kit import (
+    Badge, Bar, Chart, Checklist, Companion, EventBase, Figure, Grade, Json, Message, Place, Remark, Transcript,
+    TurnText, UnitView, Unreadable, json_object, summary_lines,
+)
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.texts import (
     closed_text, coverage_rows, coverage_text, grade_spread, measured_text, score_caption, score_line, shown_score,
     topic_lines, verdict_detail, where_text,
 )
-from moot.views.blocks import Badge, Bar, Chart, Checklist, Companion, Figure, Grade, Remark, Unreadable
-from moot.views.summary import summary_lines
-from moot.views.unit import Place, TurnText, UnitView
 
 ROLES = ("judge", "evaluator", "assessor")  # the roles after the moderator and participants
 ASSESSED = "(an answer and a quote per reference item; checked below)"

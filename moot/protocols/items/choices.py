@@ -26,12 +26,10 @@ from typing import Callable, Optional, Sequence
 
 from autogen_core.models import LLMMessage
 
-from moot.engine.context import Reply, UnitContext
-from moot.log.events import Measured
-from moot.models.calibration import CONTENT_FREE, CONTEXTUAL, best, calibrate, content_free_prior
-from moot.models.replies import json_object
-from moot.models.requests import Choose, answer_model, rounded
-from moot.scenario.blocks import choice_method
+from moot.kit import (
+    CONTENT_FREE, CONTEXTUAL, Choose, Measured, Reply, UnitContext, answer_model, best, calibrate, choice_method,
+    content_free_prior, json_object, rounded,
+)
 
 CALIBRATION = "calibration"  # the stage of the content-free calls
 ContentFree = Callable[[str], Sequence[LLMMessage]]  # a content-free input -> the same prompt around it

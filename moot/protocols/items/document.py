@@ -21,9 +21,7 @@ from typing import Callable, Optional, Sequence
 from autogen_core.models import LLMMessage, UserMessage
 
 from moot.agents.document import choice_request, turn_request
-from moot.engine.context import OnText, Reply, UnitContext
-from moot.models.requests import Choose, Continue
-from moot.models.streaming import Watcher
+from moot.kit import Choose, Continue, OnText, Reply, UnitContext, Watcher
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,7 @@ from typing import Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, create_model
 
-from moot.metrics.classification import UNPARSED
-from moot.models.replies import json_object
+from moot.kit import UNPARSED, json_object
 
 DEFAULT_ALIASES = {"none": "neutral", "pro": "favor", "con": "against", "support": "favor",
                    "supportive": "favor", "oppose": "against", "opposed": "against",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from moot.contract.metrics import LABELLED, MetricSet, with_sets
-from moot.metrics.classification import UNPARSED
+from moot.kit import UNPARSED
 
 # Zhang et al. (S2MAD) Table 1: binary rumour detection by accuracy, macro-F1, and the F1 of the
 # rumour (RF1) and non-rumour (NF1) classes; it applies to runs whose two labels are those classes

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Mapping, Optional, Sequen
 
 from pydantic import Field
 
-from moot.scenario.blocks import ScenarioBase, fail
+from moot.kit import ScenarioBase, fail
 
 Label = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 Labels = Annotated[list[Label], Field(min_length=2)]  # a closed label set: every prediction is one

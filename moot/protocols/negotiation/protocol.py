@@ -40,19 +40,16 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel, create_model
 
 from moot.agents.prompts import inset, render
-from moot.engine.stage import StageAgent
-from moot.data.load import iter_items, load_dataset_spec
-from moot.metrics.classification import UNPARSED
+from moot.kit import (
+    Asking, Message, Question, Seat, StageAgent, UNPARSED, UnitContext, iter_items, json_object, load_dataset_spec,
+    shown_of,
+)
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
-from moot.engine.context import UnitContext
-from moot.engine.seats import Asking, Question, Seat, shown_of
-from moot.log.events import Message
 from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.negotiation.knn import NearestNeighbours
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.negotiation.schema import NegotiationScenario
-from moot.models.replies import json_object
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.negotiation import AGREE, NegotiationPlan, next_speaker
 

@@ -14,8 +14,9 @@ from typing import Annotated, Literal, Mapping, Optional
 from pydantic import Field, model_validator
 
 from moot.protocols.items.schema import MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
-                                  check_models, check_prompts, fail)
+from moot.kit import (
+    Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail,
+)
 
 LLMS = ("first", "second", "third")
 TEMPLATE_FIELDS = frozenset({"text", "options", "demonstrations", "reasoning", "decision", "explanation"})

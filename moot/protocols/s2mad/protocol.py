@@ -40,25 +40,20 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import BaseModel
 
 from moot.agents.prompts import inset, render
-from moot.engine.stage import Respond, StageAgent, cancel_calls
-from moot.data.load import Comment
-from moot.metrics.classification import UNPARSED
+from moot.kit import (
+    Asking, Call, Comment, Message, Question, Reply, Respond, Seat, StageAgent, Transcript, UNPARSED, UnitContext,
+    cancel_calls, loads, recorded_messages, resend, shown_of,
+)
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
-from moot.log.events import Call, Message
-from moot.log.transcript import Transcript
 from moot.protocols.items.choices import Answered, ask_choice, calibrates, chosen_option, document_method, how_read, method_for
 from moot.protocols.items.document import in_document, speak
 from moot.protocols.s2mad.document import AGENT, JUDGE, N, P, Build, ClaimDocuments, Content, Said
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.protocols.s2mad.schema import S2madScenario
-from moot.engine.context import Reply, UnitContext
-from moot.engine.seats import Asking, Question, Seat, shown_of
-from moot.engine.rescore import recorded_messages, resend
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
-from moot.models.replies import loads
 
 if TYPE_CHECKING:
     from moot.report.runs import Run

@@ -15,8 +15,9 @@ from pydantic import Field, model_validator
 
 from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
                                          check_distinct)
-from moot.scenario.blocks import (Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict,
-                                  check_models, check_prompts, fail)
+from moot.kit import (
+    Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, Strict, check_models, check_prompts, fail,
+)
 
 ROLES = ("scorer", "classifier", "debater_p", "debater_n", "judge", "agent")
 TEMPLATE_FIELDS = frozenset({"claim", "comment", "comments", "other", "reply_p", "reply_n", "options", "agent",
