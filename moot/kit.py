@@ -24,7 +24,7 @@ from moot.engine.telemetry import quiet_runtime_telemetry
 from moot.engine.rescore import last_call, recorded_messages, resend
 
 # What is recorded: events, event types, transcripts, a saved run's folder
-from moot.engine.source import RunSource
+from moot.saved.source import RunSource
 from moot.log.events import Call, EventBase, Human, Json, MEASURED, Measured, Message, Usage
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript

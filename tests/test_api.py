@@ -15,7 +15,7 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score
 
 import moot
-import moot.engine.source
+import moot.saved.source
 from moot.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,13 +172,13 @@ def test_run_options_refuse_no_concurrency():
 def loads(monkeypatch) -> list[Path]:
     """Every transcript file loaded from now on (through a run's units)."""
     seen: list[Path] = []
-    real = moot.engine.source.load
+    real = moot.saved.source.load
 
     def counting(path, *args, **kwargs):
         seen.append(Path(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(moot.engine.source, "load", counting)
+    monkeypatch.setattr(moot.saved.source, "load", counting)
     return seen
 
 

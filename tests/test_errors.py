@@ -18,7 +18,7 @@ ERRORS = {
     "moot.scenario.errors": ["ScenarioError"],
     "moot.data.spec": ["DatasetError"],
     "moot.log.events": ["TranscriptError"],
-    "moot.engine.folder": ["RunFolderError"],
+    "moot.saved.files": ["RunFolderError"],
     "moot.engine.runner": ["ResumeError"],
     "moot.models.cache": ["CacheError"],
     "moot.models.provider": ["MissingKey"],

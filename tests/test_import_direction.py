@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("models",),
     ("log",),
+    ("saved",),
     ("views",),
     ("scenario",),
     ("data",),

@@ -25,7 +25,7 @@ from moot.errors import UsageError, nearest
 if TYPE_CHECKING:
     from moot.contract.registry import AnyProtocol
     from moot.engine.rescore import Job, UnitRescored
-    from moot.engine.source import RunSource
+    from moot.saved.source import RunSource
     from moot.log.transcript import Transcript
     from moot.models.calls import RetryPolicy
     from moot.models.engine import EngineStats, ModelEngine
@@ -107,7 +107,7 @@ def default_document(source: "RunSource", unit: Optional[str], suffix: str) -> P
 
 def _with_units(run: RunLike) -> "RunSource":
     """The run's source; a run without any transcript yet has nothing to show."""
-    from moot.engine.folder import RunFolderError
+    from moot.saved.files import RunFolderError
 
     source = open_run(run).source
     if not source.units:
@@ -228,7 +228,8 @@ def _rescore_file(source: "RunSource", transcript: "Transcript", job: "Job", out
 def _rescore_folder(source: "RunSource", first: "Transcript", job: "Job", out: Optional[PathLike],
                     options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy") -> Rescoring:
     """`first`: the first unit's transcript, loaded already to learn the protocol."""
-    from moot.engine.folder import RunFolder, RunFolderError
+    from moot.engine.folder import RunFolder
+    from moot.saved.files import RunFolderError
     from moot.engine.rescore import clear, unit_path
     from moot.models.engine import ModelEngine
 

@@ -28,7 +28,8 @@ from moot.api.options import Models, PathLike, RunOptions, backend_options, key_
 from moot.contract.registry import AnyProtocol
 from moot.data.load import dataset_fingerprint
 from moot.engine.context import Listener, Unit
-from moot.engine.folder import RunFolder, iter_results
+from moot.engine.folder import RunFolder
+from moot.saved.files import iter_results
 from moot.engine.meta import check_identity, describe_run, refuse_undecodable
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units

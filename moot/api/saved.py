@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Un
 from moot.api.options import PathLike
 from moot.contract.metrics import CORRECT, UnitRecord
 from moot.contract.units import unit_key
-from moot.engine.source import RunSource, UnitRef, open_run as open_source
+from moot.saved.source import RunSource, UnitRef, open_run as open_source
 from moot.log.events import Call, EventBase
 from moot.log.transcript import Transcript
 

@@ -28,7 +28,7 @@ from moot.cli.options import Parser, summary
 from moot.cli.seat import TerminalPerson
 from moot.engine.rating import Revealed, Todo, session
 from moot.engine.seats import PersonLeft
-from moot.engine.source import open_run
+from moot.saved.source import open_run
 from moot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from moot.log.annotations import annotations_path
 from moot.safety.neutral import terminal_safe

@@ -21,7 +21,7 @@ from moot.errors import EXIT_OK, EXIT_USAGE
 from moot.cli.options import Parser, summary
 from moot.contract.registry import result_name, view_of
 from moot.engine.folder import holder_of
-from moot.engine.source import RunSource, UnitRef, open_run
+from moot.saved.source import RunSource, UnitRef, open_run
 from moot.log.events import Message
 from moot.log.transcript import Transcript
 from moot.views.console import ConsolePrinter

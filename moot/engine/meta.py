@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from moot.errors import UsageError
-from moot.engine.folder import RunFolder, RunFolderError
+from moot.engine.folder import RunFolder
+from moot.saved.files import RunFolderError
 from moot.engine.plan import Plan
 from moot.engine.provenance import environment
 from moot.scenario.load import same_scenario

@@ -18,7 +18,7 @@ from typing import Optional, Protocol
 from moot.contract.rating import Rateable
 from moot.contract.registry import PROTOCOLS
 from moot.engine.seats import Asking, Person, Question, Seat, SeatSpec
-from moot.engine.source import RunSource, UnitRef
+from moot.saved.source import RunSource, UnitRef
 from moot.log.annotations import Rating, append_ratings, rated_by
 from moot.log.transcript import now
 

@@ -28,7 +28,8 @@ from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored, S
 from moot.engine.context import Reply, Unit, UnitContext
-from moot.engine.folder import Record, unit_file
+from moot.engine.folder import unit_file
+from moot.saved.files import Record
 from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
 from moot.safety.diskio import is_environment_error, write_atomic

@@ -31,7 +31,8 @@ from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.engine.context import Listener, Unit, UnitContext
-from moot.engine.folder import RunFolder, iter_results
+from moot.engine.folder import RunFolder
+from moot.saved.files import iter_results
 from moot.engine.live import Listeners, LiveTurn
 from moot.engine.setup import started_event
 from moot.scenario.load import same_scenario, scenario_content_hash

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from moot.engine.folder import read_object
-from moot.engine.records import Manifest
+from moot.saved.files import read_object
+from moot.saved.records import Manifest
 
 MANIFEST = "experiment.json"
 

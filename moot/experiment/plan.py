@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.engine.folder import iter_results
+from moot.saved.files import iter_results
 from moot.engine.plan import item_ids, variant_plan
 from moot.experiment.grid import Cell, Shard, cells, in_shard, shard_folder
 from moot.experiment.schema import Experiment

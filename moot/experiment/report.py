@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from moot.engine.folder import iter_results, read_meta
+from moot.saved.files import iter_results, read_meta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats

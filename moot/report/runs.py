@@ -26,8 +26,8 @@ from moot.contract.protocol import Protocol
 from moot.metrics import stats
 from moot.metrics.classification import UNPARSED, MetricReport, summarize, value_of
 from moot.metrics.coded import Resampling, features, score, value
-from moot.engine.folder import RunFolderError
-from moot.engine.source import RunSource, UnitRef, open_run
+from moot.saved.files import RunFolderError
+from moot.saved.source import RunSource, UnitRef, open_run
 from moot.log.transcript import Transcript
 from moot.errors import MootError
 

@@ -21,8 +21,9 @@ from typing import Any, Iterator, Mapping, Optional
 
 from moot.contract.metrics import UnitRecord
 from moot.contract.registry import PROTOCOLS, AnyProtocol
-from moot.engine.folder import RunFolderError, held_locks, iter_results, lock_holder, read_meta
-from moot.engine.source import NOT_TRANSCRIPTS, SET_ASIDE
+from moot.engine.folder import held_locks, lock_holder
+from moot.saved.files import RunFolderError, iter_results, read_meta
+from moot.saved.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.safety.diskio import open_regular, read_regular
 from moot.report.runs import models_text

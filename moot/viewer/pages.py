@@ -21,7 +21,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from moot.engine.folder import RunFolderError
+from moot.saved.files import RunFolderError
 from moot.engine.seatfiles import seat_links
 from moot.errors import MootError
 from moot.safety.diskio import open_regular

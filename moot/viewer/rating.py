@@ -38,7 +38,7 @@ from jinja2 import Environment
 
 from moot.engine.rating import Revealed, Todo, left_to_rate, session
 from moot.engine.seats import Asking, Question
-from moot.engine.source import RunSource
+from moot.saved.source import RunSource
 from moot.errors import EXIT_ENVIRONMENT, EXIT_OK, MootError
 from moot.log.annotations import FILE, annotations_path
 from moot.safety.signals import exit_code, headline

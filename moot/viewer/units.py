@@ -1,7 +1,7 @@
 """One run's units as rows of a table: what its results say at once, what its transcripts say
 once they are indexed, the filters over both, and pages of rows.
 
-A run folder opens without reading its transcripts (moot.engine.source): a row's prediction, gold
+A run folder opens without reading its transcripts (moot.saved.source): a row's prediction, gold
 label, correctness and status come from results.jsonl, so the first page of a 10,000-unit run is
 quick. Facts that only a transcript holds (the item's target, how many rounds it took, whether the
 answer flipped, whether the deciders disagreed at the end) are read by a background indexer with
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from moot.contract.metrics import CORRECT, UNPARSED_MEASURE, Measure, UnitRecord
 from moot.contract.registry import AnyProtocol
-from moot.engine.source import RunSource, UnitRef, open_run
+from moot.saved.source import RunSource, UnitRef, open_run
 from moot.log.events import Message, Outcome
 from moot.log.transcript import Transcript, load
 from moot.metrics.classification import UNPARSED, MetricReport, summarize

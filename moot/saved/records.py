@@ -1,7 +1,7 @@
 """The shapes of run.json, a results row and experiment.json, checked once where they are read.
 
 Every reader (the report, compare, export, the viewer, the bundle, the Python API) reads these
-files through moot.engine.folder, which checks each against its shape here: a key moot writes
+files through moot.saved.files, which checks each against its shape here: a key moot writes
 that holds a value of another type (a hand edit: `"models": 5`, `"gold": {}`, `"labels": "abc"`)
 is a RunFolderError naming the file (and line) and the key, instead of a TypeError deep inside
 whichever reader met it first. Keys moot does not know are kept as they are (later versions may

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from moot.engine.folder import RunFolderError, read_meta, read_results, transcript_of
+from moot.saved.files import RunFolderError, read_meta, read_results, transcript_of
 from moot.errors import MootError, nearest
 from moot.log.annotations import FILE as ANNOTATIONS
 from moot.log.events import RunStarted
