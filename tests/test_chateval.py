@@ -26,9 +26,10 @@ from moot.metrics.classification import UNPARSED
 from moot.models.requests import Score, request_of
 from moot.models.scripted import ScriptedChatCompletionClient
 from moot.models.scripted_requests import answer
-from moot.protocols.chateval import (
-    PROTOCOL, ChatEvalScenario, Judgement, aggregate, cohen_kappa, read_scores,
-)
+from moot.protocols.chateval.events import Judgement, aggregate, read_scores
+from moot.protocols.chateval.protocol import PROTOCOL
+from moot.protocols.chateval.report import cohen_kappa
+from moot.protocols.chateval.schema import ChatEvalScenario
 from moot.protocols.registry import REGISTRY
 from moot.scenario.load import load_scenario
 from moot.speaker_selection.chateval import SUMMARIZER, PanelPlan, Turn, next_speaker

@@ -329,7 +329,7 @@ class ByKind:
 
 
 def test_a_person_referees_in_a_chateval_panel(tmp_path):
-    from moot.protocols.chateval import Judgement
+    from moot.protocols.chateval.events import Judgement
 
     person = ByKind()
     options = RunOptions(seats=(SeatSpec("referee_1"),), person=person)

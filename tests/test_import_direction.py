@@ -47,7 +47,7 @@ KNOWN_BACKWARD = {
     ("moot.contract.protocol", "moot.engine.context"),  # a protocol's run gets the engine's Context
     ("moot.contract.rating", "moot.engine.seats"),
     ("moot.contract.report", "moot.report.runs"),  # contract.report needs report.runs.Run (holds a Protocol)
-    ("moot.protocols.chateval", "moot.report.runs"),
+    ("moot.protocols.chateval.report", "moot.report.runs"),
     ("moot.protocols.conference.plots", "moot.report.plots"),
     ("moot.protocols.conference.protocol", "moot.report.runs"),
     ("moot.protocols.conference.report", "moot.report.runs"),

@@ -14,5 +14,5 @@ REGISTRY = PROTOCOLS
 for name, module in (("conference", "moot.protocols.conference.protocol"), ("cola", "moot.protocols.cola.protocol"),
                      ("s2mad", "moot.protocols.s2mad.protocol"), ("negotiation", "moot.protocols.negotiation.protocol"),
                      ("debate", "moot.protocols.debate"), ("judge_eval", "moot.protocols.judge_eval"),
-                     ("chateval", "moot.protocols.chateval")):
+                     ("chateval", "moot.protocols.chateval.protocol")):
     REGISTRY.declare(name, module)  # imported when a run, a transcript or a listing first asks for it

@@ -1,0 +1,1 @@
+"""ChatEval: a referee panel's multi-agent debate (moot.protocols.chateval.protocol)."""
