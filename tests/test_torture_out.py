@@ -1,7 +1,7 @@
 """Torture: odd output places (`--out`).
 
-A dangling or looping symlink, a file where a folder is meant (or the reverse), a path through a
-file or a dangling symlink: one line naming the path, exit 2, nothing written — for every command
+A dangling or looping symlink, a file where a folder is meant (or the reverse), a pipe or device
+where a file is meant (never replaced), a path through a file or a dangling symlink: one line naming the path, exit 2, nothing written — for every command
 with an --out. A folder without permission, a read-only mount and a name too long for the file
 system are the environment refusing: one line naming the place, exit 3, nothing written.
 """
@@ -40,10 +40,14 @@ def oddity(tmp_path: Path, kind: str, odd: str) -> tuple[Path, str]:
         os.symlink(tmp_path / "gone", tmp_path / "link")
         return tmp_path / "link" / "out", (f"{tmp_path / 'link'} is a symlink to {tmp_path / 'gone'}, "
                                            "which does not exist")
+    if odd == "a pipe":  # as /dev/null: a file renamed over it would replace it
+        os.mkfifo(tmp_path / "pipe")
+        return tmp_path / "pipe", ("exists and is not a folder" if kind == "folder"
+                                   else "is a device, pipe or socket, not a file")
     raise AssertionError(odd)
 
 
-ODD = ["dangling symlink", "symlink loop", "the other kind", "through a file", "through a dangling symlink"]
+ODD = ["dangling symlink", "symlink loop", "the other kind", "through a file", "through a dangling symlink", "a pipe"]
 # command -> (the kind of its --out, argv before --out)
 COMMANDS = {"run": ("folder", lambda runs: [runs / "cola.yaml", "--dataset", runs / "data.yaml", "--quiet",
                                             "--model", "scripted"]),
@@ -67,6 +71,7 @@ def test_an_odd_out_is_one_clear_line_and_nothing_is_written(command, odd, runs,
         assert_clean(ran)
         assert {p: p.read_bytes() for p in files_of(tmp_path)} == before
         assert not (tmp_path / "gone").exists()
+        assert odd != "a pipe" or (tmp_path / "pipe").is_fifo()
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
+from moot.safety.places import special
+
 FREE_SPACE, PERMISSIONS = "free space", "fix the permissions"
 # errno -> (what happened, what to do about it)
 ENVIRONMENT_ERRNOS = {
@@ -126,6 +128,8 @@ def write_atomic(path: str | Path, data: str | bytes, replace: bool = True) -> N
     written through. `replace=False`: fail with FileExistsError if `path` exists (even as a
     dangling symlink) rather than replace it."""
     path = Path(path)
+    if special(path):  # never renamed over /dev/null or a pipe: callers check with usable_out
+        raise FileExistsError(errno.EEXIST, "a device, pipe or socket, not a file; not replaced", str(path))
     tmp = None
     try:
         fd, tmp = create_exclusive(path.parent, f".{path.name[:64]}.", ".tmp")  # short: a long name still fits

@@ -1,7 +1,8 @@
 """Where output goes (`--out`): an odd place is one clear line before anything is written.
 
 A dangling symlink, a symlink loop, a file where a folder is meant (or a folder where a file is),
-a path through a file or a dangling symlink are the user's to fix: `OutError`, one line, exit 2.
+a device, pipe or socket where a file is meant (`/dev/null`: a file is written beside it and
+renamed over it), a path through a file or a dangling symlink are the user's to fix: `OutError`, one line, exit 2.
 A folder without write permission, a read-only mount or a name too long for the file system is
 the environment refusing: the OSError the first write raises, named (moot.safety.diskio), exit 3.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 from moot.errors import MootError
@@ -53,7 +55,19 @@ def odd(path: Path, kind: str) -> str:
         return "exists and is not a folder"
     if kind == "file" and is_dir:
         return "is a folder, not a file"
+    if kind == "file" and special(path):
+        return "is a device, pipe or socket, not a file (writing would replace it)"
     return ""
+
+
+def special(path: Path) -> bool:
+    """Whether `path` itself (not what a symlink leads to: a symlink is replaced) is a device, a
+    pipe or a socket, which a file written beside and renamed over it would replace."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def parent_problem(path: Path) -> str:
