@@ -52,7 +52,7 @@ def refuse_undecodable(argv: Sequence[str]) -> None:
 
 
 MODEL_HELP = ("model for every role (SPEC) or one role, agent or group (KEY=SPEC), repeatable; SPEC: "
-              "local, local:PATH.gguf, openai:MODEL, ollama:MODEL, scripted[:TOKENS]")
+              "local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, ollama:MODEL, scripted[:TOKENS]")
 
 
 def add_model(p: argparse.ArgumentParser, help: str = MODEL_HELP) -> None:

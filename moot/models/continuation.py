@@ -18,9 +18,9 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-from autogen_core.models import RequestUsage
+from autogen_core.models import CreateResult, RequestUsage
 
-from moot.models.requests import MeasuredResult
+from moot.models.requests import Continue, MeasuredResult
 
 if TYPE_CHECKING:  # the processors get llama.cpp's numpy arrays; the HTTP backends never import numpy
     import numpy as np
@@ -125,3 +125,13 @@ def continuation_result(text: str, finish: str, sentence: bool, usage: RequestUs
         detail["note"] = "no complete sentence within the token bound"
     return MeasuredResult(content=body, usage=usage, cached=False, detail=detail,
                           finish_reason="length" if finish == "length" else "stop")
+
+
+def served_continuation(said: CreateResult, request: Continue) -> MeasuredResult:
+    """A server's reply to `request` as a continuation; a server applies no logits processors,
+    which its detail notes when the request asked for them."""
+    result = continuation_result(said.content if isinstance(said.content, str) else "", said.finish_reason,
+                                 request.sentence, said.usage)
+    if request.min_tokens or request.ban_first or request.no_repeat_ngram:
+        result.detail["note"] = "logits processors are not applied by a server"
+    return result

@@ -25,7 +25,7 @@ from autogen_ext.models.ollama import OllamaChatCompletionClient
 
 from moot.models.base import JsonOutput, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
-from moot.models.continuation import continuation_result
+from moot.models.continuation import served_continuation
 from moot.models.requests import (
     Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of, score_detail,
     without_request,
@@ -98,10 +98,7 @@ class OllamaClient(OllamaChatCompletionClient):
         said = bound_reply(CreateResult(content=reply.response or "", usage=usage, cached=False,
                                         finish_reason="length" if reply.done_reason == "length" else "stop"),
                            options.get("num_predict"))
-        result = continuation_result(str(said.content), said.finish_reason, request.sentence, usage)
-        if request.min_tokens or request.ban_first or request.no_repeat_ngram:
-            result.detail["note"] = "logits processors are not applied by a server"
-        return result
+        return served_continuation(said, request)
 
     async def _generate(self, prompt: str, options: dict[str, Any], **more: Any) -> Any:
         """One raw-mode generate call (no template: the prompt is the document)."""

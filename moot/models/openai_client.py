@@ -51,7 +51,7 @@ from pydantic import BaseModel
 
 from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
-from moot.models.continuation import continuation_result
+from moot.models.continuation import continuation_result, served_continuation
 from moot.models.requests import (
     Choose, Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
     score_detail, without_request,
@@ -343,11 +343,7 @@ class OpenAIClient(MootClient):
                 result = await self._begun(body, result)
         else:
             result = await self._send(messages, {**args, **stop})
-        result = bound_reply(result, args.get("max_tokens"))
-        cut = continuation_result(result.content if isinstance(result.content, str) else "", result.finish_reason, request.sentence, result.usage)
-        if request.min_tokens or request.ban_first or request.no_repeat_ngram:
-            cut.detail["note"] = "logits processors are not applied by a server"
-        return cut
+        return served_continuation(bound_reply(result, args.get("max_tokens")), request)
 
     async def _completion(self, body: dict[str, Any]) -> CreateResult:
         reply = await self._post("/completions", body)

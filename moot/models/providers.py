@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import create_model
 
+from moot.models.anthropic_provider import ANTHROPIC
 from moot.models.local_provider import LOCAL
 from moot.models.ollama_provider import OLLAMA
 from moot.models.openai_provider import OPENAI
@@ -41,7 +42,7 @@ class Providers:
         return list(self._providers.values())
 
 
-PROVIDERS = Providers([OPENAI, OLLAMA, LOCAL, SCRIPTED])
+PROVIDERS = Providers([OPENAI, ANTHROPIC, OLLAMA, LOCAL, SCRIPTED])
 
 
 class BackendsBlock(Options):

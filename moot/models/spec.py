@@ -1,7 +1,7 @@
 """Model spec strings: `provider[:model]`, the one way to name a model everywhere.
 
 A spec that does not parse says what was probably meant: `gpt-4o` -> `openai:gpt-4o`,
-`opnai:gpt-4o` -> `openai:gpt-4o`, `llama3` -> `ollama:llama3` or `openai:llama3`.
+`opnai:gpt-4o` -> `openai:gpt-4o`, `claude-sonnet-4-5` -> `anthropic:claude-sonnet-4-5`, `llama3` -> `ollama:llama3` or `openai:llama3`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from moot.models.provider import ModelSpec
 from moot.models.providers import PROVIDERS, AnyProvider
 
 OPENAI_NAMES = re.compile(r"^(gpt-|chatgpt|o\d|text-|davinci|babbage)")
+ANTHROPIC_NAMES = re.compile(r"^claude")
 
 
 def parse_spec(text: str) -> ModelSpec:
-    """Parse `local`, `local:/m.gguf`, `openai:gpt-4o-mini`, `ollama:llama3`, `scripted[:...]`."""
+    """Parse `local`, `local:/m.gguf`, `openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`, `ollama:llama3`, `scripted[:...]`."""
     provider, _, model = text.strip().partition(":")
     provider = provider.lower()
     if provider not in PROVIDERS:
@@ -42,6 +43,8 @@ def meant(text: str) -> str:
         return f" (did you mean '{near}:{model}'?)" if near else ""
     if OPENAI_NAMES.match(text.lower()):
         return f" (did you mean 'openai:{text}'?)"
+    if ANTHROPIC_NAMES.match(text.lower()):
+        return f" (did you mean 'anthropic:{text}'?)"
     if near and not PROVIDERS.get(near).needs_model:  # `scriptd`; but `llama3` is a model name, not `ollama`
         return f" (did you mean '{near}'?)"
     return f" (a spec is PROVIDER:MODEL: did you mean 'ollama:{text}' or 'openai:{text}'?)"

@@ -57,6 +57,7 @@ mapping.
 
 A model spec (a value of `models`) is `local` (the Gemma 3 270M model shipped as a package),
 `local:PATH.gguf`, `openai:MODEL` (OpenAI or any compatible server, see `backends.openai`),
+`anthropic:MODEL` (Claude, or any server speaking its Messages API, see `backends.anthropic`),
 `ollama:MODEL`, or `scripted` / `scripted:TOKENS` (a deterministic stand-in for tests and demos;
 TOKENS such as `MORE_DEBATE,AGREEMENT,GARBAGE` script its verdicts). `--model SPEC` and
 `--model KEY=SPEC` on the command line beat the file.
