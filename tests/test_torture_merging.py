@@ -88,4 +88,4 @@ def test_compare_of_one_dataset_says_what_it_dropped(tmp_path):
         a, b = run_on(tmp_path / "a"), run_on(tmp_path / "b", ROWS, "--limit", 4)
         ran = moot("compare", a, b)
         assert ran.code == 0, ran.err
-        assert "paired 4 units; dropped 2 without their pair" in ran.out
+        assert "paired 4 units; dropped 2 without their pair (in A only: 2, e.g. 5, 6; in B only: 0)" in ran.out

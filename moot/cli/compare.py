@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from moot.cli.options import Parser, summary
 from moot.errors import EXIT_OK, UsageError
@@ -57,7 +57,8 @@ def run(argv: Sequence[str]) -> int:
     print(terminal_safe(markdown(grid)))
     found = analysis.comparison("A")
     if found is not None and found.dropped:
-        print(f"paired {found.paired} units; dropped {found.dropped} without their pair")
+        print(terminal_safe(f"paired {found.paired} units; dropped {found.dropped} without their pair "
+                            f"(in A only: {unpaired(a.gold, b.gold)}; in B only: {unpaired(b.gold, a.gold)})"))
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -65,3 +66,9 @@ def run(argv: Sequence[str]) -> int:
         write_atomic(out / "compare.csv", to_csv(grid))
         write_atomic(out / "compare.tex", latex(grid))
     return EXIT_OK
+
+
+def unpaired(ours: Mapping[str, str], theirs: Mapping[str, str], shown: int = 3) -> str:
+    """How many of our items the other run lacks, and the first few ids."""
+    ids = sorted(set(ours) - set(theirs))
+    return f"{len(ids)}" + (f", e.g. {', '.join(ids[:shown])}" if ids else "")
