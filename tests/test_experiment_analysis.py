@@ -135,6 +135,20 @@ def test_csv_cells_hold_numbers_markdown_and_latex_the_readable_cells() -> None:
     assert "240 / 0" in latex(grid)
 
 
+def test_an_interval_whose_every_draw_is_alike_says_so_instead_of_a_zero_width_one() -> None:
+    """Two arms alike on every item: Δ's bootstrap draws are all 0, shown as its reason, not [0.000, 0.000]."""
+    from moot.experiment.tables import interval
+
+    one = cell("cola", 0, 0.8)
+    twin = Cell("twin", one.dataset, one.model, 0, one.labels, one.gold, one.pred)
+    found = analyse([one, twin], Column("semeval2016", "accuracy"), "local", ["cola", "twin"], "cola", resamples=200)
+    delta = found.comparisons[0].delta
+    assert delta.low == delta.high == 0.0 and delta.note == "no variation across items"
+    shown = interval(delta)
+    assert shown == "no variation across items" and shown.values == (None, None, "no variation across items")
+    assert "[0.000, 0.000]" not in markdown(arms_grid(found))
+
+
 def test_units_without_their_pair_are_dropped_and_counted() -> None:
     short = [cell("cola", s, 0.8, n=100) for s in (0, 1)] + [cell("direct", s, 0.5) for s in (0, 1, 2)]
     found = analyse(short, Column("semeval2016", "accuracy"), "local", ["cola", "direct"], "cola", resamples=200)

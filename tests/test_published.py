@@ -142,7 +142,9 @@ def test_the_papers_item_count_is_printed_beside_the_measured_one() -> None:
     assert items_line(vast, [5, 5, 5]) == "items: 5 of the paper's 676 (" + vast.of + ")"  # type: ignore[union-attr]
     assert items_line(vast, [3006]) is not None and items_line(vast, [3006]).startswith("items: 3,006 of the paper's 676")  # type: ignore[union-attr]
     assert items_line(vast, [4, 7]).startswith("items: 4-7 of")  # type: ignore[union-attr]
-    assert items_line(vast, []) is None and items_line(None, [5]) is None
+    assert items_line(vast, []) is None and items_line(None, []) is None
+    assert items_line(None, [5]) == ("items: 5 measured; the paper's count for this table is not declared "
+                                     "(published.yaml `items`)")
     grid = published_grid({"local": {"F1": {"a": Measured(0.5, t_interval([0.5]), 5, 1)}}}, table("Heller/Table 1"),
                           {"a": "Gemma 2 9B"}, ["a"])
     assert sum(n.startswith("items: 5 of the paper's 676 (VAST test") for n in grid.notes) == 1

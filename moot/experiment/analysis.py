@@ -321,7 +321,8 @@ METHODS = (
     "Mean over repeats with a 95% t interval (df = repeats - 1), clipped to the metric's range [0, 1] where it "
     f"reaches past it (flagged); [items]: 95% percentile bootstrap over items (B = {stats.RESAMPLES}, seed "
     f"{stats.SEED}), items resampled jointly across repeats. Flagged: fewer than {stats.FEW_REPEATS} repeats or "
-    f"{stats.FEW_ITEMS} items; repeats that all give one value show '{stats.NO_VARIANCE}', not an interval.",
+    f"{stats.FEW_ITEMS} items; repeats that all give one value show '{stats.NO_VARIANCE}', and items whose "
+    "every resample gives one value 'no variation across items', not a zero-width interval.",
     "Δ = arm − reference on the same items and seeds, 95% paired percentile bootstrap over items; p (its test "
     "in brackets), of the column's own metric: paired_t, the paired t-test over repeats (two or more that vary); "
     f"bootstrap, the paired bootstrap test over items (same draws as Δ's interval: B = {stats.RESAMPLES}, seed "

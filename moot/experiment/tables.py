@@ -49,12 +49,15 @@ def span(name: str) -> tuple[str, ...]:
 
 def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> Cell:
     """The interval with its flags (too few repeats or items, clipped); none: why, when it is that
-    the repeats do not vary (a zero-width interval would say more than the data). CSV: low, high
-    and the flags (or why there is none) apart (`span`)."""
+    the repeats or the items do not vary (a zero-width interval would say more than the data).
+    CSV: low, high and the flags (or why there is none) apart (`span`)."""
     if math.isnan(found.low):
         return Cell(found.note if found.note == stats.NO_VARIANCE else DASH, None, None, found.note or None)
-    low, high = number(found.low, percent, digits), number(found.high, percent, digits)
     flags = "; ".join(found.flags)
+    if found.note and found.low == found.high:  # every draw alike (no variation across items): its reason
+        return Cell(f"{found.note} ({flags})" if flags else found.note, None, None,
+                    "; ".join(filter(None, (found.note, flags))))
+    low, high = number(found.low, percent, digits), number(found.high, percent, digits)
     shown = f"[{low}, {high}]"
     return Cell(f"{shown} ({flags})" if flags else shown, *low.values, *high.values, flags or None)
 
@@ -175,11 +178,12 @@ def measured_of(analysis: Analysis, published: Published, rows: Optional[Mapping
                             (models or {}).get(s.arm, analysis.model)) for s in analysis.arms}
 
 
-def marks_note(published: Published, measured: ByModel, rows: Mapping[str, str], rule: str) -> Optional[str]:
-    """What a mark means in the paper, the rule applied here and the tests that decided it."""
+def marks_note(published: Published, measured: ByModel, rows: Mapping[str, str], rule: str) -> str:
+    """What a mark means in the paper, the rule applied here and the tests that decided it (or that
+    the paper marks none)."""
     paper = published.spec.significance
     if paper is None:
-        return None
+        return "Significance: the paper marks none in this table, so none is marked here."
     meaning = published.spec.marks.get(paper.mark, "")
     if rule == "strict":
         how = (f"the strict rule: the arm of row {paper.row} against the best measured arm of all, "
@@ -236,7 +240,7 @@ def published_grid(measured: ByModel, published: Published, rows: Mapping[str, s
                                     for cell in by.get(column.name, {}).values() if cell.items is not None))
     notes = (f"Published: {spec.paper}, {spec.where}; model {spec.model or 'as in the paper'}; "
              f"runs averaged: {spec.runs_averaged if spec.runs_averaged is not None else 'not stated'}.",
-             *([items] if items else []), *([marks] if marks else []), *([spec.note] if spec.note else []),
+             *([items] if items else []), marks, *([spec.note] if spec.note else []),
              "95% CI: over repeats (t) with two or more repeats, else over items (percentile bootstrap)."
              + (" A column of runs (n items –): the mean over runs (seeds) with its t interval (none from one run)."
                 if over_runs else ""),

@@ -126,11 +126,14 @@ class PublishedFile(Strict):
 
 def items_line(items: Optional[PaperItems], measured: Iterable[int]) -> Optional[str]:
     """One line putting the item counts measured beside the paper's ("items: 5 of the paper's 676
-    (VAST test, Heller §5.1.1)"); None when the paper's count is not declared or nothing was measured."""
+    (VAST test, Heller §5.1.1)"), or that the table does not declare the paper's; None when nothing
+    was measured over items."""
     counts = sorted(set(measured))
-    if items is None or not counts:
+    if not counts:
         return None
     shown = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    if items is None:
+        return f"items: {shown} measured; the paper's count for this table is not declared (published.yaml `items`)"
     return f"items: {shown} of the paper's {items.count:,} ({items.of})"
 
 
