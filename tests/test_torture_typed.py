@@ -11,9 +11,10 @@ import subprocess
 import sys
 
 import pytest
-from torture_support import Ran, assert_clean, case, moot
+from torture_support import Ran, assert_clean, case, moot, scripted_batches
 
 from moot.engine.seats import MAX_TYPED
+from moot.log.annotations import read_ratings
 from moot.log.events import Human
 from moot.log.transcript import load
 
@@ -91,3 +92,17 @@ def test_a_bad_seat_spec_is_one_line_before_anything_is_written(tmp_path, spec):
         assert ran.code == 2, ran.err
         assert_clean(ran, max_err_lines=1)
         assert "--human" in ran.err and not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("name", ["latin-1", "too long"])
+def test_a_rater_name_that_cannot_be_recorded_is_asked_again(tmp_path, name):
+    with case("bad inputs", "typed"):
+        run = scripted_batches(tmp_path, ("run",)) / "run"
+        bad = {"latin-1": "b\u00e9b".encode("latin-1"), "too long": b"b" * (MAX_TYPED + 1)}[name]
+        done = subprocess.run([sys.executable, "-m", "moot", "annotate", str(run), "--limit", "1"],
+                              input=bad + b"\nbob\nfavor\n", capture_output=True, timeout=120)
+        ran = Ran(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+        assert ran.code == 0, ran.err
+        assert_clean(ran, max_err_lines=0)
+        assert "(that does not read:" in ran.out
+        assert [(r.rater, r.value) for r in read_ratings(run)] == [("bob", "favor")]

@@ -80,10 +80,11 @@ async def ask_name(person: Person) -> str:
     asking = Asking(SEAT, SEAT, SEAT, "start", "annotate", (NAME,))
     problem = ""
     while True:
-        name = (await person.ask(asking, NAME, problem)).strip()
+        typed, unfit = NAME.read(await person.ask(asking, NAME, problem))  # UTF-8, bounded
+        name = (typed or "").strip()
         if name:
             return name
-        problem = NO_NAME
+        problem = unfit or NO_NAME
 
 
 async def rate(person: Person, source: RunSource, rater: str, unit: UnitRef, thing: Rateable,
