@@ -7,6 +7,12 @@ saved as failed is then resumed against a healthy server; `retry_after`: what a 
 request is recorded with its messages, its path, its Authorization header and when it arrived.
 `delay` slows every reply (kill loops). `logprobs`: what a request for log-probabilities gets as its
 choice's `logprobs` (raw JSON, so NaN can be sent); None: they are ignored, as many servers do.
+
+`rate`: a rate limit of that many requests per second (a token bucket holding `burst` requests,
+default one second's worth; 1: requests spaced 1/rate apart, as nginx's `limit_req` without burst):
+above it a request gets HTTP 429 with `Retry-After: retry_after` (counted in `refused`), as a
+provider's rate limit does. `upstream`: the base URL of a real OpenAI-compatible server (a
+llama-server) that answers every request let through, in place of the scripted reply.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import socket
 import struct
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
@@ -64,9 +72,14 @@ class FaultServer:
     retry_after: str = "1"  # what a 429 asks
     logprobs: Optional[str] = None  # the JSON text of a choice's "logprobs" when a request asks for them
     requests: list[Request] = field(default_factory=list)
+    rate: Optional[float] = None  # requests per second let through; above it: 429
+    burst: Optional[float] = None  # the bucket's size (default: `rate`)
+    upstream: Optional[str] = None  # a real server answering the requests let through
+    refused: int = 0  # requests answered 429 by the rate limit
 
     def __post_init__(self) -> None:
         assert self.mode in MODES, self.mode
+        self._tokens, self._filled = self.rate or 0.0, time.monotonic()
         self._release = threading.Event()
         self._lock = threading.Lock()
         server = self
@@ -76,7 +89,13 @@ class FaultServer:
 
             def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(size) or b"{}")
+                raw = self.rfile.read(size)
+                if not server.let_through():
+                    return send(self, 429, {"error": {"message": "rate limit", "type": "rate_limit"}},
+                                {"Retry-After": server.retry_after})
+                if server.upstream:
+                    return forward(self, server.upstream, raw)
+                body = json.loads(raw or b"{}")
                 request = Request(time.monotonic(), body.get("model", ""), body.get("messages", []),
                                   self.headers.get("Authorization", ""), body.get("response_format"), self.path,
                                   bool(body.get("logprobs")))
@@ -103,6 +122,20 @@ class FaultServer:
         self.httpd.server_close()
 
     # --- answers ------------------------------------------------------------------------------
+    def let_through(self) -> bool:
+        """Whether the rate limit lets a request through now (a token bucket of one second)."""
+        if self.rate is None:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst or self.rate, self._tokens + (now - self._filled) * self.rate)
+            self._filled = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return True
+            self.refused += 1
+            return False
+
     def answer(self, h: BaseHTTPRequestHandler, request: Request, number: int) -> None:
         if self.delay:
             time.sleep(self.delay)
@@ -183,6 +216,19 @@ def send_raw(h: BaseHTTPRequestHandler, status: int, data: bytes, kind: str = "a
         h.wfile.write(data)
     except OSError:  # the client went away (a timeout, a kill)
         h.close_connection = True
+
+
+def forward(h: BaseHTTPRequestHandler, upstream: str, raw: bytes) -> None:
+    """The request sent on to `upstream` (a real server); its answer sent back as it came."""
+    path = h.path.removeprefix("/v1")
+    request = urllib.request.Request(upstream.rstrip("/") + path, data=raw, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=300) as reply:
+            status, data = reply.status, reply.read()
+    except urllib.error.HTTPError as exc:
+        status, data = exc.code, exc.read()
+    send_raw(h, status, data)
 
 
 def send_chunked(h: BaseHTTPRequestHandler, data: bytes, piece: int = 65536) -> None:

@@ -30,7 +30,7 @@ from moot.data.load import dataset_fingerprint
 from moot.engine.context import Listener, Unit
 from moot.engine.folder import RunFolder
 from moot.saved.files import iter_results
-from moot.engine.meta import check_identity, describe_run, refuse_undecodable
+from moot.engine.meta import check_identity, describe_run, record_session, refuse_undecodable
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
 from moot.engine.seatfiles import clear_pending
@@ -334,6 +334,7 @@ class PreparedRun:
                                        progress=watcher.progress)
         finally:
             await engine.close()
+            record_session(started.folder, engine.stats)
             if watcher.close is not None:
                 watcher.close()
 

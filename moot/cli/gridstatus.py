@@ -49,7 +49,8 @@ class CellsLine(BatchStatus):
     def counts(self) -> EngineStats:
         before, live = self.before, self.stats
         return EngineStats(before.backend_calls + live.backend_calls, before.cache_hits + live.cache_hits,
-                           before.prompt_tokens + live.prompt_tokens, before.completion_tokens + live.completion_tokens)
+                           before.prompt_tokens + live.prompt_tokens, before.completion_tokens + live.completion_tokens,
+                           live.paces)
 
     def clear(self) -> None:
         """On a terminal, the line is wiped (a cell's own line goes there)."""

@@ -115,8 +115,9 @@ class BatchStatus:
         eta = f"{seconds:.0f}s" if seconds is not None else "?"
         failed = f" failed={self.failed}" if self.failed else ""
         stats = self.counts()
+        pace = f" {stats.pace}" if stats.pace else ""
         return (f"[{self.done}/{self.total}] ETA {eta} calls={stats.backend_calls} cached={stats.cache_hits} "
-                f"tokens={stats.tokens} unparsed={self.unparsed}{failed}")
+                f"tokens={stats.tokens} unparsed={self.unparsed}{failed}{pace}")
 
     def counts(self) -> EngineStats:
         """The calls, cache hits and tokens the line shows."""

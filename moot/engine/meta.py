@@ -11,6 +11,10 @@ model files' sha256). A different scenario or dataset is refused; other models a
 `--allow-model-change` is given, which is recorded in `model_changes`. The first invocation's
 environment stays; a later one in another is added to `environment_changes` (a folder older than
 environments gets its first there).
+
+After each invocation run.json also keeps `pacing`: each endpoint's limit on calls in flight as it
+adapted to the server (moot.models.pace: ceiling, lowest, last, 429s, timeouts, cuts, its course),
+the latest invocation's.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from moot.engine.folder import RunFolder
 from moot.saved.files import RunFolderError
 from moot.engine.plan import Plan
 from moot.engine.provenance import environment
+from moot.models.engine import EngineStats
 from moot.scenario.load import same_scenario
 from moot.scenario.blocks import ScenarioBase
 
@@ -74,6 +79,14 @@ def refuse_undecodable(meta: Mapping[str, Any], key: str = "") -> None:
                 shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                 raise UsageError(f"{where} '{shown}': not UTF-8; moot keeps names and values as UTF-8 text "
                                  "(rename the file or folder)") from None
+
+
+def record_session(folder: RunFolder, stats: EngineStats) -> None:
+    """What this invocation adds to run.json once its units are done (module docstring)."""
+    before = folder.meta()
+    if before is None or not stats.paces:
+        return
+    folder.write_meta({**before, "pacing": {pace.name: pace.record() for pace in stats.paces}})
 
 
 def check_identity(folder: RunFolder, identity: Mapping[str, Any], info: Mapping[str, Any],

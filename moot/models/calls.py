@@ -2,7 +2,9 @@
 
 A call that can succeed on a later attempt (an unreachable or overloaded backend, HTTP 5xx, a
 timeout, an empty, malformed or oversized reply) is retried with exponential backoff; HTTP 429
-waits what the server's `Retry-After` asks (up to MAX_RETRY_AFTER_S, whatever the call timeout).
+waits what the server's `Retry-After` asks (up to MAX_RETRY_AFTER_S, whatever the call timeout),
+spending no attempt (up to MAX_THROTTLED such waits); through an endpoint's pace
+(moot.models.pace) the whole endpoint waits, with fewer calls in flight.
 A call that cannot succeed however often it is sent (HTTP 400, 401, 403, 404, 422: a bad key, an
 unknown model, a request the server refuses) fails at once with a FatalModelError, which stops
 a batch instead of failing every item the same way. Every cause is one line with secrets redacted (moot.safety.secrets).
@@ -15,8 +17,11 @@ import email.utils
 import json
 import sys
 import time
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Awaitable, Mapping, Optional, Protocol, Sequence, TypeVar
+from typing import (
+    Any, AsyncContextManager, AsyncIterator, Awaitable, Mapping, Optional, Protocol, Sequence, TypeVar,
+)
 
 from autogen_core import CancellationToken
 from autogen_core.models import CreateResult, LLMMessage
@@ -29,6 +34,7 @@ from moot.safety.neutral import terminal_safe
 T = TypeVar("T")
 FATAL_STATUS = frozenset({400, 401, 403, 404, 405, 422})
 MAX_RETRY_AFTER_S = 120.0
+MAX_THROTTLED = 30  # HTTP 429s one call waits out before it fails (they cost no attempt)
 SHOWN_WAIT_S = 5.0  # a wait this long before a retry is one line on stderr (moot.models.calls.show_wait)
 
 
@@ -148,26 +154,53 @@ class Creates(Protocol):
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult: ...
 
 
+class Paced(Protocol):
+    """Where a request waits for its place among an endpoint's calls in flight (moot.models.pace)."""
+
+    def attempt(self) -> AsyncContextManager[None]: ...
+
+    def first_to_wait(self) -> bool:
+        """Whether this call is the first to wait out the endpoint's current pause (it says so)."""
+
+
+class Unpaced:
+    """No bound: every request goes at once, each call waits for itself."""
+
+    @asynccontextmanager
+    async def attempt(self) -> AsyncIterator[None]:
+        yield
+
+    def first_to_wait(self) -> bool:
+        return True
+
+
 async def complete(client: Creates, messages: Sequence[LLMMessage], *,
                    output: Optional[type[BaseModel]] = None, retry: RetryPolicy = RetryPolicy(),
                    cancellation_token: Optional[CancellationToken] = None,
-                   extra_create_args: Optional[dict[str, Any]] = None, what: str = "a model call") -> Completion:
+                   extra_create_args: Optional[dict[str, Any]] = None, what: str = "a model call",
+                   pace: Optional[Paced] = None) -> Completion:
     """One completion, retried within `retry`; raises ModelCallError (FatalModelError) at the end.
-    A wait of SHOWN_WAIT_S or more before a retry is one line on stderr (`what` is waiting)."""
+    A wait of SHOWN_WAIT_S or more before a retry is one line on stderr (`what` is waiting).
+    Each request takes its place in `pace` (an endpoint's bound): a 429 there pauses the endpoint
+    (the first call to wait shows it), and the call waits for its place again. A 429 costs no attempt: up to
+    MAX_THROTTLED of them a call waits out, as asked, before it fails."""
     last: BaseException | None = None
-    for attempt in range(1, retry.attempts + 1):
+    paced = pace is not None
+    pace = pace or Unpaced()
+    attempt = throttled = 0  # failed attempts; 429s waited out
+    while True:
         started = time.monotonic()
-        wait = retry.backoff_s * 2 ** (attempt - 1)
-        why = "backoff"
+        asked: Optional[float] = None  # a 429's Retry-After
         try:
-            result = await within(retry.timeout_s, client.create(
-                list(messages), json_output=output, cancellation_token=cancellation_token,
-                extra_create_args=extra_create_args or {}))
+            async with pace.attempt():
+                result = await within(retry.timeout_s, client.create(
+                    list(messages), json_output=output, cancellation_token=cancellation_token,
+                    extra_create_args=extra_create_args or {}))
             text = result.content if isinstance(result.content, str) else ""
             if not text.strip():
                 raise EmptyReply("the model returned an empty reply")
             return Completion(text, result.usage.prompt_tokens, result.usage.completion_tokens,
-                              time.monotonic() - started, attempt, result.finish_reason,
+                              time.monotonic() - started, attempt + throttled + 1, result.finish_reason,
                               getattr(result, "detail", None))
         except (asyncio.CancelledError, NotSupported):
             raise
@@ -178,15 +211,21 @@ async def complete(client: Creates, messages: Sequence[LLMMessage], *,
             if isinstance(exc, FatalModelError):
                 raise
             if is_fatal(exc):
-                raise FatalModelError(describe(exc), attempt, status_of(exc)) from None
+                raise FatalModelError(describe(exc), attempt + 1, status_of(exc)) from None
             if isinstance(exc, UNREADABLE):
                 last = MalformedReply(f"the backend's reply is not a valid chat completion ({describe(exc)})")
-            if status_of(exc) == 429:
-                asked = retry_after(exc)
-                wait, why = (min(asked, MAX_RETRY_AFTER_S), "Retry-After") if asked is not None else (wait, why)
-        if attempt < retry.attempts:
-            if wait >= SHOWN_WAIT_S:
-                show_wait(wait_line(wait, why, what, attempt, retry.attempts, last))
+            asked = retry_after(exc) if status_of(exc) == 429 else None
+        if asked is not None and throttled < MAX_THROTTLED:  # a pace asked for: no attempt spent
+            throttled += 1
+            wait, why = min(asked, MAX_RETRY_AFTER_S), "Retry-After"
+        else:
+            attempt += 1
+            if attempt >= retry.attempts:
+                break
+            wait, why = retry.backoff_s * 2 ** (attempt - 1), "backoff"
+        if wait >= SHOWN_WAIT_S and (why == "backoff" or pace.first_to_wait()):
+            show_wait(wait_line(wait, why, what, attempt, retry.attempts, last))
+        if not (paced and why == "Retry-After"):  # paced, the endpoint waits: the next place comes after
             await asyncio.sleep(wait)
     assert last is not None  # attempts >= 1 (Retry's bound), each failed one set it
-    raise ModelCallError(describe(last), retry.attempts)
+    raise ModelCallError(describe(last), attempt + throttled)

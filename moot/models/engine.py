@@ -4,7 +4,8 @@ Every protocol (conferences included) asks through a ModelEngine shared by all u
 
 - the reply cache is keyed by model spec, generation settings, every message and the output
   schema, so a finished call is never sent twice (a rerun or a resume answers from it);
-- each backend endpoint has its own bound on calls in flight; a model served by several
+- each backend endpoint has its own bound on calls in flight, adapted to its answers (fewer on
+  429s and timeouts, more as answers return, up to `concurrency`: moot.models.pace); a model served by several
   endpoints (a list of base URLs or Ollama hosts) sends each call to the least busy one; an
   endpoint's first call goes alone, and one that refuses the credentials (401/403) is sent no
   more calls (Endpoint);
@@ -24,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Optional, Sequence
 
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
@@ -35,9 +37,11 @@ from pydantic import BaseModel
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
 from moot.models.factory import build_client, endpoints_of
+from moot.models.pace import Pace
 from moot.models.provider import BackendOptions
 from moot.models.requests import REQUEST_ARG, Request
 from moot.models.streaming import Watcher, final_of
+from moot.safety.secrets import redact_url
 
 REFUSED_STATUS = frozenset({401, 403})  # the endpoint refuses the credentials: no call to it can succeed
 
@@ -61,6 +65,13 @@ class EngineStats:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    paces: list[Pace] = field(default_factory=list)  # each endpoint's (moot.models.pace)
+
+    @property
+    def pace(self) -> str:
+        """`pace=12/32` while an endpoint sends fewer calls than it may (the lowest), else ""."""
+        slowed = [p for p in self.paces if p.adapted]
+        return f"pace={min(slowed, key=lambda p: p.current).text()}" if slowed else ""
 
     @property
     def tokens(self) -> int:
@@ -84,14 +95,14 @@ class CallResult:
 
 @dataclass
 class Endpoint:
-    """One place calls go: a bound on calls in flight and how many are queued or running.
+    """One place calls go: its pace (a bound on calls in flight) and how many are queued or running.
 
     Its first call goes alone: the others wait until an endpoint has answered once, so a bad key
     costs one request, not one per slot. Once it refuses the credentials (HTTP 401/403) no call
     still queued for it is sent: each fails at once with the same cause."""
 
     address: Optional[str]
-    slots: asyncio.Semaphore
+    pace: Pace
     load: int = 0
     answered: bool = False
     refused: Optional[FatalModelError] = None
@@ -109,6 +120,17 @@ class Endpoint:
             self.check()
             return False
         return True
+
+    @asynccontextmanager
+    async def attempt(self) -> AsyncIterator[None]:
+        """A request's place in the endpoint's pace (moot.models.calls.Paced); once the endpoint
+        refused the credentials, a call that waited for its place fails instead of being sent."""
+        async with self.pace.attempt():
+            self.check()
+            yield
+
+    def first_to_wait(self) -> bool:
+        return self.pace.first_to_wait()
 
     def check(self) -> None:
         if self.refused is not None:
@@ -147,8 +169,15 @@ class ModelEngine:
         if found is None:
             provider = spec.partition(":")[0]
             found = self._serving[spec] = [
-                self._endpoints.setdefault((provider, address), Endpoint(address, asyncio.Semaphore(self.concurrency)))
-                for address in endpoints_of(spec, self.options)]
+                self._endpoint(provider, address) for address in endpoints_of(spec, self.options)]
+        return found
+
+    def _endpoint(self, provider: str, address: Optional[str]) -> Endpoint:
+        found = self._endpoints.get((provider, address))
+        if found is None:
+            pace = Pace(self.concurrency, f"{provider} {redact_url(address)}" if address else provider)
+            found = self._endpoints[provider, address] = Endpoint(address, pace)
+            self.stats.paces.append(pace)
         return found
 
     def endpoint(self, spec: str) -> Endpoint:
@@ -195,21 +224,20 @@ class ModelEngine:
         endpoint = self.endpoint(model.spec)
         endpoint.load += 1
         try:
-            async with endpoint.slots:
-                probing = await endpoint.admit()
-                try:
-                    self.stats.backend_calls += 1
-                    chat = self.client(model, endpoint.address, role)
-                    client: Creates = Streamed(chat, on_text) if on_text is not None and streamed(chat, on_text) \
-                        else chat
-                    done = await complete(client, messages, output=output, retry=self.retry,
-                                          cancellation_token=cancellation_token,
-                                          extra_create_args=request_args(model, request),
-                                          what=f"{model.spec} ({role})" if role else model.spec)
-                except BaseException as exc:
-                    endpoint.settle(probing, exc)
-                    raise
-                endpoint.settle(probing, None)
+            probing = await endpoint.admit()
+            try:
+                self.stats.backend_calls += 1
+                chat = self.client(model, endpoint.address, role)
+                client: Creates = Streamed(chat, on_text) if on_text is not None and streamed(chat, on_text) \
+                    else chat
+                done = await complete(client, messages, output=output, retry=self.retry,
+                                      cancellation_token=cancellation_token,
+                                      extra_create_args=request_args(model, request),
+                                      what=f"{model.spec} ({role})" if role else model.spec, pace=endpoint)
+            except BaseException as exc:
+                endpoint.settle(probing, exc)
+                raise
+            endpoint.settle(probing, None)
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
             self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens,

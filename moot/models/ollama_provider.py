@@ -10,7 +10,7 @@ from pydantic import field_serializer
 
 from moot.models.base import GENERIC_INFO
 from moot.models.preflight import check_reachable
-from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, ModelSpec, Options, Provider,
+from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, ModelSpec, Priced, Provider,
                                   configured, stored_endpoints)
 from moot.safety.secrets import redact_url, register
 
@@ -21,7 +21,7 @@ CLIENT = "moot.models.ollama_client"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
 
-class OllamaBackend(Options):
+class OllamaBackend(Priced):
     """The Ollama backend (`ollama:MODEL`)."""
 
     host: Endpoints = None

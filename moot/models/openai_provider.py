@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional
 from pydantic import field_serializer
 
 from moot.models.preflight import check_reachable
-from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, MissingKey, ModelSpec, Options,
+from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, MissingKey, ModelSpec, Priced,
                                   Provider, configured, stored_endpoints)
 from moot.safety.secrets import redact_url, register
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 CLIENT = "moot.models.openai_client"
 
 
-class OpenAIBackend(Options):
+class OpenAIBackend(Priced):
     """The OpenAI-compatible backend (`openai:MODEL`)."""
 
     base_url: Endpoints = None

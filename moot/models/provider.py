@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import MootError
+from moot.models.price import Price
 from moot.safety.secrets import redact_url, register, url_secrets
 
 if TYPE_CHECKING:
@@ -38,6 +39,15 @@ class Options(BaseModel):
     (below it) is its meaning in the JSON Schema and docs/scenarios.md."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Priced(Options):
+    """The options block of a backend whose models cost money: their prices."""
+
+    prices: dict[str, Price] = {}
+    """Prices of this backend's models by model name (`gpt-4o-mini: {prompt: 0.15, completion:
+    0.60}`, US dollars per million tokens; `batch`: the share a batch API charges, default 0.5), for
+    each call's recorded cost and `--max-cost`. `--price` and `--prices FILE` beat them."""
 
 
 class NoOptions(Options):
