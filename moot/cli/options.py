@@ -76,7 +76,8 @@ def add_backends(p: argparse.ArgumentParser) -> None:
 
 def add_engine(p: argparse.ArgumentParser, concurrency: int = 4) -> None:
     p.add_argument("--concurrency", type=positive_int, default=concurrency,
-                   help=f"model calls in flight per backend endpoint (default {concurrency})")
+                   help=f"the most model calls in flight per backend endpoint, fewer while it answers 429s or "
+                        f"times out (default {concurrency})")
     p.add_argument("--no-cache", action="store_true",
                    help="do not answer from the run folder's reply cache (still records replies)")
 

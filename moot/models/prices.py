@@ -80,7 +80,7 @@ class Prices:
             return found
         provider = provider_of(parsed)
         given = getattr(options.of(provider), "prices", {}).get(parsed.model or "")
-        if given is not None:
+        if isinstance(given, Price):
             return given
         return FREE if provider.endpoints is in_process else None
 
