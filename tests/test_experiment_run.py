@@ -125,11 +125,46 @@ def test_shards_reported_together_equal_one_run(here: Path) -> None:
     assert "Shards missing" not in (here / "r2" / "experiment.md").read_text()
 
 
-def test_a_report_on_one_shard_names_the_shards_missing(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_report_on_one_shard_names_the_shards_missing_with_the_command_that_runs_each(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", "2/3"]) == 0
+    capsys.readouterr()
     assert main(["report", "many/shard-2-of-3", "--out", "r"]) == 0
-    said = "Shards missing (their cells are in no table): 1/3, 3/3"
-    assert said in capsys.readouterr().out and said in (here / "r" / "experiment.md").read_text()
+    shown, written = capsys.readouterr().out, (here / "r" / "experiment.md").read_text()
+    for line in ("1/3 missing: moot run exp.yaml --shard 1/3 --out many",
+                 "3/3 missing: moot run exp.yaml --shard 3/3 --out many"):
+        assert f"  {line}\n" in shown and f"    {line}\n" in written  # a code block in experiment.md
+    assert "2/3" not in shown.split("Shards not done")[1]
+
+
+def test_failed_and_unfinished_shards_are_named_and_their_commands_continue_them(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A shard with a failed cell and one killed before its last cell (their manifests as such runs
+    leave them): each is named with the command it ran with; that command completes it."""
+    assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", "1/2", "--repeat", "1",
+                 "--model", "scripted:BASE"]) == 0
+    assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", "2/2", "--repeat", "1"]) == 0
+    for shard, cell, status in (("1-of-2", 0, "failed"), ("2-of-2", -1, "planned")):
+        path = here / "many" / f"shard-{shard}" / "experiment.json"
+        manifest = json.loads(path.read_text())
+        manifest["cells"][cell]["status"] = status
+        path.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["report", "many", "--out", "r"]) == 0
+    shown = capsys.readouterr().out
+    failed = "moot run exp.yaml --shard 1/2 --out many --repeat 1 --model scripted:BASE"
+    unfinished = "moot run exp.yaml --shard 2/2 --out many --repeat 1"
+    assert f"1/2 failed (1 of 2 cells): {failed}\n" in shown, shown
+    assert f"2/2 unfinished (1 of 2 cells): {unfinished}\n" in shown, shown
+    assert main(unfinished.split()[1:] + ["--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "many", "--out", "r"]) == 0
+    shown = capsys.readouterr().out
+    assert "2/2" not in shown.split("Shards not done")[1] and "1/2 failed" in shown
+    assert main(failed.split()[1:] + ["--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "many", "--out", "r"]) == 0
+    assert "Shards not done" not in capsys.readouterr().out
 
 
 def test_a_shards_plan_counts_each_cells_own_share(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

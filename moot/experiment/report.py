@@ -24,6 +24,7 @@ from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
 from moot.experiment.folders import read_manifest, same_file, unique_stem
+from moot.experiment.shards import ShardState, not_done
 from moot.experiment.measures import MeasureCell, measure_grid, read_cell, trajectories, trajectory_grid
 from moot.metrics.coded import Resampling
 from moot.metrics.stats import SEED
@@ -34,7 +35,7 @@ from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Column as PublishedColumn, Published, tables as published_tables
 from moot.report.runs import models_text
 from moot.safety.diskio import write_atomic
-from moot.safety.neutral import markdown_safe
+from moot.safety.neutral import markdown_safe, terminal_safe
 
 MAX_TARGETS = 12
 
@@ -57,7 +58,7 @@ class Loaded:
     rounds: dict[tuple[str, str, str], list[tuple[str, Answers]]] = field(default_factory=dict)  # (gold, answers)
     measured: list[MeasureCell] = field(default_factory=list)  # cells that are runs of a scenario
     unscored: list[str] = field(default_factory=list)  # cells the experiment's `score:` has not re-scored
-    missing_shards: list[str] = field(default_factory=list)  # `I/N` of the shards not given
+    shards: list[ShardState] = field(default_factory=list)  # the shards missing, failed or unfinished
     ran: dict[tuple[str, str], str] = field(default_factory=dict)  # (arm, model axis) -> the models its runs used
 
     def models_of(self, model: str) -> dict[str, str]:
@@ -182,7 +183,7 @@ def load(folders: Sequence[Path]) -> Loaded:
                   {d: _targets(p) for d, p in specs.items()}, compare.get("reference"), compare.get("test"),
                   _tables(first.get("published")), dropped,
                   {d: str(v.get("benchmark") or d) for d, v in (first.get("datasets") or {}).items()}, dict(pooled),
-                  measured, unscored, missing_shards([m for _, m in manifests if m]),
+                  measured, unscored, not_done(manifests),
                   {key: "; ".join(sorted(found)) for key, found in ran.items()})
 
 
@@ -203,14 +204,6 @@ def refuse_unlike_shards(manifests: Sequence[tuple[Path, Optional[Mapping[str, A
                     raise UsageError(f"moot report: {folder} ran {what} {name!r} on other content than {first} "
                                      f"({kind}.{name}.{key} differs); its cells are not pooled as one {what}: "
                                      "run the shards on the same files, or report them apart")
-
-
-def missing_shards(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
-    """`I/N` of each share of a sharded experiment that no given folder holds."""
-    given = [m["shard"] for m in manifests if isinstance(m.get("shard"), list) and len(m["shard"]) == 2]
-    counts = {int(n) for _, n in given}
-    seen = {(int(i), int(n)) for i, n in given}
-    return [f"{i}/{n}" for n in sorted(counts) for i in range(1, n + 1) if (i, n) not in seen]
 
 
 def _tables(published: object) -> list[dict[str, Any]]:
@@ -434,8 +427,8 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
     legend = _arm_legend(loaded)
     if legend:
         body += [legend, ""]
-    if loaded.missing_shards:
-        body += [_missing_text(loaded.missing_shards), ""]
+    if loaded.shards:
+        body += [_shards_markdown(loaded.shards), ""]
     if loaded.dropped:
         body += [markdown_safe("Cells without a labelled result (not in any table): " + ", ".join(loaded.dropped)), ""]
     if loaded.unscored:
@@ -443,7 +436,7 @@ def build(folders: Sequence[Path], out: Path, resamples: int = 2000) -> Experime
                                "again to re-score them): " + ", ".join(loaded.unscored)), ""]
     body += ["## Plots", "", *(f"- [{markdown_safe(p.name, cell=True)}](plots/{p.name})" for p in written), ""]
     write_atomic(out / "experiment.md", "\n".join(body))
-    main = [_missing_text(loaded.missing_shards)] if loaded.missing_shards else []
+    main = [_shards_text(loaded.shards)] if loaded.shards else []
     main += [printed(t) for t in found if t.printed] + ([legend] if legend else [])
     return ExperimentReport(out, "\n\n".join(main), tuple(t.grid for t in found), tuple(written))
 
@@ -464,9 +457,18 @@ def _named(grid: Grid, models: Mapping[str, str]) -> Grid:
     return replace(grid, notes=(*grid.notes, f"Models: {named}."))
 
 
-def _missing_text(shards: Sequence[str]) -> str:
-    return markdown_safe(f"Shards missing (their cells are in no table): {', '.join(shards)}; give every shard's "
-                         "folder (moot report OUT/shard-1-of-N OUT/shard-2-of-N ..., or OUT itself) for the whole grid.")
+SHARDS_HEAD = ("Shards not done (a missing shard's cells are in no table, a failed or unfinished one's only "
+               "with its finished units); each command runs it again, keeping what it finished:")
+
+
+def _shards_text(shards: Sequence[ShardState]) -> str:
+    return "\n".join([SHARDS_HEAD, *(f"  {s.line()}" for s in shards)])
+
+
+def _shards_markdown(shards: Sequence[ShardState]) -> str:
+    """The shards as a paragraph and their commands as an indented code block (inert Markdown)."""
+    commands = ("    " + " ".join(terminal_safe(s.line()).split("\n")) for s in shards)
+    return "\n".join([markdown_safe(SHARDS_HEAD), "", *commands])
 
 
 def _dynamics(loaded: Loaded, resamples: int) -> dict[tuple[str, str], dict[str, list[RoundStat]]]:
