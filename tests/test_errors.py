@@ -23,7 +23,7 @@ ERRORS = {
     "moot.models.cache": ["CacheError"],
     "moot.models.provider": ["MissingKey"],
     "moot.models.preflight": ["Unreachable"],
-    "moot.report.runs": ["RunError"],
+    "moot.saved.run": ["RunError"],
     "moot.safety.places": ["OutError"],
     "moot.experiment.schema": ["ExperimentError"],
     "moot.experiment.grid": ["ExperimentChanged"],

@@ -18,7 +18,7 @@ import pandas as pd
 from moot.api.saved import RunsLike, SavedRun, SavedUnit, open_runs
 from moot.log.events import Call, EventBase, Usage
 from moot.log.registry import type_name
-from moot.report.runs import models_text
+from moot.saved.run import models_text
 
 Row = dict[str, Any]
 RUN_COLUMNS = ["run", "name", "protocol", "scenario", "dataset", "models", "status", "units_done", "units_planned",
@@ -37,16 +37,15 @@ def runs_df(runs: RunsLike) -> pd.DataFrame:
 
 
 def run_row(run: SavedRun) -> Row:
-    meta, summary = run.meta, run.summary
+    meta, summary = run.source.record, run.summary
     metrics = run.metrics()
-    rescored = meta.get("rescored")
     return {
         "run": str(run.path), "name": run.name, "protocol": run.protocol,
-        "scenario": _stem(meta.get("scenario_path")), "dataset": _stem(meta.get("dataset_path")),
-        "models": models_text(meta.get("models") or {}), "status": run.status, "units_done": len(summary.results),
+        "scenario": meta.scenario_name or None, "dataset": meta.dataset_name or None,
+        "models": models_text(meta.models or {}), "status": run.status, "units_done": len(summary.results),
         "units_planned": summary.planned, "units_failed": summary.failed, "headline": metrics.headline,
-        "headline_value": metrics.value, "created": meta.get("created"), "last_invoked": meta.get("last_invoked"),
-        "rescored_from": rescored.get("from") if isinstance(rescored, dict) else None,
+        "headline_value": metrics.value, "created": meta.created, "last_invoked": meta.last_invoked,
+        "rescored_from": meta.rescored.from_ if meta.rescored else None,
     }
 
 
@@ -132,7 +131,3 @@ def frame(rows: list[Row], first: Sequence[str], dates: Sequence[str] = ()) -> p
     for column in dates:
         df[column] = pd.to_datetime(df[column], utc=True, errors="coerce", format="ISO8601")
     return df
-
-
-def _stem(path: object) -> Optional[str]:
-    return Path(path).stem if isinstance(path, str) and path else None

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Un
 from moot.api.options import PathLike
 from moot.contract.metrics import CORRECT, UnitRecord
 from moot.contract.units import unit_key
+from moot.saved.records import ResultRow
+from moot.saved.run import gold_and_predictions, protocol_of, row_of
 from moot.saved.source import RunSource, UnitRef, open_run as open_source
 from moot.log.events import Call, EventBase
 from moot.log.transcript import Transcript
@@ -53,36 +55,39 @@ class SavedUnit:
         return self.ref.path
 
     @cached_property
-    def row(self) -> Optional[Mapping[str, Any]]:
-        """Its results row; None: it did not finish. A transcript file's one unit has its row read
-        from its `outcome` event."""
+    def result(self) -> Optional[ResultRow]:
+        """Its results row, typed; None: it did not finish. A transcript file's one unit has its
+        row read from its `outcome` event."""
         if self.ref.row is not None or self.run.is_folder:
-            return self.ref.row
-        from moot.report.runs import row_of
-
+            return self.ref.result
         return row_of(self.ref, self.transcript())
 
     @property
+    def row(self) -> Optional[Mapping[str, Any]]:
+        """Its results row as written (a protocol's own keys too); None: it did not finish."""
+        if self.ref.row is not None or self.result is None:
+            return self.ref.row
+        return self.result.model_dump(exclude_unset=True)
+
+    @property
     def finished(self) -> bool:
-        return self.row is not None
+        return self.result is not None
 
     @property
     def status(self) -> str:
         """`completed`, else how its last run ended (`failed`, `interrupted`), or `unfinished`."""
-        if self.row is not None:
-            return str(self.row.get("status") or "completed")
+        if self.result is not None:
+            return self.result.state
         end = self.transcript().finished
         return end.status if end is not None else "unfinished"
 
     @property
     def prediction(self) -> Optional[str]:
-        found = (self.row or {}).get("prediction")
-        return None if found is None else str(found)
+        return self.result.prediction if self.result is not None else None
 
     @property
     def gold(self) -> Optional[str]:
-        found = (self.row or {}).get("gold")
-        return None if found is None else str(found)
+        return self.result.gold if self.result is not None else None
 
     @property
     def variant(self) -> dict[str, str]:
@@ -179,8 +184,6 @@ class SavedRun:
 
     @cached_property
     def protocol(self) -> str:
-        from moot.report.runs import protocol_of
-
         return protocol_of(self.source)
 
     @cached_property
@@ -223,7 +226,7 @@ class SavedRun:
         """The run as `moot report` reads it (status, planned units, models, dates)."""
         from moot.report.runs import Run
 
-        rows = [dict(unit.row) for unit in self.units() if unit.row is not None]
+        rows = [row for unit in self.units() if (row := unit.result) is not None]
         return Run(self.source, rows, contract=self.contract)
 
     @property
@@ -249,8 +252,8 @@ class SavedRun:
                                            len(values[m.name])) for m in self.measures}
         run = self.summary
         if run.scored and run.labels:
-            report = summarize([r["gold"] for r in run.scored], [r["prediction"] for r in run.scored], run.labels,
-                               metric=run.metric)
+            gold, predictions = gold_and_predictions(run.scored)
+            report = summarize(gold, predictions, run.labels, metric=run.metric)
             return RunMetrics(run.metric, report.score, measures, report)
         headline = self.contract.metrics.headline if self.contract else CORRECT.name
         found = measures.get(headline)

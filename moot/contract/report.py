@@ -1,7 +1,7 @@
 """What a protocol adds to `moot report`: its runs' row names, their cells in the main tables, and
 its own sections, CSV files and plots — all computed from saved runs, never by calling a model.
 
-moot.report assembles a report from these parts: it opens every run (moot.report.runs.Run),
+moot.report assembles a report from these parts: it opens every run (moot.saved.run.RunResults),
 puts labelled item runs in the main tables (by default: the run's headline metric per dataset
 and target, or the protocol's metric set when the run's labels define it; moot.contract.metrics),
 writes the per-class breakdowns, confusion matrices and generic plots, then asks each protocol
@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
+from moot.saved.records import RunMeta
+from moot.saved.run import RunResults
+
 if TYPE_CHECKING:
     from moot.metrics.stats import Interval
-    from moot.report.runs import Run
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,9 @@ class ReportPart:
     lines: tuple[str, ...] = ()  # one line per run, printed after the tables
 
 
-VariantName = Callable[[Mapping[str, object]], str]  # run.json -> the run's row name
-Tables = Callable[["Run"], list[TableCells]]  # a labelled run -> its cells in the main tables
-Part = Callable[[Sequence["Run"], Path], ReportPart]  # (this protocol's runs, the plots folder)
+VariantName = Callable[[RunMeta], str]  # run.json -> the run's row name
+Tables = Callable[[RunResults], list[TableCells]]  # a labelled run -> its cells in the main tables
+Part = Callable[[Sequence[RunResults], Path], ReportPart]  # (this protocol's runs, the plots folder)
 
 
 @dataclass(frozen=True)

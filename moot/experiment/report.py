@@ -33,7 +33,7 @@ from moot.experiment.tables import (
 )
 from moot.report.formats import Grid, latex, markdown, to_csv
 from moot.report.published import Column as PublishedColumn, Published, tables as published_tables
-from moot.report.runs import models_text
+from moot.saved.run import models_text
 from moot.safety.diskio import write_atomic
 from moot.safety.neutral import markdown_safe, terminal_safe
 

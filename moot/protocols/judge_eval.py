@@ -16,7 +16,7 @@ import argparse
 import hashlib
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Literal, Optional, Sequence
 
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, Field, create_model
@@ -28,11 +28,9 @@ from moot.contract.report import Reporting, TableCells
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.items.labels import LabelSet
 from moot.kit import (
-    Backends, Generation, Retry, ScenarioBase, UnitContext, find_scenario, last_call, load_scenario, resend,
+    Backends, Generation, Retry, RunMeta, RunResults, ScenarioBase, UnitContext, find_scenario, last_call,
+    load_scenario, resend,
 )
-
-if TYPE_CHECKING:
-    from moot.report.runs import Run
 
 NAME = "judge_eval"
 JUDGE = "judge"
@@ -159,20 +157,19 @@ TABLE = ("Judge evaluation on {dataset} ({task}): accuracy, precision, recall an
 CLASSES = "Judge evaluation on {dataset} ({task}): class-wise F1 (cf. Heller et al. Table 2)"
 
 
-def task_of(meta: Mapping[str, object]) -> str:
+def task_of(meta: RunMeta) -> str:
     """The task run.json records (folders of earlier versions: in the scenario)."""
-    scenario = meta.get("scenario")
-    return str(meta.get("task") or (scenario.get("task") if isinstance(scenario, dict) else None) or "?")
+    return str(meta.extra("task") or meta.scenario_fields.get("task") or "?")
 
 
-def variant(meta: Mapping[str, object]) -> str:
+def variant(meta: RunMeta) -> str:
     """A run's row name in the report: `judge-eval TASK`."""
     return f"judge-eval {task_of(meta)}"
 
 
-def table_cells(run: Run) -> list[TableCells]:
+def table_cells(run: RunResults) -> list[TableCells]:
     """Per dataset and task: accuracy and macro P/R/F1 side by side; and class-wise F1."""
-    overall, task, dataset = run.report(), task_of(run.meta), run.dataset
+    overall, task, dataset = run.report(), task_of(run.record), run.dataset
     key = f"{dataset} ({task})"
     metrics = {"accuracy": "accuracy", "precision": "macro_precision", "recall": "macro_recall", "F1": "macro_f1"}
     return [TableCells(f"judge: {key}", "judge", TABLE.format(dataset=dataset, task=task),

@@ -27,7 +27,8 @@ from moot.protocols.registry import REGISTRY
 from moot.log.annotations import annotations_path
 from moot.report import plots
 from moot.errors import MootError
-from moot.report.runs import Run, RunError, load_run, open_source, protocol_of
+from moot.report.runs import Run, load_run, open_source
+from moot.saved.run import RunError, protocol_of
 from moot.safety.fileset import file_set
 from moot.views.markdown import cell, inline
 from moot.safety.neutral import csv_safe
@@ -89,7 +90,7 @@ def open_one(path: Path, ref: str) -> Run:
     contract = contract_of(protocol_of(source))
     if contract is None or contract.units.items:
         return load_run(source, ref, contract)
-    return Run(source, [u.row for u in source.units if u.row], ref, contract=contract)
+    return Run(source, [row for u in source.units if (row := u.result)], ref, contract=contract)
 
 
 def parts(runs: Sequence[Run], folder: Path) -> list[ReportPart]:

@@ -23,6 +23,7 @@ from moot.contract.report import TableCells
 from moot.metrics.classification import UNPARSED, precision_recall_f1
 from moot.metrics.stats import Interval
 from moot.report.runs import Run
+from moot.saved.run import gold_and_predictions
 from moot.views.markdown import table as markdown_table
 from moot.safety.neutral import csv_safe
 
@@ -153,8 +154,7 @@ def csv_cell(row: Row, column: str) -> tuple[object, ...]:
 
 def per_class(run: Run) -> tuple[str, list[list[object]]]:
     """Markdown and CSV rows of one run's per-class precision / recall / F1 / support."""
-    gold = [r["gold"] for r in run.scored]
-    pred = [r["prediction"] for r in run.scored]
+    gold, pred = gold_and_predictions(run.scored)
     classes = precision_recall_f1(gold, pred, run.labels)
     rep = run.report()
     cells, rows = [], []
@@ -189,11 +189,11 @@ def provenance(runs: list[Run]) -> str:
             "skipped dataset rows", "unparsed", "rescored", "date (UTC)"]
     rows = []
     for run in runs:
-        m = run.meta
+        m = run.record
         planned: Optional[int] = run.planned
         rows.append([
-            run.ref, run.path, run.status, run.variant, run.model, run.metric_source, m.get("scenario_path", "?"),
-            m.get("scenario_sha256", "?"), m.get("dataset_path", "?"), m.get("data_file", "?"),
-            m.get("dataset_sha256", "?"), f"{len(run.results)}/{planned if planned is not None else '?'}",
+            run.ref, run.path, run.status, run.variant, run.model, run.metric_source, m.scenario_path or "?",
+            m.scenario_sha256 or "?", m.dataset_path or "?", m.data_file or "?",
+            m.dataset_sha256 or "?", f"{len(run.results)}/{planned if planned is not None else '?'}",
             skipped_text(run), run.unparsed, run.rescored or "—", run.date])
     return "\n".join(markdown_table(head, rows))

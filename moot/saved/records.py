@@ -5,12 +5,13 @@ files through moot.saved.files, which checks each against its shape here: a key 
 that holds a value of another type (a hand edit: `"models": 5`, `"gold": {}`, `"labels": "abc"`)
 is a RunFolderError naming the file (and line) and the key, instead of a TypeError deep inside
 whichever reader met it first. Keys moot does not know are kept as they are (later versions may
-add some); nothing is converted: a checked record is the dict that was read.
+add some, a protocol adds its own). A checked run.json and results row are read as these typed
+records (moot.saved.source), whose properties also read the keys of folders of earlier versions.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,6 +29,10 @@ SCALAR = "must be text, a number, true, false or null"  # the words for a Scalar
 
 class Shape(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow")
+
+    def extra(self, key: str) -> Any:
+        """A key of a protocol's own (judge-eval's `task`, a conference row's `topics`), or None."""
+        return (self.model_extra or {}).get(key)
 
 
 class Rescored(Shape):
@@ -57,6 +62,8 @@ class RunMeta(Shape):
     data_file: Optional[str] = None
     rescored: Optional[Rescored] = None
     model_changes: Optional[list[dict[str, Any]]] = None
+    dataset_sha256: Optional[str] = None
+    scenario_sha256: Optional[str] = None
 
     @field_validator("headline_metric", "metric")
     @classmethod
@@ -64,6 +71,36 @@ class RunMeta(Shape):
         if value is not None and value not in METRICS:
             raise ValueError(f"must be one of {', '.join(METRICS)}")
         return value
+
+    @property
+    def scenario_fields(self) -> dict[str, Any]:
+        return self.scenario or {}
+
+    @property
+    def protocol_name(self) -> Optional[str]:
+        """Its protocol: run.json's, else its scenario's (folders of earlier versions)."""
+        found = self.protocol or self.scenario_fields.get("protocol")
+        return str(found) if found else None
+
+    @property
+    def headline(self) -> Optional[str]:
+        """The headline metric it declares (folders of earlier versions: the scenario's `metric`)."""
+        return self.headline_metric or self.metric
+
+    @property
+    def planned(self) -> Optional[int]:
+        """Its planned units (folders of earlier versions: `planned_items`)."""
+        return self.planned_units if self.planned_units is not None else self.planned_items
+
+    @property
+    def scenario_name(self) -> str:
+        """Its scenario file's stem ('' when run.json names none)."""
+        return Path(self.scenario_path).stem if self.scenario_path else ""
+
+    @property
+    def dataset_name(self) -> str:
+        """Its dataset file's stem ('' when run.json names none)."""
+        return Path(self.dataset_path).stem if self.dataset_path else ""
 
 
 class ResultRow(Shape):
@@ -76,6 +113,11 @@ class ResultRow(Shape):
     explanation: Optional[str] = None
     transcript: Optional[str] = None
     variant: Optional[dict[str, Scalar]] = None
+
+    @property
+    def state(self) -> str:
+        """How the unit ended: its `status`, `completed` when the row states none."""
+        return self.status or "completed"
 
 
 class ManifestCell(Shape):

@@ -12,10 +12,12 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Optional
 
 from moot.saved.files import RunFolderError, read_meta, read_results, transcript_of
+from moot.saved.records import ResultRow, RunMeta
 from moot.errors import MootError, nearest
 from moot.log.annotations import FILE as ANNOTATIONS
 from moot.log.events import RunStarted
@@ -32,7 +34,12 @@ class UnitRef:
 
     id: str
     path: Path
-    row: Optional[dict[str, Any]] = None
+    row: Optional[dict[str, Any]] = None  # as written (a protocol's own keys too)
+
+    @cached_property
+    def result(self) -> Optional[ResultRow]:
+        """Its results row, typed (checked when read: moot.saved.files)."""
+        return None if self.row is None else ResultRow.model_validate(self.row)
 
     def load(self) -> Transcript:
         return load(self.path)
@@ -44,6 +51,11 @@ class RunSource:
     is_folder: bool
     meta: dict[str, Any] = field(default_factory=dict)
     units: list[UnitRef] = field(default_factory=list)
+
+    @cached_property
+    def record(self) -> RunMeta:
+        """Its run.json, typed (checked when read: moot.saved.files; a transcript file has none)."""
+        return RunMeta.model_validate(self.meta)
 
     def unit(self, unit_id: str) -> UnitRef:
         """The unit called `unit_id`; an unknown id is an error naming the nearest one."""

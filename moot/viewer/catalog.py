@@ -26,7 +26,7 @@ from moot.saved.files import RunFolderError, iter_results, read_meta
 from moot.saved.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.safety.diskio import open_regular, read_regular
-from moot.report.runs import models_text
+from moot.saved.run import models_text
 from moot.viewer.experiments import Findings, findings
 from moot.viewer.figures import Figure, Intervals, classification, mean, point
 from moot.viewer.paths import Root

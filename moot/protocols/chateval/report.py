@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 from moot.contract.report import TableCells
-from moot.kit import UNPARSED, cohen_kappa as kappa_of_labels
-
-if TYPE_CHECKING:
-    from moot.report.runs import Run
-
+from moot.kit import UNPARSED, RunMeta, RunResults, cohen_kappa as kappa_of_labels, gold_and_predictions
 
 TABLE = ("Pairwise preference against human labels (cf. ChatEval Table 1): accuracy and Cohen's kappa; an "
          "unparsed prediction counts as wrong and as a category of its own")
@@ -23,19 +19,17 @@ def cohen_kappa(gold: Sequence[str], pred: Sequence[Optional[str]]) -> float:
     return kappa_of_labels(gold, [p if p is not None else UNPARSED for p in pred])
 
 
-def variant(meta: Mapping[str, object]) -> str:
+def variant(meta: RunMeta) -> str:
     """A run's row name: `ChatEval one_by_one, 2 referees x 2 turns, both orders`."""
-    s = meta.get("scenario")
-    s = s if isinstance(s, dict) else {}
+    s = meta.scenario_fields
     referees = s.get("referees")
     count = len(referees) if isinstance(referees, list) else "?"
     return f"ChatEval {s.get('strategy', '?')}, {count} referees x {s.get('turns', '?')} turns, " \
            f"{s.get('positions', '?')} order(s)"
 
 
-def table_cells(run: Run) -> list[TableCells]:
-    gold = [str(r["gold"]) for r in run.scored]
-    pred = [r.get("prediction") for r in run.scored]
+def table_cells(run: RunResults) -> list[TableCells]:
+    gold, pred = gold_and_predictions(run.scored)
     accuracy = f"{run.dataset} (accuracy)"
     return [TableCells("chateval", "chateval", TABLE, {accuracy: run.report().accuracy,
                                                         f"{run.dataset} (kappa)": cohen_kappa(gold, pred)},

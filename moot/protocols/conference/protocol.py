@@ -9,7 +9,7 @@ turn starts. A conference cut short continues from its last complete turn (confe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team
 from autogen_agentchat.conditions import FunctionalTermination, MaxMessageTermination
@@ -20,7 +20,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from moot.agents.conference.agent import USER, ConferenceAgent, said_of, to_turns
 from moot.agents.conference.setup import ConferenceSetup
 from moot.agents.conference.human import SeatedConferenceAgent
-from moot.kit import UnitContext, quiet_runtime_telemetry
+from moot.kit import RunResults, UnitContext, quiet_runtime_telemetry
 from moot.protocols.conference.events import EVENT_TYPES, TopicClosed
 from moot.contract.protocol import Outcome, Protocol
 from moot.contract.report import ReportPart, Reporting
@@ -34,9 +34,6 @@ from moot.protocols.conference.metrics import METRICS
 from moot.protocols.conference.vary import VARY
 from moot.protocols.conference.views import ConferenceView
 from moot.speaker_selection.conference import ConferencePlan, Turn, next_step, walk
-
-if TYPE_CHECKING:
-    from moot.report.runs import Run
 
 quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
 
@@ -129,7 +126,7 @@ def _ending(scenario: Scenario, plan: ConferencePlan, turns: Sequence[Turn], rea
     return Outcome(status="failed", stop_reason=f"stopped early: {reason}", summary=summary)
 
 
-def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
+def report_part(runs: Sequence[RunResults], plots: Path) -> ReportPart:
     """Its part of a report (moot.protocols.conference.report) with its plots drawn into `plots`
     (moot.protocols.conference.plots): both imported only by a report (matplotlib)."""
     from moot.protocols.conference.plots import conference_plots

@@ -17,13 +17,12 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from moot.contract.report import CsvFile, ReportPart
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.views import topics_of
-from moot.report.runs import models_text, run_dates
-from moot.kit import RunSource, Transcript, cell, table as markdown_table
+from moot.kit import RunSource, Transcript, cell, models_text, run_dates, table as markdown_table
 from moot.protocols.conference.metrics import AGREED
 from moot.protocols.conference.verdicts import CRITERIA
 
@@ -67,8 +66,8 @@ class ConferenceRun:
 
     @property
     def model(self) -> str:
-        return models_text(self.source.meta.get("models") or (self.groups[0].transcripts[0].started.models
-                                                              if self.groups else {}))
+        return models_text(self.source.record.models or (self.groups[0].transcripts[0].started.models
+                                                          if self.groups else {}))
 
     @property
     def date(self) -> str:
@@ -176,7 +175,7 @@ def markdown(run: ConferenceRun, criteria: bool = True) -> str:
 
 def column_name(run: ConferenceRun, group: Group) -> str:
     """A coverage column: run, scenario file and variant (`R2 drug_policy_no_judge`)."""
-    path = run.source.meta.get("scenario_path") or group.transcripts[0].started.scenario_path
+    path = run.source.record.scenario_path or group.transcripts[0].started.scenario_path
     return " · ".join(filter(None, [f"{run.ref} {Path(path).stem}", group.name]))
 
 
@@ -243,14 +242,14 @@ def provenance(runs: Sequence[ConferenceRun]) -> str:
             "rescored", "date (UTC)"]
     rows = []
     for run in runs:
-        m = run.source.meta
+        m = run.source.record
         done = sum(len(g.transcripts) for g in run.groups)
-        rescored: Optional[dict[str, Any]] = m.get("rescored")
         first = run.groups[0].transcripts[0].started if run.groups else None
-        rows.append([run.ref, str(run.source.path), m.get("scenario_path") or (first.scenario_path if first else "?"),
-                     m.get("scenario_sha256") or (first.scenario_sha256 if first else "?"),
+        rows.append([run.ref, str(run.source.path), m.scenario_path or (first.scenario_path if first else "?"),
+                     m.scenario_sha256 or (first.scenario_sha256 if first else "?"),
                      run.model, f"{done}/{done + run.unfinished}",
-                     ", ".join(f"{k}={v}" for k, v in rescored["roles"].items()) if rescored else "—", run.date])
+                     ", ".join(f"{k}={v}" for k, v in (m.rescored.roles or {}).items()) if m.rescored else "—",
+                     run.date])
     return table(head, rows)
 
 

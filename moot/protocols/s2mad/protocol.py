@@ -33,7 +33,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -41,8 +41,8 @@ from pydantic import BaseModel
 
 from moot.agents.prompts import inset, render
 from moot.kit import (
-    Asking, Call, Comment, Message, Question, Reply, Respond, Seat, StageAgent, Transcript, UNPARSED, UnitContext,
-    cancel_calls, loads, recorded_messages, resend, shown_of,
+    Asking, Call, Comment, Message, Question, Reply, Respond, RunResults, Seat, StageAgent, Transcript, UNPARSED,
+    UnitContext, cancel_calls, loads, recorded_messages, resend, shown_of,
 )
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
@@ -54,9 +54,6 @@ from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.speaker_selection.conference import Turn
 from moot.speaker_selection.s2mad import S2madPlan, consensus, next_speaker
-
-if TYPE_CHECKING:
-    from moot.report.runs import Run
 
 SUPPORTS, DENIES = "true", "false"  # the scorer's options in document form: the reply says the post is ...
 
@@ -490,7 +487,7 @@ def seats(s: S2madScenario) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def report_part(runs: Sequence[Run], plots: Path) -> ReportPart:
+def report_part(runs: Sequence[RunResults], plots: Path) -> ReportPart:
     """Its plots in a report (moot.protocols.s2mad.report, imported only by a report)."""
     from moot.protocols.s2mad.report import part
 

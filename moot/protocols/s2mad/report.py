@@ -14,34 +14,34 @@ from typing import Sequence
 
 from moot.contract.report import ReportPart
 from moot.report.plots import save, title
-from moot.report.runs import Run
+from moot.kit import RunResults
 
 import matplotlib.pyplot as plt  # noqa: E402 - after moot.report.plots, which picks the Agg backend
 
 
-def part(runs: Sequence[Run], folder: Path) -> ReportPart:
+def part(runs: Sequence[RunResults], folder: Path) -> ReportPart:
     """The rounds sweeps and early-detection curves of a report's S2MAD runs."""
     return ReportPart(plots=(*rounds_plots(list(runs), folder), *early_plots(list(runs), folder)))
 
 
-def _group_key(run: Run, without: str) -> str:
+def _group_key(run: RunResults, without: str) -> str:
     fields = {k: v for k, v in run.scenario_fields.items() if k not in (without, "title")}
     return json.dumps([run.dataset, run.model, fields], sort_keys=True)
 
 
-def _groups(runs: list[Run], without: str) -> dict[str, list[Run]]:
-    groups: dict[str, list[Run]] = {}
+def _groups(runs: list[RunResults], without: str) -> dict[str, list[RunResults]]:
+    groups: dict[str, list[RunResults]] = {}
     for run in runs:
         if run.scenario_fields:
             groups.setdefault(_group_key(run, without), []).append(run)
     return groups
 
 
-def _rounds(run: Run) -> int:
+def _rounds(run: RunResults) -> int:
     return int(run.scenario_fields.get("rounds") or 0)
 
 
-def rounds_plots(runs: list[Run], folder: Path) -> list[Path]:
+def rounds_plots(runs: list[RunResults], folder: Path) -> list[Path]:
     written: list[Path] = []
     plain = [r for r in runs if not any((r.scenario_fields.get("early") or {}).values())]
     for n, group in enumerate(_groups(plain, "rounds").values()):
@@ -63,7 +63,7 @@ def rounds_plots(runs: list[Run], folder: Path) -> list[Path]:
     return written
 
 
-def _checkpoint(run: Run) -> tuple[str, float] | None:
+def _checkpoint(run: RunResults) -> tuple[str, float] | None:
     early = run.scenario_fields.get("early") or {}
     if early.get("first_n") is not None:
         return "first_n", float(early["first_n"])
@@ -72,7 +72,7 @@ def _checkpoint(run: Run) -> tuple[str, float] | None:
     return None
 
 
-def early_plots(runs: list[Run], folder: Path) -> list[Path]:
+def early_plots(runs: list[RunResults], folder: Path) -> list[Path]:
     written: list[Path] = []
     for n, group in enumerate(_groups(runs, "early").values()):
         points = sorted(((c, r) for r in group if (c := _checkpoint(r)) is not None), key=lambda p: p[0])
