@@ -287,8 +287,8 @@ def test_judge_decisions_graded_after_each_conference_give_table_5(tmp_path: Pat
     shown = capsys.readouterr().out
     # the scripted grader gives every decision 7: Gemma 2 9B's first decision is published as 8
     # every arm ran on the scripted model (--model): the measured model says so beside the paper's
-    assert "| Gemma 2 9B | Gemma 2 9B | g | scripted | Debate 1 | 7.00 | – | – | 1 | 8 | -1.00 |" in shown, shown
-    assert "| Mixtral 8x7B | Mixtral 8x7B | m | scripted | Overall | 7.00 | – | – | 1 | 2 | +5.00 |" in shown
+    assert "| Gemma 2 9B | Gemma 2 9B | g | scripted | Debate 1 | 7.00 | one repeat: no interval | – | 1 | 8 | -1.00 |" in shown, shown
+    assert "| Mixtral 8x7B | Mixtral 8x7B | m | scripted | Overall | 7.00 | one repeat: no interval | – | 1 | 2 | +5.00 |" in shown
     assert "**judge_grade · scripted**" in shown
     assert (tmp_path / "rep" / "trajectory-judge_grades-scripted.csv").is_file()
     before = graded.joinpath("run.json").stat().st_mtime_ns

@@ -48,11 +48,11 @@ def span(name: str) -> tuple[str, ...]:
 
 
 def interval(found: stats.Interval, percent: bool = False, digits: int = 3) -> Cell:
-    """The interval with its flags (too few repeats or items, clipped); none: why, when it is that
-    the repeats or the items do not vary (a zero-width interval would say more than the data).
+    """The interval with its flags (too few repeats or items, clipped); none: why (one repeat, repeats
+    or items that do not vary: a zero-width interval would say more than the data).
     CSV: low, high and the flags (or why there is none) apart (`span`)."""
     if math.isnan(found.low):
-        return Cell(found.note if found.note == stats.NO_VARIANCE else DASH, None, None, found.note or None)
+        return Cell(found.note or DASH, None, None, found.note or None)
     flags = "; ".join(found.flags)
     if found.note and found.low == found.high:  # every draw alike (no variation across items): its reason
         return Cell(f"{found.note} ({flags})" if flags else found.note, None, None,
