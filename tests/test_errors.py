@@ -23,6 +23,7 @@ ERRORS = {
     "moot.models.cache": ["CacheError"],
     "moot.models.provider": ["MissingKey"],
     "moot.models.preflight": ["Unreachable"],
+    "moot.models.prices": ["PriceFileError"],
     "moot.saved.run": ["RunError"],
     "moot.safety.places": ["OutError"],
     "moot.experiment.schema": ["ExperimentError"],

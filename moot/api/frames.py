@@ -111,7 +111,7 @@ def call_row(run: SavedRun, unit: SavedUnit, call: Call) -> Row:
             "stage": call.stage, "model": call.model, "kind": call.kind,
             "method": detail.method if detail is not None and detail.method else None,
             "prompt_tokens": call.usage.prompt_tokens, "completion_tokens": call.usage.completion_tokens,
-            "latency_s": call.latency_s, "attempts": call.attempts, "cached": call.cached,
+            "latency_s": call.latency_s, "attempts": call.attempts, "cached": call.cached, "cost_usd": call.cost_usd,
             "finish_reason": call.finish_reason, "evaluated": detail.evaluated if detail is not None else None,
             "threads": detail.threads if detail is not None else None,
             "extra_buffers": detail.extra_buffers if detail is not None else None}

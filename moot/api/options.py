@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from moot.engine.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
+    from moot.models.prices import Prices
     from moot.models.provider import BackendOptions
     from moot.models.providers import Backends
 
@@ -36,7 +37,10 @@ class RunOptions:
     `base_urls` / `ollama_hosts`: endpoints (several: a pool serving the same model); they beat the
     scenario's `backends:`, which beats the environment. `api_key` is used, never recorded.
     `clients`: ready model clients by role or spec instead of building them (tests' doubles).
-    `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.engine.seats)."""
+    `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.engine.seats).
+    `prices`: what calls cost (moot.models.prices: `--price`, a price file; the scenario's
+    `backends.NAME.prices` otherwise); `max_cost`: the run's spend in US dollars, earlier invocations'
+    included, that no call may take it over (moot.models.budget: the run stops, resumably)."""
 
     concurrency: int = 4
     cache: Union[bool, PathLike] = True
@@ -48,10 +52,14 @@ class RunOptions:
     clients: Optional[Mapping[str, "ChatCompletionClient"]] = field(default=None, repr=False, compare=False)
     seats: tuple["SeatSpec", ...] = ()
     person: Optional["Person"] = field(default=None, repr=False, compare=False)
+    max_cost: Optional[float] = None
+    prices: Optional["Prices"] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise UsageError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.max_cost is not None and self.max_cost < 0:
+            raise UsageError(f"--max-cost must be at least 0, got {self.max_cost:g}")
 
 
 def backend_options(options: RunOptions, backends: Optional["Backends"] = None) -> "BackendOptions":

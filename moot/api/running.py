@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
-    TYPE_CHECKING, Any, Callable, Coroutine, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
+    TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
 )
 
 from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
@@ -41,6 +41,8 @@ from moot.errors import UsageError, nearest
 from moot.models.calls import RetryPolicy
 from moot.models.engine import EngineStats, ModelEngine, RoleModel
 from moot.models.factory import load_backends, preflight, public
+from moot.models.budget import Budget
+from moot.models.prices import Prices
 from moot.models.provider import BackendOptions
 from moot.models.spec import provider_of
 from moot.protocols.registry import REGISTRY
@@ -135,6 +137,17 @@ def check_seats(protocol: AnyProtocol, scenario: ScenarioBase, options: RunOptio
         raise UsageError("seats for people need someone to answer them (RunOptions.person)")
 
 
+def check_priced(specs: Iterable[str], backends: BackendOptions, options: RunOptions) -> None:
+    """A cost limit needs the price of every model the run sends calls to."""
+    if options.max_cost is None:
+        return
+    for spec in sorted(set(specs)):
+        if (options.prices or Prices()).of(spec, backends) is None:
+            provider = provider_of(spec).name
+            raise UsageError(f"--max-cost: no price for {spec}; give --price PROMPT COMPLETION, --prices FILE or "
+                             f"the scenario's backends.{provider}.prices")
+
+
 def _scenario_and_source(scenario: ScenarioLike, source: Optional[PathLike]) -> tuple[ScenarioBase, Path]:
 
     if isinstance(scenario, ScenarioBase):
@@ -173,6 +186,7 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     overrides = tuple(key_items(models))
     resolved = resolve_models(loaded, overrides)
     backends = backend_options(options, loaded.backends)
+    check_priced(resolved.values(), backends, options)
     if check_models and options.clients is None:
         preflight(resolved.values(), backends)
     if check_models:
@@ -314,9 +328,11 @@ class PreparedRun:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
             if self.options.seats:
                 clear_pending(folder.path)  # a stopped process's questions are asked anew
+            spent = float((folder.meta() or {}).get("spend_usd") or 0.0)
             engine = ModelEngine(self.backends, cache=reply_cache(self.options, folder.cache_path),
                                  retry=retry_policy(self.scenario), concurrency=self.options.concurrency,
-                                 clients=self.options.clients)
+                                 clients=self.options.clients, prices=self.options.prices or Prices(),
+                                 budget=Budget(self.options.max_cost, spent))
             done = sum(1 for _ in iter_results(folder.path))
             watcher = watch(Running(self.protocol, self.scenario, folder.path, self.planned, done, engine.stats,
                                     setup.stop.request)) if watch else Watcher()

@@ -50,7 +50,7 @@ class CellsLine(BatchStatus):
         before, live = self.before, self.stats
         return EngineStats(before.backend_calls + live.backend_calls, before.cache_hits + live.cache_hits,
                            before.prompt_tokens + live.prompt_tokens, before.completion_tokens + live.completion_tokens,
-                           live.paces)
+                           cost=before.cost + live.cost, paces=live.paces)
 
     def clear(self) -> None:
         """On a terminal, the line is wiped (a cell's own line goes there)."""

@@ -78,6 +78,11 @@ def add_engine(p: argparse.ArgumentParser, concurrency: int = 4) -> None:
     p.add_argument("--concurrency", type=positive_int, default=concurrency,
                    help=f"the most model calls in flight per backend endpoint, fewer while it answers 429s or "
                         f"times out (default {concurrency})")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop before the run's spend (earlier invocations' too) could exceed USD; a higher limit "
+                        "continues it (needs every model's price: --price, --prices or backends.NAME.prices)")
+    p.add_argument("--prices", metavar="FILE", help="a price file: {SPEC: {prompt: USD, completion: USD, batch: "
+                                                      "SHARE}} per million tokens")
     p.add_argument("--no-cache", action="store_true",
                    help="do not answer from the run folder's reply cache (still records replies)")
 
@@ -95,6 +100,8 @@ def positive_int(text: str) -> int:
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
     """The engine and backend options a command was given, as the API's RunOptions; seats a
     person takes (`--human`) are answered at the terminal."""
+    from moot.models.prices import prices_of
+
     seats: tuple["SeatSpec", ...] = ()
     person: Optional["TerminalPerson"] = None
     if getattr(args, "human", []):
@@ -106,5 +113,6 @@ def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCo
         concurrency=args.concurrency, cache=not args.no_cache, base_urls=tuple(args.base_url),
         api_key=args.api_key, ollama_hosts=tuple(args.ollama_host),
         resume=getattr(args, "resume", False), allow_model_change=getattr(args, "allow_model_change", False),
-        clients=clients, seats=seats, person=person,
+        clients=clients, seats=seats, person=person, max_cost=getattr(args, "max_cost", None),
+        prices=prices_of(getattr(args, "price", None), getattr(args, "prices", None)),
     )

@@ -79,7 +79,8 @@ def parser() -> argparse.ArgumentParser:
     experiments.add_argument("--allow-changed", action="store_true",
                              help="run cells again whose arm or dataset changed since they ran")
     experiments.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
-                             help="prices per million prompt and completion tokens, for --plan's cost")
+                             help="prices per million prompt and completion tokens of every model: --plan's cost, "
+                                  "each call's recorded cost, --max-cost")
     experiments.add_argument("--repeat", type=positive_int, metavar="N",
                              help="repeats (seeds generation.seed + 0..N-1): of an experiment file, over its `repeats:`; "
                                   "of a scenario, a grid of N runs per arm")
@@ -108,8 +109,7 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
 
         if wanted(scenario, args.vary, args.repeat):
             return experiment.run_shorthand(args, scenario, clients)
-    for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed),
-                        ("--price", args.price)):
+    for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed)):
         if value:
             raise UsageError(f"{flag}: for an experiment (a file with `experiment:` at its top, or --vary/--repeat)")
     prepared = prepare(args.scenario, dataset=args.dataset, limit=args.limit, inputs=args.input, vary=args.vary,

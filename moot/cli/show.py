@@ -115,7 +115,7 @@ class BatchStatus:
         eta = f"{seconds:.0f}s" if seconds is not None else "?"
         failed = f" failed={self.failed}" if self.failed else ""
         stats = self.counts()
-        pace = f" {stats.pace}" if stats.pace else ""
+        pace = (f" cost=${stats.cost:.4f}" if stats.cost else "") + (f" {stats.pace}" if stats.pace else "")
         return (f"[{self.done}/{self.total}] ETA {eta} calls={stats.backend_calls} cached={stats.cache_hits} "
                 f"tokens={stats.tokens} unparsed={self.unparsed}{failed}{pace}")
 

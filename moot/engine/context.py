@@ -296,7 +296,7 @@ class UnitContext:
                     usage=Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens),
                     latency_s=round_s(result.latency_s if not result.cached else time.monotonic() - started),
                     attempts=result.attempts, cached=result.cached, finish_reason=result.finish_reason, key=key,
-                    kind=kind, detail=CallDetail(**detail) if detail else None)
+                    kind=kind, detail=CallDetail(**detail) if detail else None, cost_usd=result.cost_usd)
         reply = Reply(result.text, result.cached, call)
         if recording.record:
             self.record(call, self.message(reply, stage=recording.stage, round=recording.round,

@@ -14,7 +14,8 @@ environments gets its first there).
 
 After each invocation run.json also keeps `pacing`: each endpoint's limit on calls in flight as it
 adapted to the server (moot.models.pace: ceiling, lowest, last, 429s, timeouts, cuts, its course),
-the latest invocation's.
+the latest invocation's; and `spend_usd`: what the run's calls cost in all, every invocation's
+(priced models only, moot.models.prices), which a cost limit counts (moot.models.budget).
 """
 
 from __future__ import annotations
@@ -84,9 +85,12 @@ def refuse_undecodable(meta: Mapping[str, Any], key: str = "") -> None:
 def record_session(folder: RunFolder, stats: EngineStats) -> None:
     """What this invocation adds to run.json once its units are done (module docstring)."""
     before = folder.meta()
-    if before is None or not stats.paces:
+    if before is None or not (stats.paces or stats.cost):
         return
-    folder.write_meta({**before, "pacing": {pace.name: pace.record() for pace in stats.paces}})
+    after = {**before, "pacing": {pace.name: pace.record() for pace in stats.paces}}
+    if stats.cost:
+        after["spend_usd"] = round(float(before.get("spend_usd") or 0.0) + stats.cost, 6)
+    folder.write_meta(after)
 
 
 def check_identity(folder: RunFolder, identity: Mapping[str, Any], info: Mapping[str, Any],

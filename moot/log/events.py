@@ -103,6 +103,7 @@ class Call(EventBase):
     key: str = ""  # the reply cache's key: a resumed unit matches its recorded calls by it
     kind: Literal["chat", "continue", "choice", "score"] = "chat"
     detail: Optional[CallDetail] = None
+    cost_usd: Optional[float] = None  # what it cost at the model's price (a cached reply: 0; None: no price)
 
 
 class Measured(BaseModel):

@@ -37,7 +37,11 @@ from pydantic import BaseModel
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
 from moot.models.factory import build_client, endpoints_of
+from moot.models.bounded import DEFAULT_TOKEN_LIMIT
+from moot.models.budget import Budget
 from moot.models.pace import Pace
+from moot.models.prices import Prices
+from moot.models.structured import structured_max_tokens
 from moot.models.provider import BackendOptions
 from moot.models.requests import REQUEST_ARG, Request
 from moot.models.streaming import Watcher, final_of
@@ -65,6 +69,7 @@ class EngineStats:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float = 0.0  # US dollars this invocation spent (priced models)
     paces: list[Pace] = field(default_factory=list)  # each endpoint's (moot.models.pace)
 
     @property
@@ -91,6 +96,7 @@ class CallResult:
     key: str
     finish_reason: Optional[str] = None
     detail: Optional[dict[str, Any]] = None
+    cost_usd: Optional[float] = None  # what it cost (None: a model without a price; a cached reply: 0)
 
 
 @dataclass
@@ -151,12 +157,15 @@ class ModelEngine:
 
     def __init__(self, options: BackendOptions = BackendOptions(), *, cache: ReplyCache | NoCache | None = None,
                  retry: RetryPolicy = RetryPolicy(), concurrency: int = 4,
-                 clients: Optional[Mapping[str, ChatCompletionClient]] = None):
+                 clients: Optional[Mapping[str, ChatCompletionClient]] = None,
+                 prices: Prices = Prices(), budget: Optional[Budget] = None):
+        """`prices`: each call's cost (moot.models.prices); `budget`: the spend a cost limit allows."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.options, self.retry, self.concurrency = options, retry, concurrency
         self.cache = cache if cache is not None else NoCache()
         self.stats = EngineStats()
+        self.prices, self.budget = prices, budget or Budget()
         self._given = dict(clients or {})
         self._clients: dict[tuple[str, tuple[tuple[str, str], ...], Optional[str]], ChatCompletionClient] = {}
         self._endpoints: dict[tuple[str, Optional[str]], Endpoint] = {}
@@ -215,7 +224,7 @@ class ModelEngine:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return CallResult(hit.text, hit.prompt_tokens, hit.completion_tokens,
-                                  time.monotonic() - started, 0, True, key, detail=hit.detail)
+                                  time.monotonic() - started, 0, True, key, detail=hit.detail, cost_usd=0.0)
             pending = self._pending.get(key)
             if pending is None:
                 break
@@ -224,6 +233,8 @@ class ModelEngine:
         endpoint = self.endpoint(model.spec)
         endpoint.load += 1
         try:
+            price = self.prices.of(model.spec, self.options)
+            held = self.budget.reserve(price, messages, token_bound(model, request, output)) if price else 0.0
             probing = await endpoint.admit()
             try:
                 self.stats.backend_calls += 1
@@ -236,8 +247,12 @@ class ModelEngine:
                                       what=f"{model.spec} ({role})" if role else model.spec, pace=endpoint)
             except BaseException as exc:
                 endpoint.settle(probing, exc)
+                self.budget.settle(held, 0.0)
                 raise
             endpoint.settle(probing, None)
+            cost = price.cost(done.prompt_tokens, done.completion_tokens) if price else None
+            self.budget.settle(held, cost or 0.0)
+            self.stats.cost += cost or 0.0
             self.stats.prompt_tokens += done.prompt_tokens
             self.stats.completion_tokens += done.completion_tokens
             self.cache.put(key, model.spec, CachedReply(done.text, done.prompt_tokens, done.completion_tokens,
@@ -247,7 +262,7 @@ class ModelEngine:
             del self._pending[key]
             signal.set_result(None)
         return CallResult(done.text, done.prompt_tokens, done.completion_tokens, done.latency_s,
-                          done.attempts, False, key, done.finish_reason, done.detail)
+                          done.attempts, False, key, done.finish_reason, done.detail, cost)
 
     async def close(self) -> None:
         for client in self._clients.values():
@@ -261,6 +276,12 @@ def streamed(client: ChatCompletionClient, on_text: Optional[Callable[[str], Non
     if on_text is None or not getattr(client, "streams", False):
         return False
     return not isinstance(on_text, Watcher) or bool(getattr(client, "in_process", False))
+
+
+def token_bound(model: RoleModel, request: Optional[Request], output: Optional[type[BaseModel]]) -> int:
+    """The most completion tokens a call can be answered with (a cost limit reserves them)."""
+    asked = (request_args(model, request) or {}).get("max_tokens") or model.settings.get("max_tokens")
+    return int(structured_max_tokens(int(asked or DEFAULT_TOKEN_LIMIT), output) or DEFAULT_TOKEN_LIMIT)
 
 
 def request_args(model: RoleModel, request: Optional[Request]) -> Optional[dict[str, Any]]:

@@ -1,0 +1,77 @@
+"""A cost limit (issue 31, part 2): every call priced and recorded, a run stopped before its spend
+could exceed --max-cost, continued by the same command with a higher limit; price files checked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend_support import loopback_only  # noqa: F401
+from fault_server import FaultServer
+from moot.models.price import Price
+from moot.models.prices import PriceFileError, read_price_file
+from torture_support import COLA, ROWS, assert_clean, dataset, moot, read_jsonl, remote, unit_transcripts, write
+
+PRICE = ("--price", 1000, 2000)  # dollars per million tokens: a call of ~300 prompt tokens costs cents
+
+
+def run(directory, server, *extra):
+    return moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / "run", "--quiet",
+                "--concurrency", 1, *remote(server.url), *PRICE, *extra)
+
+
+def calls(directory):
+    return [e for path in unit_transcripts(directory / "run") for e in read_jsonl(path) if e["type"] == "call"]
+
+
+def test_a_run_stops_before_its_limit_and_continues_with_a_higher_one(tmp_path):
+    write(tmp_path / "cola.yaml", COLA)
+    dataset(tmp_path)
+    with FaultServer("ok") as server:
+        stopped = run(tmp_path, server, "--max-cost", 5)
+        sent = len(server.requests)
+        assert stopped.code == 1, stopped.err
+        assert_clean(stopped)
+        assert stopped.err.startswith("stopped early: error: the cost limit of $5 is reached") and len(stopped.err_lines) == 1
+        spent = json.loads((tmp_path / "run" / "run.json").read_text())["spend_usd"]
+        recorded = calls(tmp_path)
+        assert 0 < spent <= 5 and len(recorded) == sent, (len(recorded), sent)
+        assert all(c["cost_usd"] == pytest.approx(Price(prompt=1000, completion=2000).cost(
+            c["usage"]["prompt_tokens"], c["usage"]["completion_tokens"])) for c in recorded)
+        again = run(tmp_path, server, "--max-cost", 5)  # the same limit: the spend stays within it
+        assert again.code == 1 and json.loads((tmp_path / "run" / "run.json").read_text())["spend_usd"] <= 5
+        done = run(tmp_path, server, "--max-cost", 1000)
+    assert done.code == 0, done.err
+    assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == len(ROWS)
+    assert all(c["cost_usd"] is not None for c in calls(tmp_path))
+
+
+def test_a_cost_limit_needs_every_models_price(tmp_path):
+    write(tmp_path / "cola.yaml", COLA)
+    dataset(tmp_path)
+    ran = moot(tmp_path / "cola.yaml", "--dataset", tmp_path / "data.yaml", "--out", tmp_path / "run",
+               "--base-url", "http://127.0.0.1:9/v1", "--max-cost", 1)
+    assert ran.code == 2 and "--max-cost: no price for openai:fault" in ran.err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text, where", [
+    ("openai:gpt-4o-mini: {prompt: 0.15, completion: 0.6}\nopnai:gpt-4o: {prompt: 1, completion: 2}\n",
+     ":2: opnai:gpt-4o: not a known model"),
+    ("openai:gpt-4o-mini: {prompt: -0.15, completion: 0.6}\n", ":1: openai:gpt-4o-mini.prompt: a price cannot be negative"),
+    ("openai:gpt-4o-mini:\n  prompt: 0.15\n", ":1: openai:gpt-4o-mini.completion: required key is missing"),
+])
+def test_a_bad_price_file_is_one_line_naming_file_line_and_key(tmp_path, text, where):
+    path = write(tmp_path / "prices.yaml", text)
+    with pytest.raises(PriceFileError) as caught:
+        read_price_file(path)
+    assert str(caught.value).startswith(str(path)) and where in str(caught.value)
+    ran = moot("cola", "--input", "text=x", "--input", "target=y", "--prices", path, "--out", tmp_path / "run")
+    assert ran.code == 2 and len(ran.err.strip().splitlines()) == 1 and where in ran.err
+
+
+def test_a_price_file_prices_by_spec_and_the_batch_share_halves(tmp_path):
+    prices = read_price_file(write(tmp_path / "p.yaml", "openai:m: {prompt: 2, completion: 4, batch: 0.5}\n"))
+    assert prices["openai:m"].cost(1_000_000, 1_000_000) == 6
+    assert prices["openai:m"].cost(1_000_000, 1_000_000, batch=True) == 3
