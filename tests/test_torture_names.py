@@ -79,11 +79,14 @@ def test_a_working_directory_that_is_not_utf8_is_one_line_naming_the_key(named):
         assert listing(named) == before
 
 
-def test_the_api_refuses_a_path_that_is_not_utf8_before_writing(named):
+def test_the_api_refuses_a_path_or_value_that_is_not_utf8_before_writing(named):
     with case("bad inputs", "names"):
         before = listing(named)
         with pytest.raises(MootError, match="scenario_path .*not UTF-8"):
             api.run(os.fsdecode(os.fsencode(named) + b"/cola" + E9 + b".yaml"), dataset=named / "data.yaml",
+                    out=named / "out")
+        with pytest.raises(MootError, match=r"input.text 'caf\\xe9': not UTF-8"):
+            api.run("cola", models="scripted", inputs={"text": os.fsdecode(b"caf" + E9), "target": "x"},
                     out=named / "out")
         assert listing(named) == before
 

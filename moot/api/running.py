@@ -30,13 +30,14 @@ from moot.data.load import dataset_fingerprint
 from moot.engine.context import Listener, Unit
 from moot.engine.folder import RunFolder
 from moot.saved.files import iter_results
-from moot.engine.meta import check_identity, describe_run, record_session, refuse_undecodable
+from moot.engine.meta import check_identity, describe_run, record_session
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
 from moot.engine.seatfiles import clear_pending
 from moot.engine.seats import seated_agents
 from moot.engine.setup import resolve_models, role_models
 from moot.engine.unparsed import unparsed_failure
+from moot.safety.utf8 import refuse_undecodable
 from moot.errors import UsageError, nearest
 from moot.models.calls import RetryPolicy
 from moot.models.engine import EngineStats, ModelEngine, RoleModel

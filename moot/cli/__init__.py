@@ -87,10 +87,10 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 def dispatch(argv: list[str]) -> int:
     from moot.scenario.bundled import bundled_names
-    from moot.cli.options import refuse_undecodable
+    from moot.cli.options import refuse_undecodable_argv
     from moot.errors import UsageError, nearest
 
-    refuse_undecodable(argv)
+    refuse_undecodable_argv(argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return EXIT_OK if argv else EXIT_USAGE

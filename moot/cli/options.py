@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Mapping, NoReturn, Optional, Sequence
 
 from moot.api.options import RunOptions
 from moot.errors import UsageError, nearest
+from moot.safety.utf8 import shown, undecodable
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -37,18 +38,14 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}{hint} ({self.prog} --help)\n")
 
 
-def refuse_undecodable(argv: Sequence[str]) -> None:
-    """One line, before anything is written, for an argument that is not UTF-8 (Python gives its
-    bytes as surrogates): moot records names and values as UTF-8 text (a run's JSON files, the
-    transcripts), which such bytes cannot be; the error names the option and shows the bytes."""
+def refuse_undecodable_argv(argv: Sequence[str]) -> None:
+    """One line, before anything is written, for an argument that is not UTF-8 (moot.safety.utf8),
+    naming the option it follows."""
     for number, word in enumerate(argv):
-        try:
-            word.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        if undecodable(word):
             option = f"{argv[number - 1]} " if number and argv[number - 1].startswith("-") else ""
-            raise UsageError(f"{option}'{shown}': not UTF-8; moot keeps names and values as UTF-8 text "
-                             "(rename the file, or type the value in UTF-8)") from None
+            raise UsageError(f"{option}'{shown(word)}': not UTF-8; moot keeps names and values as UTF-8 text "
+                             "(rename the file, or type the value in UTF-8)")
 
 
 MODEL_HELP = ("model for every role (SPEC) or one role, agent or group (KEY=SPEC), repeatable; SPEC: "

@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from moot.errors import UsageError
 from moot.engine.folder import RunFolder
 from moot.saved.files import RunFolderError
 from moot.engine.plan import Plan
@@ -63,23 +62,6 @@ def describe_run(protocol: str, scenario: ScenarioBase, scenario_path: str, metr
         info.update(dataset_path=str(plan.dataset), data_file=str(plan.spec.data_path),
                     dataset_spec_sha256=hashlib.sha256(Path(plan.dataset).read_bytes()).hexdigest())
     return info
-
-
-def refuse_undecodable(meta: Mapping[str, Any], key: str = "") -> None:
-    """Before the run folder is made: a name or value run.json would hold that is not UTF-8 (a
-    path whose bytes Python reads as surrogates, e.g. a working directory named in Latin-1) is
-    one line naming its key, never a half-made folder."""
-    for name, value in meta.items():
-        where = f"{key}.{name}" if key else str(name)
-        if isinstance(value, Mapping):
-            refuse_undecodable(value, where)
-        elif isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                raise UsageError(f"{where} '{shown}': not UTF-8; moot keeps names and values as UTF-8 text "
-                                 "(rename the file or folder)") from None
 
 
 def record_session(folder: RunFolder, stats: EngineStats) -> None:

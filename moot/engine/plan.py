@@ -30,6 +30,7 @@ from moot.contract.protocol import Protocol
 from moot.engine.context import Unit
 from moot.contract.vary import Choice, Data, VaryKey, find_key
 from moot.errors import MootError, UsageError, nearest
+from moot.safety.utf8 import refuse_undecodable
 from moot.scenario.blocks import ScenarioBase
 
 
@@ -120,6 +121,7 @@ def item_plan(protocol: Protocol[Any], scenario: ScenarioBase, pairs: Sequence[s
     inputs = {**scenario.input_fields(), **parse_inputs(protocol, pairs)}
     inputs = {k: v for k, v in inputs.items() if v not in (None, [], "")}
     check_inputs(protocol, inputs, "input")
+    refuse_undecodable(inputs, "input")  # before its id is made of it
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
     unit = Unit(f"item-{digest[:10]}", scenario, inputs)
     return Plan(lambda: iter([unit]), 1)

@@ -36,6 +36,7 @@ from moot.engine.seatfiles import answer_file, pending_file, read_json, read_pen
 from moot.log.events import Human, Message
 from moot.log.jsonl import MAX_LINE
 from moot.safety.diskio import write_atomic
+from moot.safety.utf8 import undecodable
 
 Fallback = Literal["wait", "model", "skip"]
 FALLBACKS: tuple[Fallback, ...] = ("wait", "model", "skip")
@@ -145,11 +146,7 @@ def typed_problem(text: str) -> str:
     size = len(text.encode("utf-8", "surrogateescape"))
     if size > MAX_TYPED:
         return f"longer than {MAX_TYPED // 1024} KiB ({size} bytes); type a shorter answer"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "not UTF-8 text (check the terminal's encoding); type it again"
-    return ""
+    return "not UTF-8 text (check the terminal's encoding); type it again" if undecodable(text) else ""
 
 
 def as_recorded(text: str) -> str:
