@@ -9,7 +9,6 @@ that needs one); `events_df` and `calls_df` hold one transcript in memory at a t
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from types import UnionType
 from typing import Any, Iterator, Literal, Optional, Sequence, Union, get_args, get_origin
 

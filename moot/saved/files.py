@@ -29,6 +29,11 @@ def read_meta(path: Path) -> Optional[Record]:
     return read_object(Path(path) / "run.json", "run.json", RunMeta)
 
 
+def read_record(path: Path) -> RunMeta:
+    """A run folder's run.json, typed (empty when it has none)."""
+    return RunMeta.model_validate(read_meta(path) or {})
+
+
 def read_object(file: Path, what: str, shape: type[Shape]) -> Optional[Record]:
     """A JSON object file of `shape` (moot.saved.records; None when absent); one line naming it
     (and the key) when it is unreadable or not of its shape."""

@@ -8,7 +8,6 @@ Nothing is loaded until asked for: a folder of 10,000 items opens without readin
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field

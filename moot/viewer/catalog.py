@@ -22,11 +22,12 @@ from typing import Any, Iterator, Mapping, Optional
 from moot.contract.metrics import UnitRecord
 from moot.contract.registry import PROTOCOLS, AnyProtocol
 from moot.engine.folder import held_locks, lock_holder
-from moot.saved.files import RunFolderError, iter_results, read_meta
+from moot.saved.files import iter_results, read_record
+from moot.saved.records import ResultRow, RunMeta
 from moot.saved.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
 from moot.safety.diskio import open_regular, read_regular
-from moot.saved.run import models_text
+from moot.saved.run import gold_and_predictions, models_text
 from moot.viewer.experiments import Findings, findings
 from moot.viewer.figures import Figure, Intervals, classification, mean, point
 from moot.viewer.paths import Root
@@ -290,29 +291,25 @@ def stamp_text(seconds: float) -> str:
 
 
 def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunSummary:
-    meta = read_meta(path) or {}
+    meta = read_record(path)
     rows = [row for _, row in iter_results(path)]
-    listed = {Path(str(row.get("transcript", ""))).name for row in rows}
+    results = [ResultRow.model_validate(row) for row in rows]
+    listed = {Path(r.transcript or "").name for r in results}
     loose = [e for e in os.scandir(path) if is_transcript_name(e.name) and e.name not in listed and e.is_file()]
     ends = [tail(Path(e.path)) for e in loose]
     failed = sum(1 for t in ends if t.status == "failed")
     cut = sum(1 for t in ends if t.status != "failed")
-    protocol = str(meta.get("protocol") or (first_event(Path(loose[0].path)).get("protocol") if loose else "?"))
+    protocol = meta.protocol_name or (str(first_event(Path(loose[0].path)).get("protocol")) if loose else "?")
     contract = contract_of(protocol)
-    total = meta.get("planned_units", meta.get("planned_items"))
-    total = int(total) if isinstance(total, int) else None
-    status = run_status(base.holder, failed, cut, len(rows), total)
-    scenario = mapping(meta.get("scenario"))
-    results = path / "results.jsonl"
-    times = [e.stat().st_mtime for e in loose] + ([results.stat().st_mtime] if results.exists() else [])
-    created = str(meta.get("created") or "")
+    status = run_status(base.holder, failed, cut, len(rows), meta.planned)
+    file = path / "results.jsonl"
+    times = [e.stat().st_mtime for e in loose] + ([file.stat().st_mtime] if file.exists() else [])
+    created = meta.created or ""
     return replace(
-        base, protocol=protocol, title=str(scenario.get("title") or ""),
-        scenario=Path(str(meta.get("scenario_path") or "")).stem,
-        dataset=Path(str(meta.get("dataset_path") or "")).stem,
-        models=models_text(meta.get("models") or {}), status=status, done=len(rows), total=total, failed=failed,
-        noun=contract.units.noun if contract else "units",
-        headline=headline(rows, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
+        base, protocol=protocol, title=str(meta.scenario_fields.get("title") or ""), scenario=meta.scenario_name,
+        dataset=meta.dataset_name, models=models_text(meta.models or {}), status=status, done=len(rows),
+        total=meta.planned, failed=failed, noun=contract.units.noun if contract else "units",
+        headline=headline(rows, results, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
         started=created, wall_s=wall_seconds(created, max(times) if times else None))
 
 
@@ -357,17 +354,16 @@ def summarize_file(path: Path, base: RunSummary) -> RunSummary:
                    noun=contract.units.noun if contract else "units", started=str(first.get("ts") or ""))
 
 
-def headline(rows: list[dict[str, Any]], meta: Mapping[str, Any], contract: Optional[AnyProtocol],
+def headline(rows: list[dict[str, Any]], results: list[ResultRow], meta: RunMeta, contract: Optional[AnyProtocol],
              intervals: Intervals, key: Any) -> Optional[Figure]:
     """The run's headline: its classification metric over scored items, else the mean of its
     protocol's headline measure (when that reads only results rows); with its interval
     (moot.viewer.figures), kept under `key` by `intervals`."""
-    scored = [r for r in rows if r.get("gold") is not None]
-    labels = [str(x) for x in meta.get("labels") or []]
+    scored = [r for r in results if r.gold is not None]
+    labels = list(meta.labels or [])
     if scored and labels:
-        metric = str(meta.get("headline_metric") or meta.get("metric") or "macro_f1")
-        gold = [str(r["gold"]) for r in scored]
-        pred = [None if r.get("prediction") is None else str(r["prediction"]) for r in scored]
+        metric = meta.headline or "macro_f1"
+        gold, pred = gold_and_predictions(scored)
         return intervals.figure(key, len(gold), lambda: classification(gold, pred, labels, metric),
                                 lambda: point(gold, pred, labels, metric))
     if contract is None or not rows:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from moot.contract.metrics import CORRECT, UNPARSED_MEASURE, Measure, UnitRecord
 from moot.contract.registry import AnyProtocol
+from moot.saved.records import ResultRow
 from moot.saved.source import RunSource, UnitRef, open_run
 from moot.log.events import Message, Outcome
 from moot.log.transcript import Transcript, load
@@ -170,7 +171,7 @@ class RunTable:
 
     @property
     def protocol(self) -> str:
-        return str(self.source.meta.get("protocol") or (self.contract.name if self.contract else "?"))
+        return self.source.record.protocol_name or (self.contract.name if self.contract else "?")
 
     @property
     def result_name(self) -> str:
@@ -221,12 +222,12 @@ def row_measures(contract: Optional[AnyProtocol]) -> tuple[Measure, ...]:
 def open_table(path: Path, indexer: Indexer) -> RunTable:
     source = open_run(path)
     first = source.units[0] if source.units else None
-    protocol = str(source.meta.get("protocol") or "")
+    protocol = source.record.protocol_name or ""
     if not protocol and first is not None:
         protocol = indexer_protocol(first)
     contract = contract_of(protocol)
     measures = row_measures(contract)
-    labels = [str(x) for x in source.meta.get("labels") or []]
+    labels = list(source.record.labels or [])
     rows = []
     refs = {}
     for unit in source.units:
@@ -236,7 +237,7 @@ def open_table(path: Path, indexer: Indexer) -> RunTable:
         if row is None and not source.is_folder:
             row = file_row(unit, indexer)
         rows.append(table_row(key, unit, row, labels, measures))
-    metric = str(source.meta.get("headline_metric") or source.meta.get("metric") or "macro_f1")
+    metric = source.record.headline or "macro_f1"
     return RunTable(source, contract, rows, refs, labels, metric, measures)
 
 
@@ -263,11 +264,8 @@ def table_row(key: str, unit: UnitRef, row: Optional[dict[str, Any]], labels: Se
               measures: Sequence[Measure]) -> Row:
     if row is None:
         return Row(key, unit.id, None, None, "unfinished")
-    record = UnitRecord(row, labels)
-    prediction = row.get("prediction")
-    gold = row.get("gold")
-    return Row(key, unit.id, None if prediction is None else str(prediction), None if gold is None else str(gold),
-               str(row.get("status") or "completed"), tuple(m.of(record) for m in measures))
+    record, result = UnitRecord(row, labels), ResultRow.model_validate(row)
+    return Row(key, unit.id, result.prediction, result.gold, result.state, tuple(m.of(record) for m in measures))
 
 
 # ---------------------------------------------------------------------------------------------- filters

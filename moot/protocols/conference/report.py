@@ -17,7 +17,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
 
 from moot.contract.report import CsvFile, ReportPart
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
