@@ -35,7 +35,8 @@ ERRORS = {
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 # One-line errors of the environment (exit 3): a tool or a download a command needs is missing.
-ENVIRONMENT = [("moot.models.llama_server", "BuildError"), ("moot.models.cache", "CacheBusy")]
+ENVIRONMENT = [("moot.models.llama_server", "BuildError"), ("moot.models.cache", "CacheBusy"),
+               ("moot.tracing", "TracingUnavailable")]
 
 
 def error_class(module: str, name: str) -> type[MootError]:

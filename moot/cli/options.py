@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Mapping, NoReturn, Optional, Sequence
 
+from moot import tracing
 from moot.api.options import RunOptions
 from moot.errors import UsageError, nearest
 from moot.safety.utf8 import shown, undecodable
@@ -82,6 +83,10 @@ def add_engine(p: argparse.ArgumentParser, concurrency: int = 4) -> None:
                                                       "SHARE}} per million tokens")
     p.add_argument("--no-cache", action="store_true",
                    help="do not answer from the run folder's reply cache (still records replies)")
+    p.add_argument("--trace", action="store_true",
+                   help="send spans of the run, its units and model calls to an OpenTelemetry collector (OTLP/HTTP, "
+                        "$OTEL_EXPORTER_OTLP_ENDPOINT, default localhost:4318; also MOOT_TRACE=1); needs "
+                        "pip install 'moot[tracing]'")
 
 
 def positive_int(text: str) -> int:
@@ -96,11 +101,13 @@ def positive_int(text: str) -> int:
 
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
     """The engine and backend options a command was given, as the API's RunOptions; seats a
-    person takes (`--human`) are answered at the terminal."""
+    person takes (`--human`) are answered at the terminal. Tracing starts here when asked for."""
     from moot.models.prices import prices_of
 
     seats: tuple["SeatSpec", ...] = ()
     person: Optional["TerminalPerson"] = None
+    if tracing.wanted(args.trace) and tracing.TRACER is None:
+        tracing.start()
     if getattr(args, "human", []):
         from moot.cli.seat import TerminalPerson
         from moot.engine.seats import SeatSpec

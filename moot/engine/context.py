@@ -42,6 +42,7 @@ from moot.models.requests import Continue, NotSupported, Request, RequestKind, a
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
 from moot.scenario.blocks import ScenarioBase
+from moot.tracing import current, under
 
 OnText = Callable[[str], None]
 T = TypeVar("T")
@@ -145,6 +146,7 @@ class UnitContext:
         self.prior = prior
         self.listener = listener
         self.cancellation = CancellationToken()
+        self.trace = current()  # the unit's span, its calls' parent (moot.tracing), while tracing is on
         self.events: list[EventBase] = list(prior.events) if prior else []
         self._replay: dict[tuple[str, str], list[Call]] = defaultdict(list)  # by (key, stage)
         for call in (prior.calls if prior else []):
@@ -279,8 +281,9 @@ class UnitContext:
             call = self._replay[key, recording.stage].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
         started = time.monotonic()
-        asking = asyncio.ensure_future(self.engine.ask(model, messages, output, request=request, role=role, key=key,
-                                                       cancellation_token=self.cancellation, on_text=on_text))
+        asking = asyncio.ensure_future(under(self.trace, self.engine.ask(
+            model, messages, output, request=request, role=role, key=key, cancellation_token=self.cancellation,
+            on_text=on_text)))
         self.cancellation.link_future(asking)  # a stopped run does not wait for a reply
         try:
             result = await asking

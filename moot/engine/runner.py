@@ -40,6 +40,7 @@ from moot.views.summary import totals_of
 from moot.log.events import TranscriptError
 from moot.log.transcript import EventLog, Transcript, load
 from moot.errors import MootError
+from moot.tracing import span
 
 
 Status = Literal["completed", "failed", "interrupted"]
@@ -231,6 +232,19 @@ def _from_transcript(unit: Unit, transcript: Transcript, path: Path) -> UnitResu
     return UnitResult(unit, "completed", outcome, path)
 
 
+def run_attributes(setup: RunSetup, folder: Path) -> dict[str, Any]:
+    """A run's span: its scenario file, protocol and folder (its models are added as units start)."""
+    return {"moot.scenario": setup.scenario_path, "moot.protocol": setup.protocol.name, "moot.run_folder": str(folder)}
+
+
+def unit_attributes(unit: Unit, models: Mapping[str, RoleModel], traced: set[str]) -> dict[str, Any]:
+    """A unit's span: its id (an item's, in a dataset run) and its models by spec, which join the
+    run's (`traced`). Never a key: a spec names a model, the backend options hold the keys."""
+    specs = sorted(f"{role}={model.spec}" for role, model in models.items())
+    traced.update(specs)
+    return {"moot.unit.id": unit.id, "moot.models": specs}
+
+
 @dataclass
 class BatchOutcome:
     """How a batch ended. Result rows stay on disk (results.jsonl), so memory does not grow with
@@ -263,7 +277,11 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
         for unit in todo:
             if stopped:
                 return
-            result = await run_unit(setup, unit, folder, engine, models_of(unit), listener)
+            models = models_of(unit)
+            with span("moot.unit", lambda: unit_attributes(unit, models, traced)) as opened:
+                result = await run_unit(setup, unit, folder, engine, models, listener)
+                if opened is not None:
+                    opened.set_attribute("moot.unit.status", result.status)
             if result.status == "completed":
                 folder.append_result(result.row(folder.path))
                 done.add(unit.id)
@@ -274,18 +292,22 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
             if progress is not None:
                 progress(result)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, in_flight))]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException as exc:  # Ctrl-C, or a disk that refuses writes: no unit goes on alone
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        if isinstance(exc, asyncio.CancelledError):
-            return BatchOutcome(folder.path, len(done), failed, interrupted=True)
-        raise
-    finally:
-        await setup.chats.close()
+    traced: set[str] = set()  # the run's models (ROLE=SPEC), while tracing is on
+    with span("moot.run", lambda: run_attributes(setup, folder.path)) as run_span:
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, in_flight))]  # their units: its children
+        try:
+            await asyncio.gather(*workers)
+        except BaseException as exc:  # Ctrl-C, or a disk that refuses writes: no unit goes on alone
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            if isinstance(exc, asyncio.CancelledError):
+                return BatchOutcome(folder.path, len(done), failed, interrupted=True)
+            raise
+        finally:
+            await setup.chats.close()
+            if run_span is not None:
+                run_span.set_attribute("moot.models", sorted(traced))
     first = stopped[0] if stopped else None
     return BatchOutcome(folder.path, len(done), failed, first.cause if first else None,
                         resumes=first is not None and first.resumes)

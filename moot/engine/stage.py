@@ -22,6 +22,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from moot.engine.telemetry import quiet_runtime_telemetry
 from moot.engine.thread import ThreadAgent
+from moot.tracing import detached
 
 quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
 
@@ -150,7 +151,8 @@ class GroupChats:
         """A started runtime with room for one more team."""
         if not self._runtimes or self._teams[-1] >= self.TEAMS_PER_RUNTIME:
             runtime = SingleThreadedAgentRuntime()
-            runtime.start()
+            with detached():  # shared by later units: no unit's span is its spans' parent (moot.tracing)
+                runtime.start()
             self._runtimes.append(runtime)
             self._teams.append(0)
         self._teams[-1] += 1

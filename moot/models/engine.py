@@ -46,6 +46,7 @@ from moot.models.provider import BackendOptions
 from moot.models.requests import REQUEST_ARG, Request
 from moot.models.streaming import Watcher, final_of
 from moot.safety.secrets import redact_url
+from moot.tracing import traced_call
 
 REFUSED_STATUS = frozenset({401, 403})  # the endpoint refuses the credentials: no call to it can succeed
 
@@ -208,6 +209,7 @@ class ModelEngine:
         or a chat). Models behind a server count as instruction models."""
         return getattr(self.client(model, self.serving(model.spec)[0].address, role), "model_kind", "instruct")
 
+    @traced_call
     async def ask(self, model: RoleModel, messages: Sequence[LLMMessage],
                   output: Optional[type[BaseModel]] = None, *, request: Optional[Request] = None,
                   role: str = "", key: Optional[str] = None,
