@@ -17,7 +17,8 @@ from moot.cli.new import SCHEMA_LINE, retitle, scenario_text
 from moot.cli.schema import DRAFT, docs_text, scenario_schema
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.registry import REGISTRY
-from moot.engine.folder import read_results, transcript_of
+from moot.engine.folder import read_results
+from moot.saved.files import transcript_of
 from moot.scenario.load import load_scenario
 from moot.scenario.keys import Walk, keys
 from moot.log.transcript import load

@@ -11,7 +11,8 @@ from run_support import run_item, run_scenario
 from moot.log.events import Call, Outcome
 from moot.protocols.cola import protocol as cola
 from moot.protocols.cola.schema import ColaScenario
-from moot.engine.folder import read_results, transcript_of
+from moot.engine.folder import read_results
+from moot.saved.files import transcript_of
 from moot.scenario.load import ScenarioError, load_scenario
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 from moot.speaker_selection.conference import PolicyError
