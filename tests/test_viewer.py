@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import time
 import urllib.request
 from urllib.parse import unquote
@@ -215,11 +216,18 @@ def test_the_cli_and_the_compare_page_print_one_signed_difference(tmp_path, caps
     from moot.viewer.pages import Pages
 
     (tmp_path / "cola.yaml").write_text(COLA, encoding="utf-8")
-    for name, wrong in (("better", {"s2"}), ("worse", {"s2", "s3", "s5"})):
-        cli(tmp_path / "cola.yaml", "--dataset", stance_dataset(tmp_path / name, "s", wrong), "--out",
-            tmp_path / "runs" / name, "--quiet")
-    capsys.readouterr()
     runs = tmp_path / "runs"
+    cli(tmp_path / "cola.yaml", "--dataset", stance_dataset(tmp_path / "data", "s", {"s2"}), "--out", runs / "better",
+        "--quiet")
+    # The same items, two more answered wrong: a copy of the run with those rows' predictions changed
+    # (a second dataset would differ in content, and compare rightly refuses that).
+    shutil.copytree(runs / "better", runs / "worse")
+    rows = [json.loads(line) for line in (runs / "worse" / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if row["id"] in ("s3", "s5"):
+            row["prediction"] = next(label for label in ("favor", "against", "neutral") if label != row["gold"])
+    (runs / "worse" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    capsys.readouterr()
     assert main(["compare", str(runs / "better"), str(runs / "worse"), "--metric", "accuracy"]) == 0
     shown = capsys.readouterr().out
     assert "Δ = arm − B" in shown
