@@ -1,0 +1,175 @@
+"""The command line is a thin layer over the Python API (issue 30, 5): each module of moot/cli parses
+its arguments, calls the API and prints, and imports of moot only the API (moot.api, the experiment
+and viewer functions that stand above it, the public names of `moot`), the errors, its own helpers
+and the neutralising of what it prints; what does not yet is listed below with its reason, and the
+list only shrinks (an entry that no longer holds fails the test, as does a new import).
+
+The imports are read with `ast`, every kind (inside functions, under TYPE_CHECKING), as
+tests/test_import_direction.py reads them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from test_import_direction import imported, modules
+
+ALLOWED = re.compile(r"^moot(\.api(\.\w+)?|\.experiment\.api|\.viewer\.api|\.errors|\.version|\.cli(\.\w+)?"
+                     r"|\.safety\.neutral)?$")
+
+# module -> {imported module: why it cannot move behind the API yet}
+KNOWN: dict[str, dict[str, str]] = {
+    "moot.cli": {
+        "moot.protocols.registry": "the protocols' own commands are listed in the top-level help",
+        "moot.safety.diskio": "main() turns an environment error (disk full, read-only) into one line",
+        "moot.safety.secrets": "main() redacts secrets from the one error line",
+        "moot.safety.signals": "the process's signal handling and exit codes",
+        "moot.safety.startup": "main() names a dependency that failed to load",
+        "moot.scenario.bundled": "`moot NAME` runs a bundled scenario: the dispatcher knows their names",
+    },
+    "moot.cli.annotate": {
+        "moot.engine.rating": "the blind rating session at the terminal (no API for a person's seat yet)",
+        "moot.engine.seats": "a person leaving the terminal session",
+        "moot.log.annotations": "where the annotations are written",
+        "moot.saved.source": "opens the run to rate",
+        "moot.viewer.rating": "rating in the browser",
+    },
+    "moot.cli.compare": {
+        "moot.experiment.analysis": "the paired analysis of two runs",
+        "moot.experiment.report": "a run folder as a cell of the analysis",
+        "moot.experiment.tables": "the comparison's table",
+        "moot.report.formats": "the table as Markdown, CSV and LaTeX",
+        "moot.safety.diskio": "writes the tables",
+    },
+    "moot.cli.convert": {
+        "moot.data.aclr": "the ACLR4RUMOR release's reader",
+        "moot.data.rumoureval": "the RumourEval 2019 release's reader",
+        "moot.data.threads": "writes the threads",
+    },
+    "moot.cli.dataset_command": {
+        "moot.contract.commands": "a protocol's own command, declared by the protocol",
+        "moot.data.load": "reads the dataset the command names",
+        "moot.engine.plan": "the dataset columns the protocol's inputs are filled from",
+        "moot.protocols.registry": "looks the protocol's command up",
+        "moot.scenario.bundled": "finds a bundled dataset by name",
+    },
+    "moot.cli.experiment": {
+        "moot.experiment.grid": "the default experiment folder and --shard I/N",
+        "moot.experiment.plan": "the plan's printed lines",
+        "moot.experiment.schema": "the loaded experiment's type (TYPE_CHECKING)",
+        "moot.experiment.shorthand": "`--vary/--repeat` as an experiment file",
+        "moot.scenario.bundled": "finds a bundled experiment by name",
+    },
+    "moot.cli.gridstatus": {
+        "moot.experiment.grid": "the cell the status line follows (TYPE_CHECKING)",
+        "moot.models.engine": "the live call counts it prints",
+    },
+    "moot.cli.listing": {
+        "moot.data.load": "counts the demo sets' items and labels",
+        "moot.scenario.bundled": "the bundled scenarios, experiments and demo sets",
+        "moot.scenario.load": "the default protocol of a scenario without `protocol:`",
+    },
+    "moot.cli.llama_server": {
+        "moot.models.extra_buffers": "weight repacking for the served model",
+        "moot.models.llama_server": "builds and runs llama.cpp's server",
+        "moot.models.local": "the embedded model's file",
+    },
+    "moot.cli.new": {
+        "moot.contract.protocol": "the protocol whose example is copied",
+        "moot.protocols.registry": "the protocols to choose from",
+        "moot.safety.diskio": "writes the new file",
+        "moot.safety.places": "refuses an unusable folder",
+        "moot.scenario.bundled": "the bundled example scenarios",
+        "moot.scenario.load": "the default protocol",
+    },
+    "moot.cli.options": {
+        "moot.engine.seats": "--human SEAT as a seat specification",
+        "moot.models.prices": "--price checked against the known prices",
+        "moot.safety.utf8": "refuses arguments that are not UTF-8",
+        "moot.tracing": "--trace",
+    },
+    "moot.cli.replay": {
+        "moot.contract.registry": "the protocol's views of a unit",
+        "moot.engine.folder": "a transcript's run folder",
+        "moot.log.events": "the messages it replays",
+        "moot.log.transcript": "the transcript it replays",
+        "moot.saved.source": "opens the run",
+        "moot.views.console": "prints as the live run printed",
+        "moot.views.document": "a unit's status line",
+        "moot.views.summary": "the summary lines",
+        "moot.views.timeline": "the turns in order",
+        "moot.views.unit": "a unit's view",
+    },
+    "moot.cli.report": {
+        "moot.experiment.folders": "tells an experiment's folder from runs",
+    },
+    "moot.cli.run": {
+        "moot.engine.folder": "the run folder a person's seat answers through",
+        "moot.engine.seats": "a person answering through the run folder",
+        "moot.experiment.shorthand": "whether `--vary/--repeat` make an experiment",
+        "moot.safety.signals": "the exit code of a run stopped by a signal",
+        "moot.scenario.bundled": "the demo sets and bundled datasets by name",
+    },
+    "moot.cli.schema": {
+        "moot.protocols.registry": "every protocol's scenario model",
+        "moot.safety.diskio": "writes --out",
+        "moot.safety.places": "refuses an unusable --out",
+        "moot.scenario.docs": "docs/scenarios.md",
+        "moot.scenario.keydocs": "each key's docstring in the schema",
+        "moot.scenario.load": "the default protocol",
+    },
+    "moot.cli.score": {
+        "moot.engine.rescore": "a unit's rescoring (type)",
+        "moot.metrics.classification": "the before/after metric it prints",
+    },
+    "moot.cli.seat": {
+        "moot.engine.seatfiles": "a seat answered through the run folder's files",
+        "moot.engine.seats": "the questions a person's seat is asked",
+    },
+    "moot.cli.show": {
+        "moot.contract.protocol": "prints what the protocol's events say",
+        "moot.contract.registry": "the protocol's views",
+        "moot.engine.context": "a seat speaking (the live printer)",
+        "moot.engine.folder": "the run folder whose end it prints",
+        "moot.engine.progress": "the call progress of the status line",
+        "moot.engine.runner": "a unit's and a batch's outcome",
+        "moot.log.events": "the events it prints",
+        "moot.log.transcript": "a finished unit's transcript",
+        "moot.metrics.classification": "the batch's metric line",
+        "moot.models.engine": "the live call counts",
+        "moot.views.console": "prints the transcript as it is written",
+    },
+    "moot.cli.validate": {
+        "moot.data.spec": "checks a dataset spec",
+        "moot.experiment.schema": "checks an experiment file",
+        "moot.protocols.registry": "the dataset columns the protocols read",
+        "moot.scenario.load": "checks a scenario",
+        "moot.scenario.yamlsource": "reads the file to tell its kind",
+    },
+    "moot.cli.view": {
+        "moot.viewer.bundle": "the static bundle",
+        "moot.viewer.pages": "the viewer's pages",
+        "moot.viewer.paths": "the folder served",
+        "moot.viewer.server": "the viewer's server",
+    },
+}
+
+
+def past_the_api() -> dict[str, set[str]]:
+    """Each module of moot/cli and what it imports of moot besides the API, the errors and its own helpers."""
+    found = {name: {m for m in imported(path) if not ALLOWED.match(m)}
+             for name, path in modules().items() if name == "moot.cli" or name.startswith("moot.cli.")}
+    return {name: past for name, past in found.items() if past}
+
+
+def test_the_command_line_imports_the_api_and_what_is_listed_only():
+    found = past_the_api()
+    new = {name: sorted(past - KNOWN.get(name, {}).keys()) for name, past in found.items()}
+    assert not {name: past for name, past in new.items() if past}, \
+        "a command reaches past the Python API: call (or add) an API function instead"
+    fixed = {name: sorted(set(listed) - found.get(name, set())) for name, listed in KNOWN.items()}
+    assert not {name: gone for name, gone in fixed.items() if gone}, "no longer imported: take it off KNOWN"
+
+
+def test_every_listed_reason_is_given():
+    assert all(reason.strip() for listed in KNOWN.values() for reason in listed.values())
