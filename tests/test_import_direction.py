@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "plugins", "version"),
     ("safety",),
     ("metrics",),
+    ("tracing",),  # spans of model calls (models), units and runs (engine)
     ("models",),
     ("log",),
     ("saved",),
