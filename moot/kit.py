@@ -48,7 +48,7 @@ from moot.scenario.blocks import (
     Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, ScenarioBase, Strict, check_models,
     check_prompts, check_spec, check_template, choice_method, fail,
 )
-from moot.scenario.yamlsource import format_key, read_yaml
+from moot.safety.yamlsource import format_key, read_yaml
 from moot.scenario.load import load_scenario
 from moot.scenario.bundled import find_scenario
 from moot.data.load import Comment, iter_items, load_dataset_spec

@@ -14,7 +14,7 @@ from moot.errors import MootError, UsageError
 # Where each one-line error lives (importing them registers them as MootError subclasses).
 ERRORS = {
     "moot.errors": ["UsageError"],
-    "moot.scenario.yamlsource": ["SourceError"],
+    "moot.safety.yamlsource": ["SourceError"],
     "moot.scenario.errors": ["ScenarioError"],
     "moot.data.spec": ["DatasetError"],
     "moot.log.events": ["TranscriptError"],
@@ -46,7 +46,7 @@ def error_class(module: str, name: str) -> type[MootError]:
 
 
 def make(cls: type[MootError]) -> MootError:
-    from moot.scenario.yamlsource import SourceError
+    from moot.safety.yamlsource import SourceError
 
     if issubclass(cls, SourceError):
         return cls("file.yaml", "a problem", ("key",), 3)

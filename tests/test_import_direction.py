@@ -22,7 +22,7 @@ PACKAGES = {"moot.agents": ROOT / "agents", "moot.speaker_selection": ROOT / "sp
 # Python API, so `experiment` stands above `api`. `moot` is the package's own __init__ (the API names)
 # and __main__.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "plugins", "version"),
+    ("errors", "plugins", "version", "tracing"),
     ("safety",),
     ("metrics",),
     ("tracing",),  # spans of model calls (models), units and runs (engine)

@@ -13,7 +13,7 @@ from moot.experiment.tables import Measured, published_grid
 from moot.metrics.stats import t_interval
 from moot.report.formats import markdown
 from moot.report.published import figure, items_line, omitted, parse, table, tables
-from moot.scenario.yamlsource import SourceError
+from moot.safety.yamlsource import SourceError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ from moot.cli.options import Parser, summary
 
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.scenario.load import scenario_errors
-from moot.scenario.yamlsource import SourceError, read_yaml
+from moot.safety.yamlsource import SourceError, read_yaml
 from moot.safety.neutral import terminal_safe
 
 DATASET_KEYS = {"path", "columns"}

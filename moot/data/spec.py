@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from moot.scenario.errors import choice_hint, first_cause, key_and_message, without_echoes
-from moot.scenario.yamlsource import SourceError, format_key, read_yaml
+from moot.safety.yamlsource import SourceError, format_key, read_yaml
 from moot.errors import MootError
 
 

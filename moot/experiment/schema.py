@@ -57,7 +57,7 @@ from moot.report.published import tables as published_tables
 from moot.scenario.bundled import bundled_names, find_dataset as bundled_dataset, find_scenario
 from moot.scenario.errors import key_and_message, to_scenario_error
 from moot.scenario.load import load_scenario
-from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
+from moot.safety.yamlsource import KeyPath, SourceError, YamlSource, read_yaml
 from moot.scenario.blocks import ScenarioBase
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a folder name on every system

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from moot.scenario.yamlsource import SourceError, read_yaml
+from moot.safety.yamlsource import SourceError, read_yaml
 
 Manifests = Sequence[tuple[Path, Optional[Mapping[str, Any]]]]
 

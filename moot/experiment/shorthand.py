@@ -24,7 +24,7 @@ from moot.errors import UsageError, nearest
 from moot.experiment.schema import Experiment, ExperimentError, experiment_from
 from moot.protocols.registry import REGISTRY
 from moot.scenario.load import load_scenario
-from moot.scenario.yamlsource import format_key, parse_yaml
+from moot.safety.yamlsource import format_key, parse_yaml
 
 AXES = ("seed", "model")  # --vary keys that are axes of the grid, not arms
 

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from moot.models.price import Price
 from moot.models.provider import BackendOptions, in_process
 from moot.models.spec import parse_spec, provider_of
-from moot.scenario.yamlsource import SourceError, read_yaml
+from moot.safety.yamlsource import SourceError, read_yaml
 
 class PriceFileError(SourceError):
     """A price file with a key that is not a model, a negative price or a missing field: one line

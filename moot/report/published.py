@@ -16,7 +16,7 @@ from typing import Annotated, Iterable, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from moot.scenario.errors import to_scenario_error
-from moot.scenario.yamlsource import SourceError, YamlSource, parse_yaml
+from moot.safety.yamlsource import SourceError, YamlSource, parse_yaml
 
 Unit = Literal["percent", "fraction", "score", "count"]
 _FIGURE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([*†‡§]*)\s*$")

@@ -13,7 +13,7 @@ from pydantic_core import ErrorDetails
 
 from moot.scenario.blocks import unknown
 from moot.errors import closest, nearest
-from moot.scenario.yamlsource import KeyPath, SourceError, YamlSource
+from moot.safety.yamlsource import KeyPath, SourceError, YamlSource
 
 _MARKED = re.compile(r"^@([^@]*)@ (.*)$", re.S)  # a cross-field problem made by scenario_blocks.fail
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from moot.scenario.errors import ScenarioError, error_of, to_scenario_error, without_echoes
 from moot.errors import nearest
-from moot.scenario.yamlsource import SourceError, YamlSource, read_yaml
+from moot.safety.yamlsource import SourceError, YamlSource, read_yaml
 
 DEFAULT_PROTOCOL = "conference"  # files written before `protocol:` existed
 
