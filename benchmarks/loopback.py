@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible server on loopback for the benchmarks, and a synthetic COLA dataset.
 
-`python benchmarks/loopback.py PORT LATENCY` serves POST /v1/chat/completions (any path but GET): each request waits
+`python benchmarks/loopback.py PORT LATENCY` serves POST /v1/chat/completions (any path but GET and
+POST /v1/traces, where spans are taken and dropped like a collector's): each request waits
 LATENCY seconds (asyncio.sleep, so any number wait at once) and answers a short reply (a JSON
 stance when a response_format is asked, an option letter when options are offered). It runs in its own process so its CPU does not share
 the client's interpreter. Used by bench_overhead.py and bench_latency.py.
@@ -49,6 +50,8 @@ async def serve(port: int, latency: float) -> None:
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 if lines[0].startswith("GET"):
                     payload = json.dumps({"object": "list", "data": [], **seen}).encode()
+                elif lines[0].startswith("POST /v1/traces"):  # an OTLP collector's (bench_overhead.py --tracing)
+                    payload = b""
                 else:
                     seen["requests"] += 1
                     seen["in_flight"] += 1

@@ -165,19 +165,24 @@ Ask = Callable[Concatenate[E, M, P], Coroutine[Any, Any, R]]
 
 
 def traced_call(ask: Ask[E, M, P, R]) -> Ask[E, M, P, R]:
-    """`ask` (a model call) in a span of its own while tracing is on; off, one check of TRACER."""
+    """`ask` (a model call) in a span of its own while tracing is on; off, one check of TRACER and
+    `ask`'s own coroutine (no frame of the wrapper's is awaited)."""
 
-    async def ask_traced_when_on(engine: E, model: M, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    def ask_traced_when_on(engine: E, model: M, /, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:
         if TRACER is None:
-            return await ask(engine, model, *args, **kwargs)
-        with span(*call_span(model.spec, str(kwargs.get("role") or ""))) as opened:
-            result = await ask(engine, model, *args, **kwargs)
-            if opened is not None:
-                opened.set_attributes(call_result(result))
-            return result
+            return ask(engine, model, *args, **kwargs)
+        return _traced(ask(engine, model, *args, **kwargs), model.spec, str(kwargs.get("role") or ""))
 
     functools.update_wrapper(ask_traced_when_on, ask)  # its name and docstring
     return ask_traced_when_on
+
+
+async def _traced(asking: Coroutine[Any, Any, R], spec: str, role: str) -> R:
+    with span(*call_span(spec, role)) as opened:
+        result = await asking
+        if opened is not None:
+            opened.set_attributes(call_result(result))
+        return result
 
 
 def call_span(spec: str, role: str) -> tuple[str, Callable[[], Attributes]]:
