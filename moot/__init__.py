@@ -13,6 +13,11 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     write_report           the report folder of finished runs (tables, CSV, plots)
     load_experiment, run_experiment, plan_experiment, experiment_report
                            experiment grids: load, run (or continue), plan, report (ExperimentResult)
+    validate               every problem of a scenario, dataset spec or experiment file, one line each
+    new_scenario, protocols
+                           a new scenario file from a protocol's example; the protocols' names
+    schema_text, write_schema
+                           the scenario format's JSON Schema (or its key reference), as text or a file
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -39,7 +44,9 @@ _WHERE = {
     "MootError": "moot.errors",
     "load_experiment": "moot.experiment.api", "run_experiment": "moot.experiment.api",
     "plan_experiment": "moot.experiment.api", "experiment_report": "moot.experiment.api",
-    "ExperimentResult": "moot.experiment.api",
+    "ExperimentResult": "moot.experiment.api", "validate": "moot.experiment.api",
+    "new_scenario": "moot.api.authoring", "protocols": "moot.api.authoring",
+    "schema_text": "moot.api.schema", "write_schema": "moot.api.schema",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -47,12 +54,15 @@ __all__ = [
     "runs_df", "units_df", "events_df", "calls_df",
     "rescore", "Rescoring", "document", "export", "write_report", "MootError",
     "load_experiment", "run_experiment", "plan_experiment", "experiment_report", "ExperimentResult",
+    "validate", "new_scenario", "protocols", "schema_text", "write_schema",
 ]
 
 if TYPE_CHECKING:
     from moot.experiment.api import (
-        ExperimentResult, experiment_report, load_experiment, plan_experiment, run_experiment,
+        ExperimentResult, experiment_report, load_experiment, plan_experiment, run_experiment, validate,
     )
+    from moot.api.authoring import new_scenario, protocols
+    from moot.api.schema import schema_text, write_schema
     from moot.api.frames import calls_df, events_df, runs_df, units_df
     from moot.api.options import RunOptions
     from moot.api.outputs import Rescoring, document, export, rescore, write_report

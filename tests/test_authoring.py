@@ -13,8 +13,8 @@ import yaml
 
 from moot.scenario.bundled import bundled_dir
 from moot.cli import main
-from moot.cli.new import SCHEMA_LINE, retitle, scenario_text
-from moot.cli.schema import DRAFT, docs_text, scenario_schema
+from moot.api.authoring import SCHEMA_LINE, retitle, scenario_text
+from moot.api.schema import DRAFT, docs_text, scenario_schema
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import read_results

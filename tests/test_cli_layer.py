@@ -74,14 +74,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.models.llama_server": "builds and runs llama.cpp's server",
         "moot.models.local": "the embedded model's file",
     },
-    "moot.cli.new": {
-        "moot.contract.protocol": "the protocol whose example is copied",
-        "moot.protocols.registry": "the protocols to choose from",
-        "moot.safety.diskio": "writes the new file",
-        "moot.safety.places": "refuses an unusable folder",
-        "moot.scenario.bundled": "the bundled example scenarios",
-        "moot.scenario.load": "the default protocol",
-    },
     "moot.cli.options": {
         "moot.engine.seats": "--human SEAT as a seat specification",
         "moot.models.prices": "--price checked against the known prices",
@@ -110,14 +102,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.safety.signals": "the exit code of a run stopped by a signal",
         "moot.scenario.bundled": "the demo sets and bundled datasets by name",
     },
-    "moot.cli.schema": {
-        "moot.protocols.registry": "every protocol's scenario model",
-        "moot.safety.diskio": "writes --out",
-        "moot.safety.places": "refuses an unusable --out",
-        "moot.scenario.docs": "docs/scenarios.md",
-        "moot.scenario.keydocs": "each key's docstring in the schema",
-        "moot.scenario.load": "the default protocol",
-    },
     "moot.cli.score": {
         "moot.engine.rescore": "a unit's rescoring (type)",
         "moot.metrics.classification": "the before/after metric it prints",
@@ -138,13 +122,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.metrics.classification": "the batch's metric line",
         "moot.models.engine": "the live call counts",
         "moot.views.console": "prints the transcript as it is written",
-    },
-    "moot.cli.validate": {
-        "moot.data.spec": "checks a dataset spec",
-        "moot.experiment.schema": "checks an experiment file",
-        "moot.protocols.registry": "the dataset columns the protocols read",
-        "moot.scenario.load": "checks a scenario",
-        "moot.scenario.yamlsource": "reads the file to tell its kind",
     },
     "moot.cli.view": {
         "moot.viewer.bundle": "the static bundle",

@@ -20,7 +20,7 @@ from moot.data.load import (
     iter_items,
     load_dataset_spec,
 )
-from moot.cli.validate import input_columns
+from moot.api.checking import dataset_columns
 from moot.data.spec import spec_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -440,6 +440,6 @@ METRICS = {"vast.yaml": "macro_f1", "vast_all.yaml": "macro_f1", "semeval2016.ya
 def test_every_shipped_spec_declares_its_headline_metric() -> None:
     assert {p.name for p in (REPO / "datasets").glob("*.yaml")} == set(METRICS)
     for name, metric in METRICS.items():
-        model = spec_model(tuple(input_columns()))  # a spec may name any registered protocol's input columns
+        model = spec_model(tuple(dataset_columns()))  # a spec may name any registered protocol's input columns
         data = model.model_validate(yaml.safe_load((REPO / "datasets" / name).read_text()))
         assert data.metric == metric, name

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from moot.cli.validate import input_columns
+from moot.api.checking import dataset_columns
 from moot.data.load import iter_items, load_dataset_spec
 from moot.scenario.bundled import bundled_dir, datasets_dir, demo_names, experiments_dir
 from moot.scenario.load import DEFAULT_PROTOCOL
@@ -33,7 +33,7 @@ def experiments() -> Iterator[tuple[str, str]]:
 
 
 def demo_sets() -> Iterator[tuple[str, str]]:
-    columns = tuple(input_columns())
+    columns = tuple(dataset_columns())
     for name in demo_names():
         spec = load_dataset_spec(datasets_dir() / f"{name}.yaml", columns)
         labels = list(dict.fromkeys(item.label for item in iter_items(spec)))

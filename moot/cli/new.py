@@ -10,88 +10,26 @@ of assembling one from the docs.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Sequence
 
-import yaml
-
-from moot.safety.neutral import terminal_safe
-from moot.scenario.bundled import bundled_dir
+from moot.api.authoring import DEFAULT_PROTOCOL, new_scenario, protocols
 from moot.cli.options import Parser, summary
-from moot.safety.diskio import write_atomic
-from moot.safety.places import usable_out
-from moot.contract.protocol import Protocol
-from moot.protocols.registry import REGISTRY
-from moot.scenario.load import DEFAULT_PROTOCOL
-
-SCHEMA_LINE = "# yaml-language-server: $schema="
-CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when moot runs from a checkout
-SCHEMA_FILE = CHECKOUT / "docs" / "scenario.schema.json"
+from moot.safety.neutral import terminal_safe
 
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot new", description=summary(__doc__))
-    p.add_argument("--protocol", choices=REGISTRY.names(), default=DEFAULT_PROTOCOL, metavar="PROTOCOL",
-                   help=f"the protocol: {', '.join(REGISTRY.names())} (default {DEFAULT_PROTOCOL}); the file starts "
+    p.add_argument("--protocol", choices=protocols(), default=DEFAULT_PROTOCOL, metavar="PROTOCOL",
+                   help=f"the protocol: {', '.join(protocols())} (default {DEFAULT_PROTOCOL}); the file starts "
                         "as its bundled example")
     p.add_argument("stem", metavar="NAME", help="writes NAME.yaml, titled after it")
     p.add_argument("--dir", type=Path, default=Path("."), help="directory to write to (default: current)")
     return p
 
 
-def scenario_text(protocol: Protocol[Any], stem: str, path: Path) -> str:
-    """The protocol's example under the title made from `stem`, pointing editors at the schema."""
-    example = (bundled_dir() / f"{protocol.example}.yaml").read_text(encoding="utf-8")
-    body = "".join(line for line in example.splitlines(keepends=True) if not line.startswith(SCHEMA_LINE))
-    title = json.dumps(stem.replace("_", " ").replace("-", " ").strip().capitalize() or stem)
-    schema = schema_ref(path.parent)
-    return (f"{SCHEMA_LINE}{schema}\n" if schema else "") + retitle(body, title)
-
-
-def retitle(text: str, title: str) -> str:
-    """The scenario text with its top-level `title:` (however many lines) set to `title`, every
-    comment and the rest of the layout kept; a text without a title gets one before its first key."""
-    top = yaml.compose(text, Loader=yaml.SafeLoader)
-    assert isinstance(top, yaml.MappingNode)  # a bundled scenario: a mapping of keys
-    lines = text.splitlines(keepends=True)
-    found = [(key, value) for key, value in top.value if key.value == "title"]
-    if not found:
-        lines.insert(top.value[0][0].start_mark.line, f"title: {title}\n")
-        return "".join(lines)
-    key, value = found[0]
-    end = value.end_mark  # after the value: on its last line, or at column 0 of the next line
-    last, rest = (end.line - 1, "\n") if end.column == 0 else (end.line, lines[end.line][end.column:])
-    lines[key.start_mark.line:last + 1] = [f"title: {title}{rest}"]
-    return "".join(lines)
-
-
-def schema_ref(directory: Path) -> Optional[str]:
-    """The committed schema: relative inside the moot checkout (portable with it), else a file URI;
-    None when moot is installed without its docs."""
-    if not (SCHEMA_FILE.is_file() and (CHECKOUT / "pyproject.toml").is_file()):
-        return None
-    directory = directory.resolve()
-    if directory.is_relative_to(CHECKOUT):
-        return Path(os.path.relpath(SCHEMA_FILE, directory)).as_posix()
-    return SCHEMA_FILE.as_uri()
-
-
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    stem = args.stem.removesuffix(".yaml")
-    if not stem or Path(stem).name != stem or stem.startswith("."):
-        print(f"error: NAME must be a plain file name, got {args.stem!r}", file=sys.stderr)
-        return 2
-    path = args.dir / f"{stem}.yaml"
-    usable_out(args.dir, "folder")
-    args.dir.mkdir(parents=True, exist_ok=True)
-    try:
-        write_atomic(path, scenario_text(REGISTRY.get(args.protocol), stem, path), replace=False)
-    except FileExistsError:  # a file, a folder or a symlink by that name: never replaced
-        print(terminal_safe(f"error: {path} exists; choose another NAME or --dir"), file=sys.stderr)
-        return 2
+    path = new_scenario(args.stem, args.protocol, args.dir)
     print(terminal_safe(f"wrote {path}\n  check: moot validate {path}\n  try:   moot run {path} --model scripted"))
     return 0

@@ -8,61 +8,13 @@ docs/scenarios.md instead (moot.scenario.docs). Tests keep both committed files 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
-from moot.safety.neutral import terminal_safe
+from typing import Sequence
+
+from moot.api.schema import schema_text, write_schema
 from moot.cli.options import Parser, summary
-
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
-from pydantic_core import core_schema
-
-from moot.safety.diskio import write_atomic
-from moot.safety.places import usable_out
-from moot.protocols.registry import REGISTRY
-from moot.scenario.keydocs import key_docstrings
-from moot.scenario.load import DEFAULT_PROTOCOL
-
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-def description() -> str:
-    formats = ", ".join(f"{p.name} ({p.title}{'; the default' if p.name == DEFAULT_PROTOCOL else ''})"
-                        for p in REGISTRY.all())
-    return (f"A moot scenario. `protocol` picks the format: {formats}. Every key is described in "
-            "docs/scenarios.md; check a file with `moot validate FILE`.")
-
-
-class Documented(GenerateJsonSchema):
-    """Pydantic's JSON Schema, each key described by the docstring under it (moot.scenario.keydocs)."""
-
-    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
-        json_schema = super().model_schema(schema)
-        properties = json_schema.get("properties", {})
-        for name, text in key_docstrings(schema["cls"]).items():
-            if name in properties and "description" not in properties[name]:
-                properties[name]["description"] = text
-        return json_schema
-
-
-def scenario_schema() -> dict[str, Any]:
-    """The whole format: exactly one branch of `oneOf` matches a valid scenario."""
-    models = [p.scenario for p in REGISTRY.all()]
-    refs, defs = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}",
-                                    schema_generator=Documented)
-    return {"$schema": DRAFT, "title": "moot scenario", "description": description(),
-            "oneOf": [refs[(m, "validation")] for m in models], **defs}
-
-
-def schema_text() -> str:
-    return json.dumps(scenario_schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def docs_text() -> str:
-    from moot.scenario.docs import scenarios_md
-
-    return scenarios_md(REGISTRY.all())
+from moot.safety.neutral import terminal_safe
 
 
 def run(argv: Sequence[str]) -> int:
@@ -70,10 +22,9 @@ def run(argv: Sequence[str]) -> int:
     p.add_argument("--docs", action="store_true", help="the Markdown key reference (docs/scenarios.md) instead")
     p.add_argument("--out", type=Path, help="write to this file instead of standard output")
     args = p.parse_args(argv)
-    text = docs_text() if args.docs else schema_text()
     if args.out:
-        write_atomic(usable_out(args.out, "file"), text)
+        write_schema(args.out, args.docs)
         print(terminal_safe(f"wrote {args.out}"))
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(schema_text(args.docs))
     return 0

@@ -12,60 +12,11 @@ before its data is here). Good for editors, pre-commit hooks and CI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Sequence
+
 from moot.cli.options import Parser, summary
-
-from moot.data.spec import DatasetError, load_dataset_spec
-from moot.scenario.load import scenario_errors
-from moot.safety.yamlsource import SourceError, read_yaml
+from moot.experiment.api import validate
 from moot.safety.neutral import terminal_safe
-
-DATASET_KEYS = {"path", "columns"}
-
-
-def is_dataset_spec(data: Any) -> bool:
-    """A DATA.yaml rather than a scenario: no `protocol:`, and a dataset's `path:` or `columns:`
-    (either one, so a spec with a typo in the other is still checked as a spec)."""
-    return isinstance(data, dict) and "protocol" not in data and bool(DATASET_KEYS & data.keys())
-
-
-def input_columns() -> list[str]:
-    """The dataset column keys any registered protocol's inputs are filled from."""
-    from moot.protocols.registry import REGISTRY
-
-    return [f.source for p in REGISTRY.all(from_yaml=False) for f in p.inputs if f.source]
-
-
-def is_experiment(data: Any) -> bool:
-    return isinstance(data, dict) and "protocol" not in data and "experiment" in data
-
-
-def experiment_problems(path: Path, datasets: Optional[Sequence[str]]) -> list[str]:
-    """An experiment file's first problem (it is checked whole, as `moot run` checks it)."""
-    from moot.experiment.schema import load_experiment
-
-    try:
-        load_experiment(path, datasets)
-    except SourceError as exc:
-        return [str(exc)]
-    return []
-
-
-def problems(path: Path, datasets: Optional[Sequence[str]] = None) -> list[str]:
-    """Every problem of one file, one line each."""
-    try:
-        source = read_yaml(path)
-    except SourceError as exc:
-        return [str(exc)]
-    if is_experiment(source.data):
-        return experiment_problems(path, datasets)
-    if not is_dataset_spec(source.data):
-        return [str(error) for error in scenario_errors(path)]
-    try:
-        load_dataset_spec(path, input_columns())
-    except DatasetError as exc:
-        return [str(exc)]
-    return []
 
 
 def run(argv: Sequence[str]) -> int:
@@ -76,7 +27,7 @@ def run(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     bad = 0
     for path in args.files:
-        found = problems(path, args.dataset)
+        found = validate(path, args.dataset)
         print(terminal_safe("\n".join(found) if found else f"ok: {path}"))
         bad += bool(found)
     return 2 if bad else 0

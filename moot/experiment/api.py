@@ -17,6 +17,7 @@ from moot.api.options import PathLike, RunOptions
 from moot.api.saved import SavedRun, open_runs
 from moot.errors import UsageError
 from moot.scenario.bundled import find_experiment
+from moot.safety.yamlsource import SourceError, read_yaml
 
 if TYPE_CHECKING:
     from moot.experiment.grid import GridWatch, Report, Shard
@@ -97,3 +98,23 @@ def experiment_report(folders: Union[PathLike, list[PathLike]], out: PathLike) -
 
     given = [folders] if isinstance(folders, (str, os.PathLike)) else list(folders)
     return build(experiment_folders([Path(f) for f in given]), Path(out))
+
+
+def validate(path: PathLike, datasets: Optional[Sequence[PathLike]] = None) -> list[str]:
+    """Every problem of a scenario file, dataset spec or experiment file, one line each naming the
+    file, line and key (none: the file is good). An experiment file (`experiment:` at its top) is
+    checked whole, as running it checks it (its first problem); `datasets` stand in for its own."""
+    from moot.api.checking import file_problems
+    from moot.experiment.schema import load_experiment as load
+
+    try:
+        data = read_yaml(Path(path)).data
+    except SourceError as exc:
+        return [str(exc)]
+    if not (isinstance(data, dict) and "protocol" not in data and "experiment" in data):
+        return file_problems(path, data)
+    try:
+        load(Path(path), [str(d) for d in datasets] if datasets is not None else None)
+    except SourceError as exc:
+        return [str(exc)]
+    return []
