@@ -16,13 +16,17 @@ from torture_support import COLA, ROWS, assert_clean, dataset, moot, read_jsonl,
 PRICE = ("--price", 1000, 2000)  # dollars per million tokens: a call of ~300 prompt tokens costs cents
 
 
-def run(directory, server, *extra):
+def run(directory, server, *extra, concurrency=1):
     return moot(directory / "cola.yaml", "--dataset", directory / "data.yaml", "--out", directory / "run", "--quiet",
-                "--concurrency", 1, *remote(server.url), *PRICE, *extra)
+                "--concurrency", concurrency, *remote(server.url), *PRICE, *extra)
 
 
 def calls(directory):
     return [e for path in unit_transcripts(directory / "run") for e in read_jsonl(path) if e["type"] == "call"]
+
+
+def spend(directory):
+    return json.loads((directory / "run" / "run.json").read_text())["spend_usd"]
 
 
 def test_a_run_stops_before_its_limit_and_continues_with_a_higher_one(tmp_path):
@@ -34,6 +38,7 @@ def test_a_run_stops_before_its_limit_and_continues_with_a_higher_one(tmp_path):
         assert stopped.code == 1, stopped.err
         assert_clean(stopped)
         assert stopped.err.startswith("stopped early: error: the cost limit of $5 is reached") and len(stopped.err_lines) == 1
+        assert stopped.err.count("continue") == 1 and "a higher --max-cost" in stopped.err
         spent = json.loads((tmp_path / "run" / "run.json").read_text())["spend_usd"]
         recorded = calls(tmp_path)
         assert 0 < spent <= 5 and len(recorded) == sent, (len(recorded), sent)
@@ -45,6 +50,23 @@ def test_a_run_stops_before_its_limit_and_continues_with_a_higher_one(tmp_path):
     assert done.code == 0, done.err
     assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == len(ROWS)
     assert all(c["cost_usd"] is not None for c in calls(tmp_path))
+
+
+def test_the_calls_costs_sum_to_the_runs_spend_when_calls_run_concurrently(tmp_path):
+    """A unit stopped by the limit while its other calls are in flight (COLA's parallel stages, or
+    calls asked before their turn is recorded) waits for them and records each: every call paid
+    for is in the log. run.json keeps spend_usd rounded to a millionth of a dollar per invocation,
+    hence the tolerance of a few millionths over three invocations."""
+    write(tmp_path / "cola.yaml", COLA)
+    dataset(tmp_path)
+    with FaultServer("ok") as server:
+        for limit in (5, 10, 1000):
+            ran = run(tmp_path, server, "--max-cost", limit, concurrency=4)
+            assert_clean(ran)
+            recorded = calls(tmp_path)
+            assert sum(c["cost_usd"] for c in recorded) == pytest.approx(spend(tmp_path), abs=5e-6), limit
+            assert spend(tmp_path) <= limit
+    assert ran.code == 0, ran.err
 
 
 def test_a_cost_limit_needs_every_models_price(tmp_path):

@@ -167,7 +167,8 @@ def print_failures(outcome: BatchOutcome) -> None:
     if len(failed) > 20:
         print(f"... and {len(failed) - 20} more", file=sys.stderr)
     if outcome.stopped:
-        then = ("run the same command again to continue; finished work is kept" if outcome.resumes
+        then = (f"{outcome.continues or 'run the same command again to continue'}; finished work is kept"
+                if outcome.resumes
                 else "no retry can mend this; fix it and run again")
         print(f"stopped early: {terminal_safe(outcome.stopped)} ({then})", file=sys.stderr)
     elif outcome.failed:

@@ -151,6 +151,8 @@ class UnitContext:
         self._replay: dict[tuple[str, str], list[Call]] = defaultdict(list)  # by (key, stage)
         for call in (prior.calls if prior else []):
             self._replay[call.key, call.stage].append(call)
+        self._asking: set[asyncio.Future[Call]] = set()  # calls in flight
+        self._answered: list[Call] = []  # calls answered, not recorded yet
         self._turn = max((m.turn for m in (prior.messages if prior else [])), default=0)
 
     @property
@@ -245,6 +247,7 @@ class UnitContext:
         """Append events to the unit's log in one write, then show them."""
         self.log.append(*events)
         self.events.extend(events)
+        self._answered = [c for c in self._answered if not any(c is e for e in events)]
         if self.listener is not None:
             self.listener(list(events))
 
@@ -280,32 +283,58 @@ class UnitContext:
         if self._replay.get((key, recording.stage)):  # the same call at the same point, not its twin elsewhere
             call = self._replay[key, recording.stage].pop(0)
             return Reply(call.reply, call.cached, call, replayed=True)
-        started = time.monotonic()
-        asking = asyncio.ensure_future(under(self.trace, self.engine.ask(
-            model, messages, output, request=request, role=role, key=key, cancellation_token=self.cancellation,
-            on_text=on_text)))
+        asking = asyncio.ensure_future(under(self.trace, self._answer(role, messages, output, request, key,
+                                                                      recording.stage, on_text, asked)))
         self.cancellation.link_future(asking)  # a stopped run does not wait for a reply
+        self._asking.add(asking)
+        asking.add_done_callback(self._asking.discard)
         try:
-            result = await asking
+            call = await asking
         except ModelCallError as exc:
             exc.role = role
             raise
+        reply = Reply(call.reply, call.cached, call)
+        if recording.record:
+            self.record(call, self.message(reply, stage=recording.stage, round=recording.round,
+                                           speaker=recording.speaker,
+                                           decision=recording.decide(call.reply) if recording.decide else None))
+        return reply
+
+    async def _answer(self, role: str, messages: Sequence[LLMMessage], output: Optional[type[BaseModel]],
+                      request: Optional[Request], key: str, stage: str, on_text: Optional[OnText],
+                      asked: Optional[tuple[RequestKind, str, str]]) -> Call:
+        """The `call` event of the model's answer, held as answered until it is recorded."""
+        model = self.models[role]
+        started = time.monotonic()
+        result = await self.engine.ask(model, messages, output, request=request, role=role, key=key,
+                                       cancellation_token=self.cancellation, on_text=on_text)
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
         detail = result.detail  # a chat reply's too: how the embedded model ran it
         if asked is not None:
             kind, detail = asked[0], {**(detail or {}), "method": asked[1], "note": asked[2]}
-        call = Call(role=role, stage=recording.stage, model=model.spec, messages=[message_data(m) for m in messages],
+        call = Call(role=role, stage=stage, model=model.spec, messages=[message_data(m) for m in messages],
                     output=output.__name__ if output is not None else None, reply=result.text,
                     usage=Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens),
                     latency_s=round_s(result.latency_s if not result.cached else time.monotonic() - started),
                     attempts=result.attempts, cached=result.cached, finish_reason=result.finish_reason, key=key,
                     kind=kind, detail=CallDetail(**detail) if detail else None, cost_usd=result.cost_usd)
-        reply = Reply(result.text, result.cached, call)
-        if recording.record:
-            self.record(call, self.message(reply, stage=recording.stage, round=recording.round,
-                                           speaker=recording.speaker,
-                                           decision=recording.decide(result.text) if recording.decide else None))
-        return reply
+        self._answered.append(call)
+        return call
+
+    async def settle(self) -> None:
+        """A unit that stops early (a failed call): its other calls in flight end, and every call
+        answered but not recorded yet (one asked with record=False, a sibling of the failed one) is
+        recorded, so the log holds every call paid for (its cost_usd sums to run.json's spend_usd)
+        and a continued unit serves it back from there."""
+        if self._asking:
+            await asyncio.gather(*self._asking, return_exceptions=True)
+        self.record_answered()
+
+    def record_answered(self) -> None:
+        """Record the calls answered but not recorded yet (see settle; a cancelled unit's calls in
+        flight were cancelled and cost nothing)."""
+        if self._answered:
+            self.record(*self._answered)
 
     def message(self, reply: Reply, *, stage: str = "", round: int = 1, speaker: Optional[str] = None,
                 decision: Optional[str] = None, content: Optional[str] = None,

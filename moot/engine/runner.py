@@ -3,8 +3,10 @@
 `run_unit` runs one unit to its end and writes its transcript: `run_started` (or `run_resumed` when
 its transcript already holds an unfinished run), what the protocol records, `outcome` (items),
 `run_finished`. A failed model call ends the unit as failed with its cause (an `error` event) and
-never raises; Ctrl-C (task cancellation) records it as interrupted. A unit whose transcript says
-it completed is not run again.
+never raises; Ctrl-C (task cancellation) records it as interrupted. Either way the calls it had
+answered and not recorded yet are recorded first (a failed unit waits for its other calls in
+flight), so every call paid for is in the log. A unit whose transcript says it completed is not
+run again.
 
 `run_units` runs many with a bound on units in flight, appends each finished unit's row to
 results.jsonl as it finishes, skips units that already have one, and stops taking new units after
@@ -105,6 +107,7 @@ class UnitResult:
     cause: str = ""
     fatal: bool = False
     resumes: bool = False  # (fatal) the same command can continue the run as it is
+    continues: str = ""  # (resumes) how: the stopping error's `continues`
 
     def row(self, folder: Path) -> dict[str, Any]:
         """Its results.jsonl line."""
@@ -180,15 +183,19 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
 
 async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, started: float) -> UnitResult:
     fatal = resumes = False
+    continues = ""
     try:
         outcome = await setup.protocol.run(unit.scenario, ctx)
     except asyncio.CancelledError:
         ctx.cancellation.cancel()
+        ctx.record_answered()
         _finish(ctx, "interrupted", setup.stop.reason or "interrupted by the user", started)
         raise
     except ModelCallError as exc:
         fatal = isinstance(exc, FatalModelError)
         resumes = fatal and getattr(exc, "resumes", False)
+        continues = getattr(exc, "continues", "") if resumes else ""
+        await ctx.settle()
         ctx.record(Error(speaker=exc.role, stage="model_call", cause=exc.cause,
                          attempts=exc.attempts))
         outcome = Outcome(status="failed", stop_reason=f"error: {exc.cause}")
@@ -197,8 +204,10 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
             _try_record(ctx, Error(stage="environment", cause=describe(exc)))
             raise
         if setup.stop.reason is not None:  # a cancelled group chat ends with its own error
+            ctx.record_answered()
             _finish(ctx, "interrupted", setup.stop.reason, started)
             raise asyncio.CancelledError() from None
+        await ctx.settle()
         ctx.record(Error(stage="run", cause=describe(exc)))
         outcome = Outcome(status="failed", stop_reason=f"error: {describe(exc)}")
     if outcome.prediction is not None and outcome.status == "completed":
@@ -206,7 +215,7 @@ async def _run(setup: RunSetup, unit: Unit, ctx: UnitContext, path: Path, starte
                                 raw=outcome.raw, gold=unit.gold, decided_by=outcome.decided_by))
     _finish(ctx, outcome.status, outcome.stop_reason or outcome.status, started)
     cause = outcome.stop_reason if outcome.status != "completed" else ""
-    return UnitResult(unit, outcome.status, outcome, path, cause, fatal, resumes)
+    return UnitResult(unit, outcome.status, outcome, path, cause, fatal, resumes, continues)
 
 
 def _try_record(ctx: UnitContext, event: Error) -> None:
@@ -256,6 +265,7 @@ class BatchOutcome:
     stopped: Optional[str] = None  # why the batch stopped early (a fatal error), if it did
     interrupted: bool = False
     resumes: bool = False  # (stopped) the same command can continue the run as it is
+    continues: str = ""  # (resumes) how, if not by the same command (a higher --max-cost)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         return (row for _, row in iter_results(self.folder))
@@ -310,4 +320,4 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
                 run_span.set_attribute("moot.models", sorted(traced))
     first = stopped[0] if stopped else None
     return BatchOutcome(folder.path, len(done), failed, first.cause if first else None,
-                        resumes=first is not None and first.resumes)
+                        resumes=first is not None and first.resumes, continues=first.continues if first else "")

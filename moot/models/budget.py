@@ -26,6 +26,7 @@ class BudgetExceeded(FatalModelError):
     """The next call could take the spend over --max-cost: the run stops, and continues with a higher limit."""
 
     resumes = True
+    continues = "run it again with a higher --max-cost to continue"
 
 
 def greatest_prompt(messages: Sequence[LLMMessage]) -> int:
@@ -38,13 +39,15 @@ class Budget:
 
     def __init__(self, limit: Optional[float] = None, spent: float = 0.0):
         self.limit, self.spent, self.reserved = limit, spent, 0.0
+        self.refused = False  # a call was refused: the run (an experiment: its grid) stops
 
     def reserve(self, price: Price, messages: Sequence[LLMMessage], max_tokens: Optional[int]) -> float:
         """The call's greatest cost, held; BudgetExceeded when it does not fit."""
         bound = price.cost(greatest_prompt(messages), int(max_tokens or DEFAULT_TOKEN_LIMIT))
         if self.limit is not None and self.spent + self.reserved + bound > self.limit:
-            raise BudgetExceeded(f"the cost limit of ${self.limit:g} is reached (run.json's spend_usd says what was "
-                                 "spent; a higher --max-cost continues the run)", 0)
+            self.refused = True
+            raise BudgetExceeded(f"the cost limit of ${self.limit:g} is reached: the next call could take the "
+                                 "spend over it", 0)
         self.reserved += bound
         return bound
 

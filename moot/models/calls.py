@@ -51,9 +51,10 @@ class ModelCallError(RuntimeError):
 class FatalModelError(ModelCallError):
     """A call that cannot succeed on retry (bad key, unknown model, refused request); `status`:
     the HTTP status that said so, if one did. `resumes`: the same command can continue the run
-    as it is (the cause was not in its input: a model process that died)."""
+    as it is (the cause was not in its input: a model process that died), as `continues` says."""
 
     resumes = False
+    continues = "run the same command again to continue"
 
     def __init__(self, cause: str, attempts: int, status: Optional[int] = None):
         super().__init__(cause, attempts)
