@@ -31,12 +31,14 @@ from moot.log.events import Call, EventBase, Human, Json, MEASURED, Measured, Me
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript
 
-# Asking a model: closed choices, scores, continuations, reading replies, calibration, streaming
+# Asking a model: closed choices, scores, continuations, reading replies, calibration, streaming,
+# what a scripted answer looks like
 from moot.models.requests import Choose, Continue, Score, answer_model, rounded
 from moot.models.replies import Closed, Parsed, json_object, loads, parse_reply
 from moot.models.continuation import cut_to_sentence
 from moot.models.calibration import CONTENT_FREE, CONTEXTUAL, best, calibrate, content_free_prior
 from moot.models.streaming import Watcher
+from moot.models.expect import ANY_STAGE, Expected, expected
 
 # Measures
 from moot.metrics.classification import RUMOR_CLASSES, UNPARSED, class_for
@@ -67,7 +69,7 @@ __all__ = [
     "resend", "RunMeta", "RunResults", "gold_and_predictions", "models_text", "run_dates", "RunSource", "Call", "EventBase", "Human", "Json", "MEASURED", "Measured", "Message", "Usage",
     "EventType", "Transcript", "Choose", "Continue", "Score", "answer_model", "rounded", "Closed", "Parsed",
     "json_object", "loads", "parse_reply", "cut_to_sentence", "CONTENT_FREE", "CONTEXTUAL", "best", "calibrate",
-    "content_free_prior", "Watcher", "RUMOR_CLASSES", "UNPARSED", "class_for", "cohen_kappa", "t_interval",
+    "content_free_prior", "Watcher", "ANY_STAGE", "Expected", "expected", "RUMOR_CLASSES", "UNPARSED", "class_for", "cohen_kappa", "t_interval",
     "Backends", "CalibrationSetting", "ChoiceSetting", "Generation", "Retry", "ScenarioBase", "Strict",
     "check_models", "check_prompts", "check_spec", "check_template", "choice_method", "fail", "format_key",
     "read_yaml", "load_scenario", "find_scenario", "Comment", "iter_items", "load_dataset_spec", "Place",

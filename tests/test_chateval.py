@@ -444,10 +444,11 @@ def test_the_demo_spec_maps_the_labels_and_runs(tmp_path, capsys):
     assert spec.labels == {"A": "a", "B": "b", "tie": "tie"} and spec.metric == "accuracy"
     out = tmp_path / "run"
     assert run_scenario(ROOT / "scenarios" / "chateval.yaml", out,
-                        extra=["--dataset", str(ROOT / "datasets" / "demo-preference.yaml"), "--limit", "2"]) == EXIT_UNPARSED
+                        extra=["--dataset", str(ROOT / "datasets" / "demo-preference.yaml"), "--limit", "2"]) == 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert [(r["id"], r["gold"], r["prediction"]) for r in rows] == [
-        ("preference-01", "a", UNPARSED), ("preference-02", "b", UNPARSED)]  # the scripted model writes no scores
+    assert [(r["id"], r["gold"]) for r in rows] == [("preference-01", "a"), ("preference-02", "b")]
+    # the scripted referees write the scores ChatEval declares: every judgement read, a preference each
+    assert all(r["prediction"] in ("a", "b", "tie") and r["unread"] == 0 for r in rows)
 
 
 def test_faireval_s_spec_says_where_its_file_is_published(tmp_path):

@@ -342,9 +342,13 @@ def test_whole_run_from_the_command_line(tmp_path, capsys):
 
 
 def test_bundled_scenario_runs_by_name_with_its_default_item(tmp_path, capsys):
-    # The scripted model's answers name no label: the run's one answer is unparsed, exit 4.
-    assert main(["run", "debate", "--model", "scripted", "--out", str(tmp_path / "r"), "--quiet"]) == EXIT_UNPARSED
-    assert last_line(capsys) == f"run: {tmp_path / 'r'} items=1 backend_calls=9 cache_hits=0 unparsed=1"
+    # The scripted model answers as debate declares (moot.models.expect): "Answer: <label>", every
+    # answer read; the agents' seeds differ, and so do their labels.
+    assert main(["run", "debate", "--model", "scripted", "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert last_line(capsys) == f"run: {tmp_path / 'r'} items=1 backend_calls=9 cache_hits=0 unparsed=0"
+    transcript = load(next((tmp_path / "r").glob("item-*.jsonl")))
+    decisions = [m.decision for m in transcript.messages]
+    assert len(decisions) == 9 and UNPARSED not in decisions and len(set(decisions)) > 1
 
 
 def write_dataset(tmp_path: Path) -> Path:

@@ -10,7 +10,6 @@ import pytest
 from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
-from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.log.transcript import load
 from moot.models.scripted import ScriptedChatCompletionClient
@@ -133,8 +132,10 @@ def test_scripted_model_decides_by_the_item_marker(tmp_path, capsys):
     base = [str(ROOT / "scenarios" / "negotiation.yaml"), "--model", "scripted", "--no-cache"]
     assert main(base + ["--input", "text=a dull film SCRIPTED_LABEL=negative", "--out", str(tmp_path / "a.jsonl")]) == 0
     assert "sentiment: negative" in capsys.readouterr().out
-    assert main(base + ["--input", "text=a dull film", "--out", str(tmp_path / "b.jsonl")]) == EXIT_UNPARSED
-    assert "sentiment: unparsed" in capsys.readouterr().out  # no script: no decisive label, no default
+    # No mark: the scripted players answer as negotiation declares ("Decision: <label>"), each
+    # label picked by its seed and the prompt; here both negotiations agree.
+    assert main(base + ["--input", "text=a dull film", "--out", str(tmp_path / "b.jsonl")]) == 0
+    assert "sentiment: positive" in capsys.readouterr().out
 
 
 def test_demonstrations_are_the_nearest_training_items(tmp_path):
@@ -235,7 +236,7 @@ def test_the_knn_scenario_runs_once_a_training_split_is_in_place(tmp_path, capsy
     (tmp_path / "datasets" / "sst2_train.yaml").write_text(re.sub(r"(?m)^path: .*$", "path: train.txt", spec))
     out = tmp_path / "run"
     assert main([str(tmp_path / "scenarios" / "negotiation_knn.yaml"), "--model", "scripted", "--out", str(out),
-                 "--quiet"]) == EXIT_UNPARSED  # the scripted model's decision names no label
+                 "--quiet"]) == 0  # the scripted players decide as negotiation declares
     calls = load(next(out.glob("item-*.jsonl"))).calls
     demos = [c for c in calls if c.stage == "demo_reasoning"]
     assert len(demos) == 2 * 4  # K = 4 demonstrations, a chain by each LLM as generator

@@ -42,7 +42,12 @@ and the command line name no protocol:
   seat's name (an agent, a role, a group) and the agents it covers; the protocol's run builds a
   seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person;
 - `rating`: what people may rate blind in a finished unit (`moot annotate`) and the model's own
-  answers (moot.contract.rating); None: a labelled item's label, or nothing.
+  answers (moot.contract.rating); None: a labelled item's label, or nothing;
+- `scripted`: what a scripted answer to each of its questions looks like, by the calls' stage
+  (moot.models.expect: a free turn's template its parser accepts, with the options its fields
+  take; a closed answer picks one of the question's options), so `--model scripted` plays it
+  end to end. Every protocol moot ships declares one (a test keeps it so); None: the scripted
+  model's generic replies.
 
 A field added to Protocol is checked like the others: give it a precise type (and a default when
 a protocol may leave it out).
@@ -59,6 +64,7 @@ from moot.engine.context import UnitContext
 from moot.log.events import Json
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript
+from moot.models.expect import Expected
 from moot.scenario.blocks import ScenarioBase
 from moot.views.unit import UnitView
 from moot.contract.commands import DatasetCommand
@@ -132,6 +138,7 @@ class Protocol(Generic[S, P]):
     rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
     seats: Optional[Callable[[S], Mapping[str, tuple[str, ...]]]] = None  # seat -> its agents (--human)
     rating: Optional[Callable[[Transcript], tuple[Rateable, ...]]] = None  # what people rate (moot annotate)
+    scripted: Optional[Callable[[S], Mapping[str, Expected]]] = None  # stage -> a scripted answer's form
 
     @property
     def from_yaml(self) -> bool:
@@ -145,6 +152,10 @@ class Protocol(Generic[S, P]):
         if self.rating is not None:
             return self.rating(transcript)
         return item_labels(transcript) if self.units.items else ()
+
+    def expected(self, scenario: S) -> Mapping[str, Expected]:
+        """The scripted answer form of each stage of a unit run with `scenario` (none declared: {})."""
+        return self.scripted(scenario) if self.scripted is not None else {}
 
     def view_of(self, scenario: Mapping[str, Json]) -> UnitView:
         """The view of a unit run with `scenario` (as recorded: plain JSON)."""

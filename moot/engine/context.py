@@ -10,7 +10,9 @@ or a score read from the model's probabilities. Its `call` event says which (`ki
 measured (`detail`). A backend that cannot measure a choice or score (no log-probabilities, or a
 server that refuses them) is asked for structured output instead (`{"answer": ...}`), and the
 call records that (`detail.method`: structured, with the reason); a continuation it cannot do is
-asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of answer.
+asked as a plain chat reply. `Reply.option` / `Reply.score` read either kind of answer. Each call also carries the answer form
+its protocol declared for its stage (`expected`, moot.models.expect), which only the scripted
+model reads.
 
 A unit that was cut short and runs again continues its log: its recorded calls are served back
 from the log (not sent, not recorded twice) as the protocol asks them again, so the log stays
@@ -38,6 +40,7 @@ from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measur
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
+from moot.models.expect import Expected, for_stage
 from moot.models.requests import Continue, NotSupported, Request, RequestKind, answer_model
 from moot.log.transcript import EventLog, Transcript
 from moot.models.replies import json_object
@@ -139,8 +142,10 @@ class UnitContext:
 
     def __init__(self, unit: Unit, engine: ModelEngine, models: Mapping[str, RoleModel], log: EventLog,
                  prior: Optional[Transcript] = None, listener: Optional[Listener] = None,
-                 chats: Optional[GroupChats] = None, seats: Optional[Mapping[str, Seat]] = None):
+                 chats: Optional[GroupChats] = None, seats: Optional[Mapping[str, Seat]] = None,
+                 expected: Optional[Mapping[str, Expected]] = None):
         self.unit, self.engine, self.models, self.log = unit, engine, models, log
+        self.expected = dict(expected or {})  # stage -> the answer form its protocol declared (scripted)
         self.seats = dict(seats or {})  # agent -> the seat a person takes in its place
         self.chats = chats or GroupChats()
         self.prior = prior
@@ -307,7 +312,8 @@ class UnitContext:
         model = self.models[role]
         started = time.monotonic()
         result = await self.engine.ask(model, messages, output, request=request, role=role, key=key,
-                                       cancellation_token=self.cancellation, on_text=on_text)
+                                       cancellation_token=self.cancellation, on_text=on_text,
+                                       expected=for_stage(self.expected, stage))
         kind: Literal["chat", RequestKind] = request.kind if request else "chat"
         detail = result.detail  # a chat reply's too: how the embedded model ran it
         if asked is not None:

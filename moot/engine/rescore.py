@@ -144,7 +144,8 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], 
     scenario = recorded_scenario(job.protocol, transcript, job.meta)
     log = EventLog(out, next_seq, fsync=False)
     ctx = UnitContext(Unit(unit_id, scenario, s.inputs, s.gold, s.variant), engine,
-                      models_for(transcript, scenario, job.roles), log, prior=transcript)
+                      models_for(transcript, scenario, job.roles), log, prior=transcript,
+                      expected=job.protocol.expected(scenario))
     try:
         assert job.protocol.rescore is not None  # a Job is made for deciders, which come with a rescore
         done: Rescored = await job.protocol.rescore(scenario, Rescore(transcript, job.roles, job.every), ctx)

@@ -162,7 +162,7 @@ async def run_unit(setup: RunSetup, unit: Unit, folder: RunFolder, engine: Model
     live = LiveTurn(path, last_seq=prior.events[-1].seq if prior else 0)
     live.close()  # one a killed run left behind
     ctx = UnitContext(unit, engine, models, log, prior, Listeners(listener, live), setup.chats,
-                      setup.seats_of(unit, path))
+                      setup.seats_of(unit, path), protocol.expected(unit.scenario))
     setup.stop.contexts.add(ctx)
     started = time.monotonic()
     try:

@@ -16,7 +16,8 @@ Every protocol (conferences included) asks through a ModelEngine shared by all u
 A call may carry a request beyond a chat reply (moot.models.requests: a continuation, a closed
 choice, a score): it is part of the cache key and reaches the client in `extra_create_args`, so
 every kind is cached, bounded, retried and counted the same way; what it measured comes back in
-`CallResult.detail`. `on_text` receives a reply's text as it is generated, from clients that
+`CallResult.detail`. A client that `plays_along` (the scripted one) is also told the answer
+form the protocol declared for the call (moot.models.expect); no other client sees it. `on_text` receives a reply's text as it is generated, from clients that
 stream (`streams = True`: the embedded model); a retried call streams again from its start. An
 `on_text` that only watches (moot.models.streaming.Watcher) is served by in-process models only.
 """
@@ -36,6 +37,7 @@ from pydantic import BaseModel
 
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
+from moot.models.expect import EXPECTED_ARG, Expected
 from moot.models.factory import build_client, endpoints_of
 from moot.models.bounded import DEFAULT_TOKEN_LIMIT
 from moot.models.budget import Budget
@@ -214,9 +216,10 @@ class ModelEngine:
                   output: Optional[type[BaseModel]] = None, *, request: Optional[Request] = None,
                   role: str = "", key: Optional[str] = None,
                   cancellation_token: Optional[CancellationToken] = None,
-                  on_text: Optional[Callable[[str], None]] = None) -> CallResult:
+                  on_text: Optional[Callable[[str], None]] = None, expected: Optional[Expected] = None) -> CallResult:
         """The reply to `messages` (and `request`): from the cache, or sent within its endpoint's
-        bound. `key`: the call's cache key when the caller has computed it already. Raises
+        bound. `key`: the call's cache key when the caller has computed it already; `expected`: the
+        answer form its protocol declared (for a client that plays along). Raises
         NotSupported when the model's backend cannot answer `request`."""
         asked = request.as_dict() if request is not None else None
         key = key or cache_key(model.spec, model.settings, messages, output, asked)
@@ -245,7 +248,7 @@ class ModelEngine:
                     else chat
                 done = await complete(client, messages, output=output, retry=self.retry,
                                       cancellation_token=cancellation_token,
-                                      extra_create_args=request_args(model, request),
+                                      extra_create_args=request_args(model, request, told(chat, expected)),
                                       what=f"{model.spec} ({role})" if role else model.spec, pace=endpoint)
             except BaseException as exc:
                 endpoint.settle(probing, exc)
@@ -286,11 +289,19 @@ def token_bound(model: RoleModel, request: Optional[Request], output: Optional[t
     return int(structured_max_tokens(int(asked or DEFAULT_TOKEN_LIMIT), output) or DEFAULT_TOKEN_LIMIT)
 
 
-def request_args(model: RoleModel, request: Optional[Request]) -> Optional[dict[str, Any]]:
-    """The `extra_create_args` of a call: its request, and the request's tighter token bound."""
+def told(client: ChatCompletionClient, expected: Optional[Expected]) -> Optional[Expected]:
+    """The expectation a client is told: only one that plays along (the scripted model) is."""
+    return expected if getattr(client, "plays_along", False) else None
+
+
+def request_args(model: RoleModel, request: Optional[Request],
+                 expected: Optional[Expected] = None) -> Optional[dict[str, Any]]:
+    """The `extra_create_args` of a call: its request, the request's tighter token bound, and
+    the answer form it expects (for a client that plays along)."""
+    args: dict[str, Any] = {EXPECTED_ARG: expected.as_dict()} if expected is not None else {}
     if request is None:
-        return None
-    args: dict[str, Any] = {REQUEST_ARG: request.as_dict()}
+        return args or None
+    args[REQUEST_ARG] = request.as_dict()
     bound = getattr(request, "max_tokens", 0)
     if bound:
         args["max_tokens"] = min(bound, int(model.settings.get("max_tokens") or bound))

@@ -17,7 +17,8 @@ def build(spec: ModelSpec, settings: Mapping[str, Any], options: BackendOptions,
           address: Optional[str]) -> ChatCompletionClient:
     scripted = importlib.import_module(CLIENT)
     client: ChatCompletionClient = scripted.ScriptedChatCompletionClient(
-        scripted.parse_script(spec.model), record=False, max_tokens=int(settings.get("max_tokens") or 256))
+        scripted.parse_script(spec.model), record=False, max_tokens=int(settings.get("max_tokens") or 256),
+        seed=settings.get("seed") or 0)
     return client
 
 

@@ -24,8 +24,9 @@ from pydantic import Field, model_validator
 
 from moot.agents.prompts import inset, render
 from moot.kit import (
-    Asking, Backends, CalibrationSetting, ChoiceSetting, Generation, Question, RUMOR_CLASSES, Respond, Retry, Seat,
-    StageAgent, Strict, UNPARSED, UnitContext, cancel_calls, check_models, check_prompts, class_for, fail, spoken_of,
+    ANY_STAGE, Asking, Expected, Backends, CalibrationSetting, ChoiceSetting, Generation, Question, RUMOR_CLASSES, Respond, Retry, Seat,
+    StageAgent, Strict, UNPARSED, UnitContext, cancel_calls, check_models, check_prompts, class_for, expected, fail,
+    spoken_of,
 )
 from moot.contract.protocol import InputField, Outcome, Protocol
 from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
@@ -336,6 +337,12 @@ class _Debate:
         cancel_calls(call for calls in self.calls.values() for call in calls.values())
 
 
+def scripted(s: DebateScenario) -> dict[str, Expected]:
+    """A scripted agent's turn ends as Du et al.'s prompt asks, "Answer: <label>"; its closed
+    answers pick a label."""
+    return {ANY_STAGE: expected("(scripted) I weighed the text against the question.\nAnswer: {label}", label=s.labels)}
+
+
 PROTOCOL = Protocol(
     name="debate",
     title="Multi-agent debate",
@@ -351,4 +358,5 @@ PROTOCOL = Protocol(
     calls=lambda s: float(s.agents * (s.rounds + 1)),
     rounds=lambda row: answers_of(row),
     seats=lambda s: {**{a: (a,) for a in s.roles()}, "agents": tuple(s.roles())},
+    scripted=scripted,
 )

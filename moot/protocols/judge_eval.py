@@ -28,7 +28,8 @@ from moot.contract.report import Reporting, TableCells
 from moot.protocols.conference.schema import Scenario
 from moot.protocols.items.labels import LabelSet
 from moot.kit import (
-    Backends, Generation, Retry, RunMeta, RunResults, ScenarioBase, UnitContext, find_scenario, last_call,
+    ANY_STAGE, Backends, Generation, Retry, RunMeta, RunResults, ScenarioBase, UnitContext, expected, find_scenario,
+    last_call,
     load_scenario, resend,
 )
 
@@ -226,4 +227,5 @@ PROTOCOL = Protocol(
     report=Reporting(variant=variant, tables=table_cells),
     commands=(COMMAND,),
     calls=lambda s: 1.0,  # one structured call per item
+    scripted=lambda s: {ANY_STAGE: expected()},  # a scripted judge's label: picked from the label set
 )

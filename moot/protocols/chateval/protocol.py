@@ -27,11 +27,11 @@ from __future__ import annotations
 from moot.contract.protocol import InputField, Protocol
 from moot.contract.report import Reporting
 from moot.contract.vary import GENERIC, Data, VaryKey, set_path
-from moot.kit import EventType
+from moot.kit import ANY_STAGE, EventType, Expected, expected
 from moot.protocols.chateval.events import Judgement
 from moot.protocols.chateval.panel import run
 from moot.protocols.chateval.report import table_cells, variant
-from moot.protocols.chateval.schema import ChatEvalScenario, NAME
+from moot.protocols.chateval.schema import HI, LO, ChatEvalScenario, NAME
 from moot.protocols.chateval.views import ChatEvalView
 from moot.speaker_selection.chateval import STRATEGIES, SUMMARIZER, next_speaker
 
@@ -47,6 +47,20 @@ def _turns(data: Data, value: object) -> Data:
         return set_path(data, "turns", int(str(value)))
     except ValueError:
         raise ValueError("turns is a whole number") from None
+
+
+SCORES = tuple(str(n) for n in range(LO, HI + 1))
+PAIR = ("(scripted) Evaluation evidence: both answers address the question.\n"
+        "The score of Assistant 1: {first}\nThe score of Assistant 2: {second}")
+
+
+def scripted(s: ChatEvalScenario) -> dict[str, Expected]:
+    """A scripted referee's turn ends with the scores the code asks for, by the order its stage
+    names (`ab`, `ba`: two assistants; `panel`: one); a summary is a plain sentence."""
+    pair = expected(PAIR, first=SCORES, second=SCORES)
+    return {"ab": pair, "ba": pair, ANY_STAGE: expected("(scripted) The referees weighed the answers."),
+            "panel": expected("(scripted) Evaluation evidence: the answer addresses the question.\n"
+                              "The score of the assistant: {score}", score=SCORES)}
 
 
 PROTOCOL = Protocol(
@@ -68,4 +82,5 @@ PROTOCOL = Protocol(
     report=Reporting(variant=variant, tables=table_cells),
     seats=lambda s: {**{r: (r,) for r in s.roles() if r != SUMMARIZER},
                      "referees": tuple(r for r in s.roles() if r != SUMMARIZER)},
+    scripted=scripted,
 )

@@ -42,8 +42,8 @@ from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 
 from moot.agents.prompts import inset, render
 from moot.kit import (
-    Asking, Message, Question, Respond, Seat, StageAgent, UNPARSED, UnitContext, cancel_calls, free_text, last_call,
-    shown_of,
+    ANY_STAGE, Asking, Expected, Message, Question, Respond, Seat, StageAgent, UNPARSED, UnitContext, cancel_calls, expected, free_text,
+    last_call, shown_of,
 )
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.cola.schema import EXPERTS, JUDGER, ColaScenario, debater_name
@@ -355,6 +355,14 @@ def seats(s: ColaScenario) -> dict[str, tuple[str, ...]]:
     return found
 
 
+def scripted(s: ColaScenario) -> dict[str, Expected]:
+    """A scripted analyst's or debater's turn is a plain sentence; the judger's answer (an option
+    letter, a label, a structured stance) picks one of the question's options."""
+    return {"analysis": expected("(scripted) My analysis: the wording of the text leans one way."),
+            "debate": expected("(scripted) The analyses above support the stance I argue for."),
+            ANY_STAGE: expected()}
+
+
 PROTOCOL = Protocol(
     name="cola",
     title="COLA stance detection",
@@ -372,4 +380,5 @@ PROTOCOL = Protocol(
     example="cola",
     calls=lambda s: float(len(s.experts) + (len(s.labels) if s.debate else 0) + 1),
     seats=seats,
+    scripted=scripted,
 )

@@ -41,8 +41,8 @@ from pydantic import BaseModel, create_model
 
 from moot.agents.prompts import inset, render
 from moot.kit import (
-    Asking, Message, Question, Seat, StageAgent, UNPARSED, UnitContext, iter_items, json_object, load_dataset_spec,
-    shown_of,
+    ANY_STAGE, Asking, Expected, Message, Question, Seat, StageAgent, UNPARSED, UnitContext, iter_items, json_object, load_dataset_spec,
+    expected, shown_of,
 )
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.protocols.items.choices import ask_choice, calibrates, chosen_option, document_method, method_for
@@ -482,6 +482,12 @@ async def rescore(s: NegotiationScenario, job: Rescore, ctx: UnitContext) -> Res
     return Rescored(await third_vote(n, pair))
 
 
+def scripted(s: NegotiationScenario) -> dict[str, Expected]:
+    """A scripted generator's turn ends with its "Decision: <label>"; a discriminator's verdict
+    (structured, or a closed yes / no) picks its options."""
+    return {ANY_STAGE: expected("(scripted) I read the input step by step.\nDecision: {label}", label=s.labels)}
+
+
 PROTOCOL = Protocol(
     name="negotiation",
     title="LLM negotiation for sentiment analysis",
@@ -495,4 +501,5 @@ PROTOCOL = Protocol(
     rescore=rescore,
     example="negotiation",
     seats=lambda s: {GEN: (GEN,), DISC: (DISC,), **{llm: (llm,) for llm in s.roles()}},
+    scripted=scripted,
 )

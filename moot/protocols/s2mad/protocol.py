@@ -41,8 +41,8 @@ from pydantic import BaseModel
 
 from moot.agents.prompts import inset, render
 from moot.kit import (
-    Asking, Call, Comment, Message, Question, Reply, Respond, RunResults, Seat, StageAgent, Transcript, UNPARSED,
-    UnitContext, cancel_calls, loads, recorded_messages, resend, shown_of,
+    ANY_STAGE, Asking, Call, Comment, Expected, Message, Question, Reply, Respond, RunResults, Seat, StageAgent,
+    Transcript, UNPARSED, UnitContext, cancel_calls, expected, loads, recorded_messages, resend, shown_of,
 )
 from moot.contract.protocol import InputField, Outcome, Protocol, Rescore, Rescored
 from moot.contract.report import ReportPart, Reporting
@@ -494,6 +494,13 @@ def report_part(runs: Sequence[RunResults], plots: Path) -> ReportPart:
     return part(runs, plots)
 
 
+def scripted(s: S2madScenario) -> dict[str, Expected]:
+    """A scripted debater's or judge's turn ends with "Answer: <label>"; the subjectivity question
+    is answered Yes or No; closed answers (a comment's side, a label) pick an option."""
+    return {ANY_STAGE: expected("(scripted) I weighed the claim and its comments.\nAnswer: {label}", label=s.labels),
+            "subjectivity": expected("{answer}", answer=("Yes", "No"))}
+
+
 PROTOCOL = Protocol(
     name="s2mad",
     title="S2MAD rumor detection",
@@ -511,4 +518,5 @@ PROTOCOL = Protocol(
     report=Reporting(part=report_part),
     rounds=answers_of,  # the debaters' answers per round (none without the debate)
     seats=seats,
+    scripted=scripted,
 )
