@@ -233,8 +233,8 @@ def test_a_person_debates_as_one_agent_and_votes(tmp_path):
 
 def test_a_debate_stopped_while_waiting_asks_nothing_twice(tmp_path):
     out = tmp_path / "d"
-    argv = [sys.executable, "-m", "moot", "debate", "--model", "scripted", "--input", "text=Cats beat dogs.",
-            "--human", "agent_1", "--out", str(out), "--quiet"]
+    argv = [sys.executable, "-m", "moot", "debate", "--model", "scripted", "--input",
+            "text=Cats beat dogs. SCRIPTED_LABEL=neutral", "--human", "agent_1", "--out", str(out), "--quiet"]
     first = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first.stdin.write(b"Round zero.\n.\nagainst\n")
     first.stdin.flush()

@@ -117,8 +117,10 @@ def test_a_person_debates_as_one_s2mad_debater_and_their_labels_are_read(tmp_pat
 
 def test_a_person_judges_an_s2mad_claim_the_debaters_left_open(tmp_path):
     person = ByQuestion(text="Nobody saw it fall.", label="fake")
-    t = seated("s2mad", CLAIM, tmp_path / "s", person, SeatSpec("judge"))
-    assert t.outcome.prediction == "fake" and t.outcome.decided_by == "judge (human)"  # the scripted debaters name no label
+    split = {"claim": "The bridge collapsed. SCRIPTED_LABEL=real",  # debater_p is also shown a comment marked fake
+             "comments": ["Confirmed by the police. SCRIPTED_SCORE=0.9 SCRIPTED_LABEL=fake", "Fake. SCRIPTED_SCORE=-0.4"]}
+    t = seated("s2mad", split, tmp_path / "s", person, SeatSpec("judge"))
+    assert t.outcome.prediction == "fake" and t.outcome.decided_by == "judge (human)"  # the debaters disagree
     (said,) = [m for m in t.messages if m.role == "judge"]
     assert said.source == "human" and not [c for c in t.calls if c.role == "judge"]
 

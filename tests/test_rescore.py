@@ -239,7 +239,9 @@ def test_s2mad_consensus_items_keep_their_result_unless_every(tmp_path, capsys):
 
 
 def test_s2mad_judged_item_resends_the_recorded_judge_prompt(tmp_path):
-    original = run(["s2mad", "--model", "scripted"], tmp_path / "s2")  # the debaters never agree: judged
+    original = run(["s2mad", "--model", "scripted", "--input", "claim=Claim B SCRIPTED_LABEL=real",
+                    "--input", "comment=backs it SCRIPTED_SCORE=0.9 SCRIPTED_LABEL=fake",
+                    "--input", "comment=doubts it SCRIPTED_SCORE=-0.4"], tmp_path / "s2")  # the debaters never agree: judged
     source = load(transcript_in(original))
     assert source.outcome.decided_by == "judge"
     client = Saying("Therefore the post is real.\nReal")
@@ -269,7 +271,8 @@ def test_negotiation_third_llm_votes_only_on_conflicts(tmp_path, capsys):
                  tmp_path / "agreed")
     assert main(["score", str(agreed), "--role", "third=scripted"]) == 0
     assert "kept its result" in capsys.readouterr().out
-    conflict = run(["negotiation", "--model", "scripted"], tmp_path / "conflict")  # no decisions: a conflict
+    conflict = run(["negotiation", "--model", "scripted", "--input", "text=a film SCRIPTED_LABEL=GARBAGE"],
+                   tmp_path / "conflict")  # unreadable decisions: a conflict
     source = load(transcript_in(conflict))
     assert source.outcome.decided_by == "conflict between the negotiations and no third LLM"
     assert main(["score", str(conflict), "--role", "third=scripted"]) == 0

@@ -10,7 +10,6 @@ import pytest
 from autogen_core.models import CreateResult, RequestUsage
 from run_support import run_item
 
-from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import main
 from moot.data.load import Comment
 from moot.models.scripted import ScriptedChatCompletionClient

@@ -45,7 +45,7 @@ and the command line name no protocol:
   answers (moot.contract.rating); None: a labelled item's label, or nothing;
 - `scripted`: what a scripted answer to each of its questions looks like, by the calls' stage
   (moot.models.expect: a free turn's template its parser accepts, with the options its fields
-  take; a closed answer picks one of the question's options), so `--model scripted` plays it
+  take; closed answers need none), so `--model scripted` plays it
   end to end. Every protocol moot ships declares one (a test keeps it so); None: the scripted
   model's generic replies.
 

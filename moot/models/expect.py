@@ -6,10 +6,11 @@ answer looks like, so the scripted model can play every protocol without knowing
 - a free turn: `template`, a short text its parser accepts, whose `{name}` fields each take one
   of `choices[name]` (e.g. "... Answer: {label}" with the scenario's labels);
 - a closed answer (a choice, a score, a structured output's label field): the question itself
-  lists the options; a declared question takes one of them (`template` may be empty).
+  lists its options, and the scripted model's own rule answers it (moot.models.scripted); a
+  protocol whose questions are all closed declares an empty `template`.
 
-Which option is taken is deterministic given the model's seed and the prompt (a hash of both),
-and differs across seeds, so scripted repeats have variance. The expectation rides in
+Which option a free turn's field takes is deterministic given the model's seed and the prompt (a
+hash of both), and differs across seeds, so scripted repeats have variance. The expectation rides in
 `extra_create_args[EXPECTED_ARG]` to clients that say `plays_along`; no other backend sees it,
 and it is not part of a call's cache key (the stage and the scenario, which fix it, are).
 """

@@ -11,11 +11,10 @@ EMPTY (an empty reply) and FAIL (a connection error); BASE makes it present itse
 model (`model_kind`). Every request is recorded in `requests` so tests can assert exactly what
 each agent was shown.
 
-It plays along (`plays_along`): a question whose protocol declared what its answer looks like
-(moot.models.expect) gets a reply of that form: a free turn the declared template, a closed
-answer one of its options; the options not named by the script or a mark are picked from the
-client's seed and the prompt, so runs are deterministic per seed and repeats with other seeds
-vary.
+It plays along (`plays_along`): a free turn whose protocol declared what its answer looks like
+(moot.models.expect) is answered in that form, each option its fields take picked from the
+client's seed and the prompt (a `SCRIPTED_LABEL` mark's label when it is one), so runs are
+deterministic per seed and repeats with other seeds vary. Closed answers keep the rule above.
 
 Continuations, choices and scores (moot.models.requests) are answered by
 moot.models.scripted_requests; `create_stream` yields a reply word by word.
@@ -33,10 +32,10 @@ from pydantic import BaseModel
 
 from moot.errors import nearest
 from moot.models.base import MootClient
-from moot.models.expect import Expected, expected_of, picked
+from moot.models.expect import Expected, expected_of
 from moot.models.requests import Request, document_text, request_of
 from moot.models.scripted_replies import (
-    SCORE_MARK, Pick, first, label_mark, last_user_text, offered_reply, structured_reply,
+    SCORE_MARK, label_mark, last_user_text, offered_reply, structured_reply,
 )
 from moot.models.scripted_requests import answer as scripted_answer
 
@@ -66,7 +65,8 @@ class ScriptedChatCompletionClient(MootClient):
     def __init__(self, script: Iterable[str] = (), fail_calls: Iterable[int] = (), score: int = 7,
                  record: bool = True, max_tokens: int = 256, seed: object = 0):
         super().__init__()
-        self.seed = seed  # with the prompt, picks a declared question's option
+        self.seed = seed  # with the prompt, picks a declared free turn's options
+        self.expected: Optional[Expected] = None  # the answer form of the call being answered
         script = list(script)
         self.model_kind = "base" if "BASE" in script else "instruct"
         self.script = [t for t in script if t != "BASE"]
@@ -82,14 +82,15 @@ class ScriptedChatCompletionClient(MootClient):
                      json_output: Optional[bool | type[BaseModel]] = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Optional[CancellationToken] = None) -> CreateResult:
         self.calls += 1
-        request, expected = request_of(extra_create_args), expected_of(extra_create_args)
+        request = request_of(extra_create_args)
+        self.expected = expected_of(extra_create_args)  # create answers without awaiting: calls do not mix
         if self.record:
             self.requests.append({"messages": list(messages), "output": json_output, "request": request})
         if self.calls in self.fail_calls:
             raise ConnectionError("scripted failure")
         if request is not None:
-            return self._answer(messages, request, extra_create_args, self._pick(messages, expected))
-        text = self._reply(messages, json_output, expected)
+            return self._answer(messages, request, extra_create_args)
+        text = self._reply(messages, json_output)
         prompt = sum(len(str(m.content).split()) for m in messages)
         usage = RequestUsage(prompt_tokens=prompt, completion_tokens=len(text.split()))
         self.add_usage(usage)
@@ -108,16 +109,7 @@ class ScriptedChatCompletionClient(MootClient):
                 yield word
         yield result
 
-    def _pick(self, messages: Sequence[LLMMessage], expected: Optional[Expected]) -> Pick:
-        """How an option is taken that neither the script nor a mark names: a declared question's by
-        the seed and the prompt, else the first."""
-        if expected is None:
-            return first
-        prompt = document_text(messages)
-        return lambda options: picked(options, self.seed, prompt)
-
-    def _answer(self, messages: Sequence[LLMMessage], request: Request, extra: Mapping[str, Any],
-                pick: Pick) -> CreateResult:
+    def _answer(self, messages: Sequence[LLMMessage], request: Request, extra: Mapping[str, Any]) -> CreateResult:
         if self.script and self.script[0] == "FAIL" and request.kind != "continue":
             self.script.pop(0)
             raise ConnectionError("scripted failure")
@@ -125,26 +117,26 @@ class ScriptedChatCompletionClient(MootClient):
         marked = SCORE_MARK.search(last_user_text(messages))
         result = scripted_answer(request, messages, self.script, label, option_letter(prompt, label),
                                  float(marked.group(1)) if marked else self.score,
-                                 int(extra.get("max_tokens") or self.max_tokens), pick)
+                                 int(extra.get("max_tokens") or self.max_tokens))
         self.add_usage(result.usage)
         return result
 
-    def _reply(self, messages: Sequence[LLMMessage], output: object, expected: Optional[Expected]) -> str:
+    def _reply(self, messages: Sequence[LLMMessage], output: object) -> str:
         if isinstance(output, type) and issubclass(output, BaseModel):
-            return structured_reply(output, messages, self.script, self.score, self._pick(messages, expected))
+            return structured_reply(output, messages, self.script, self.score)
         offered = offered_reply(last_user_text(messages), self.script)
         if offered is not None:
             return offered
-        declared = self._declared(messages, expected) if expected is not None else None
+        declared = self._declared(messages)
         return declared if declared is not None else self._text_reply(messages)
 
-    def _declared(self, messages: Sequence[LLMMessage], expected: Expected) -> Optional[str]:
-        """A declared question's reply: its template filled, or the option letter it asks for
-        picked; None: neither (a test's GARBAGE mark keeps its unreadable reply)."""
+    def _declared(self, messages: Sequence[LLMMessage]) -> Optional[str]:
+        """A free turn in the form its protocol declared, if it declared one (a test's GARBAGE mark
+        keeps its unreadable reply)."""
         label = label_mark(messages)[0]
-        if expected.template and label != "GARBAGE":
-            return expected.filled(self.seed, document_text(messages), label)
-        return option_letter(last_user_text(messages), label, self._pick(messages, expected))
+        if self.expected is None or not self.expected.template or label == "GARBAGE":
+            return None
+        return self.expected.filled(self.seed, document_text(messages), label)
 
     @staticmethod
     def _text_reply(messages: Sequence[LLMMessage]) -> str:
@@ -167,14 +159,12 @@ _OPTIONS = re.compile(r"Choose from:\s*((?:[A-Z]: [^\n]+?\s*)+?)(?:\n|$)")
 _OPTION = re.compile(r"([A-Z]): (.+?)(?= [A-Z]: |$)")
 
 
-def option_letter(prompt: str, label: Optional[str], pick: Pick = first) -> Optional[str]:
+def option_letter(prompt: str, label: Optional[str]) -> Optional[str]:
     """A prompt asking for one option letter ("Choose from: A: Against B: Favor ... Answer with only
-    the option") is answered with the letter of the scripted label's option, else the one `pick`
-    takes (the first)."""
+    the option") is answered with the letter of the scripted label's option, else the first."""
     found = _OPTIONS.search(prompt)
     if not found or "only the option" not in prompt:
         return None
     options: list[tuple[str, str]] = _OPTION.findall(found.group(1).strip())
     wanted = (label or "").lower()
-    return next((letter for letter, word in options if word.strip(" .").lower() == wanted),
-                None) or pick([letter for letter, _ in options])
+    return next((letter for letter, word in options if word.strip(" .").lower() == wanted), options[0][0])

@@ -6,8 +6,7 @@ from the schema alone, following its script and the marks a test put in the prom
   offering two of the script's words ("AGREEMENT or MORE DEBATE"). Each such reply takes the next
   token: FAIL is a connection error, GARBAGE an unreadable reply, EMPTY an empty one; otherwise
   the answer is the option the token names (in the script's words or these synonyms: ALIASES),
-  else a `SCRIPTED_LABEL=<label>` mark's, else the first option (a question whose protocol
-  declared its answer form: the option the seed and the prompt pick, moot.models.expect). Its text fields say
+  else a `SCRIPTED_LABEL=<label>` mark's, else the first option. Its text fields say
   `scripted <label>` when the script chose it, `(scripted) <field>` otherwise.
 - A number is the `SCRIPTED_SCORE=x` mark of the last user message; else, on a scale (allowed
   values, or bounds), the client's score (the first allowed value if its score is not one, held
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from autogen_core.models import LLMMessage, UserMessage
 from pydantic import BaseModel
@@ -34,7 +33,6 @@ SCORE_MARK = re.compile(r"SCRIPTED_SCORE=(-?\d+(?:\.\d+)?)")
 _WORD = "|".join(w.replace("_", " ") for w in SCRIPT_WORDS)
 OFFERED = re.compile(rf"\b({_WORD}) or ({_WORD})\b")  # a free-text prompt offering two of the script's words
 Schema = dict[str, Any]  # a JSON Schema (pydantic's model_json_schema)
-Pick = Callable[[Sequence[str]], str]  # the option taken when neither script nor mark names one
 
 
 def normal(text: str) -> str:
@@ -83,12 +81,7 @@ def offered_reply(prompt: str, script: list[str]) -> Optional[str]:
     return named(token or "", offer.groups()) or offer.group(1)
 
 
-def first(options: Sequence[str]) -> str:
-    return options[0]
-
-
-def structured_reply(output: type[BaseModel], messages: Sequence[LLMMessage], script: list[str], score: float,
-                     pick: Pick = first) -> str:
+def structured_reply(output: type[BaseModel], messages: Sequence[LLMMessage], script: list[str], score: float) -> str:
     """A JSON object of `output` (see the module docstring)."""
     schema = output.model_json_schema()
     fields: dict[str, Schema] = {k: resolve(v, schema) for k, v in schema.get("properties", {}).items()}
@@ -102,7 +95,7 @@ def structured_reply(output: type[BaseModel], messages: Sequence[LLMMessage], sc
             return "" if token == "EMPTY" else UNREADABLE
         chosen = next((n for n in (named(token or "", options_of(f)) for f in fields.values()) if n), None)
     marked = SCORE_MARK.search(last_user_text(messages))
-    value = Value(chosen, label, float(marked.group(1)) if marked else None, score, material(messages), pick)
+    value = Value(chosen, label, float(marked.group(1)) if marked else None, score, material(messages))
     return json.dumps({name: value.of(name, field) for name, field in fields.items()})
 
 
@@ -131,14 +124,13 @@ class Value:
     """The value of each field of one structured reply."""
 
     def __init__(self, chosen: Optional[str], label: Optional[str], marked: Optional[float], score: float,
-                 sentences: list[str], pick: Pick = first):
+                 sentences: list[str]):
         self.chosen, self.label, self.marked, self.score, self.sentences = chosen, label, marked, score, sentences
-        self.pick = pick
 
     def of(self, name: str, field: Schema) -> object:
         options = options_of(field)
         if options:
-            return next((o for o in (self.chosen, self.label) if o in options), None) or self.pick(options)
+            return next((o for o in (self.chosen, self.label) if o in options), options[0])
         kind = field.get("type")
         if kind in ("integer", "number"):
             number = self.number(field)

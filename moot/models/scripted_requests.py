@@ -5,7 +5,7 @@ the same code paths as the real backends: the same reply types, the same detail,
   names one in the script's synonyms: AGREEMENT "agree", MORE_DEBATE "disagree" or "continue",
   NEXT_TOPIC "move"; it is used up), else the option a `SCRIPTED_LABEL=<label>` mark names (an
   option equal to the label, or the letter of a "Choose from: A: Against B: Favor" list), else
-  the first option (a declared question's: the option the seed and the prompt pick);
+  the first option;
   the chosen option gets probability 0.7, the others share the rest;
 - a score is the `SCRIPTED_SCORE=x` mark of the last user message, else the client's score, with
   probability 0.5 and 0.25 on each neighbour (renormalised at the range's ends);
@@ -22,29 +22,28 @@ from autogen_core.models import LLMMessage, RequestUsage, UserMessage
 
 from moot.models.continuation import continuation_result
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
-from moot.models.scripted_replies import Pick, first, named, normal
+from moot.models.scripted_replies import named, normal
 
 SCRIPTED_CONTINUATION = "(scripted) I have a point on {about}. Let me add a second sentence to it."
 
 
 def answer(request: Request, messages: Sequence[LLMMessage], script: list[str], label: Optional[str],
-           letter: Optional[str], score: float, max_tokens: int, pick: Pick = first) -> MeasuredResult:
+           letter: Optional[str], score: float, max_tokens: int) -> MeasuredResult:
     if isinstance(request, Continue):
         return _continuation(messages, max_tokens, request.sentence)
     if isinstance(request, Score):
         return _score(request, score)
-    return _choice(request, script, label, letter, pick)
+    return _choice(request, script, label, letter)
 
 
-def _choice(request: Choose, script: list[str], label: Optional[str], letter: Optional[str],
-            pick: Pick = first) -> MeasuredResult:
+def _choice(request: Choose, script: list[str], label: Optional[str], letter: Optional[str]) -> MeasuredResult:
     options = {normal(o): o for o in request.options}
     scripted = named(script[0], request.options) if script else None
     if scripted is not None:
         script.pop(0)
         chosen = scripted
     else:
-        chosen = options.get(normal(label or "")) or options.get(normal(letter or "")) or pick(request.options)
+        chosen = options.get(normal(label or "")) or options.get(normal(letter or "")) or request.options[0]
     rest = (1 - 0.7) / (len(request.options) - 1)
     logprobs = {o: math.log(0.7 if o == chosen else rest) for o in request.options}
     text, detail = choice_detail("scripted", logprobs)

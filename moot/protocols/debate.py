@@ -338,8 +338,7 @@ class _Debate:
 
 
 def scripted(s: DebateScenario) -> dict[str, Expected]:
-    """A scripted agent's turn ends as Du et al.'s prompt asks, "Answer: <label>"; its closed
-    answers pick a label."""
+    """A scripted agent's turn ends as Du et al.'s prompt asks, "Answer: <label>"."""
     return {ANY_STAGE: expected("(scripted) I weighed the text against the question.\nAnswer: {label}", label=s.labels)}
 
 

@@ -227,5 +227,5 @@ PROTOCOL = Protocol(
     report=Reporting(variant=variant, tables=table_cells),
     commands=(COMMAND,),
     calls=lambda s: 1.0,  # one structured call per item
-    scripted=lambda s: {ANY_STAGE: expected()},  # a scripted judge's label: picked from the label set
+    scripted=lambda s: {ANY_STAGE: expected()},  # one closed question: the scripted model's own rule answers it
 )

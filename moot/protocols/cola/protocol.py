@@ -357,7 +357,7 @@ def seats(s: ColaScenario) -> dict[str, tuple[str, ...]]:
 
 def scripted(s: ColaScenario) -> dict[str, Expected]:
     """A scripted analyst's or debater's turn is a plain sentence; the judger's answer (an option
-    letter, a label, a structured stance) picks one of the question's options."""
+    letter, a label, a structured stance) is closed: the scripted model's own rule answers it."""
     return {"analysis": expected("(scripted) My analysis: the wording of the text leans one way."),
             "debate": expected("(scripted) The analyses above support the stance I argue for."),
             ANY_STAGE: expected()}

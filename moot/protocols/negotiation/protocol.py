@@ -483,8 +483,8 @@ async def rescore(s: NegotiationScenario, job: Rescore, ctx: UnitContext) -> Res
 
 
 def scripted(s: NegotiationScenario) -> dict[str, Expected]:
-    """A scripted generator's turn ends with its "Decision: <label>"; a discriminator's verdict
-    (structured, or a closed yes / no) picks its options."""
+    """A scripted generator's turn ends with its "Decision: <label>" (a discriminator's verdict is
+    closed: structured, or yes / no)."""
     return {ANY_STAGE: expected("(scripted) I read the input step by step.\nDecision: {label}", label=s.labels)}
 
 

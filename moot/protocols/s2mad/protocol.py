@@ -496,7 +496,7 @@ def report_part(runs: Sequence[RunResults], plots: Path) -> ReportPart:
 
 def scripted(s: S2madScenario) -> dict[str, Expected]:
     """A scripted debater's or judge's turn ends with "Answer: <label>"; the subjectivity question
-    is answered Yes or No; closed answers (a comment's side, a label) pick an option."""
+    is answered Yes or No."""
     return {ANY_STAGE: expected("(scripted) I weighed the claim and its comments.\nAnswer: {label}", label=s.labels),
             "subjectivity": expected("{answer}", answer=("Yes", "No"))}
 
