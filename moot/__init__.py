@@ -13,6 +13,8 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     write_report           the report folder of finished runs (tables, CSV, plots)
     load_experiment, run_experiment, plan_experiment, experiment_report
                            experiment grids: load, run (or continue), plan, report (ExperimentResult)
+    compare_runs           two runs of labelled items paired on their items (Comparison)
+    holds_experiment       whether folders are (or hold) an experiment's, which `moot report` reports as one
     validate               every problem of a scenario, dataset spec or experiment file, one line each
     new_scenario, protocols
                            a new scenario file from a protocol's example; the protocols' names
@@ -45,6 +47,7 @@ _WHERE = {
     "load_experiment": "moot.experiment.api", "run_experiment": "moot.experiment.api",
     "plan_experiment": "moot.experiment.api", "experiment_report": "moot.experiment.api",
     "ExperimentResult": "moot.experiment.api", "validate": "moot.experiment.api",
+    "compare_runs": "moot.experiment.api", "Comparison": "moot.experiment.api", "holds_experiment": "moot.experiment.api",
     "new_scenario": "moot.api.authoring", "protocols": "moot.api.authoring",
     "schema_text": "moot.api.schema", "write_schema": "moot.api.schema",
 }
@@ -54,12 +57,13 @@ __all__ = [
     "runs_df", "units_df", "events_df", "calls_df",
     "rescore", "Rescoring", "document", "export", "write_report", "MootError",
     "load_experiment", "run_experiment", "plan_experiment", "experiment_report", "ExperimentResult",
-    "validate", "new_scenario", "protocols", "schema_text", "write_schema",
+    "compare_runs", "Comparison", "holds_experiment", "validate", "new_scenario", "protocols", "schema_text", "write_schema",
 ]
 
 if TYPE_CHECKING:
     from moot.experiment.api import (
-        ExperimentResult, experiment_report, load_experiment, plan_experiment, run_experiment, validate,
+        Comparison, ExperimentResult, compare_runs, experiment_report, holds_experiment, load_experiment,
+        plan_experiment, run_experiment, validate,
     )
     from moot.api.authoring import new_scenario, protocols
     from moot.api.schema import schema_text, write_schema

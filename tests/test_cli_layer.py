@@ -34,13 +34,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.saved.source": "opens the run to rate",
         "moot.viewer.rating": "rating in the browser",
     },
-    "moot.cli.compare": {
-        "moot.experiment.analysis": "the paired analysis of two runs",
-        "moot.experiment.report": "a run folder as a cell of the analysis",
-        "moot.experiment.tables": "the comparison's table",
-        "moot.report.formats": "the table as Markdown, CSV and LaTeX",
-        "moot.safety.diskio": "writes the tables",
-    },
     "moot.cli.convert": {
         "moot.data.aclr": "the ACLR4RUMOR release's reader",
         "moot.data.rumoureval": "the RumourEval 2019 release's reader",
@@ -91,9 +84,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.views.summary": "the summary lines",
         "moot.views.timeline": "the turns in order",
         "moot.views.unit": "a unit's view",
-    },
-    "moot.cli.report": {
-        "moot.experiment.folders": "tells an experiment's folder from runs",
     },
     "moot.cli.run": {
         "moot.engine.folder": "the run folder a person's seat answers through",

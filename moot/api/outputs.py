@@ -122,8 +122,13 @@ def write_report(runs: RunsLike, out: Optional[PathLike] = None) -> "Built":
     plots; `.main` is its main tables as Markdown. A folder holding run folders counts as each."""
     from moot.report.build import build_report
 
-    folder = Path(out) if out is not None else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    folder = Path(out) if out is not None else report_folder()
     return build_report([run.path if isinstance(run, SavedRun) else Path(run) for run in each_run(runs)], folder)
+
+
+def report_folder() -> Path:
+    """A report's default folder: reports/report-TIME."""
+    return Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
 # --- re-scoring ---------------------------------------------------------------------------------

@@ -11,12 +11,11 @@ say how many units were paired and how many dropped. Nothing calls a model.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from moot.cli.options import Parser, summary
-from moot.errors import EXIT_OK, UsageError
+from moot.errors import EXIT_OK
+from moot.experiment.api import compare_runs
 from moot.safety.neutral import terminal_safe
 
 
@@ -32,43 +31,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from moot.experiment.analysis import Column, analyse
-    from moot.experiment.report import cell_of_run
-    from moot.experiment.tables import arms_grid
-    from moot.report.formats import latex, markdown, to_csv
-    from moot.safety.diskio import write_atomic
-
     args = parser().parse_args(argv)
-    found_a, found_b = cell_of_run(Path(args.a), "A"), cell_of_run(Path(args.b), "B")
-    a, b = found_a.cell, dataclasses.replace(found_b.cell, seed=found_a.cell.seed)  # two single runs pair by item
-    if found_a.dataset_sha256 and found_b.dataset_sha256 and found_a.dataset_sha256 != found_b.dataset_sha256:
-        alike = " that share a name but not their content" if a.dataset == b.dataset else ""
-        raise UsageError(f"moot compare: {args.a} and {args.b} ran on different datasets{alike} ({a.dataset}, "
-                         f"sha256 {found_a.dataset_sha256[:12]} / {b.dataset}, sha256 {found_b.dataset_sha256[:12]}): "
-                         "an id in both need not be the same item; compare runs over one dataset")
-    if a.labels != b.labels:
-        raise UsageError(f"moot compare: {args.a} and {args.b} have different labels "
-                         f"({', '.join(a.labels)} / {', '.join(b.labels)})")
-    if not set(a.gold) & set(b.gold):
-        raise UsageError(f"moot compare: {args.a} and {args.b} share no item (compare runs over the same items)")
-    metric = args.metric or found_a.metric
-    analysis = analyse([a, b], Column(a.dataset, metric), a.model, ["A", "B"], "B")
-    grid = arms_grid(analysis, {"A": f"A: {args.a}", "B": f"B: {args.b}"}, {"A": a.model, "B": b.model})
-    print(terminal_safe(markdown(grid)))
-    found = analysis.comparison("A")
-    if found is not None and found.dropped:
-        print(terminal_safe(f"paired {found.paired} units; dropped {found.dropped} without their pair "
-                            f"(in A only: {unpaired(a.gold, b.gold)}; in B only: {unpaired(b.gold, a.gold)})"))
+    compared = compare_runs(args.a, args.b, args.metric)
+    print(terminal_safe(compared.markdown))
+    if compared.dropped:
+        print(terminal_safe(f"paired {compared.paired} units; dropped {compared.dropped} without their pair "
+                            f"(in A only: {unpaired(compared.only_a)}; in B only: {unpaired(compared.only_b)})"))
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        write_atomic(out / "compare.md", markdown(grid) + "\n")
-        write_atomic(out / "compare.csv", to_csv(grid))
-        write_atomic(out / "compare.tex", latex(grid))
+        compared.write(args.out)
     return EXIT_OK
 
 
-def unpaired(ours: Mapping[str, str], theirs: Mapping[str, str], shown: int = 3) -> str:
-    """How many of our items the other run lacks, and the first few ids."""
-    ids = sorted(set(ours) - set(theirs))
+def unpaired(ids: Sequence[str], shown: int = 3) -> str:
+    """How many items the other run lacks, and the first few ids."""
     return f"{len(ids)}" + (f", e.g. {', '.join(ids[:shown])}" if ids else "")

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
-from pathlib import Path
 from typing import Optional, Sequence
 
-from moot.errors import EXIT_OK, EXIT_USAGE
+from moot.api.outputs import write_report
 from moot.cli.options import Parser, add_out, summary
+from moot.errors import EXIT_OK, EXIT_USAGE
+from moot.experiment.api import experiment_report, holds_experiment
 from moot.safety.neutral import terminal_safe
 
 
@@ -34,13 +34,8 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    from moot.experiment.folders import experiment_folders, is_experiment
-
-    folders = experiment_folders([Path(r) for r in args.runs])
-    if any(is_experiment(f) for f in folders):
-        return experiment_report(folders, args.out)
-    from moot.api.outputs import write_report  # the runs' report (an experiment's needs none of it)
-
+    if holds_experiment(args.runs):
+        return experiment(args.runs, args.out)
     built = write_report(args.runs, args.out)
     print(terminal_safe(built.main))
     for r in built.runs:
@@ -54,12 +49,9 @@ def run(argv: Sequence[str]) -> int:
     return EXIT_USAGE if built.damaged else EXIT_OK
 
 
-def experiment_report(folders: Sequence[Path], out: Optional[str]) -> int:
+def experiment(folders: Sequence[str], out: Optional[str]) -> int:
     """An experiment's report (moot.experiment.report): its tables printed, its folder written."""
-    from moot.experiment.api import experiment_report as build
-
-    folder = Path(out) if out else Path("reports") / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    built = build(list(folders), folder)
+    built = experiment_report(folders, out)
     print(terminal_safe(built.main))
     print(terminal_safe(f"report: {built.out / 'experiment.md'} ({len(built.plots)} plots; CSV and LaTeX beside it)"))
     return EXIT_OK

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from moot.api.options import PathLike, RunOptions
+from moot.api.outputs import report_folder
 from moot.api.saved import SavedRun, open_runs
 from moot.errors import UsageError
 from moot.scenario.bundled import find_experiment
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from moot.experiment.plan import CellPlan
     from moot.experiment.report import ExperimentReport
     from moot.experiment.schema import Experiment
+    from moot.report.formats import Grid
 
 ExperimentLike = Union[PathLike, "Experiment"]
 
@@ -90,14 +92,84 @@ def plan_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = Non
     return plan_cells(loaded, Path(out) if out is not None else default_out(loaded), shard)
 
 
-def experiment_report(folders: Union[PathLike, list[PathLike]], out: PathLike) -> "ExperimentReport":
-    """The report folder of one or more experiment folders: its tables (Markdown, CSV, LaTeX) with
-    their statistics named, the papers' published figures beside, plots; `.main` is the tables."""
+def experiment_report(folders: Union[PathLike, Sequence[PathLike]], out: Optional[PathLike] = None) -> "ExperimentReport":
+    """The report folder of one or more experiment folders (default reports/report-TIME): its tables
+    (Markdown, CSV, LaTeX) with their statistics named, the papers' published figures beside, plots;
+    `.main` is the tables."""
     from moot.experiment.folders import experiment_folders
     from moot.experiment.report import build
 
-    given = [folders] if isinstance(folders, (str, os.PathLike)) else list(folders)
-    return build(experiment_folders([Path(f) for f in given]), Path(out))
+    return build(experiment_folders(_paths(folders)), Path(out) if out is not None else report_folder())
+
+
+def holds_experiment(folders: Union[PathLike, Sequence[PathLike]]) -> bool:
+    """Whether the folders are (or hold) an experiment's: `moot report` reports them as one."""
+    from moot.experiment.folders import experiment_folders, is_experiment
+
+    return any(is_experiment(f) for f in experiment_folders(_paths(folders)))
+
+
+def _paths(folders: Union[PathLike, Sequence[PathLike]]) -> list[Path]:
+    return [Path(folders)] if isinstance(folders, (str, os.PathLike)) else [Path(f) for f in folders]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs of labelled items paired on their items: A against B (the reference), as a table."""
+
+    table: "Grid"  # each run's metric with its interval, Δ = A − B, the paired test
+    paired: int  # units paired
+    dropped: int  # units of either run without their pair
+    only_a: Sequence[str]  # ids of A's items that B lacks
+    only_b: Sequence[str]  # and of B's that A lacks
+
+    @property
+    def markdown(self) -> str:
+        """The table as Markdown (what `moot compare` prints)."""
+        from moot.report.formats import markdown
+
+        return markdown(self.table)
+
+    def write(self, out: PathLike) -> Path:
+        """The table as compare.md, compare.csv and compare.tex in the folder `out`."""
+        from moot.report.formats import latex, to_csv
+        from moot.safety.diskio import write_atomic
+
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / "compare.md", self.markdown + "\n")
+        write_atomic(folder / "compare.csv", to_csv(self.table))
+        write_atomic(folder / "compare.tex", latex(self.table))
+        return folder
+
+
+def compare_runs(a: PathLike, b: PathLike, metric: Optional[str] = None) -> Comparison:
+    """A against B on the items both ran (same ids; with seeds, the same seeds): each run's `metric`
+    (default: A's headline) with its bootstrap interval, Δ = A − B with a paired bootstrap interval,
+    the paired test, the minimum detectable Δ. Runs over different datasets (their run.json
+    fingerprints differ), with other labels or sharing no item are refused (UsageError)."""
+    from moot.experiment.analysis import Column, analyse
+    from moot.experiment.report import cell_of_run
+    from moot.experiment.tables import arms_grid
+
+    found_a, found_b = cell_of_run(Path(a), "A"), cell_of_run(Path(b), "B")
+    first, second = found_a.cell, dataclasses.replace(found_b.cell, seed=found_a.cell.seed)  # single runs pair by item
+    if found_a.dataset_sha256 and found_b.dataset_sha256 and found_a.dataset_sha256 != found_b.dataset_sha256:
+        alike = " that share a name but not their content" if first.dataset == second.dataset else ""
+        raise UsageError(f"moot compare: {a} and {b} ran on different datasets{alike} ({first.dataset}, "
+                         f"sha256 {found_a.dataset_sha256[:12]} / {second.dataset}, "
+                         f"sha256 {found_b.dataset_sha256[:12]}): an id in both need not be the same item; "
+                         "compare runs over one dataset")
+    if first.labels != second.labels:
+        raise UsageError(f"moot compare: {a} and {b} have different labels "
+                         f"({', '.join(first.labels)} / {', '.join(second.labels)})")
+    if not set(first.gold) & set(second.gold):
+        raise UsageError(f"moot compare: {a} and {b} share no item (compare runs over the same items)")
+    analysis = analyse([first, second], Column(first.dataset, metric or found_a.metric), first.model, ["A", "B"], "B")
+    table = arms_grid(analysis, {"A": f"A: {a}", "B": f"B: {b}"}, {"A": first.model, "B": second.model})
+    found = analysis.comparison("A")
+    return Comparison(table, found.paired if found is not None else 0, found.dropped if found is not None else 0,
+                      sorted(set(first.gold) - set(second.gold)), sorted(set(second.gold) - set(first.gold)))
 
 
 def validate(path: PathLike, datasets: Optional[Sequence[PathLike]] = None) -> list[str]:
