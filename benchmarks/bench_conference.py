@@ -258,16 +258,10 @@ def server_side(folder: Path, url: str) -> Side:
 
 
 def llama_server(folder: Path):
-    """llama.cpp's llama-server (`moot llama-server --build`) serving the embedded model as moot
-    loads it: its context size, weight repacking as the extra-buffer choice says, the usable cores."""
-    from moot.models.extra_buffers import choose
-    from moot.models.factory import BackendOptions
-    from moot.models.llama_server import LlamaServer
-    from moot.models.local import default_model_path
+    """llama.cpp's llama-server (`moot llama-server --build`) serving the embedded model as moot loads it."""
+    from moot.models.llama_server import embedded_server
 
-    path, options = default_model_path(), BackendOptions()
-    return LlamaServer(path, ctx=options.local_n_ctx, repack=choose(options.local_extra_buffers, path).use,
-                       log=folder / "llama_server.log")
+    return embedded_server(log=folder / "llama_server.log")
 
 
 def buffers_side(folder: Path, setting: str) -> Side:

@@ -26,9 +26,21 @@ ChatEval runs on the demo preference set (its labels a, b, tie; scores are read 
 values, not calibrated, so it has no raw column). The machine is shared (2 cores): the load
 average (1 minute) is printed before and after each run, and in the table.
 
+Throughput mode (`--server SLOTS[ FLAG ...]`, repeatable; issue 28): COLA, debate and S2MAD on
+their demo sets through the embedded model in process (one request at a time) and through each
+llama-server design (`moot llama-server --build` once; SLOTS parallel slots, moot sending SLOTS
+calls at once, the server's own FLAGs after them), interleaved: every design runs each protocol in
+turn, their order reversed every other round (`--repeat`), so the machine's load falls on all of
+them alike. Per protocol and design it prints items per minute, the ratio to in-process, the
+items whose label equals in-process's in the same round, CPU seconds per item (this process and
+its children: the model's process or the server; unlike wall time it hardly depends on what else
+the machine runs), prompt tokens the calls reported and (a server) those it evaluated, not reused
+from its cache, and generated tokens.
+
     python benchmarks/bench_items.py                                  # every protocol, demo sets
     python benchmarks/bench_items.py --protocols cola --limit 20 --vast datasets/vast_test_zeroshot.yaml
     python benchmarks/bench_items.py --limit cola=20,debate=12                      # the rest: every item
+    python benchmarks/bench_items.py --limit cola=8,debate=4,s2mad=4 --server 4 --server='4 -t 1 -tb 1' --repeat 2
 """
 
 from __future__ import annotations
@@ -41,7 +53,10 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from string import Template
@@ -146,10 +161,11 @@ def undecided(t: Transcript) -> bool:
 
 
 # ------------------------------------------------------------------ one run
-def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int], scenario: Optional[Path] = None) -> float:
+def run_one(protocol: str, dataset: str, out: Path, limit: Optional[int], scenario: Optional[Path] = None,
+            options: Sequence[str] = ()) -> float:
     if out.exists():
         shutil.rmtree(out)
-    argv = [str(scenario or protocol), "--dataset", dataset, "--out", str(out), "--quiet"] + \
+    argv = [str(scenario or protocol), "--dataset", dataset, "--out", str(out), "--quiet", *options] + \
         (["--limit", str(limit)] if limit else [])
     started = time.monotonic()
     code = moot_run(argv)
@@ -233,6 +249,123 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
                 mean_s=statistics.fmean(walls), median_s=statistics.median(walls), gap=max(gaps))
 
 
+# ------------------------------------------------------------------ throughput: in process against llama-server's slots
+THROUGHPUT = ("cola", "debate", "s2mad")
+IN_PROCESS = "in-process"
+METRICS = ("prompt_tokens_total", "tokens_predicted_total", "prompt_seconds_total", "tokens_predicted_seconds_total")
+
+
+@dataclass(frozen=True)
+class Design:
+    """A way to serve the embedded model: moot's options, the scenario as it must be declared,
+    and (a server) where its counters are read."""
+
+    name: str
+    options: tuple[str, ...] = ()
+    base_url: Optional[str] = None
+
+    def scenario(self, protocol: str, folder: Path) -> Optional[Path]:
+        """The bundled scenario (None) in process; through a server, a copy declaring it a base model."""
+        if self.base_url is None:
+            return None
+        copy = folder / f"{protocol}_base.yaml"
+        if not copy.exists():
+            copy.write_text(find_scenario(protocol).read_text(encoding="utf-8")
+                            + "\nbackends: {openai: {kind: base}}\n", encoding="utf-8")
+        return copy
+
+    def counters(self) -> dict[str, float]:
+        """llama-server's own counters (--metrics): prompt tokens it evaluated (the cached ones
+        are not counted), tokens generated, and the seconds spent on each."""
+        if self.base_url is None:
+            return {}
+        url = self.base_url.removesuffix("/v1") + "/metrics"
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=10) as answer:
+            text = answer.read().decode()
+        return {name: float(value) for line in text.splitlines() if line.startswith("llamacpp:")
+                for name, value in [line.removeprefix("llamacpp:").split(" ", 1)] if name in METRICS}
+
+
+def server_design(spec: str, folder: Path, stack: ExitStack) -> Design:
+    """`SLOTS[ FLAG ...]`: llama-server with SLOTS parallel slots (and llama-server's FLAGs),
+    serving the embedded model as moot loads it, asked with SLOTS calls in flight."""
+    from moot.models.llama_server import embedded_server
+
+    slots, *flags = spec.split()
+    server = embedded_server(log=folder / f"llama-server-{len(list(folder.glob('llama-server-*')))}.log",
+                             parallel=int(slots), metrics=True, extra=flags)
+    url = stack.enter_context(server).url
+    return Design(f"server -np {spec}", ("--model", "openai:gemma", "--base-url", url, "--concurrency", slots), url)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its children, ended or alive (the embedded
+    model's process, llama-servers): what a design costs whatever else the machine runs."""
+    tick, own, mine = os.sysconf("SC_CLK_TCK"), os.times(), str(os.getpid())
+    total = own.user + own.system + own.children_user + own.children_system
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == mine:  # its parent
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def tokens_of(out: Path) -> tuple[int, int]:
+    """Prompt and generated tokens the run's calls reported (closed answers report their prompt)."""
+    calls = [e for r in read_results(out).values() for e in load(out / r["transcript"]).of_type(Call)]
+    return sum(c.usage.prompt_tokens for c in calls), sum(c.usage.completion_tokens for c in calls)
+
+
+def throughput(designs: Sequence[Design], protocols: Sequence[str], limits_: dict[str, int], repeat: int,
+               base: Path) -> None:
+    """Every protocol on its demo set through every design, interleaved (the order of the designs
+    reversed every other round, so a change in the machine's load falls on all of them), then
+    items per minute per design, the ratio to in-process, and per-item label agreement."""
+    rows: dict[tuple[str, str], list[dict]] = {}
+    for design in designs:  # warm: the model loaded, the server's first decode done
+        run_one("cola", str(find_dataset(DEMOS["cola"])), base / "warm", 1, design.scenario("cola", base),
+                design.options)
+    for round_ in range(repeat):
+        for protocol in protocols:
+            dataset, limit = str(find_dataset(DEMOS[protocol])), limits_.get(protocol, limits_.get(""))
+            for design in designs if round_ % 2 == 0 else designs[::-1]:
+                out = base / f"{protocol}-{design.name.replace(' ', '')}-{round_}"
+                before, load_before, cpu = design.counters(), os.getloadavg()[0], cpu_seconds()
+                wall = run_one(protocol, dataset, out, limit, design.scenario(protocol, base), design.options)
+                after, cpu = design.counters(), cpu_seconds() - cpu
+                predicted = {i: r["prediction"] for i, r in read_results(out).items()}
+                rows.setdefault((protocol, design.name), []).append(dict(
+                    wall=wall, cpu=cpu, predicted=predicted, tokens=tokens_of(out), load=(load_before, os.getloadavg()[0]),
+                    server={k: after[k] - before.get(k, 0.0) for k in after}))
+                print(f"  {protocol} round {round_} {design.name}: {len(predicted)} items in {wall:.0f}s "
+                      f"({len(predicted) / wall * 60:.1f}/min, {cpu / len(predicted):.1f} CPU s/item), load {load_before:.1f}-{os.getloadavg()[0]:.1f}")
+    print("\n| protocol | design | items | items/min | × in-process | labels as in-process | CPU s/item | "
+          "prompt tok (evaluated) | generated tok | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for protocol in protocols:
+        reference = rows[(protocol, IN_PROCESS)] if (protocol, IN_PROCESS) in rows else None
+        for design in designs:
+            runs = rows[(protocol, design.name)]
+            items = sum(len(r["predicted"]) for r in runs)
+            rate = items / sum(r["wall"] for r in runs) * 60
+            ratio = ""
+            agree = ""
+            if reference is not None:
+                ratio = f"{rate / (sum(len(r['predicted']) for r in reference) / sum(r['wall'] for r in reference) * 60):.2f}"
+                same = sum(r["predicted"].get(i) == p for r, ref in zip(runs, reference) for i, p in ref["predicted"].items())
+                agree = f"{same}/{items}"
+            prompt, generated = (sum(r["tokens"][k] for r in runs) for k in (0, 1))
+            evaluated = sum(r["server"].get("prompt_tokens_total", 0) for r in runs)
+            served = f" ({evaluated:.0f})" if design.base_url else ""
+            loads = [x for r in runs for x in r["load"]]
+            cpu = sum(r["cpu"] for r in runs) / items
+            print(f"| {protocol} | {design.name} | {items} | {rate:.1f} | {ratio} | {agree} | {cpu:.1f} | {prompt}{served} | "
+                  f"{generated} | {min(loads):.1f}-{max(loads):.1f} |")
+
+
 def limits(text: str) -> dict[str, int]:
     """`--limit`: N for every protocol ("" key), or protocol=N pairs."""
     if "=" not in text:
@@ -248,9 +381,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--vast", type=Path, help="a VAST dataset spec (its file in data/): COLA and debate run on it too")
     p.add_argument("--vast-protocols", default="cola", help="which protocols run on VAST (default cola)")
     p.add_argument("--out", type=Path, help="folder for the run folders (default: a temporary one)")
+    p.add_argument("--server", action="append", default=[], metavar="SLOTS[ FLAG ...]",
+                   help="throughput mode: also through llama-server with SLOTS slots (and its FLAGs, e.g. "
+                        "--server='4 --swa-full'), SLOTS calls in flight; repeatable")
+    p.add_argument("--no-in-process", action="store_true", help="throughput mode: llama-server designs only")
+    p.add_argument("--repeat", type=int, default=1, help="throughput mode: rounds of every design")
     args = p.parse_args(argv)
     base = args.out or Path(tempfile.mkdtemp(prefix="bench_items-"))
+    base.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.server:
+        protocols = [name for name in args.protocols.split(",") if name in THROUGHPUT] \
+            if args.protocols != ",".join(DEMOS) else list(THROUGHPUT)
+        with ExitStack() as stack:
+            designs = ([] if args.no_in_process else [Design(IN_PROCESS)]) + \
+                [server_design(spec, base, stack) for spec in args.server]
+            throughput(designs, protocols, args.limit, args.repeat, base)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return 0
     plan = [(name, str(find_dataset(DEMOS[name]))) for name in args.protocols.split(",") if name]
     if args.vast:
         plan += [(name, str(args.vast.resolve())) for name in args.vast_protocols.split(",")]

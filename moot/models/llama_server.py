@@ -14,7 +14,12 @@ tests, examples, the prebuilt web UI (a download) or TLS. The binary is kept in 
 second call returns it at once. About 7 minutes on 2 cores.
 
 `LlamaServer` runs one on a free loopback port for a `with` block (the command line, tests and
-benchmarks), with weight repacking as the embedded model's extra-buffer choice says.
+benchmarks), with weight repacking as the embedded model's extra-buffer choice says, and a
+full-size sliding-window cache (`--swa-full`, as llama-cpp-python opens the embedded model's):
+without it Gemma 3's sliding-window layers keep only their last 512 positions, so a prompt that
+goes on from a longer one it shares a prefix with is evaluated again whole (COLA, debate and S2MAD
+through 4 slots: 3,603, 4,394 and 4,289 prompt tokens evaluated against 2,215, 3,495 and 2,500
+with it, benchmarks/bench_items.py --server).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import urllib.request
 from contextlib import closing
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Callable, Optional
+from typing import IO, Any, Callable, Optional, Sequence
 
 from moot.errors import MootError
 from moot.models.cores import usable_cores
@@ -139,21 +144,22 @@ class LlamaServer:
     """llama-server serving `model` on a free loopback port, for a `with` block: `url` is its
     OpenAI-compatible base URL. `repack`: llama.cpp's extra buffer types (weight repacking);
     `chat_template`: one of llama.cpp's built-in templates by name (e.g. `gemma`), for a GGUF that
-    has none; `metrics`: serve Prometheus counters at /metrics."""
+    has none; `metrics`: serve Prometheus counters at /metrics; `extra`: further llama-server flags."""
 
     def __init__(self, model: str, *, parallel: int = 1, ctx: int = 8192, threads: Optional[int] = None,
                  repack: bool = True, port: Optional[int] = None, log: Optional[Path] = None,
-                 chat_template: Optional[str] = None, server: Optional[Path] = None, metrics: bool = False):
+                 chat_template: Optional[str] = None, server: Optional[Path] = None, metrics: bool = False,
+                 extra: Sequence[str] = ()):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
         threads = threads or usable_cores()
         self.command = [str(server or binary(build=False)), "-m", model, "--host", "127.0.0.1",
                         "--port", str(self.port), "-c", str(ctx * parallel), "-np", str(parallel),
-                        "-t", str(threads), "-tb", str(threads), "--no-webui",
+                        "-t", str(threads), "-tb", str(threads), "--no-webui", "--swa-full",
                         *([] if repack else ["--no-repack"]),
                         *(["--no-jinja", "--chat-template", chat_template] if chat_template else []),
-                        *(["--metrics"] if metrics else [])]
+                        *(["--metrics"] if metrics else []), *extra]
         self.proc: Optional[subprocess.Popen[bytes]] = None
 
     def start(self) -> "LlamaServer":
@@ -198,3 +204,14 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def embedded_server(log: Optional[Path] = None, **kwargs: Any) -> LlamaServer:
+    """llama-server serving the embedded model as moot loads it: its GGUF and context size, weight
+    repacking as the extra-buffer choice says (`kwargs`: LlamaServer's other settings)."""
+    from moot.models.extra_buffers import choose
+    from moot.models.local import default_model_path
+    from moot.models.local_provider import LocalBackend
+
+    block, path = LocalBackend(), default_model_path()
+    return LlamaServer(path, ctx=block.n_ctx, repack=choose(block.extra_buffers, path).use, log=log, **kwargs)
