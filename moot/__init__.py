@@ -20,6 +20,9 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
                            a new scenario file from a protocol's example; the protocols' names
     schema_text, write_schema
                            the scenario format's JSON Schema (or its key reference), as text or a file
+    convert_release        a rumour dataset's public release read as threads (Converted; .write(out))
+    llama_server, llama_server_binary, ServerOptions
+                           llama.cpp's own server for a GGUF, built once
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -50,6 +53,8 @@ _WHERE = {
     "compare_runs": "moot.experiment.api", "Comparison": "moot.experiment.api", "holds_experiment": "moot.experiment.api",
     "new_scenario": "moot.api.authoring", "protocols": "moot.api.authoring",
     "schema_text": "moot.api.schema", "write_schema": "moot.api.schema",
+    "convert_release": "moot.api.datasets", "Converted": "moot.api.datasets",
+    "llama_server": "moot.api.servers", "llama_server_binary": "moot.api.servers", "ServerOptions": "moot.api.servers",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -58,6 +63,7 @@ __all__ = [
     "rescore", "Rescoring", "document", "export", "write_report", "MootError",
     "load_experiment", "run_experiment", "plan_experiment", "experiment_report", "ExperimentResult",
     "compare_runs", "Comparison", "holds_experiment", "validate", "new_scenario", "protocols", "schema_text", "write_schema",
+    "convert_release", "Converted", "llama_server", "llama_server_binary", "ServerOptions",
 ]
 
 if TYPE_CHECKING:
@@ -66,7 +72,9 @@ if TYPE_CHECKING:
         plan_experiment, run_experiment, validate,
     )
     from moot.api.authoring import new_scenario, protocols
+    from moot.api.datasets import Converted, convert_release
     from moot.api.schema import schema_text, write_schema
+    from moot.api.servers import ServerOptions, llama_server, llama_server_binary
     from moot.api.frames import calls_df, events_df, runs_df, units_df
     from moot.api.options import RunOptions
     from moot.api.outputs import Rescoring, document, export, rescore, write_report

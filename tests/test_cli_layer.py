@@ -34,11 +34,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.saved.source": "opens the run to rate",
         "moot.viewer.rating": "rating in the browser",
     },
-    "moot.cli.convert": {
-        "moot.data.aclr": "the ACLR4RUMOR release's reader",
-        "moot.data.rumoureval": "the RumourEval 2019 release's reader",
-        "moot.data.threads": "writes the threads",
-    },
     "moot.cli.dataset_command": {
         "moot.contract.commands": "a protocol's own command, declared by the protocol",
         "moot.data.load": "reads the dataset the command names",
@@ -61,11 +56,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.data.load": "counts the demo sets' items and labels",
         "moot.scenario.bundled": "the bundled scenarios, experiments and demo sets",
         "moot.scenario.load": "the default protocol of a scenario without `protocol:`",
-    },
-    "moot.cli.llama_server": {
-        "moot.models.extra_buffers": "weight repacking for the served model",
-        "moot.models.llama_server": "builds and runs llama.cpp's server",
-        "moot.models.local": "the embedded model's file",
     },
     "moot.cli.options": {
         "moot.engine.seats": "--human SEAT as a seat specification",
@@ -91,10 +81,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.experiment.shorthand": "whether `--vary/--repeat` make an experiment",
         "moot.safety.signals": "the exit code of a run stopped by a signal",
         "moot.scenario.bundled": "the demo sets and bundled datasets by name",
-    },
-    "moot.cli.score": {
-        "moot.engine.rescore": "a unit's rescoring (type)",
-        "moot.metrics.classification": "the before/after metric it prints",
     },
     "moot.cli.seat": {
         "moot.engine.seatfiles": "a seat answered through the run folder's files",

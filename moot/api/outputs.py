@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from moot.engine.rescore import Job, UnitRescored
     from moot.saved.source import RunSource
     from moot.log.transcript import Transcript
+    from moot.metrics.classification import MetricReport
     from moot.models.calls import RetryPolicy
     from moot.models.engine import EngineStats, ModelEngine
     from moot.models.provider import BackendOptions
@@ -151,6 +152,22 @@ class Rescoring:
         if self.is_folder:
             return any(r.failed.startswith("rescoring failed") for r in self.units)
         return any(bool(r.failed) and r.row is None for r in self.units)
+
+    @property
+    def labelled(self) -> list[Mapping[str, Any]]:
+        """The results rows of the labelled units rescored (with their original prediction)."""
+        return [r.row for r in self.units if r.row and r.row.get("gold") is not None and "original_prediction" in r.row]
+
+    def scores(self) -> list[tuple[str, "MetricReport"]]:
+        """The run's metric ("before", "after") over its labelled units rescored; none without labels."""
+        from moot.metrics.classification import summarize
+
+        scored = self.labelled
+        if not (scored and self.labels):
+            return []
+        return [(name, summarize([r["gold"] for r in scored], [r[key] for r in scored], self.labels,
+                                 metric=self.metric or "macro_f1"))
+                for name, key in (("before", "original_prediction"), ("after", "prediction"))]
 
 
 def roles_of(protocol: "AnyProtocol", items: Sequence[str]) -> dict[str, str]:

@@ -19,35 +19,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
+from moot.api.datasets import RELEASES, convert_release
 from moot.cli.options import Parser, summary
-from moot.data.threads import ConvertError, Tally, Thread, write_threads
 from moot.errors import EXIT_OK
 from moot.safety.neutral import terminal_safe
-
-Converter = Callable[[Sequence[Path]], tuple[list[Thread], Tally]]
-
-
-def _aclr(paths: Sequence[Path]) -> tuple[list[Thread], Tally]:
-    from moot.data.aclr import convert
-
-    if len(paths) != 2:
-        raise ConvertError("aclr4rumor: give the posts file and the label file (e.g. Twitter_data_all.txt "
-                           "Twitter_label_all.txt)")
-    return convert(paths[0], paths[1])
-
-
-def _rumoureval(paths: Sequence[Path]) -> tuple[list[Thread], Tally]:
-    from moot.data.rumoureval import convert
-
-    if len(paths) < 2:
-        raise ConvertError("rumoureval2019: give the release's folder and its key file(s) "
-                           "(e.g. rumoureval-2019-test-data final-eval-key.json)")
-    return convert(paths[0], paths[1:])
-
-
-FORMATS: dict[str, Converter] = {"aclr4rumor": _aclr, "rumoureval2019": _rumoureval}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
                       "  moot convert rumoureval2019 rumoureval-2019-test-data final-eval-key.json "
                       "--out data/rumoureval2019_test.jsonl",
                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("format", choices=sorted(FORMATS), help="the release's layout")
+    p.add_argument("format", choices=sorted(RELEASES), help="the release's layout")
     p.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="the release's files (see above)")
     p.add_argument("--out", type=Path, required=True, help="the JSON-lines file to write (must not exist)")
     return p
@@ -65,10 +42,9 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    threads, tally = FORMATS[args.format](args.sources)
-    for line in tally.lines():
+    converted = convert_release(args.format, args.sources)
+    for line in converted.left_out:
         print(terminal_safe(line))
-    write_threads(threads, args.out)
-    comments = sum(len(t.comments) for t in threads)
-    print(terminal_safe(f"wrote {len(threads)} threads ({comments} comments) to {args.out}"))
+    converted.write(args.out)
+    print(terminal_safe(f"wrote {len(converted.threads)} threads ({converted.comments} comments) to {args.out}"))
     return EXIT_OK

@@ -15,8 +15,9 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
+from moot.api.servers import ServerOptions, llama_server, llama_server_binary
 from moot.cli.options import Parser, summary
-from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 
 def parser() -> argparse.ArgumentParser:
@@ -36,22 +37,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
-    from moot.models.llama_server import LlamaServer, binary
-
     args = parser().parse_args(argv)
-    if not 0 <= args.port <= 65535 or args.parallel < 1 or args.ctx < 512:
-        raise UsageError("--port must be 0-65535, --parallel at least 1 and --ctx at least 512")
-    found = binary(build=True)
+    options = ServerOptions(args.port, args.parallel, args.ctx, args.threads, Path(args.log) if args.log else None)
     if args.build:
-        print(found)
+        print(llama_server_binary())
         return EXIT_OK
-    model = args.model or default_model()
-    if not Path(model).is_file():
-        raise UsageError(f"--model {model}: no such file")
-    server = LlamaServer(model, parallel=args.parallel, ctx=args.ctx, threads=args.threads, repack=repack(model),
-                         port=args.port or None, log=Path(args.log) if args.log else None)
+    server = llama_server(args.model, options)
     with server:
-        print(f"llama-server serving {model} at {server.url} ({args.parallel} slot(s)); Ctrl-C stops it\n"
+        print(f"llama-server serving {server.model} at {server.url} ({args.parallel} slot(s)); Ctrl-C stops it\n"
               f"use it: moot run SCENARIO --model openai:NAME --base-url {server.url}", flush=True)
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -64,16 +57,3 @@ def run(argv: Sequence[str]) -> int:
             print("llama-server exited" + (f"; its output is in {args.log}" if args.log else ""), file=sys.stderr)
             return EXIT_FAILED
     return EXIT_OK
-
-
-def default_model() -> str:
-    from moot.models.local import default_model_path
-
-    return default_model_path()
-
-
-def repack(model: str) -> bool:
-    """Weight repacking as the embedded model's extra-buffer choice for this model says."""
-    from moot.models.extra_buffers import choose
-
-    return choose("auto", model).use

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Mapping, Optional, Sequence
+from typing import Sequence
 
-from moot.api.outputs import rescore
+from moot.api.outputs import Rescoring, rescore
 from moot.errors import EXIT_FAILED, EXIT_OK
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, run_options, summary
-from moot.engine.rescore import UnitRescored
-from moot.metrics.classification import summarize
 from moot.safety.neutral import terminal_safe
 
 
@@ -52,26 +50,25 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     done = rescore(args.run, args.role + args.model, out=args.out, every=args.every, options=run_options(args))
     if done.is_folder:
-        show(done.units, done.roles, many=len(done.units) > 1, labels=done.labels, metric=done.metric)
+        show(done, many=len(done.units) > 1)
         rescored = sum(1 for r in done.units if not r.failed and not r.kept)
         print(terminal_safe(f"run: {done.out} units={len(done.units)} rescored={rescored} "
                             f"kept={sum(r.kept for r in done.units)} changed={sum(r.changed for r in done.units)} "
                             f"backend_calls={done.stats.backend_calls} cache_hits={done.stats.cache_hits}"))
     else:
-        show(done.units, done.roles, many=False)
+        show(done, many=False)
         print(terminal_safe(f"transcript: {done.out}"))
     return EXIT_FAILED if done.failed else EXIT_OK
 
 
-def show(results: Sequence[UnitRescored], roles: Mapping[str, str], many: bool, labels: Sequence[str] = (),
-         metric: Optional[str] = None) -> None:
-    for result in results:
+def show(done: Rescoring, many: bool) -> None:
+    for result in done.units:
         if many and (result.lines or result.failed):
             print(f"== {terminal_safe(result.unit)}")
         for line in result.lines:
             print(terminal_safe(line))
         if not many and result.kept:
-            print(terminal_safe(f"{result.unit}: kept its result (decided without {', '.join(roles)}; "
+            print(terminal_safe(f"{result.unit}: kept its result (decided without {', '.join(done.roles)}; "
                                 "--every re-decides it)"))
         if not many and result.row and "original_prediction" in result.row:
             row = result.row
@@ -79,10 +76,6 @@ def show(results: Sequence[UnitRescored], roles: Mapping[str, str], many: bool, 
                                 f"({row['decided_by']})"))
         if result.failed:
             print(terminal_safe(f"{result.unit}: {result.failed}"), file=sys.stderr)
-    scored = [r.row for r in results if r.row and r.row.get("gold") is not None and "original_prediction" in r.row]
-    if scored and labels:
-        for name, key in (("before", "original_prediction"), ("after", "prediction")):
-            report = summarize([r["gold"] for r in scored], [r[key] for r in scored], labels,
-                               metric=metric or "macro_f1")
-            print(terminal_safe(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
-                                f"(the {len(scored)} rescored items)"))
+    for name, report in done.scores():
+        print(terminal_safe(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "
+                            f"(the {len(done.labelled)} rescored items)"))

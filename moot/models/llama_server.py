@@ -150,6 +150,7 @@ class LlamaServer:
                  repack: bool = True, port: Optional[int] = None, log: Optional[Path] = None,
                  chat_template: Optional[str] = None, server: Optional[Path] = None, metrics: bool = False,
                  extra: Sequence[str] = ()):
+        self.model = model
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
