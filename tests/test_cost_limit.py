@@ -4,6 +4,7 @@ could exceed --max-cost, continued by the same command with a higher limit; pric
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -11,7 +12,7 @@ from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
 from moot.models.price import Price
 from moot.models.prices import PriceFileError, read_price_file
-from torture_support import COLA, ROWS, assert_clean, dataset, moot, read_jsonl, remote, unit_transcripts, write
+from torture_support import COLA, ROWS, Ran, assert_clean, dataset, moot, read_jsonl, remote, unit_transcripts, write
 
 PRICE = ("--price", 1000, 2000)  # dollars per million tokens: a call of ~300 prompt tokens costs cents
 
@@ -97,3 +98,85 @@ def test_a_price_file_prices_by_spec_and_the_batch_share_halves(tmp_path):
     prices = read_price_file(write(tmp_path / "p.yaml", "openai:m: {prompt: 2, completion: 4, batch: 0.5}\n"))
     assert prices["openai:m"].cost(1_000_000, 1_000_000) == 6
     assert prices["openai:m"].cost(1_000_000, 1_000_000, batch=True) == 3
+
+
+EXPERIMENT = """experiment: budget
+arms:
+  - {name: a, scenario: cola.yaml}
+  - {name: b, scenario: cola.yaml, set: {generation.seed: 7}}
+datasets: [data.yaml]
+prices: {prompt: 1000, completion: 2000}
+max_cost: 8
+"""
+
+
+def experiment(directory, server, *extra):
+    return moot(directory / "exp.yaml", "--out", directory / "exp", "--quiet", "--concurrency", 4,
+                *remote(server.url), *extra)
+
+
+def cell_spend(directory):
+    """Each cell's run.json spend_usd, and the cost_usd of the calls its transcripts hold."""
+    found = {}
+    for meta in (directory / "exp").rglob("run.json"):
+        recorded = [e for path in unit_transcripts(meta.parent) for e in read_jsonl(path) if e["type"] == "call"]
+        found[meta.parent.name + str(meta.parent)] = (json.loads(meta.read_text()).get("spend_usd", 0.0),
+                                                      sum(c["cost_usd"] for c in recorded))
+    return found
+
+
+def test_an_experiments_cost_limit_holds_for_all_its_cells_and_a_higher_one_continues_it(tmp_path):
+    write(tmp_path / "cola.yaml", COLA)
+    dataset(tmp_path)
+    write(tmp_path / "exp.yaml", EXPERIMENT)
+    with FaultServer("ok") as server:
+        stopped = experiment(tmp_path, server)
+        assert stopped.code == 1, stopped.err
+        assert_clean(stopped)
+        assert stopped.err_lines == [stopped.err_lines[0]] and stopped.err.startswith(
+            "stopped before the cost limit of $8: $") and "a higher --max-cost" in stopped.err
+        spends = cell_spend(tmp_path)
+        assert 0 < sum(s for s, _ in spends.values()) <= 8
+        assert all(s == pytest.approx(c, abs=5e-6) for s, c in spends.values())
+        cells = json.loads((tmp_path / "exp" / "experiment.json").read_text())["cells"]
+        assert any(c["status"] != "completed" for c in cells)
+        done = experiment(tmp_path, server, "--max-cost", 100)
+        assert done.code == 0, done.err
+        cells = json.loads((tmp_path / "exp" / "experiment.json").read_text())["cells"]
+        assert [c["status"] for c in cells] == ["completed", "completed"]
+        assert all(s == pytest.approx(c, abs=5e-6) for s, c in cell_spend(tmp_path).values())
+        each = max(s for s, _ in cell_spend(tmp_path).values())
+        write(tmp_path / "exp.yaml", EXPERIMENT.replace("datasets:", "  - {name: c, scenario: cola.yaml, set: "
+                                                                      "{generation.seed: 9}}\ndatasets:"))
+        sent = len(server.requests)
+        more = experiment(tmp_path, server, "--max-cost", round(each * 1.5, 4))  # over one cell's, under both
+        assert more.code == 1 and more.err.startswith("stopped before the cost limit") and len(server.requests) == sent
+
+
+def plan_cost(ran):
+    """The total cost --plan printed (None: not priced)."""
+    found = re.search(r"tokens left, cost ~?([0-9.]+)", ran.out)
+    return float(found.group(1)) if found else None
+
+
+def test_plan_prices_each_model_from_the_price_sources_and_at_the_batch_rate(tmp_path):
+    write(tmp_path / "cola.yaml", COLA)
+    dataset(tmp_path)
+    write(tmp_path / "exp.yaml", EXPERIMENT.replace("prices: {prompt: 1000, completion: 2000}\n", ""))
+    plan = ("run", tmp_path / "exp.yaml", "--out", tmp_path / "exp", "--plan")
+    unpriced = moot(*plan)
+    assert unpriced.code == 0 and plan_cost(unpriced) is None and "| ? |" in unpriced.out
+    given = plan_cost(moot(*plan, "--price", 1000, 2000))
+    filed = plan_cost(moot(*plan, "--prices", write(tmp_path / "p.yaml", "openai:fault: {prompt: 1000, completion: 2000}\n")))
+    other = moot(*plan, "--prices", write(tmp_path / "q.yaml", "openai:other: {prompt: 1000, completion: 2000}\n"))
+    in_file = plan_cost(moot("run", write(tmp_path / "priced.yaml", EXPERIMENT), "--out", tmp_path / "exp", "--plan"))
+    assert given and given == filed == in_file and plan_cost(other) is None
+    from moot.experiment.api import load_experiment, plan_experiment
+    from moot.experiment.plan import PlanPrices, lines
+    from moot.models.prices import prices_of
+
+    cells = plan_experiment(load_experiment(tmp_path / "exp.yaml"), out=tmp_path / "exp")
+    full, half = (plan_cost(Ran(0, "\n".join(lines(cells, tmp_path / "exp", None, PlanPrices(prices_of((1000, 2000), None),
+                                                                                              batch=batch))), ""))
+                  for batch in (False, True))
+    assert full == pytest.approx(given, abs=1e-4) and half == pytest.approx(full / 2, abs=1e-4)

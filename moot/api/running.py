@@ -297,6 +297,7 @@ class PreparedRun:
     metric: Optional[str] = None
     identity: Mapping[str, object] = field(default_factory=dict, repr=False)
     scenario_sha256: str = ""
+    budget: Optional[Budget] = field(default=None, repr=False, compare=False)  # shared by an experiment's cells
 
     @property
     def planned(self) -> int:
@@ -333,7 +334,7 @@ class PreparedRun:
             engine = ModelEngine(self.backends, cache=reply_cache(self.options, folder.cache_path),
                                  retry=retry_policy(self.scenario), concurrency=self.options.concurrency,
                                  clients=self.options.clients, prices=self.options.prices or Prices(),
-                                 budget=Budget(self.options.max_cost, spent))
+                                 budget=self.budget or Budget(self.options.max_cost, spent))
             done = sum(1 for _ in iter_results(folder.path))
             watcher = watch(Running(self.protocol, self.scenario, folder.path, self.planned, done, engine.stats,
                                     setup.stop.request)) if watch else Watcher()

@@ -90,10 +90,11 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
     experiment = with_models(experiment, args.model)
     shard = parse_shard(args.shard) if args.shard else None
     if args.plan:
-        from moot.experiment.plan import lines
+        from moot.experiment.grid import priced
+        from moot.experiment.plan import PlanPrices, lines
 
-        given = experiment.spec.prices
-        prices = tuple(args.price) if args.price else (given.prompt, given.completion) if given else None
+        prices = PlanPrices(priced(experiment, run_options(args, clients)).prices,
+                            batch=bool(getattr(args, "batch", False)))  # at the batch rate where --batch is given
         print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
         if experiment.spec.score:
             model = "the cell's model" if experiment.spec.models else None
@@ -113,4 +114,7 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
     if result.interrupted:
         print(terminal_safe(f"interrupted: run the same command again to continue ({out})"), file=sys.stderr)
         return EXIT_INTERRUPTED
+    if result.stopped:
+        print(terminal_safe(result.stopped), file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK if result.completed == len(result.status) else EXIT_FAILED

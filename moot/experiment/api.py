@@ -51,6 +51,7 @@ class ExperimentResult:
 
     folder: Path
     status: Mapping[str, str]
+    stopped: Optional[str] = None  # why the grid stopped early (its cost limit): one line
 
     @property
     def completed(self) -> int:
@@ -78,7 +79,7 @@ def run_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = None
 
     loaded = load_experiment(experiment)
     folder = Path(out) if out is not None else default_out(loaded)
-    return ExperimentResult(folder, run_grid(loaded, folder, options, shard, allow_changed, on_cell, watch))
+    return ExperimentResult(folder, *run_grid(loaded, folder, options, shard, allow_changed, on_cell, watch))
 
 
 def plan_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = None,

@@ -16,6 +16,11 @@ dataset whose content changed since its cells ran is refused before anything is 
 `shard=(i, n)`: this process runs only the units whose hash (of the cell and the unit id) falls in
 share i of n, into OUT/shard-I-of-N/...; `moot report` over the shard folders reads their cells as
 one experiment (moot.experiment.report), so it gives the figures of a one-machine run.
+
+A cost limit (`--max-cost`, the file's `max_cost:`) holds for all the cells of the folder together:
+one budget (moot.models.budget) starts from what their run.json files say they spent, every cell's
+calls count against it, and the grid stops at the first call it refuses (the cell stops there
+resumably); run again with a higher limit, it continues. Each shard's folder has a limit of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Pr
 from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
 from moot.engine.plan import Plan
+from moot.models.budget import Budget, BudgetExceeded
+from moot.saved.files import read_meta
 from moot.errors import MootError, UsageError
 from moot.experiment.folders import MANIFEST, read_manifest, safe, same_file
 from moot.experiment.schema import Arm, Dataset, Experiment
@@ -218,10 +225,13 @@ def default_out(experiment: Experiment) -> Path:
 
 def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: Any = None,
                    shard: Optional[Shard] = None, allow_changed: bool = False,
-                   on_cell: Optional[Report] = None, watch: Optional[GridWatch] = None) -> dict[str, str]:
-    """Run (or continue) every cell; returns each cell's status by its key. `options`: the API's
-    RunOptions (its cache is replaced by the experiment's shared cache unless it is off); `watch`
-    follows the cells' units live."""
+                   on_cell: Optional[Report] = None,
+                   watch: Optional[GridWatch] = None) -> tuple[dict[str, str], Optional[str]]:
+    """Run (or continue) every cell; returns each cell's status by its key, and why the grid
+    stopped early if it did (its cost limit, module docstring of moot.models.budget: one budget for
+    all the cells of this folder). `options`: the API's RunOptions (its cache is replaced by the
+    experiment's shared cache unless it is off; its prices and cost limit beat the file's);
+    `watch` follows the cells' units live."""
     from moot.api.options import RunOptions
     from moot.api.running import prepare
 
@@ -230,15 +240,16 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     before = read_manifest(folder)
     if not allow_changed:
         check_unchanged(experiment, before, folder)
-    base = options or RunOptions()
+    base = priced(experiment, options or RunOptions())
     shared = dataclasses.replace(base, cache=folder / "cache.sqlite") if base.cache is not False else base
+    budget = Budget(base.max_cost, spent(experiment, folder))
     prepared = []
     for cell in cells(experiment):  # everything is checked before the first cell runs
         found = prepare(cell.scenario(), source=cell.arm.path, dataset=cell.dataset.path if cell.dataset else None,
                         limit=experiment.spec.limit, models=cell.model, out=cell.folder(folder), options=shared,
                         identity={**cell.arm.identity, "experiment": experiment.name, "arm": cell.arm.name,
                                   "seed": cell.seed})
-        prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard))))
+        prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard), budget=budget)))
     keys = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c for c in (before or {}).get("cells", [])}
     status = {cell.key: keys.get(cell.key, {}).get("status", "planned") for cell, _ in prepared}
     scored = {cell.key: keys.get(cell.key, {}).get("scored", "planned")  # by the roles it names, else to do
@@ -260,7 +271,7 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
             write_manifest(experiment, folder, status, shard, scored)
             if on_cell is not None:
                 on_cell(cell, f"{cell.key}: {result.status} ({result.done}/{result.planned} {run.protocol.units.noun})")
-            if result.status == "interrupted":
+            if result.status == "interrupted" or budget.refused:
                 break
         if experiment.spec.score and status[cell.key] == "completed" and scored[cell.key] != "completed":
             scored[cell.key] = score_cell(cell, folder, experiment.spec.score, shared)
@@ -269,7 +280,31 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
                 on_cell(cell, f"{cell.key}: re-scored ({', '.join(f'{r}={m}' for r, m in cell.score_roles(experiment.spec.score).items())})"
                               f": {scored[cell.key]}")
     write_manifest(experiment, folder, status, shard, scored)
-    return status
+    return status, over_budget(budget) if budget.refused else None
+
+
+def priced(experiment: Experiment, options: Any) -> Any:
+    """The run options with the file's prices (every model's) and cost limit where the command
+    line gives none."""
+    from moot.models.prices import Prices
+
+    given = options.prices or Prices()
+    prices = given if given.every is not None or given.by_spec or experiment.spec.prices is None \
+        else Prices(every=experiment.spec.prices)
+    limit = options.max_cost if options.max_cost is not None else experiment.spec.max_cost
+    return dataclasses.replace(options, prices=prices, max_cost=limit)
+
+
+def spent(experiment: Experiment, folder: Path) -> float:
+    """What the cells in `folder` spent in all (each run.json's spend_usd)."""
+    return sum(float((read_meta(cell.folder(folder)) or {}).get("spend_usd") or 0.0) for cell in cells(experiment)
+               if (cell.folder(folder) / "run.json").is_file())
+
+
+def over_budget(budget: Budget) -> str:
+    """The line an experiment stopped by its cost limit ends with."""
+    return (f"stopped before the cost limit of ${budget.limit:g}: ${budget.spent:.4f} spent by the experiment's cells; "
+            f"{BudgetExceeded.continues}; finished work is kept")
 
 
 def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any) -> str:

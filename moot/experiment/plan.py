@@ -5,7 +5,10 @@ already finished in its folder (no call needed), model calls (the protocol's `ca
 unit, times the units left; `?` for a protocol whose calls depend on the conversation), how many
 of them the experiment's reply cache already holds (the calls an interrupted unit recorded, which
 its resumption is answered from), and the prompt and completion tokens per unit, times the units
-left, with a cost when prices per million tokens are given (`--price`, else the file's `prices:`):
+left, with a cost at each role's model's price (moot.models.prices: `--price`, else a price file
+`--prices`, else the experiment file's `prices:`, else the scenario's `backends.NAME.prices`; a
+model run in this process costs nothing; an unpriced remote model's cost is `?`), at the batch
+rate under `--batch` (the price's batch share):
 
 - measured: the recorded usage of up to 20 finished units of the same arm;
 - before any finished, estimated (marked `~`): a dry run of the arm's scenario on the dataset's
@@ -23,15 +26,16 @@ No model is loaded or called, no server is asked, nothing is written in the expe
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from moot.saved.files import iter_results
 from moot.engine.plan import item_ids, variant_plan
 from moot.experiment.grid import Cell, Shard, cells, in_shard, shard_folder
 from moot.experiment.schema import Experiment
 from moot.models.cache import held
+from moot.models.prices import Prices
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,47 @@ class CellPlan:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens per unit: an arm's finished units' recorded usage, or an estimate (`estimated`)."""
+    """Tokens per unit: an arm's finished units' recorded usage, or an estimate (`estimated`);
+    `roles`: the prompt and completion tokens per unit of each role (what its model's price needs)."""
 
     prompt: float
     completion: float
     units: int
     estimated: bool = False
+    roles: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def usage_of(calls: Sequence[tuple[str, float, float]], units: int, estimated: bool = False) -> Usage:
+    """Tokens per unit of (role, prompt tokens, completion tokens) calls over `units` units."""
+    roles: dict[str, tuple[float, float]] = {}
+    for role, prompt, completion in calls:
+        before = roles.get(role, (0.0, 0.0))
+        roles[role] = (before[0] + prompt / units, before[1] + completion / units)
+    return Usage(sum(p for p, _ in roles.values()), sum(c for _, c in roles.values()), units, estimated, roles)
+
+
+@dataclass(frozen=True)
+class PlanPrices:
+    """What --plan prices a cell's calls at: each role's model's price (module docstring)."""
+
+    prices: Prices = Prices()
+    batch: bool = False  # at the batch API's share (--batch)
+
+    def cost(self, cell: Cell, used: Usage, units: int) -> Optional[float]:
+        """Dollars for `units` units of `cell` at `used` tokens each; None: a model has no price."""
+        from moot.api.options import RunOptions, backend_options, key_items
+        from moot.engine.setup import resolve_models
+
+        scenario = cell.scenario()
+        models = resolve_models(scenario, key_items(cell.model))
+        backends = backend_options(RunOptions(), scenario.backends)
+        total = 0.0
+        for role, (prompt, completion) in used.roles.items():
+            price = self.prices.of(models[role], backends) if role in models else None
+            if price is None:
+                return None
+            total += price.cost(prompt * units, completion * units, self.batch)
+        return total
 
 
 CHARS_PER_TOKEN = 4.0  # the rule of thumb for English text (module docstring); no tokenizer is loaded
@@ -78,10 +117,9 @@ def estimate(cell: Cell) -> Optional[Usage]:
             return None
     if not units:
         return None
-    prompt = sum(len(str(m.get("content", ""))) for call in calls for m in call.messages) / CHARS_PER_TOKEN
-    completion = sum(1 if call.kind in ("choice", "score") else scenario.generation_for(call.role).max_tokens
-                     for call in calls)
-    return Usage(prompt / len(units), completion / len(units), len(units), estimated=True)
+    return usage_of([(call.role, sum(len(str(m.get("content", ""))) for m in call.messages) / CHARS_PER_TOKEN,
+                      1 if call.kind in ("choice", "score") else scenario.generation_for(call.role).max_tokens)
+                     for call in calls], len(units), estimated=True)
 
 
 def _unit_ids(cell: Cell, limit: Optional[int]) -> list[str]:
@@ -136,28 +174,27 @@ def usage(folder: Path) -> Optional[Usage]:
 
     if not (folder / "run.json").is_file():
         return None
-    prompt = completion = 0.0
+    calls: list[tuple[str, float, float]] = []
     units = 0
     for unit in open_run(folder).units():
         if unit.row is None:
             continue
-        for call in unit.transcript().calls:
-            prompt += call.usage.prompt_tokens
-            completion += call.usage.completion_tokens
+        calls.extend((c.role, c.usage.prompt_tokens, c.usage.completion_tokens) for c in unit.transcript().calls)
         units += 1
         if units == SAMPLE:
             break
-    return Usage(prompt / units, completion / units, units) if units else None
+    return usage_of(calls, units) if units else None
 
 
 def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
-          prices: Optional[tuple[float, float]] = None) -> list[str]:
+          prices: PlanPrices = PlanPrices()) -> list[str]:
     """The plan as a table (Markdown) with its totals."""
     folder = shard_folder(out, shard)
     rows = ["| cell | units | done | calls left | of them cached | prompt tokens left | completion tokens left | cost |",
             "|---|---|---|---|---|---|---|---|"]
     total_calls: Optional[float] = 0.0
     total_tokens: Optional[list[float]] = [0.0, 0.0]
+    total_cost: Optional[float] = 0.0
     total_units = total_left = 0
     arm_usage: dict[str, Optional[Usage]] = {}
     estimates: dict[tuple[str, str], Optional[Usage]] = {}
@@ -173,7 +210,8 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
             used = estimates[key] if key in estimates else estimates.setdefault(key, estimate(p.cell))
         tokens = (used.prompt * left, used.completion * left) if used else None
         mark = "~" if used is not None and used.estimated else ""
-        cost = f"{mark}{(tokens[0] * prices[0] + tokens[1] * prices[1]) / 1e6:.4f}" if tokens and prices else "?"
+        dollars = prices.cost(p.cell, used, left) if used is not None else None
+        cost = "?" if dollars is None else f"{mark}{dollars:.4f}"
         rows.append(f"| {p.cell.key} | {p.units} | {p.done} | {'?' if p.calls is None else f'{p.calls:.0f}'} | {p.cached} | "
                     f"{'?' if tokens is None else f'{mark}{tokens[0]:.0f}'} | "
                     f"{'?' if tokens is None else f'{mark}{tokens[1]:.0f}'} | {cost} |")
@@ -182,11 +220,12 @@ def lines(plans: Sequence[CellPlan], out: Path, shard: Optional[Shard] = None,
         total_calls = None if total_calls is None or p.calls is None else total_calls + p.calls
         total_tokens = None if total_tokens is None or tokens is None else [total_tokens[0] + tokens[0],
                                                                             total_tokens[1] + tokens[1]]
+        total_cost = None if total_cost is None or (dollars is None and left) else total_cost + (dollars or 0.0)
     calls = "?" if total_calls is None else f"{total_calls:.0f}"
     tokens_text = "?" if total_tokens is None else f"{total_tokens[0]:.0f} prompt + {total_tokens[1]:.0f} completion"
     estimated = any(u is not None for u in estimates.values())
-    cost = f", cost {'~' if estimated else ''}{(total_tokens[0] * prices[0] + total_tokens[1] * prices[1]) / 1e6:.4f}" \
-        if total_tokens is not None and prices else ""
+    rate = " at the batch rate" if prices.batch else ""
+    cost = f", cost {'~' if estimated else ''}{total_cost:.4f}{rate}" if total_cost is not None else ""
     cached = sum(p.cached for p in plans)
     return [*rows, "", f"{len(plans)} cells, {total_units} units ({total_units - total_left} done), "
                        f"{calls} model calls ({cached} of them cached) and {'~' if estimated else ''}{tokens_text} "

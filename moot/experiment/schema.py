@@ -15,7 +15,8 @@
     seeds: [1, 7, 42]                    # or these seeds (in place of repeats)
     limit: 20                            # optional: the first N items of each dataset
     compare: {reference: cola, metrics: [macro_f1, accuracy]}
-    prices: {prompt: 0.15, completion: 0.60}   # per million tokens, for --plan's cost
+    prices: {prompt: 0.15, completion: 0.60}   # per million tokens, every model's (--price beats it)
+    max_cost: 20                         # US dollars the whole grid may spend (--max-cost beats it)
     published: {table: COLA/Table 2, rows: {cola: COLA, direct: GPT-3.5}}   # or a list; marks: strict
     score: {grader: openai:gpt-4o}       # each finished cell re-scored by a deciding role (moot score)
 
@@ -51,6 +52,7 @@ from moot.engine.plan import input_columns
 from moot.experiment.analysis import suited
 from moot.errors import nearest
 from moot.metrics.classification import METRICS, defined
+from moot.models.price import Price
 from moot.models.spec import parse_spec
 from moot.protocols.registry import REGISTRY
 from moot.report.published import tables as published_tables
@@ -95,13 +97,6 @@ class PublishedSpec(Strict):
     marks: Literal["paper", "strict"] = "paper"  # the rule of the table's marks (moot.experiment.tables)
 
 
-class Prices(Strict):
-    """Prices per million tokens, for --plan's cost."""
-
-    prompt: Annotated[float, Field(ge=0)]
-    completion: Annotated[float, Field(ge=0)]
-
-
 class ExperimentSpec(Strict):
     experiment: Name
     title: str = ""
@@ -112,7 +107,8 @@ class ExperimentSpec(Strict):
     seeds: tuple[int, ...] = ()  # the seeds to run, in place of generation.seed + 0 .. repeats-1
     limit: Optional[Annotated[int, Field(ge=1)]] = None
     compare: Optional[CompareSpec] = None
-    prices: Optional[Prices] = None  # per million prompt / completion tokens (--price beats it)
+    prices: Optional[Price] = None  # every model's, per million tokens (--price or --prices beats it)
+    max_cost: Optional[Annotated[float, Field(ge=0)]] = None  # US dollars, all cells together (--max-cost beats it)
     published: Union[PublishedSpec, tuple[PublishedSpec, ...], None] = None
     score: dict[str, str] = {}  # deciding role -> model: each finished cell re-scored (moot score), reported
 

@@ -22,7 +22,7 @@ class Price(BaseModel):
     batch: Annotated[float, Field(gt=0, le=1)] = 0.5
     """The share of these prices a batch API charges (0.5: half price)."""
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, batch: bool = False) -> float:
+    def cost(self, prompt_tokens: float, completion_tokens: float, batch: bool = False) -> float:
         """Dollars for these tokens, at the batch rate when `batch`."""
         share = self.batch if batch else 1.0
         return share * (prompt_tokens * self.prompt + completion_tokens * self.completion) / PER
