@@ -23,6 +23,7 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     convert_release        a rumour dataset's public release read as threads (Converted; .write(out))
     llama_server, llama_server_binary, ServerOptions
                            llama.cpp's own server for a GGUF, built once
+    viewer, write_bundle   the web viewer of every run under a folder (Viewer; await .serve), or its static bundle
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -55,6 +56,7 @@ _WHERE = {
     "schema_text": "moot.api.schema", "write_schema": "moot.api.schema",
     "convert_release": "moot.api.datasets", "Converted": "moot.api.datasets",
     "llama_server": "moot.api.servers", "llama_server_binary": "moot.api.servers", "ServerOptions": "moot.api.servers",
+    "viewer": "moot.viewer.api", "Viewer": "moot.viewer.api", "write_bundle": "moot.viewer.api", "Bundled": "moot.viewer.api",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -64,6 +66,7 @@ __all__ = [
     "load_experiment", "run_experiment", "plan_experiment", "experiment_report", "ExperimentResult",
     "compare_runs", "Comparison", "holds_experiment", "validate", "new_scenario", "protocols", "schema_text", "write_schema",
     "convert_release", "Converted", "llama_server", "llama_server_binary", "ServerOptions",
+    "viewer", "Viewer", "write_bundle", "Bundled",
 ]
 
 if TYPE_CHECKING:
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
     from moot.api.datasets import Converted, convert_release
     from moot.api.schema import schema_text, write_schema
     from moot.api.servers import ServerOptions, llama_server, llama_server_binary
+    from moot.viewer.api import Bundled, Viewer, viewer, write_bundle
     from moot.api.frames import calls_df, events_df, runs_df, units_df
     from moot.api.options import RunOptions
     from moot.api.outputs import Rescoring, document, export, rescore, write_report

@@ -99,12 +99,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.models.engine": "the live call counts",
         "moot.views.console": "prints the transcript as it is written",
     },
-    "moot.cli.view": {
-        "moot.viewer.bundle": "the static bundle",
-        "moot.viewer.pages": "the viewer's pages",
-        "moot.viewer.paths": "the folder served",
-        "moot.viewer.server": "the viewer's server",
-    },
 }
 
 

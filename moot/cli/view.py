@@ -14,11 +14,11 @@ import os
 import signal
 import sys
 import webbrowser
-from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
 
 from moot.cli.options import Parser, summary
-from moot.errors import EXIT_OK, EXIT_USAGE, UsageError
+from moot.errors import EXIT_OK, EXIT_USAGE
+from moot.viewer.api import Viewer, viewer, write_bundle
 from moot.safety.neutral import terminal_safe
 
 
@@ -39,32 +39,21 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    folder = Path(args.dir)
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: no such folder (moot view DIR: the folder holding the runs)")
     if args.bundle:
-        from moot.viewer.bundle import write_bundle
-
-        written, damaged = write_bundle(folder, Path(args.bundle))
-        print(terminal_safe(f"wrote {args.bundle}: {written} pages (open {Path(args.bundle) / 'index.html'})"))
-        for line in damaged:  # bundled as a page saying so; the command still fails
+        bundled = write_bundle(args.dir, args.bundle)
+        print(terminal_safe(f"wrote {args.bundle}: {bundled.pages} pages (open {bundled.out / 'index.html'})"))
+        for line in bundled.damaged:  # bundled as a page saying so; the command still fails
             print(terminal_safe(f"error: damaged: {line}"), file=sys.stderr)
-        return EXIT_USAGE if damaged else EXIT_OK
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port}: must be 0-65535")
-    return serve(folder, args.host, args.port, args.open)
+        return EXIT_USAGE if bundled.damaged else EXIT_OK
+    return serve(viewer(args.dir, args.host, args.port), args.open)
 
 
-def serve(folder: Path, host: str, port: int, open_browser: bool) -> int:
-    from moot.viewer.pages import Pages
-    from moot.viewer.paths import Root
-    from moot.viewer.server import LOOPBACK, new_token, serve as serving
-
-    token: Optional[str] = None if host in LOOPBACK else new_token()
+def serve(served: Viewer, open_browser: bool) -> int:
+    folder, host, port = served.folder, served.host, served.port
 
     def ready(url: str) -> None:
         print(f"moot view: {folder} at {url}", flush=True)
-        if token:
+        if served.token:
             print("moot view: this address is reachable from other machines; the token in the URL is needed",
                   flush=True)
         print("moot view: Ctrl-C stops it", flush=True)
@@ -76,7 +65,7 @@ def serve(folder: Path, host: str, port: int, open_browser: bool) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
-        await serving(Pages(Root(folder)), host, port, token, ready, stop)
+        await served.serve(ready, stop)
 
     try:
         asyncio.run(main())
