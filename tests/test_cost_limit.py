@@ -180,3 +180,10 @@ def test_plan_prices_each_model_from_the_price_sources_and_at_the_batch_rate(tmp
                                                                                               batch=batch))), ""))
                   for batch in (False, True))
     assert full == pytest.approx(given, abs=1e-4) and half == pytest.approx(full / 2, abs=1e-4)
+
+
+def test_the_documented_price_file_is_one():
+    from pathlib import Path
+
+    prices = read_price_file(Path(__file__).resolve().parents[1] / "docs" / "prices.yaml")
+    assert prices["openai:gpt-4o"].batch == 0.5 and prices["openai:gpt-4o-mini"].cost(1_000_000, 0) == 0.15
