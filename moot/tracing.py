@@ -9,7 +9,7 @@ Off (the default), OpenTelemetry's SDK is never imported and a model call pays o
 TRACER. A unit's calls run in tasks AutoGen's runtime started (for another unit, maybe), so each
 unit's context keeps its span (`current`) and its calls are parented under it explicitly (`under`).
 AutoGen's own spans (per message, with the messages' text) come only with MOOT_AUTOGEN_TRACING=1
-(moot.engine.telemetry).
+(moot.kit._telemetry).
 """
 
 from __future__ import annotations

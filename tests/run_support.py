@@ -40,7 +40,7 @@ def run_item(protocol_name: str, scenario, inputs: dict, clients: dict, folder: 
 
     from moot.models.engine import ModelEngine
     from moot.protocols.registry import REGISTRY
-    from moot.engine.context import Unit
+    from moot.kit._context import Unit
     from moot.engine.folder import RunFolder
     from moot.engine.runner import RunSetup, run_unit
     from moot.engine.setup import resolve_models, role_models

@@ -20,7 +20,7 @@ from moot.cli import main
 from moot.contract.check import check
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.errors import EXIT_UNPARSED
-from moot.engine.order import PolicyError
+from moot.kit._order import PolicyError
 from moot.log.transcript import load
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Score, request_of

@@ -29,7 +29,7 @@ KNOWN: dict[str, dict[str, str]] = {
     },
     "moot.cli.annotate": {
         "moot.engine.rating": "the blind rating session at the terminal (no API for a person's seat yet)",
-        "moot.engine.seats": "a person leaving the terminal session",
+        "moot.kit.seats": "a person leaving the terminal session",
         "moot.log.annotations": "where the annotations are written",
         "moot.saved.source": "opens the run to rate",
         "moot.viewer.rating": "rating in the browser",
@@ -58,7 +58,7 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.scenario.load": "the default protocol of a scenario without `protocol:`",
     },
     "moot.cli.options": {
-        "moot.engine.seats": "--human SEAT as a seat specification",
+        "moot.kit.seats": "--human SEAT as a seat specification",
         "moot.models.prices": "--price checked against the known prices",
         "moot.safety.utf8": "refuses arguments that are not UTF-8",
         "moot.tracing": "--trace",
@@ -77,19 +77,19 @@ KNOWN: dict[str, dict[str, str]] = {
     },
     "moot.cli.run": {
         "moot.engine.folder": "the run folder a person's seat answers through",
-        "moot.engine.seats": "a person answering through the run folder",
+        "moot.kit.seats": "a person answering through the run folder",
         "moot.experiment.shorthand": "whether `--vary/--repeat` make an experiment",
         "moot.safety.signals": "the exit code of a run stopped by a signal",
         "moot.scenario.bundled": "the demo sets and bundled datasets by name",
     },
     "moot.cli.seat": {
-        "moot.engine.seatfiles": "a seat answered through the run folder's files",
-        "moot.engine.seats": "the questions a person's seat is asked",
+        "moot.saved.seatfiles": "a seat answered through the run folder's files",
+        "moot.kit.seats": "the questions a person's seat is asked",
     },
     "moot.cli.show": {
         "moot.contract.protocol": "prints what the protocol's events say",
         "moot.contract.registry": "the protocol's views",
-        "moot.engine.context": "a seat speaking (the live printer)",
+        "moot.kit._context": "a seat speaking (the live printer)",
         "moot.engine.folder": "the run folder whose end it prints",
         "moot.engine.progress": "the call progress of the status line",
         "moot.engine.runner": "a unit's and a batch's outcome",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from run_support import conference, run_scenario
 
+from moot.contract.registry import view_of
 from moot.cli import EXIT_OK, main
 from moot.log.events import Message, RunResumed
 from moot.protocols.conference.events import Score, TopicClosed, Verdict
@@ -209,7 +210,7 @@ def test_transcripts_written_with_integer_scores_load_and_read_as_integers(make_
     score = load(path).of_type(Score)[0]
     assert score.scores["clarity"] == 7 and score.method == ""
     assert score_line(score).startswith("Evaluator scores: overall=7 | clarity=7 relevance=7")
-    page = render_html([load(path)])
+    page = render_html([loaded := load(path)], [view_of(loaded.started)])
     chart = page[page.index('<figure class="scores">'):page.index("</figure>")]  # not the clock's 47.019 elsewhere
     assert "overall <strong>7</strong>/10" in chart and "7.0" not in chart and ">7</text>" in chart
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from run_support import conference
 
+from moot.contract.registry import view_of
 from moot.cli import EXIT_OK, main
 from moot.views.console import terminal_rows
 from moot.protocols.conference.events import Score
@@ -117,7 +118,7 @@ def test_exports_show_what_was_measured_and_what_was_cut(make_scenario, tmp_path
     out = tmp_path / "run"
     assert run_command([str(labelled(make_scenario, topics=1)), "--out", str(out), "--quiet"], clients) == EXIT_OK
     t = conference(out)
-    page = render_html([t])
+    page = render_html([t], [view_of(t.started)])
     assert '<span class="badge verdict v-AGREEMENT">AGREEMENT</span><span class="badge measured">p(agree)=0.70, ' \
            'measured</span>' in page
     assert "<strong>Expected scores (measured: scripted)</strong> by Evaluator · overall <strong>7.0</strong>/10" in page
@@ -125,7 +126,7 @@ def test_exports_show_what_was_measured_and_what_was_cut(make_scenario, tmp_path
     assert "<title>clarity: p(7)=0.50</title>" in page
     assert page.count('<span class="cut" title="cut at its last full sentence">cut</span>') == 2  # open and close
     assert 'data-speaker="Alice"' in page and '<span class="speaker c1" dir="auto">Dr. Alice</span>' in page
-    markdown = render_markdown([t])
+    markdown = render_markdown([t], [view_of(t.started)])
     assert "**Expected scores (measured: scripted)** by Evaluator: overall **7.0**/10" in markdown
     assert "| clarity | `███████   ` 7.0 | 7: 50%, 6: 25%, 8: 25% |" in markdown
     assert "cut at its last full sentence" in markdown and "**Verdict: `AGREEMENT`** — p(agree)=0.70 &gt;= 0.60" in markdown

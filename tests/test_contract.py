@@ -171,12 +171,13 @@ def test_a_run_records_the_versions_of_its_protocols_events(tmp_path):
 
 
 def test_a_fresh_process_loads_a_conference_transcript_without_importing_the_conference(tmp_path):
-    """The log finds the conference's event types among the installed protocols (moot.plugins)."""
+    """The log finds the conference's event types among the installed protocols, through the hook
+    the protocol registry installs into it (importing the registry imports no protocol)."""
     from moot.cli import main
 
     assert main([str(ROOT / "scenarios" / "drug_policy.yaml"), "--model", "scripted", "--out", str(tmp_path / "r"),
                  "--quiet"]) == 0
-    code = ("import sys; from moot.log.transcript import load; "
+    code = ("import sys; import moot.contract.registry; from moot.log.transcript import load; "
             "assert 'moot.protocols.conference' not in sys.modules; "
             f"t = load({str(tmp_path / 'r' / 'conference.jsonl')!r}); "
             "print(sorted({type(e).__module__ for e in t.events}))")

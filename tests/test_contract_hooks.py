@@ -24,7 +24,7 @@ from moot.contract.registry import Registry
 from moot.contract.units import ITEMS, UnitKey, by_seed, scenario_runs, unit_key
 from moot.contract.vary import MODEL, SEED, Choice, VaryKey, set_path
 from moot.data.spec import DatasetError, load_dataset_spec
-from moot.engine.context import UnitContext
+from moot.kit._context import UnitContext
 from moot.engine.plan import dataset_plan, parse_vary, variant_plan
 from moot.errors import UsageError
 from moot.protocols.items.metrics import RUMOUR

@@ -16,7 +16,7 @@ from moot.models.scripted import ScriptedChatCompletionClient
 from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote
-from moot.engine.context import Unit
+from moot.kit._context import Unit
 from moot.engine.folder import RunFolder
 from moot.engine.runner import RunSetup, run_unit
 from moot.engine.setup import resolve_models, role_models

@@ -11,13 +11,13 @@ import sys
 
 import pytest
 
-from moot.engine import telemetry
+from moot.kit import _telemetry as telemetry
 from moot.models.calls import within
 
 
 def test_the_autogen_telemetry_names_moot_skips_still_exist():
     for owner, name in telemetry.PATCHED:
-        assert callable(getattr(owner, name, None)), f"{owner.__name__}.{name} moved: update moot/engine/telemetry.py"
+        assert callable(getattr(owner, name, None)), f"{owner.__name__}.{name} moved: update moot/kit/_telemetry.py"
 
 
 def test_telemetry_is_skipped_unless_asked_for(monkeypatch):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.contract.registry import view_of
 from moot.cli import main
 from moot.log.transcript import load
 from moot.views.html import render_html
@@ -27,7 +28,7 @@ def conference(tmp_path: Path, make_scenario) -> Path:
 
 def test_a_conference_export_shows_task_personas_names_and_a_labelled_chart(make_scenario, tmp_path):
     t = load(conference(tmp_path, make_scenario))
-    page = render_html([t])
+    page = render_html([t], [view_of(t.started)])
     assert '<div class="meta">Task</div><blockquote class="quote" dir="auto">Decide the test questions.</blockquote>' in page
     agents = page[page.index('<table class="agents">'):]
     agents = agents[:agents.index("</table>")]
@@ -43,7 +44,7 @@ def test_a_conference_export_shows_task_personas_names_and_a_labelled_chart(make
     content = re.search(r'<div class="content" dir="auto">(.*?)</div>', evaluator.group()).group(1)
     assert not content.lstrip().startswith("{") and "(scripted) rationale" in content
     assert '<details class="raw"><summary>reply as written</summary><pre dir="auto">{&quot;clarity&quot;' in evaluator.group()
-    markdown = render_markdown([t])
+    markdown = render_markdown([t], [view_of(t.started)])
     assert "| Criterion | Score (1–10) |" in markdown and "Decide the test questions." in markdown
     assert "| Alice | Dr. Alice | participant | scripted | Alice the tester. |" in markdown
 

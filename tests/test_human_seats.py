@@ -19,7 +19,7 @@ from run_support import conference
 import moot
 from moot.api.options import RunOptions
 from moot.cli import main, replay
-from moot.engine.seats import Question, ScriptedPerson, SeatSpec
+from moot.kit.seats import Question, ScriptedPerson, SeatSpec
 from moot.errors import UsageError
 from moot.log.events import Call, Human, Message, RunResumed
 from moot.log.transcript import load
@@ -164,7 +164,7 @@ def test_seats_of_a_conference():
     assert found["participants"] == found["participant"] == ("Participant_1", "Participant_2")
     assert found["judge"] == ("Judge",) and found["Judge"] == ("Judge",) and "assessor" not in found
     with pytest.raises(UsageError, match="Judge is seated already"):
-        from moot.engine.seats import seated_agents
+        from moot.kit.seats import seated_agents
         seated_agents(found, [SeatSpec("judge"), SeatSpec("Judge")], "conference")
 
 
@@ -285,7 +285,7 @@ def test_a_seat_answered_through_files_in_the_run_folder(make_scenario, tmp_path
 def test_a_queued_person_is_answered_from_elsewhere_in_the_process(make_scenario, tmp_path):
     import asyncio
 
-    from moot.engine.seats import QueuedPerson
+    from moot.kit.seats import QueuedPerson
 
     out = tmp_path / "run"
 

@@ -32,9 +32,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("views",),
     ("scenario",),
     ("data",),
+    ("kit",),
     ("contract",),
     ("engine",),
-    ("kit",),
     ("agents", "speaker_selection", "protocols"),
     ("report",),
     ("api",),
@@ -46,15 +46,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # (importer, imported) imports that run up the layers, each to be removed by a fix (issue 30).
 KNOWN_BACKWARD = {
-    ("moot.contract.protocol", "moot.engine.context"),  # a protocol's run gets the engine's Context
-    ("moot.contract.rating", "moot.engine.seats"),
     ("moot.protocols.conference.plots", "moot.report.plots"),
     ("moot.protocols.s2mad.report", "moot.report.plots"),
-    ("moot.scenario.blocks", "moot.agents.prompts"),
-    ("moot.scenario.docs", "moot.agents.prompts"),
-    ("moot.scenario.docs", "moot.contract.registry"),
-    ("moot.scenario.load", "moot.protocols.registry"),
-    ("moot.views.document", "moot.contract.registry"),
 }
 
 # Protocol code (the protocols' layer) imports moot's core through the kit (moot.kit) and the contract

@@ -12,7 +12,7 @@ from run_support import run_scenario
 
 from moot.engine.folder import live_file
 from moot.engine.live import Listeners, LiveTurn
-from moot.engine.context import Speaking
+from moot.kit._context import Speaking
 from moot.log.events import Message
 from moot.log.transcript import load
 from moot.models.engine import streamed

@@ -30,7 +30,7 @@ from moot.models.server_likelihood import Reader, read_options
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.negotiation.schema import NegotiationScenario
 from moot.protocols.s2mad.schema import S2madScenario
-from moot.engine.context import Unit, UnitContext
+from moot.kit._context import Unit, UnitContext
 from moot.scenario.blocks import Backends, choice_method
 from moot.log.transcript import EventLog, load
 from run_support import run_item

@@ -18,7 +18,7 @@ import pytest
 import moot
 from moot.api.options import RunOptions
 from moot.cli import main
-from moot.engine.seats import ScriptedPerson, SeatSpec
+from moot.kit.seats import ScriptedPerson, SeatSpec
 from moot.log.events import Human, Message, RunResumed
 from moot.log.transcript import Transcript, load
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.contract.registry import view_of
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import export, main, replay
 from moot.log.events import SCHEMA_VERSION, Message, TranscriptError
@@ -231,7 +232,7 @@ def test_a_stages_answer_shows_in_its_stage_and_a_reason_is_said_once(tmp_path):
     assert re.search(r"^\[answer R0\] agent_1 \(answer, [\d.]+s\) → favor:", text, re.M)
     assert re.search(r"^\[debate R1\] agent_2 \(answer, [\d.]+s\) → favor:", text, re.M)
     assert text.rstrip().endswith("Stop: completed") and "completed — completed" not in text
-    page = render_markdown([load(the_transcript(folder))])
+    page = render_markdown([loaded := load(the_transcript(folder))], [view_of(loaded.started)])
     assert "**Stop: completed**" in page and "## Answer answer" not in page
 
 
@@ -279,7 +280,7 @@ def test_cut_off_transcript_loads_to_last_complete_event_and_replays(demo_t, tmp
     assert loaded.events == load(demo_t).events[:complete]
     text = replay_output(str(torn), "--no-delay")
     assert "did not finish" in text and "cut off mid-write" in text
-    assert "did not finish" in render_html([loaded])
+    assert "did not finish" in render_html([loaded], [view_of(loaded.started)])
 
 
 def to_v0(event: dict) -> dict | None:
@@ -412,12 +413,12 @@ def test_html_export_is_self_contained_and_complete(demo, demo_t, tmp_path):
 def test_everything_recorded_is_escaped(xss):
     t = load(xss)
     assert any(PAYLOAD in m.content for m in t.of_type(Message))
-    page = render_html([t])
+    page = render_html([t], [view_of(t.started)])
     found = parsed(page)
     assert found.tags["script"] == 0 and found.tags["img"] == 0 and found.tags["b"] == 0
     assert "<script" not in page and "<img" not in page and "&lt;img src=x onerror=alert(3)&gt;" in page
     assert any(PAYLOAD in text for text in found.contents)  # shown as text
-    markdown = render_markdown([t])
+    markdown = render_markdown([t], [view_of(t.started)])
     assert "<script>" not in markdown and "<img" not in markdown and "&lt;script&gt;" in markdown
 
 
@@ -439,7 +440,7 @@ def test_markdown_export_neutralises_links_images_and_html(items):
     import markdown_it  # the test extra
 
     hostile = load(inject(items["cola"], MARKDOWN_PAYLOAD))
-    text = render_markdown([hostile])  # the result is called "stance", as COLA names it
+    text = render_markdown([hostile], [view_of(hostile.started)])  # the result is called "stance", as COLA names it
     renderer = markdown_it.MarkdownIt("gfm-like", {"html": True, "linkify": True})
     html = renderer.render(text)
     tokens = [t for block in renderer.parse(text) for t in [block, *(block.children or [])]]

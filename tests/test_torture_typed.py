@@ -13,7 +13,7 @@ import sys
 import pytest
 from torture_support import Ran, assert_clean, case, moot, scripted_batches
 
-from moot.engine.seats import MAX_TYPED
+from moot.kit.seats import MAX_TYPED
 from moot.log.annotations import read_ratings
 from moot.log.events import Human
 from moot.log.transcript import load

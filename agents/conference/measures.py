@@ -8,7 +8,7 @@ under the model's probabilities (G-Eval; moot.models.requests.Score), asked one 
 criterion (one call each; a backend that can reads them all from one evaluation of the
 document); the rationale is a separate free-text reply. The assessor is asked per reference item
 whether the debate addressed it (yes or no, the more likely) and, for a yes, to copy the passage. A backend that cannot measure answers in
-structured output instead (moot.engine.context); the turn's `Measured` record says which happened,
+structured output instead (moot.kit._context); the turn's `Measured` record says which happened,
 with the probabilities or distributions where they were measured.
 """
 

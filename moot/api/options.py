@@ -17,7 +17,7 @@ from moot.errors import UsageError
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-    from moot.engine.seats import Person, SeatSpec
+    from moot.kit.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
     from moot.models.prices import Prices
     from moot.models.provider import BackendOptions
@@ -37,7 +37,7 @@ class RunOptions:
     `base_urls` / `ollama_hosts`: endpoints (several: a pool serving the same model); they beat the
     scenario's `backends:`, which beats the environment. `api_key` is used, never recorded.
     `clients`: ready model clients by role or spec instead of building them (tests' doubles).
-    `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.engine.seats).
+    `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.kit.seats).
     `prices`: what calls cost (moot.models.prices: `--price`, a price file; the scenario's
     `backends.NAME.prices` otherwise); `max_cost`: the run's spend in US dollars, earlier invocations'
     included, that no call may take it over (moot.models.budget: the run stops, resumably)."""
@@ -80,7 +80,7 @@ def backend_options(options: RunOptions, backends: Optional["Backends"] = None) 
 
 def reply_cache(options: RunOptions, folder_cache: Path) -> "ReplyCache | NoCache":
     """The reply cache a run answers from and records in (see RunOptions.cache)."""
-    from moot.engine.seats import Person, SeatSpec
+    from moot.kit.seats import Person, SeatSpec
     from moot.models.cache import NoCache, ReplyCache
 
     if options.cache is False:

@@ -47,6 +47,7 @@ def document(run: RunLike, format: Format = "html", unit: Optional[str] = None) 
 
 
 def _document(source: "RunSource", format: Format, unit: Optional[str]) -> str:
+    from moot.contract.registry import view_of
     from moot.views.html import render_html
     from moot.views.markdown import render_markdown
 
@@ -58,7 +59,7 @@ def _document(source: "RunSource", format: Format, unit: Optional[str]) -> str:
     facts += [(k, str(source.meta[k])) for k in ("scenario_path", "dataset_path", "created", "last_invoked")
               if source.meta.get(k)]
     render = render_markdown if format == "md" else render_html
-    return render(transcripts, title, facts)
+    return render(transcripts, [view_of(t.started) for t in transcripts], title, facts)
 
 
 def export(run: RunLike, format: Optional[Format] = None, out: Optional[PathLike] = None,

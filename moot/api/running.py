@@ -27,14 +27,14 @@ from typing import (
 from moot.api.options import Models, PathLike, RunOptions, backend_options, key_items, reply_cache
 from moot.contract.registry import AnyProtocol
 from moot.data.load import dataset_fingerprint
-from moot.engine.context import Listener, Unit
+from moot.kit._context import Listener, Unit
 from moot.engine.folder import RunFolder
 from moot.saved.files import iter_results
 from moot.engine.meta import check_identity, describe_run, record_session
 from moot.engine.plan import Plan, dataset_plan, item_plan, variant_plan
 from moot.engine.runner import BatchOutcome, Progress, RunSetup, run_units
-from moot.engine.seatfiles import clear_pending
-from moot.engine.seats import seated_agents
+from moot.saved.seatfiles import clear_pending
+from moot.kit.seats import seated_agents
 from moot.engine.setup import resolve_models, role_models
 from moot.engine.unparsed import unparsed_failure
 from moot.safety.utf8 import refuse_undecodable

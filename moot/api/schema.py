@@ -60,7 +60,7 @@ def schema_text(docs: bool = False) -> str:
 
 
 def docs_text() -> str:
-    from moot.scenario.docs import scenarios_md
+    from moot.contract.docs import scenarios_md
 
     return scenarios_md(REGISTRY.all())
 

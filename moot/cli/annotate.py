@@ -27,7 +27,7 @@ from typing import Optional, Sequence, TextIO
 from moot.cli.options import Parser, summary
 from moot.cli.seat import TerminalPerson
 from moot.engine.rating import Revealed, Todo, session
-from moot.engine.seats import PersonLeft
+from moot.kit.seats import PersonLeft
 from moot.saved.source import open_run
 from moot.errors import EXIT_FAILED, EXIT_OK, UsageError
 from moot.log.annotations import annotations_path

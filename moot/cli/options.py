@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
     from moot.cli.seat import TerminalPerson
-    from moot.engine.seats import SeatSpec
+    from moot.kit.seats import SeatSpec
 
 
 def summary(doc: Optional[str]) -> str:
@@ -110,7 +110,7 @@ def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCo
         tracing.start()
     if getattr(args, "human", []):
         from moot.cli.seat import TerminalPerson
-        from moot.engine.seats import SeatSpec
+        from moot.kit.seats import SeatSpec
 
         seats, person = tuple(SeatSpec.parse(text) for text in args.human), TerminalPerson()
     return RunOptions(

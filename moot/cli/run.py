@@ -23,7 +23,7 @@ from moot.cli.options import (Parser, add_backends, add_engine, add_model, add_o
                               summary)
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.engine.seats import FolderPerson
+from moot.kit.seats import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
 from moot.scenario.bundled import demo_names, find_dataset

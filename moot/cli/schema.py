@@ -3,7 +3,7 @@
 One schema for every registered protocol (a oneOf on `protocol`), generated from their pydantic
 models, so one `$schema` line serves every scenario file: editors use it for completion and
 checking as you type. docs/scenario.schema.json is this output, committed; `--docs` prints
-docs/scenarios.md instead (moot.scenario.docs). Tests keep both committed files equal to these.
+docs/scenarios.md instead (moot.contract.docs). Tests keep both committed files equal to these.
 """
 
 from __future__ import annotations

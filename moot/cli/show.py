@@ -15,7 +15,7 @@ from moot.models.engine import EngineStats
 from moot.contract.protocol import Protocol, S
 from moot.contract.registry import AnyProtocol
 from moot.engine.folder import RunFolder
-from moot.engine.context import Speaking
+from moot.kit._context import Speaking
 from moot.engine.progress import CallProgress
 from moot.engine.runner import BatchOutcome, UnitResult
 from moot.safety.neutral import terminal_safe

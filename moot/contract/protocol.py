@@ -19,7 +19,7 @@ and the command line name no protocol:
 - `inputs`: what one item is (nothing for a protocol whose scenario is the input) and which
   dataset column fills each field;
 - `run`: how one unit runs to an Outcome, asking models through the UnitContext it is given
-  (moot.engine.context), which records every call;
+  (moot.kit.UnitContext), which records every call;
 - `deciders` and `rescore`: the roles that decide a unit's result, and how `moot score` re-runs
   them with another model on a saved unit without re-running anyone else (`ctx` is a UnitContext
   whose models are the recorded ones but the rescored roles', whose log appends to a copy of the
@@ -40,7 +40,7 @@ and the command line name no protocol:
   dynamics, the majority of first-round answers as a baseline); None: no rounds of answers;
 - `seats`: the seats a person may take in a run of a scenario (`moot run --human SEAT`): each
   seat's name (an agent, a role, a group) and the agents it covers; the protocol's run builds a
-  seated agent's turns on moot.engine.seats (`ctx.seat(agent)`). None: no seat for a person;
+  seated agent's turns on moot.kit.Seat (`ctx.seat(agent)`). None: no seat for a person;
 - `rating`: what people may rate blind in a finished unit (`moot annotate`) and the model's own
   answers (moot.contract.rating); None: a labelled item's label, or nothing;
 - `scripted`: what a scripted answer to each of its questions looks like, by the calls' stage
@@ -60,7 +60,7 @@ from typing import Any, Awaitable, Callable, Generic, Literal, Mapping, Optional
 
 from typing_extensions import TypeVar  # with a default (typing's own has one from Python 3.13)
 
-from moot.engine.context import UnitContext
+from moot.kit import UnitContext
 from moot.log.events import Json
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript

@@ -3,7 +3,7 @@
 A protocol lists a unit's rateable things (Protocol.rating): each with an id unique in the unit,
 a `kind` shared by the same sort of thing across units and runs (agreement is computed per kind
 and question), what the rater is shown (the material the model decided on, without the model's
-answer), the questions (moot.engine.seats.Question: a closed choice or a 1-10 score), and the
+answer), the questions (moot.kit.Question: a closed choice or a 1-10 score), and the
 model's answer to each (None: unparsed), shown only once the rater has answered. A protocol whose
 units are labelled items rates each item's label by default (`item_labels`).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from moot.engine.seats import Question
+from moot.kit import Question
 from moot.log.transcript import Transcript
 
 

@@ -10,7 +10,9 @@ process.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
+
+from pydantic import BaseModel
 
 from moot.contract.check import check
 from moot.contract.commands import DatasetCommand
@@ -18,6 +20,7 @@ from moot.contract.protocol import Protocol, ProtocolError
 from moot.log.events import Json, RunStarted
 from moot.log.registry import EVENTS, EventRegistry
 from moot.plugins import declare_builtin, find_installed
+from moot.scenario.load import use_schemas
 from moot.views.unit import UnitView
 
 AnyProtocol = Protocol[Any]  # a registry holds protocols of every scenario type
@@ -91,6 +94,10 @@ class Registry:
     def all(self, from_yaml: bool = True) -> list[AnyProtocol]:
         return [self._protocols[n] for n in self.names(from_yaml)]
 
+    def schema(self, name: str) -> Optional[type[BaseModel]]:
+        """The scenario model of a protocol a scenario file may name (None: no such protocol)."""
+        return self.get(name).scenario if name in self and self.get(name).from_yaml else None
+
     def commands(self) -> dict[str, DatasetCommand]:
         """The protocols' own command-line entries by name (moot.contract.commands)."""
         return {c.name: c for p in self.all(from_yaml=False) for c in p.commands}
@@ -104,6 +111,10 @@ def load_installed() -> None:
     meets an event type no imported protocol registered (moot.log.registry), and a listing of all."""
     find_installed()
     PROTOCOLS.load_all()
+
+
+EVENTS.find_with(load_installed)  # the log asks the registry, never imports it
+use_schemas(PROTOCOLS)  # so do scenario files for their `protocol:`
 
 
 def view_of(started: RunStarted) -> UnitView:

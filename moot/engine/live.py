@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from moot.engine.context import Listener, OnText, Speaking
+from moot.kit._context import Listener, OnText, Speaking
 from moot.engine.folder import live_file
 from moot.log.events import EventBase, Message, RunFinished
 from moot.log.transcript import now

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from moot.data.load import Item, iter_items, load_dataset_spec
 from moot.data.spec import DatasetSpec
 from moot.contract.protocol import Protocol
-from moot.engine.context import Unit
+from moot.kit._context import Unit
 from moot.contract.vary import Choice, Data, VaryKey, find_key
 from moot.errors import MootError, UsageError, nearest
 from moot.safety.utf8 import refuse_undecodable

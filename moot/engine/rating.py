@@ -3,7 +3,7 @@ terminal (moot.cli.annotate) or the browser (moot.viewer.rating).
 
 The rater's name (asked when not given, until one is given), then each rateable thing of each
 finished unit that this rater has not rated (moot.contract.rating: what the protocol declares),
-put to the rater as a seat's turn (moot.engine.seats: a closed answer asked again until it reads,
+put to the rater as a seat's turn (moot.kit.seats: a closed answer asked again until it reads,
 a score a whole number in its scale). Each rated thing is appended to the run's annotations file
 (moot.log.annotations) in one write, with the rater's name and the time, before the model's
 answers are revealed beside the rater's: the material shown while the rater answers never holds
@@ -17,7 +17,7 @@ from typing import Optional, Protocol
 
 from moot.contract.rating import Rateable
 from moot.contract.registry import PROTOCOLS
-from moot.engine.seats import Asking, Person, Question, Seat, SeatSpec
+from moot.kit.seats import Asking, Person, Question, Seat, SeatSpec
 from moot.saved.source import RunSource, UnitRef
 from moot.log.annotations import Rating, append_ratings, rated_by
 from moot.log.transcript import now

@@ -8,7 +8,8 @@ rescoring. Sequence numbers continue the copy's, so it loads as strictly as any 
 results.jsonl holds the new predictions (and the original ones), so `moot report RUN RESCORED`
 puts both side by side. A transcript file is copied to one new file the same way.
 
-Protocols use `last_call` and `resend` to send a role's recorded prompt to its new model.
+Protocols send a role's recorded prompt to its new model with the kit's `last_call` and `resend`
+(moot.kit._rescore).
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ValidationError
 
-from moot.log.events import Call, Error, Outcome as OutcomeEvent
+from moot.log.events import Error, Outcome as OutcomeEvent
 from moot.models.calls import ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored, S
-from moot.engine.context import Reply, Unit, UnitContext
+from moot.kit._context import Unit, UnitContext
 from moot.engine.folder import unit_file
 from moot.saved.files import Record
 from moot.errors import UsageError
@@ -35,35 +35,6 @@ from moot.log.transcript import EventLog, Transcript, dump_events
 from moot.safety.diskio import is_environment_error, write_atomic
 from moot.safety.secrets import describe
 from moot.scenario.blocks import ScenarioBase
-
-
-# --- what protocols call ---------------------------------------------------------------------
-
-def last_call(transcript: Transcript, role: str) -> Optional[Call]:
-    """The role's last call as the run recorded it (before any rescoring was appended)."""
-    found = [c for c in transcript.calls if c.role == role]
-    return found[-1] if found else None
-
-
-def recorded_messages(call: Call) -> list[LLMMessage]:
-    """The exact messages a call sent, as AutoGen messages again."""
-    out: list[LLMMessage] = []
-    for m in call.messages:
-        kind, content = m.get("type"), m.get("content", "")
-        if kind == "SystemMessage":
-            out.append(SystemMessage(content=content))
-        elif kind == "AssistantMessage":
-            out.append(AssistantMessage(content=content, source=m.get("source") or "assistant"))
-        else:
-            out.append(UserMessage(content=content, source=m.get("source") or "user"))
-    return out
-
-
-async def resend(ctx: UnitContext, call: Call, output: Optional[type[BaseModel]] = None,
-                 decide: Optional[Callable[[str], Optional[str]]] = None) -> Reply:
-    """Send a recorded call's messages to its role's model in `ctx` (the rescoring model)."""
-    return await ctx.call(call.role, recorded_messages(call), output, stage=call.stage, decide=decide,
-                          speaker=f"{call.role} (rescored)")
 
 
 def rescored_by(roles: Mapping[str, str]) -> str:

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional
 
-from moot.engine.seats import Person, Seat, SeatSpec, seated_agents
-from moot.engine.stage import GroupChats
+from moot.kit.seats import Person, Seat, SeatSpec, seated_agents
+from moot.kit._stage import GroupChats
 from moot.safety.diskio import is_environment_error
 from moot.safety.secrets import describe
 from moot.log.events import Error, Outcome as OutcomeEvent, RunFinished, RunResumed
 from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
-from moot.engine.context import Listener, Unit, UnitContext
+from moot.kit._context import Listener, Unit, UnitContext
 from moot.engine.folder import RunFolder
 from moot.saved.files import iter_results
 from moot.engine.live import Listeners, LiveTurn

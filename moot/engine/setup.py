@@ -16,7 +16,7 @@ from moot.log.events import RunStarted
 from moot.models.engine import RoleModel
 from moot.models.spec import parse_spec
 from moot.contract.protocol import Protocol
-from moot.engine.context import Unit
+from moot.kit._context import Unit
 from moot.errors import UsageError, nearest
 from moot.scenario.blocks import ScenarioBase
 

@@ -7,13 +7,12 @@ loading upgrades each older event before it is validated, so a protocol can chan
 without leaving its old transcripts behind. Type names are unique across core and protocols.
 
 An event type no imported protocol registered is looked for among the installed protocols: the
-registry calls its `finder`, named `module:function` like an entry point and imported only then,
-so the log stays below the protocols that register into it (tests/test_import_direction.py).
+registry calls its `finder`, a hook the protocol registry installs (moot.contract.registry calls
+`EVENTS.find_with`), so the log imports nothing above it (tests/test_import_direction.py).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Callable, Iterable, Iterator, Mapping, Optional, Union, get_args
@@ -24,7 +23,7 @@ from moot.log.events import CORE_TYPES, EventBase, Json, JsonObject, TranscriptE
 
 Migration = Callable[[JsonObject], JsonObject]  # one event of version n as version n + 1
 Row = tuple[int, Json]  # (file line, decoded event)
-INSTALLED = "moot.contract.registry:load_installed"  # registers every installed protocol's event types
+Finder = Callable[[], None]  # registers more event types (every installed protocol's)
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,19 @@ def type_name(model: type[EventBase]) -> str:
 
 
 class EventRegistry:
-    """Event types by name: the core's, then every registered protocol's; `finder` (`module:function`,
-    None: none) registers more when a name is unknown."""
+    """Event types by name: the core's, then every registered protocol's; `finder` (None: none)
+    registers more when a name is unknown."""
 
-    def __init__(self, core: Iterable[type[EventBase]], finder: Optional[str] = None):
+    def __init__(self, core: Iterable[type[EventBase]], finder: Optional[Finder] = None):
         self._finder = finder
         self._models = {type_name(model): model for model in core}
         self._types: dict[str, EventType] = {}
         self._adapter: Optional[TypeAdapter[EventBase]] = None
+
+    def find_with(self, finder: Finder) -> None:
+        """Call `finder` when a name is unknown: the hook by which a protocol registry above the log
+        offers the event types of protocols not imported yet."""
+        self._finder = finder
 
     def register(self, *types: EventType) -> None:
         """Add a protocol's event types; the same type again is harmless, a clash is a ValueError."""
@@ -80,8 +84,7 @@ class EventRegistry:
         """Whether `name` is an event type; a name no imported protocol registered looks among the
         installed ones first (the registry's finder)."""
         if name not in self._models and isinstance(name, str) and self._finder:
-            module, _, function = self._finder.partition(":")
-            getattr(importlib.import_module(module), function)()
+            self._finder()
         return name in self._models
 
     def validate(self, data: object) -> EventBase:
@@ -114,4 +117,4 @@ class EventRegistry:
         return data
 
 
-EVENTS = EventRegistry(CORE_TYPES, finder=INSTALLED)
+EVENTS = EventRegistry(CORE_TYPES)  # moot.contract.registry installs its finder

@@ -8,7 +8,11 @@ this registry. A process that reads a transcript without having imported it find
 through moot.plugins.
 """
 
+from moot.agents.prompts import default_templates
 from moot.contract.registry import PROTOCOLS
+from moot.kit import use_shipped_templates
+
+use_shipped_templates(default_templates)  # scenario files read agents/prompts through this hook
 
 REGISTRY = PROTOCOLS
 for name, module in (("conference", "moot.protocols.conference.protocol"), ("cola", "moot.protocols.cola.protocol"),

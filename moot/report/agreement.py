@@ -17,7 +17,7 @@ from itertools import combinations
 from typing import Optional, Sequence
 
 from moot.contract.report import CsvFile, ReportPart
-from moot.engine.seats import Question
+from moot.kit.seats import Question
 from moot.log.annotations import read_ratings
 from moot.metrics.agreement import (alpha_of, complete, kappa_of, label_codes, paired_n, rho_of, score_values,
                                     with_interval)

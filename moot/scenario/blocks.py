@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Iterable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from moot.agents.prompts import default_templates
 from moot.models.providers import Backends as Backends  # every protocol's `backends:` block
 from moot.models.spec import parse_spec, provider_of
 from moot.errors import closest
+from moot.plugins import declare_builtin
 
 
 class Strict(BaseModel):
@@ -137,7 +137,7 @@ class ScenarioBase(Strict):
         return self.generation
 
     def templates(self) -> dict[str, str]:
-        return {**default_templates(self.PROTOCOL), **getattr(self, "prompts", {})}
+        return {**shipped_templates(self.PROTOCOL), **getattr(self, "prompts", {})}
 
     def resolve_paths(self, base: Path) -> "ScenarioBase":
         """The scenario with file paths it names taken relative to `base` (its file's folder)."""
@@ -170,6 +170,23 @@ class ScenarioBase(Strict):
         return given.model_dump(exclude_none=True) if given is not None else {}
 
 
+TemplateLoader = Callable[[str], Mapping[str, str]]  # a protocol's name -> its shipped prompt templates
+_loaders: list[TemplateLoader] = []
+
+
+def use_shipped_templates(loader: TemplateLoader) -> None:
+    """Read protocols' shipped templates with `loader`: the hook by which the protocols' registry
+    (moot.protocols.registry) hands the templates of agents/prompts to the scenario layer below it."""
+    _loaders[:] = [loader]
+
+
+def shipped_templates(protocol: str) -> Mapping[str, str]:
+    """The templates moot ships for `protocol`, keyed by template name."""
+    if not _loaders:
+        declare_builtin()  # moot's protocols' registry installs its loader as it is imported
+    return _loaders[0](protocol)
+
+
 def check_models(models: Mapping[str, str], allowed: Iterable[str], what: str = "role") -> None:
     allowed = tuple(allowed)
     for key, spec in models.items():
@@ -179,7 +196,7 @@ def check_models(models: Mapping[str, str], allowed: Iterable[str], what: str = 
 
 
 def check_prompts(prompts: Mapping[str, str], protocol: str, fields: frozenset[str]) -> None:
-    templates = default_templates(protocol)
+    templates = shipped_templates(protocol)
     for key, text in prompts.items():
         if key not in templates:
             raise fail(unknown("prompt", key, sorted(templates)), "prompts", key)

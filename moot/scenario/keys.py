@@ -1,7 +1,7 @@
 """Every key of a scenario model as a reference row: key path, type, default, meaning.
 
 Walked from the pydantic models themselves (their annotations, constraints, defaults and key
-docstrings), so docs/scenarios.md (moot.scenario.docs) cannot drift from what `validate` accepts.
+docstrings), so docs/scenarios.md (moot.contract.docs) cannot drift from what `validate` accepts.
 """
 
 from __future__ import annotations

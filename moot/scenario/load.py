@@ -1,7 +1,8 @@
 """Reading any protocol's scenario file: strict YAML, the protocol's schema, one-line errors.
 
-`protocol:` picks the schema from the registry (moot.protocols); a file without it is a decision
-conference, as before protocols had names. Anything unknown or inconsistent is rejected with one
+`protocol:` picks the schema from the protocol registry, which installs itself here
+(moot.contract.registry calls `use_schemas`: the scenario layer imports nothing above it); a file
+without it is a decision conference, as before protocols had names. Anything unknown or inconsistent is rejected with one
 line naming the file, line and key path (and the nearest valid name), before anything runs.
 """
 
@@ -10,15 +11,40 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from moot.scenario.errors import ScenarioError, error_of, to_scenario_error, without_echoes
 from moot.errors import nearest
+from moot.plugins import declare_builtin
 from moot.safety.yamlsource import SourceError, YamlSource, read_yaml
 
 DEFAULT_PROTOCOL = "conference"  # files written before `protocol:` existed
+
+
+class Schemas(Protocol):
+    """Where a scenario file's `protocol:` finds its schema (moot.contract.registry.Registry)."""
+
+    def schema(self, name: str) -> Optional[type[BaseModel]]:
+        """The scenario model of a protocol a file may name; None: no such protocol."""
+
+    def names(self) -> list[str]:
+        """The protocols a file may name."""
+
+
+_schemas: list[Schemas] = []
+
+
+def use_schemas(schemas: Schemas) -> None:
+    """Look scenario schemas up in `schemas`: the hook the protocol registry installs."""
+    _schemas[:] = [schemas]
+
+
+def installed_schemas() -> Schemas:
+    if not _schemas:
+        declare_builtin()  # moot's protocols' registry installs the registry as it is imported
+    return _schemas[0]
 
 
 def load_scenario(path: str | Path) -> Any:
@@ -47,17 +73,17 @@ def _mapping(source: YamlSource) -> dict[str, object]:
 
 def schema_of(data: Mapping[str, object], source: Optional[YamlSource] = None) -> type[BaseModel]:
     """The scenario model of the file's `protocol:`; an unknown name is one error, not many."""
-    from moot.protocols.registry import REGISTRY
-
+    schemas = installed_schemas()
     name = data.get("protocol", DEFAULT_PROTOCOL)
-    if not isinstance(name, str) or name not in REGISTRY or not REGISTRY.get(name).from_yaml:
-        names = REGISTRY.names()
+    model = schemas.schema(name) if isinstance(name, str) else None
+    if model is None:
+        names = schemas.names()
         hint = nearest(name, names) if isinstance(name, str) else ""
         file = source.file if source else "scenario"
         line = source.line_of(("protocol",)) if source else None
         raise ScenarioError(file, f"unknown protocol {name!r}{hint} (allowed: {', '.join(names)})",
                             ("protocol",), line)
-    return REGISTRY.get(name).scenario
+    return model
 
 
 def scenario_errors(path: str | Path) -> list[ScenarioError]:

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from moot.saved.files import RunFolderError
-from moot.engine.seatfiles import seat_links
+from moot.saved.seatfiles import seat_links
 from moot.errors import MootError
 from moot.safety.diskio import open_regular
 from moot.log.events import TranscriptError

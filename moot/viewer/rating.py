@@ -37,7 +37,7 @@ from aiohttp import web
 from jinja2 import Environment
 
 from moot.engine.rating import Revealed, Todo, left_to_rate, session
-from moot.engine.seats import Asking, Question
+from moot.kit.seats import Asking, Question
 from moot.saved.source import RunSource
 from moot.errors import EXIT_ENVIRONMENT, EXIT_OK, MootError
 from moot.log.annotations import FILE, annotations_path

@@ -1,5 +1,5 @@
 """A person's seat in the browser: the page of one seat of a running run (`/seat/TOKEN`), live, and
-its answers, through the run folder's seat files (moot.engine.seatfiles).
+its answers, through the run folder's seat files (moot.saved.seatfiles).
 
 `moot run --human SEAT --human-from browser` writes each seat's token into the run folder; the
 seat's link names only the token, and the viewer finds the run folder under the served folder
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Optional
 
-from moot.engine.seatfiles import TOKEN, answer_file, read_pending, seat_of_token, seat_tokens, write_answer
+from moot.saved.seatfiles import TOKEN, answer_file, read_pending, seat_of_token, seat_tokens, write_answer
 from moot.viewer.catalog import Catalog, stamps
 from moot.engine.folder import live_file
 from moot.viewer.links import Links

@@ -7,7 +7,7 @@
 - Every page is a GET route (HEAD too); any other method is answered 405 by the router, but one:
   a person's answer at a seat (POST /seat/TOKEN, moot.viewer.seats), which passes the same guard
   and must come from this server's own page (`from_own_page`). Nothing is ever written under the folder
-  but that answer, as the seat's answer file (moot.engine.seatfiles), atomically.
+  but that answer, as the seat's answer file (moot.saved.seatfiles), atomically.
 - A seat's link (/seat/TOKEN, its live updates and its answers) is opened by the seat's own
   token, which the run folder holds: on a token-protected address it needs no viewer token, and
   it opens nothing else (but the static files, by a same-site cookie holding the seat's token).

@@ -4,7 +4,7 @@ One unit (a conference, or one item) is: its facts, its input, its agents, a tab
 (when its protocol's view lists them: a conference's topics), its sections (moot.views.timeline)
 with round headers, its outcomes, the usage table and how it stopped. A run folder of several
 units is a contents list and then each unit, one heading level down. Each unit reads as its
-protocol's view says (moot.views.unit); the renderers (moot.views.markdown, moot.views.html) only
+protocol's view says (moot.views.unit, given by the caller); the renderers (moot.views.markdown, moot.views.html) only
 map these blocks and the view's figures (moot.views.blocks) to markup, and escape every string
 they are given: nothing here is trusted.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from moot.contract.registry import view_of
 from moot.metrics.classification import UNPARSED, summarize
 from moot.log.events import Call, Error, EventBase, Human, Message, Outcome, RunResumed
 from moot.log.transcript import Transcript
@@ -122,9 +121,10 @@ class Fold:
 Block = Union[Heading, Facts, Table, Contents, Quote, Round, Entry, Note, Explanation, Fold]
 
 
-def run_document(transcripts: Sequence[Transcript], title: str, facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
-    """One unit as a document, or several (a run folder) one heading level down each."""
-    views = [view_of(t.started) for t in transcripts]
+def run_document(transcripts: Sequence[Transcript], views: Sequence[UnitView], title: str,
+                 facts: Sequence[tuple[str, str]] = ()) -> list[Block]:
+    """One unit as a document, or several (a run folder) one heading level down each; `views[i]`:
+    how transcript i reads, its protocol's view, which the caller looks up (the views know no registry)."""
     if len(transcripts) == 1:
         return unit_blocks(transcripts[0], views[0], 1, title)
     blocks: list[Block] = [Heading(1, title), Facts(list(facts)), *metric_blocks(transcripts, 2)]

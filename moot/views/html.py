@@ -19,6 +19,7 @@ from moot.views.document import (
 )
 from moot.safety.neutral import html_safe
 from moot.views.timeline import CUT, initials
+from moot.views.unit import UnitView
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 PALETTE = 8  # speaker colours: classes c0..c7 (document.css)
@@ -33,9 +34,9 @@ def document_css() -> str:
 esc = html_safe
 
 
-def render_html(transcripts: Sequence[Transcript], title: str = "moot run",
+def render_html(transcripts: Sequence[Transcript], views: Sequence[UnitView], title: str = "moot run",
                 facts: Sequence[tuple[str, str]] = ()) -> str:
-    blocks = run_document(transcripts, title, facts)
+    blocks = run_document(transcripts, views, title, facts)
     page_title = esc(next((b.text for b in blocks if isinstance(b, Heading)), title))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"

@@ -19,6 +19,7 @@ from moot.views.document import (
 )
 from moot.safety.neutral import markdown_safe, terminal_safe
 from moot.views.timeline import spread_text
+from moot.views.unit import UnitView
 
 BLOCKS = "█" * 10
 _NUMBER = re.compile(r"-?\d+(\.\d+)?|—")
@@ -56,10 +57,10 @@ def table(head: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]
     return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
 
 
-def render_markdown(transcripts: Sequence[Transcript], title: str = "moot run",
+def render_markdown(transcripts: Sequence[Transcript], views: Sequence[UnitView], title: str = "moot run",
                     facts: Sequence[tuple[str, str]] = ()) -> str:
     out: list[str] = []
-    for block in run_document(transcripts, title, facts):
+    for block in run_document(transcripts, views, title, facts):
         out += [*markdown_of(block), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 

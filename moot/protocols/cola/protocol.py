@@ -3,7 +3,7 @@
 1. Analysts (linguist, domain specialist, social media veteran) see only the text (and target)
    and run concurrently; they never see each other. Each is told its role in the system message.
 2. One debater per label sees the text and the analyses and argues for its label. The stage runs
-   as a group chat of AutoGen agents (moot.engine.stage) ordered by speaker_selection.cola;
+   as a group chat of AutoGen agents (moot.kit._stage) ordered by speaker_selection.cola;
    debaters ignore the thread.
 3. The judger sees the text and every debater's argument (read from the thread) and answers one
    option; in the explainability variant with structured output {stance, explanation}.

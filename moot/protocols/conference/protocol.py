@@ -35,7 +35,7 @@ from moot.protocols.conference.vary import VARY
 from moot.protocols.conference.views import ConferenceView
 from moot.speaker_selection.conference import ConferencePlan, Turn, next_step, walk
 
-quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
+quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/kit/_telemetry.py)
 
 
 def build_agents(scenario: Scenario, setup: ConferenceSetup,

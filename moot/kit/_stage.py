@@ -20,11 +20,11 @@ from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import CancellationToken, SingleThreadedAgentRuntime
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from moot.engine.telemetry import quiet_runtime_telemetry
-from moot.engine.thread import ThreadAgent
+from moot.kit._telemetry import quiet_runtime_telemetry
+from moot.kit._thread import ThreadAgent
 from moot.tracing import detached
 
-quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/engine/telemetry.py)
+quiet_runtime_telemetry()  # group chats here need no per-message spans (moot/kit/_telemetry.py)
 
 USER = "user"
 Respond = Callable[[Sequence[BaseChatMessage]], Awaitable[str]]

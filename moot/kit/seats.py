@@ -8,7 +8,7 @@ questions to the seat. The seat asks its `Person` (the terminal, a script in tes
 calls `QueuedPerson.answer`: a browser page), reads a closed answer from the allowed ones (asking
 again until one reads), asks to confirm an empty free turn, times the turn, and gives up at the
 seat's time limit (its fallback then stands in: the seat's model, or a skipped turn). While it
-waits, the seat's pending file in the run folder (`seats/SEAT.json`, moot.engine.seatfiles) says
+waits, the seat's pending file in the run folder (`seats/SEAT.json`, moot.saved.seatfiles) says
 what is asked. The seated agents a seat covers (`--human participants`) share one person, who is
 asked one turn at a time.
 """
@@ -32,7 +32,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 
 from moot.errors import UsageError, nearest
-from moot.engine.seatfiles import answer_file, pending_file, read_json, read_pending
+from moot.saved.seatfiles import answer_file, pending_file, read_json, read_pending
 from moot.log.events import Human, Message
 from moot.log.jsonl import MAX_LINE
 from moot.safety.diskio import write_atomic
@@ -295,7 +295,7 @@ class Seat:
 
     def _write(self, answered: Answered, question: Question, problem: str) -> None:
         """The pending file: the turn, its questions, the one asked now and why the last answer did
-        not read, under an id no other question has (moot.engine.seatfiles)."""
+        not read, under an id no other question has (moot.saved.seatfiles)."""
         if self.pending is None:
             return
         asking = answered.asking
@@ -345,7 +345,7 @@ class QueuedPerson:
 
 
 class FolderPerson:
-    """A person answering through the run folder's seat files (moot.engine.seatfiles). `run`: the run
+    """A person answering through the run folder's seat files (moot.saved.seatfiles). `run`: the run
     folder."""
 
     POLL_S = 0.1

@@ -15,10 +15,9 @@ from typing import Iterable
 import yaml
 from pydantic import BaseModel
 
-from moot.agents.prompts import default_templates
 from moot.scenario.bundled import bundled_dir, bundled_names
 from moot.contract.registry import AnyProtocol
-from moot.scenario.blocks import ScenarioBase
+from moot.scenario.blocks import ScenarioBase, shipped_templates
 from moot.scenario.load import DEFAULT_PROTOCOL
 from moot.scenario.keys import Key, Walk, either, held_paths, keys
 
@@ -186,7 +185,7 @@ def required_text(model: type[BaseModel]) -> str:
 
 
 def prompts_text(model: type[ScenarioBase]) -> str:
-    templates = ", ".join(f"`{name}`" for name in default_templates(model.PROTOCOL))
+    templates = ", ".join(f"`{name}`" for name in shipped_templates(model.PROTOCOL))
     fields = ", ".join(f"`${name}`" for name in sorted(model.PLACEHOLDERS))
     return "### Prompts\n\n" + paragraph(
         f"The shipped templates are in `agents/prompts/{model.PROTOCOL}.yaml`: {templates}. `prompts:` "

@@ -15,13 +15,13 @@ from __future__ import annotations
 from moot.errors import MootError, UsageError, nearest
 
 # Running one unit: its context and models, stage agents, turn order, seats a person takes, re-scoring
-from moot.engine.context import OnText, Reply, UnitContext
-from moot.engine.stage import Respond, StageAgent, cancel_calls, spoken_of
-from moot.engine.thread import ThreadAgent
-from moot.engine.order import PolicyError, fixed_order
-from moot.engine.seats import Answered, Asking, PersonTurn, Question, Seat, SeatProxy, free_text, shown_of
-from moot.engine.telemetry import quiet_runtime_telemetry
-from moot.engine.rescore import last_call, recorded_messages, resend
+from moot.kit._context import OnText, Reply, UnitContext
+from moot.kit._stage import Respond, StageAgent, cancel_calls, spoken_of
+from moot.kit._thread import ThreadAgent
+from moot.kit._order import PolicyError, fixed_order
+from moot.kit.seats import Answered, Asking, PersonTurn, Question, Seat, SeatProxy, free_text, shown_of
+from moot.kit._telemetry import quiet_runtime_telemetry
+from moot.kit._rescore import last_call, recorded_messages, resend
 
 # What is recorded: events, event types, transcripts, a saved run's folder
 from moot.saved.records import RunMeta
@@ -48,7 +48,7 @@ from moot.metrics.stats import t_interval
 # A protocol's scenario block and its checks; reading scenarios and datasets
 from moot.scenario.blocks import (
     Backends, CalibrationSetting, ChoiceSetting, Generation, Retry, ScenarioBase, Strict, check_models,
-    check_prompts, check_spec, check_template, choice_method, fail,
+    check_prompts, check_spec, check_template, choice_method, fail, use_shipped_templates,
 )
 from moot.safety.yamlsource import format_key, read_yaml
 from moot.scenario.load import load_scenario
@@ -71,7 +71,7 @@ __all__ = [
     "json_object", "loads", "parse_reply", "cut_to_sentence", "CONTENT_FREE", "CONTEXTUAL", "best", "calibrate",
     "content_free_prior", "Watcher", "ANY_STAGE", "Expected", "expected", "RUMOR_CLASSES", "UNPARSED", "class_for", "cohen_kappa", "t_interval",
     "Backends", "CalibrationSetting", "ChoiceSetting", "Generation", "Retry", "ScenarioBase", "Strict",
-    "check_models", "check_prompts", "check_spec", "check_template", "choice_method", "fail", "format_key",
+    "check_models", "check_prompts", "check_spec", "check_template", "choice_method", "fail", "use_shipped_templates", "format_key",
     "read_yaml", "load_scenario", "find_scenario", "Comment", "iter_items", "load_dataset_spec", "Place",
     "TurnText", "UnitView", "Badge", "Bar", "Chart", "Checklist", "Companion", "Figure", "Grade", "Remark",
     "Unreadable", "measured_suffix", "summary_lines", "spread_text", "cell", "table",

@@ -34,8 +34,8 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.engine.seats import Answered, Asking, PersonTurn, Seat, proxied
-from moot.engine.stage import GroupChats, Select, StageAgent
+from moot.kit.seats import Answered, Asking, PersonTurn, Seat, proxied
+from moot.kit._stage import GroupChats, Select, StageAgent
 from moot.log.events import MEASURED, Call, CallDetail, EventBase, Human, Measured, Message, Usage
 from moot.models.cache import cache_key, message_data
 from moot.models.calls import ModelCallError
@@ -166,7 +166,7 @@ class UnitContext:
 
     async def group_chat(self, agents: Sequence[StageAgent], select: Select, task: str,
                          max_turns: int) -> list[BaseChatMessage]:
-        """A stage's AutoGen group chat: `agents` in the order `select` gives (see moot/engine/stage.py)."""
+        """A stage's AutoGen group chat: `agents` in the order `select` gives (see moot/kit/_stage.py)."""
         return await self.chats.run(agents, select, task, max_turns, self.cancellation)
 
     def model(self, role: str) -> RoleModel:
@@ -217,7 +217,7 @@ class UnitContext:
     async def person_turn(self, seat: Seat, asking: Asking, *, role: str, stage: str, round: int,
                           content: Callable[[Mapping[str, str]], tuple[str, Optional[str]]]) -> PersonTurn:
         """A turn a person takes at `seat` in `asking.speaker`'s place: asked through the seat
-        (moot.engine.seats.proxied), and recorded with its `human` record as `role`'s message
+        (moot.kit.seats.proxied), and recorded with its `human` record as `role`'s message
         (`content(answers)`: the message's text and decision; a skipped turn gives no answers);
         one recorded before the unit was cut short is not asked again (see PersonTurn)."""
         before = self.answered_before(asking.speaker, stage, round)
