@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
     from moot.kit.seats import Person, SeatSpec
+    from moot.models.batch import Batcher
     from moot.models.cache import NoCache, ReplyCache
     from moot.models.prices import Prices
     from moot.models.provider import BackendOptions
@@ -40,7 +41,10 @@ class RunOptions:
     `seats`: seats a person takes (`--human SEAT`), answered by `person` (moot.kit.seats).
     `prices`: what calls cost (moot.models.prices: `--price`, a price file; the scenario's
     `backends.NAME.prices` otherwise); `max_cost`: the run's spend in US dollars, earlier invocations'
-    included, that no call may take it over (moot.models.budget: the run stops, resumably)."""
+    included, that no call may take it over (moot.models.budget: the run stops, resumably).
+    `batch`: send the calls through the provider's batch API in waves (`--batch`, moot.models.batch),
+    journaled in the run folder (True), or through a Batcher several runs share (an experiment's
+    cells, which then run together: one wave holds every cell's calls)."""
 
     concurrency: int = 4
     cache: Union[bool, PathLike] = True
@@ -54,6 +58,7 @@ class RunOptions:
     person: Optional["Person"] = field(default=None, repr=False, compare=False)
     max_cost: Optional[float] = None
     prices: Optional["Prices"] = field(default=None, compare=False)
+    batch: Union[bool, "Batcher"] = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import (
     TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Iterator, Literal, Mapping, Optional, Sequence, TypeVar, Union,
@@ -45,6 +45,8 @@ from moot.models.factory import load_backends, preflight, public
 from moot.models.budget import Budget
 from moot.models.prices import Prices
 from moot.models.provider import BackendOptions
+from moot.models.batch import WINDOW_S, Batcher
+from moot.models.providers import PROVIDERS
 from moot.models.spec import provider_of
 from moot.protocols.registry import REGISTRY
 from moot.safety.signals import routed_to
@@ -129,6 +131,17 @@ def retry_policy(scenario: ScenarioBase) -> RetryPolicy:
     return RetryPolicy(retry.attempts, retry.backoff_s, retry.timeout_s)
 
 
+def check_batched(specs: Iterable[str], seats: bool) -> None:
+    """--batch needs every model's backend to have a batch API, and no person in a seat (a wave
+    would wait on their answers)."""
+    if seats:
+        raise UsageError("--batch: a seat a person takes cannot wait a day for its wave; run without --human")
+    for spec in sorted(set(specs)):
+        if provider_of(spec).batches is None:
+            batched = ", ".join(p.name for p in PROVIDERS.all() if p.batches)
+            raise UsageError(f"--batch: {spec} has no batch API (batches go through: {batched})")
+
+
 def check_seats(protocol: AnyProtocol, scenario: ScenarioBase, options: RunOptions) -> None:
     """Seats a person takes must be the protocol's seats for this scenario, with someone to answer."""
     if not options.seats:
@@ -193,6 +206,8 @@ def prepare(scenario: ScenarioLike, *, source: Optional[PathLike] = None, datase
     if check_models:
         load_backends(resolved.values())
     check_seats(protocol, loaded, options)
+    if options.batch:
+        check_batched(resolved.values(), bool(options.seats))
     metric = headline_metric(loaded, plan)
     if options.resume and not folder.exists():
         raise UsageError(f"--resume: {folder} does not exist (nothing to continue)")
@@ -273,6 +288,8 @@ class Started:
     engine: ModelEngine
     watcher: Watcher
     in_flight: int
+    batcher: Optional[Batcher] = None  # with --batch: the run's own (closed with it) or a shared one
+    owned: bool = False
 
     def result(self, prepared: "PreparedRun", outcome: BatchOutcome) -> RunResult:
         unparsed = unparsed_failure(outcome.rows(), prepared.scenario.unparsed_limit())
@@ -331,14 +348,20 @@ class PreparedRun:
             if self.options.seats:
                 clear_pending(folder.path)  # a stopped process's questions are asked anew
             spent = float((folder.meta() or {}).get("spend_usd") or 0.0)
+            batch = self.options.batch
+            batcher = batch if isinstance(batch, Batcher) else Batcher(folder.path) if batch else None
+            retry = retry_policy(self.scenario)
             engine = ModelEngine(self.backends, cache=reply_cache(self.options, folder.cache_path),
-                                 retry=retry_policy(self.scenario), concurrency=self.options.concurrency,
-                                 clients=self.options.clients, prices=self.options.prices or Prices(),
-                                 budget=self.budget or Budget(self.options.max_cost, spent))
+                                 retry=replace(retry, timeout_s=WINDOW_S + retry.timeout_s) if batcher else retry,
+                                 concurrency=self.options.concurrency, clients=self.options.clients,
+                                 prices=self.options.prices or Prices(),
+                                 budget=self.budget or Budget(self.options.max_cost, spent), batcher=batcher)
             done = sum(1 for _ in iter_results(folder.path))
+            if batcher is not None:
+                batcher.expect(max(0, self.planned - done))
             watcher = watch(Running(self.protocol, self.scenario, folder.path, self.planned, done, engine.stats,
                                     setup.stop.request)) if watch else Watcher()
-            yield Started(setup, folder, engine, watcher, self.in_flight())
+            yield Started(setup, folder, engine, watcher, self.in_flight(), batcher, batcher is not batch)
 
     async def _units(self, started: "Started") -> BatchOutcome:
         setup, engine, watcher = started.setup, started.engine, started.watcher
@@ -353,6 +376,8 @@ class PreparedRun:
         finally:
             await engine.close()
             record_session(started.folder, engine.stats)
+            if started.owned and started.batcher is not None:
+                await started.batcher.close()
             if watcher.close is not None:
                 watcher.close()
 
@@ -366,6 +391,8 @@ class PreparedRun:
         cache, so two interleaved would each evaluate theirs again at every turn (and a batch's
         status would wait for eight items to finish together)."""
         first = next(self.plan.units(), None)
+        if self.options.batch:  # every unit: a wave holds each one's next call
+            return max(1, self.planned)
         if self.options.seats:  # one person answers one question at a time
             return 1
         if first is not None and any(provider_of(m.spec).local for m in self.models_of(first).values()):

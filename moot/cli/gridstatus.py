@@ -11,6 +11,7 @@ elsewhere it is one line per finished unit. The line each cell ends with is prin
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import TYPE_CHECKING, Optional, TextIO
 
@@ -31,26 +32,30 @@ class CellsLine(BatchStatus):
     def __init__(self, cells: int, units: int, stream: Optional[TextIO] = None):
         self.cells, self.cells_done, self.running = cells, 0, ""
         self.before = EngineStats()  # the counters of the cells that ended
+        self.live: dict[str, EngineStats] = {}  # of the cells running, by key
         super().__init__(units, 0, EngineStats(), stream)
 
     def enter(self, key: str, running: "Running") -> None:
-        """A cell opens: its units done before count as done, its engine's counters as live."""
-        self.running, self.stats, self.on_closed = terminal_safe(key), running.stats, running.stop
+        """A cell opens: its units done before count as done, its engine's counters as live (with
+        --batch every cell is open at once)."""
+        self.live[key] = running.stats
+        self.running, self.on_closed = terminal_safe(key if len(self.live) == 1 else f"{len(self.live)} cells"), running.stop
         self.done, self.first = self.done + running.done, self.first + running.done
         self.progress.done += running.done
         self.show(force=True)
 
-    def leave(self) -> None:
+    def leave(self, key: str) -> None:
         """The cell's units are done: its counters join the ended cells'."""
-        self.before = self.counts()
-        self.stats, self.running = EngineStats(), ""
+        self.before = dataclasses.replace(added(self.before, self.live.pop(key)), paces=[])  # paces of cells running
+        self.running = terminal_safe(next(iter(self.live))) if len(self.live) == 1 else \
+            f"{len(self.live)} cells" if self.live else ""
         self.cells_done += 1
 
     def counts(self) -> EngineStats:
-        before, live = self.before, self.stats
-        return EngineStats(before.backend_calls + live.backend_calls, before.cache_hits + live.cache_hits,
-                           before.prompt_tokens + live.prompt_tokens, before.completion_tokens + live.completion_tokens,
-                           cost=before.cost + live.cost, paces=live.paces)
+        total = self.before
+        for live in self.live.values():
+            total = added(total, live)
+        return total
 
     def clear(self) -> None:
         """On a terminal, the line is wiped (a cell's own line goes there)."""
@@ -60,6 +65,13 @@ class CellsLine(BatchStatus):
     def line(self) -> str:
         running = f", running {self.running}" if self.running else ""
         return f"cells {self.cells_done}/{self.cells}{running} · {super().line()}"
+
+
+def added(one: EngineStats, other: EngineStats) -> EngineStats:
+    """Two engines' counters summed (their batches are one batcher's: either's)."""
+    return EngineStats(one.backend_calls + other.backend_calls, one.cache_hits + other.cache_hits,
+                       one.prompt_tokens + other.prompt_tokens, one.completion_tokens + other.completion_tokens,
+                       cost=one.cost + other.cost, paces=one.paces + other.paces, batch=one.batch or other.batch)
 
 
 class GridStatus:
@@ -79,7 +91,7 @@ class GridStatus:
             status = self.status
             assert status is not None  # the grid tells what it plans before its first cell
             status.enter(cell.key, running)
-            return Watcher(status, status.update, status.leave)
+            return Watcher(status, status.update, lambda: status.leave(cell.key))
 
         return start
 

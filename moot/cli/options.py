@@ -119,4 +119,5 @@ def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCo
         resume=getattr(args, "resume", False), allow_model_change=getattr(args, "allow_model_change", False),
         clients=clients, seats=seats, person=person, max_cost=getattr(args, "max_cost", None),
         prices=prices_of(getattr(args, "price", None), getattr(args, "prices", None)),
+        batch=getattr(args, "batch", False),
     )

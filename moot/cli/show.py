@@ -116,8 +116,9 @@ class BatchStatus:
         failed = f" failed={self.failed}" if self.failed else ""
         stats = self.counts()
         pace = (f" cost=${stats.cost:.4f}" if stats.cost else "") + (f" {stats.pace}" if stats.pace else "")
+        batch = f" {stats.batch.text()}" if stats.batch is not None else ""  # --batch: waves, progress, waiting
         return (f"[{self.done}/{self.total}] ETA {eta} calls={stats.backend_calls} cached={stats.cache_hits} "
-                f"tokens={stats.tokens} unparsed={self.unparsed}{failed}{pace}")
+                f"tokens={stats.tokens} unparsed={self.unparsed}{failed}{pace}{batch}")
 
     def counts(self) -> EngineStats:
         """The calls, cache hits and tokens the line shows."""

@@ -288,7 +288,7 @@ async def run_units(setup: RunSetup, units: Iterable[Unit], folder: RunFolder, e
             if stopped:
                 return
             models = models_of(unit)
-            with span("moot.unit", lambda: unit_attributes(unit, models, traced)) as opened:
+            with engine.unit(), span("moot.unit", lambda: unit_attributes(unit, models, traced)) as opened:
                 result = await run_unit(setup, unit, folder, engine, models, listener)
                 if opened is not None:
                     opened.set_attribute("moot.unit.status", result.status)

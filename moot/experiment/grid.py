@@ -243,6 +243,10 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     base = priced(experiment, options or RunOptions())
     shared = dataclasses.replace(base, cache=folder / "cache.sqlite") if base.cache is not False else base
     budget = Budget(base.max_cost, spent(experiment, folder))
+    if base.batch is True:  # one journal, and one wave for every cell's calls
+        from moot.models.batch import Batcher
+
+        shared = dataclasses.replace(shared, batch=Batcher(folder))
     prepared = []
     for cell in cells(experiment):  # everything is checked before the first cell runs
         found = prepare(cell.scenario(), source=cell.arm.path, dataset=cell.dataset.path if cell.dataset else None,
@@ -262,11 +266,12 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     write_manifest(experiment, folder, status, shard, scored)
     if watch is not None:
         watch.planned(sum(1 for _, run in prepared if run.planned), sum(run.planned for _, run in prepared))
+    together = run_together(prepared, watch, shared.batch) if shared.batch else {}
     for cell, run in prepared:
         if run.planned == 0:
             status[cell.key] = "completed"
         else:
-            result = run.run(watch.cell(cell) if watch is not None else None)
+            result = together.get(cell.key) or run.run(watch.cell(cell) if watch is not None else None)
             status[cell.key] = result.status
             write_manifest(experiment, folder, status, shard, scored)
             if on_cell is not None:
@@ -305,6 +310,26 @@ def over_budget(budget: Budget) -> str:
     """The line an experiment stopped by its cost limit ends with."""
     return (f"stopped before the cost limit of ${budget.limit:g}: ${budget.spent:.4f} spent by the experiment's cells; "
             f"{BudgetExceeded.continues}; finished work is kept")
+
+
+def run_together(prepared: list[tuple[Cell, Any]], watch: Optional[GridWatch], batcher: Any) -> dict[str, Any]:
+    """With --batch every cell runs at once in one event loop, so a wave holds the calls of every
+    cell's units (a turn is one batch for the whole grid); each cell's RunResult by its key."""
+    import asyncio
+
+    from moot.api.running import blocking
+
+    running = [(cell, run) for cell, run in prepared if run.planned]
+
+    async def all_cells() -> dict[str, Any]:
+        try:
+            results = await asyncio.gather(*(run.run_async(watch.cell(cell) if watch is not None else None)
+                                             for cell, run in running))
+        finally:
+            await batcher.close()
+        return {cell.key: result for (cell, _), result in zip(running, results)}
+
+    return blocking(all_cells)
 
 
 def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any) -> str:

@@ -41,9 +41,11 @@ class Budget:
         self.limit, self.spent, self.reserved = limit, spent, 0.0
         self.refused = False  # a call was refused: the run (an experiment: its grid) stops
 
-    def reserve(self, price: Price, messages: Sequence[LLMMessage], max_tokens: Optional[int]) -> float:
-        """The call's greatest cost, held; BudgetExceeded when it does not fit."""
-        bound = price.cost(greatest_prompt(messages), int(max_tokens or DEFAULT_TOKEN_LIMIT))
+    def reserve(self, price: Price, messages: Sequence[LLMMessage], max_tokens: Optional[int],
+                batch: bool = False) -> float:
+        """The call's greatest cost (at the batch rate when `batch`), held; BudgetExceeded when it
+        does not fit."""
+        bound = price.cost(greatest_prompt(messages), int(max_tokens or DEFAULT_TOKEN_LIMIT), batch)
         if self.limit is not None and self.spent + self.reserved + bound > self.limit:
             self.refused = True
             raise BudgetExceeded(f"the cost limit of ${self.limit:g} is reached: the next call could take the "

@@ -20,13 +20,18 @@ every kind is cached, bounded, retried and counted the same way; what it measure
 form the protocol declared for the call (moot.models.expect); no other client sees it. `on_text` receives a reply's text as it is generated, from clients that
 stream (`streams = True`: the embedded model); a retried call streams again from its start. An
 `on_text` that only watches (moot.models.streaming.Watcher) is served by in-process models only.
+
+With a Batcher (`--batch`) a model whose backend has a batch API sends its calls in waves
+(moot.models.batch): no bound on calls in flight and no lone first call (a wave is one request to
+the provider), everything else (cache, retries, counters, cost) as above.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, AsyncIterator, Callable, Mapping, Optional, Sequence
@@ -35,6 +40,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from pydantic import BaseModel
 
+from moot.models.batch import Batcher, BatchStats
 from moot.models.cache import CachedReply, NoCache, ReplyCache, cache_key
 from moot.models.calls import Creates, FatalModelError, RetryPolicy, complete
 from moot.models.expect import EXPECTED_ARG, Expected
@@ -46,11 +52,14 @@ from moot.models.prices import Prices
 from moot.models.structured import structured_max_tokens
 from moot.models.provider import BackendOptions
 from moot.models.requests import REQUEST_ARG, Request
+from moot.models.providers import PROVIDERS
+from moot.models.spec import provider_of
 from moot.models.streaming import Watcher, final_of
 from moot.safety.secrets import redact_url
 from moot.tracing import traced_call
 
 REFUSED_STATUS = frozenset({401, 403})  # the endpoint refuses the credentials: no call to it can succeed
+BATCH_SLOTS = 1_000_000  # batched calls wait in their wave, not for a connection
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class EngineStats:
     completion_tokens: int = 0
     cost: float = 0.0  # US dollars this invocation spent (priced models)
     paces: list[Pace] = field(default_factory=list)  # each endpoint's (moot.models.pace)
+    batch: Optional[BatchStats] = None  # waves and batches, with --batch
 
     @property
     def pace(self) -> str:
@@ -161,13 +171,15 @@ class ModelEngine:
     def __init__(self, options: BackendOptions = BackendOptions(), *, cache: ReplyCache | NoCache | None = None,
                  retry: RetryPolicy = RetryPolicy(), concurrency: int = 4,
                  clients: Optional[Mapping[str, ChatCompletionClient]] = None,
-                 prices: Prices = Prices(), budget: Optional[Budget] = None):
-        """`prices`: each call's cost (moot.models.prices); `budget`: the spend a cost limit allows."""
+                 prices: Prices = Prices(), budget: Optional[Budget] = None, batcher: Optional[Batcher] = None):
+        """`prices`: each call's cost (moot.models.prices); `budget`: the spend a cost limit allows;
+        `batcher`: --batch's waves."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.options, self.retry, self.concurrency = options, retry, concurrency
         self.cache = cache if cache is not None else NoCache()
-        self.stats = EngineStats()
+        self.batcher = batcher
+        self.stats = EngineStats(batch=batcher.stats if batcher is not None else None)
         self.prices, self.budget = prices, budget or Budget()
         self._given = dict(clients or {})
         self._clients: dict[tuple[str, tuple[tuple[str, str], ...], Optional[str]], ChatCompletionClient] = {}
@@ -187,10 +199,21 @@ class ModelEngine:
     def _endpoint(self, provider: str, address: Optional[str]) -> Endpoint:
         found = self._endpoints.get((provider, address))
         if found is None:
-            pace = Pace(self.concurrency, f"{provider} {redact_url(address)}" if address else provider)
-            found = self._endpoints[provider, address] = Endpoint(address, pace)
-            self.stats.paces.append(pace)
+            batched = self.batcher is not None and PROVIDERS.get(provider).batches is not None
+            pace = Pace(BATCH_SLOTS if batched else self.concurrency,
+                        f"{provider} {redact_url(address)}" if address else provider)
+            found = self._endpoints[provider, address] = Endpoint(address, pace, answered=batched)
+            if not batched:
+                self.stats.paces.append(pace)
         return found
+
+    def batched(self, spec: str) -> bool:
+        """Whether `spec`'s calls go in waves (--batch, and its backend has a batch API)."""
+        return self.batcher is not None and provider_of(spec).batches is not None
+
+    def unit(self) -> AbstractContextManager[None]:
+        """Around one unit's run (moot.engine.runner): with --batch, a wave waits for it."""
+        return self.batcher.unit() if self.batcher is not None else nullcontext()
 
     def endpoint(self, spec: str) -> Endpoint:
         """The least busy endpoint serving `spec`."""
@@ -203,7 +226,9 @@ class ModelEngine:
             return given
         key = (model.spec, model.settings_key, address)
         if key not in self._clients:
-            self._clients[key] = build_client(model.spec, model.settings, self.options, address)
+            client = self._clients[key] = build_client(model.spec, model.settings, self.options, address)
+            if self.batcher is not None and self.batched(model.spec):
+                importlib.import_module(str(provider_of(model.spec).batches)).attach(client, self.batcher)
         return self._clients[key]
 
     def model_kind(self, model: RoleModel, role: str = "") -> str:
@@ -238,8 +263,8 @@ class ModelEngine:
         endpoint = self.endpoint(model.spec)
         endpoint.load += 1
         try:
-            price = self.prices.of(model.spec, self.options)
-            held = self.budget.reserve(price, messages, token_bound(model, request, output)) if price else 0.0
+            price, batched = self.prices.of(model.spec, self.options), self.batched(model.spec)
+            held = self.budget.reserve(price, messages, token_bound(model, request, output), batched) if price else 0.0
             probing = await endpoint.admit()
             try:
                 self.stats.backend_calls += 1
@@ -255,7 +280,7 @@ class ModelEngine:
                 self.budget.settle(held, 0.0)
                 raise
             endpoint.settle(probing, None)
-            cost = price.cost(done.prompt_tokens, done.completion_tokens) if price else None
+            cost = price.cost(done.prompt_tokens, done.completion_tokens, batched) if price else None
             self.budget.settle(held, cost or 0.0)
             self.stats.cost += cost or 0.0
             self.stats.prompt_tokens += done.prompt_tokens

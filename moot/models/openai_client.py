@@ -49,6 +49,7 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel
 
+from moot.models.batch import Lane
 from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result, served_continuation
@@ -135,6 +136,8 @@ class OpenAIClient(MootClient):
                                       http_client=self.http)
         self.headers: Optional[dict[str, str]] = None  # the SDK's, made at the first request (sdk_headers)
         self.query = dict(query or {})  # the SDK's default query: the endpoint's credentials
+        self.endpoint_headers = dict(headers or {})  # the endpoint's own (its credentials)
+        self.lane: Optional[Lane] = None  # with --batch: where requests go instead (moot.models.openai_batch)
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         self.narrow = ""  # why this server gives no more than the top 20, once it said so
@@ -163,7 +166,10 @@ class OpenAIClient(MootClient):
         self.dialect = JSON_OBJECT_SCHEMA
         return await self._send(messages, {**args, "response_format": response_format(output, self.dialect)})
 
-    streams = True  # create_stream yields text as the server sends it
+    @property
+    def streams(self) -> bool:
+        """create_stream yields text as the server sends it; a batched request is answered whole."""
+        return self.lane is None
 
     async def create_stream(self, messages: Sequence[LLMMessage], *, tools: Tools = (),
                             tool_choice: ToolChoice = "auto", json_output: JsonOutput = None,
@@ -208,7 +214,11 @@ class OpenAIClient(MootClient):
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST a plain JSON body and read a plain JSON reply (see the module docstring). A streamed
-        answer (server-sent events) is read whole and assembled into the reply it stands for."""
+        answer (server-sent events) is read whole and assembled into the reply it stands for. With
+        --batch the request waits in its wave instead, asked unstreamed."""
+        if self.lane is not None:
+            unstreamed = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+            return await self.lane.post(path, {"model": self.model, **unstreamed})
         content = json.dumps({"model": self.model, **body}, ensure_ascii=False, separators=(",", ":"),
                              allow_nan=False).encode()  # as the SDK encodes a body
         request = self.http.build_request("POST", f"{self.sdk.base_url}{path.lstrip('/')}",

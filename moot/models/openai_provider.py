@@ -78,4 +78,4 @@ def public(options: BackendOptions) -> dict[str, Any]:
 
 
 OPENAI = Provider("openai", OpenAIBackend, CLIENT, build, endpoints, preflight, public, needs_model=True,
-                  endpoint_key="base_url")
+                  endpoint_key="base_url", batches="moot.models.openai_batch")
