@@ -84,7 +84,8 @@ def test_an_outcome_is_styled_by_its_correctness(runs):
 
 
 def test_an_unparsed_outcome_and_one_without_gold_have_their_own_styles(tmp_path):
-    cli("debate", "--model", "scripted", "--out", tmp_path / "debate", "--quiet", expect=4)  # every answer unparsed
+    cli("debate", "--model", "scripted", "--input", "text=Fine. SCRIPTED_LABEL=GARBAGE", "--out", tmp_path / "debate",
+        "--quiet", expect=4)  # every answer unparsed
     (key,) = [p.stem for p in (tmp_path / "debate").glob("item-*.jsonl")]
     assert outcome_classes(unit_html(tmp_path, "debate", key)) == ["unparsed"]
     cli("cola", "--model", "scripted", "--input", "text=Fine. SCRIPTED_LABEL=favor", "--out", tmp_path / "cola",
