@@ -253,7 +253,7 @@ def test_plots_draw_cjk_and_emoji_labels_without_a_warning(tmp_path, capfd) -> N
     from matplotlib.font_manager import FontProperties, findfont
 
     from moot.experiment.plots import arm_bars
-    from moot.report.fonts import fit
+    from moot.kit._fonts import fit
 
     cells = [Cell(a, "微博", "local", 0, LABELS, c.gold, c.pred) for a, c in (("cola", CELLS[0]), ("direct", CELLS[3]))]
     zero = Cell("zero", "微博", "local", 0, LABELS, CELLS[0].gold, {i: None for i in CELLS[0].gold})

@@ -1,10 +1,9 @@
-"""moot's imports run down its layers and form no cycle, apart from a listed set that only shrinks.
+"""moot's imports run down its layers and form no cycle; protocol code imports only the kit and the contract.
 
 The graph is every import of every module of the package (also those inside functions and under
 TYPE_CHECKING: a deferred import is still a dependency), read with `ast`. A package imports
-packages of its own layer or below (LAYERS, lowest first). What breaks either rule today is listed
-below; a fix takes its entry off the list (the test fails while a fixed entry is still listed), and
-a new backward import or cycle fails the test.
+packages of its own layer or below (LAYERS, lowest first, drawn in docs/architecture.md). A lower
+layer learns of a higher one through a hook the higher one installs, never by importing it.
 """
 
 from __future__ import annotations
@@ -18,11 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"moot.agents": ROOT / "agents", "moot.speaker_selection": ROOT / "speaker_selection", "moot": ROOT / "moot"}
 
 # Lowest first; a package may import its own layer and those below. A protocol's code spans
-# agents/, speaker_selection/ and protocols/ (one layer), above the kit that re-exports what it may use. Experiment grids run their cells through the
-# Python API, so `experiment` stands above `api`. `moot` is the package's own __init__ (the API names)
-# and __main__.
+# agents/, speaker_selection/ and protocols/ (one layer), above the contract and the kit below it (what
+# a protocol is handed and may use). Experiment grids run their cells through the Python API, so
+# `experiment` stands above `api`. `moot` is the package's own __init__ (the API names) and __main__.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "plugins", "version", "tracing"),
+    ("errors", "plugins", "version"),
     ("safety",),
     ("metrics",),
     ("tracing",),  # spans of model calls (models), units and runs (engine)
@@ -44,21 +43,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("moot", "__main__"),
 )
 
-# (importer, imported) imports that run up the layers, each to be removed by a fix (issue 30).
-KNOWN_BACKWARD = {
-    ("moot.protocols.conference.plots", "moot.report.plots"),
-    ("moot.protocols.s2mad.report", "moot.report.plots"),
-}
-
-# Protocol code (the protocols' layer) imports moot's core through the kit (moot.kit) and the contract
-# only. What it imports past them today is its imports of moot.report's plots, listed in KNOWN_BACKWARD as
-# they run up the layers too.
+# Protocol code (the protocols' layer) imports moot's core through the kit (moot.kit, and its public
+# submodules: seats, plots) and the contract only, never the kit's private modules (moot.kit._x).
 PROTOCOL_PACKAGES = ("agents", "speaker_selection", "protocols")
 KIT = ("moot.kit", "moot.contract")
-
-# Import cycles (strongly connected modules); a cycle found must lie within one of these.
-KNOWN_CYCLES: list[set[str]] = []
-
 
 @lru_cache(maxsize=1)
 def modules() -> dict[str, Path]:
@@ -147,28 +135,34 @@ def test_every_package_has_a_layer():
     assert {layer(module) for module in modules()} <= set(range(len(LAYERS)))
 
 
-def test_no_import_runs_up_the_layers_but_the_listed_ones():
-    found = backward()
-    assert sorted(found - KNOWN_BACKWARD) == [], "imports running up the layers (LAYERS)"
-    assert sorted(KNOWN_BACKWARD - found) == [], "fixed: take these off KNOWN_BACKWARD"
+def test_no_import_runs_up_the_layers():
+    assert sorted(backward()) == [], "imports running up the layers (LAYERS)"
 
 
 def past_the_kit() -> set[tuple[str, str]]:
-    """Imports of protocol code that name a core module other than the kit's and the contract's."""
+    """Imports of protocol code that name a core module other than the kit's public ones and the contract's."""
     return {(source, target) for source, targets in graph().items() if package(source) in PROTOCOL_PACKAGES
-            for target in targets if package(target) not in PROTOCOL_PACKAGES and not target.startswith(KIT)}
+            for target in targets if package(target) not in PROTOCOL_PACKAGES
+            and (not target.startswith(KIT) or target.startswith("moot.kit._"))}
 
 
-def test_protocols_import_only_the_kit_and_the_contract_but_the_listed_ones():
-    known = {(source, target) for source, target in KNOWN_BACKWARD if package(source) in PROTOCOL_PACKAGES}
-    assert sorted(past_the_kit() - known) == [], "protocol code importing core modules past moot.kit"
+def test_protocols_import_only_the_kit_and_the_contract():
+    assert sorted(past_the_kit()) == [], "protocol code importing core modules past moot.kit"
 
 
-def test_no_import_cycle_but_the_listed_ones():
-    found = cycles()
-    assert [sorted(c) for c in found if not any(c <= known for known in KNOWN_CYCLES)] == [], "new import cycles"
-    gone = [sorted(known) for known in KNOWN_CYCLES if not any(c <= known for c in found)]
-    assert gone == [], "fixed: take these off KNOWN_CYCLES"
+def test_no_import_cycle():
+    assert [sorted(c) for c in cycles()] == [], "import cycles"
+
+
+def test_the_kit_names_what_it_exports():
+    """The kit is one package whose `__all__` lists exactly the names it imports for protocols."""
+    tree = ast.parse(modules()["moot.kit"].read_text(encoding="utf-8"))
+    imported_names = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                      and node.module != "__future__" for alias in node.names}
+    exported = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets))
+    assert isinstance(exported, ast.List)
+    assert sorted(ast.literal_eval(exported)) == sorted(imported_names)
 
 
 def test_the_graph_sees_deferred_imports_and_cycles():

@@ -223,7 +223,8 @@ def test_unparsed_column_macro_note_and_dates(runs, tmp_path):
 def test_plot_titles_fit_and_overall_bar_is_named():
     import matplotlib.pyplot as plt
 
-    from moot.report.plots import _tick, title
+    from moot.kit.plots import title
+    from moot.report.plots import _tick
 
     columns = ["semeval2016 (F_avg)", "semeval2016: Atheism (F_avg)"]
     assert [_tick(c, "semeval2016", columns) for c in columns] == ["all targets (F_avg)", "Atheism (F_avg)"]

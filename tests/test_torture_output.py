@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from moot.models.calls import show_wait, wait_line
-from moot.report import fonts
+from moot.kit import _fonts as fonts
 from moot.safety.neutral import csv_safe, latex_safe, markdown_safe, plain
 from torture_support import case, moot, moot_process, write
 
@@ -335,7 +335,7 @@ def test_a_character_is_drawn_by_an_installed_font_that_has_it_else_replaced(mon
         assert fonts.fit(f"a{char}中", primary) == (f"a{char}\ufffd", ["STIXGeneral"])
         assert fonts.fit(f"a{char}中", primary) == (f"a{char}\ufffd", ["STIXGeneral"])  # deterministic
         assert fonts.fit("e\u0301\u200d\u180ex\u0350", primary)[0] == "e\u0301\u200dx"  # invisible ones dropped
-        from moot.report import plots
+        from moot.kit import plots
         import matplotlib.pyplot as plt
 
         with warnings.catch_warnings():

@@ -2,7 +2,7 @@
 a zero bar drawn as zero (an outline at the axis and its value), PNG and SVG.
 
 Labels may hold any text a dataset or a user wrote (Weibo's Chinese, emoji, escape sequences):
-every text is neutralised as in any report plot before it is saved (moot.report.plots.neutralise:
+every text is neutralised as in any report plot before it is saved (moot.kit.plots.neutralise:
 drawn as written by a font that has each character, or replaced, never as mathtext), so a plot
 never prints a missing-glyph warning.
 """
@@ -24,7 +24,7 @@ from moot.experiment.analysis import Analysis  # noqa: E402
 from moot.experiment.dynamics import RoundStat  # noqa: E402
 from moot.experiment.tables import headline  # noqa: E402
 from moot.metrics.stats import Interval  # noqa: E402
-from moot.report.plots import neutralise  # noqa: E402
+from moot.kit.plots import neutralise  # noqa: E402
 
 FORMATS = ("png", "svg")
 SHORT = 14  # arm labels longer than this (one of them is enough) stand on the axis as A1..An, with a legend

@@ -24,7 +24,7 @@ Then, per kind:
 - latex: every special character escaped (`\\ & % $ # _ { } ~ ^ < > | [ ]`), moot's own table
   symbols (Δ ± † – α) as pdflatex takes them, whitespace one line;
 - plot: the plain text with tabs as spaces (moot.report.plots draws it without mathtext, with a
-  font that has each character or a replacement character; moot.report.fonts).
+  font that has each character or a replacement character; moot.kit._fonts).
 """
 
 from __future__ import annotations

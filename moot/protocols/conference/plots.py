@@ -2,7 +2,7 @@
 have (rounds to agreement, evaluator overall, judge decision grade, reference covered), a bar per
 topic at its mean over the group's conferences with its 95 % t interval as error bars (none from
 one conference), its value and n written on it, and the measure on the y axis. PNG, through
-moot.report.plots.save (every text neutralised)."""
+moot.kit.plots.save (every text neutralised)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from moot.kit import t_interval
 from moot.protocols.conference.report import ConferenceRun, Group, TopicStats  # noqa: E402
-from moot.report.plots import save, title  # noqa: E402
+from moot.kit.plots import save, title  # noqa: E402
 
 # (file stem, y-axis label, the topic's values)
 MEASURES: tuple[tuple[str, str, Callable[[TopicStats], Sequence[float]]], ...] = (

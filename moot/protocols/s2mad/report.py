@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Sequence
 
 from moot.contract.report import ReportPart
-from moot.report.plots import save, title
+from moot.kit.plots import save, title
 from moot.kit import RunResults
 
-import matplotlib.pyplot as plt  # noqa: E402 - after moot.report.plots, which picks the Agg backend
+import matplotlib.pyplot as plt  # noqa: E402 - after moot.kit.plots, which picks the Agg backend
 
 
 def part(runs: Sequence[RunResults], folder: Path) -> ReportPart:
