@@ -20,7 +20,7 @@ Speed against llama.cpp's own (issue 18): around each conference it runs (one pr
 the benchmark measures llama.cpp's prompt rate (a 512-token prompt in one decode) and generation
 rate (one token per decode) on the same model and context size, at the start of a context and
 after 1,024 tokens (a token attends to all before it), on each thread count the model may choose
-(moot.models.cores; each call records its own), and prints, per role and in all, the tokens the
+(moot.models.backends.local.cores; each call records its own), and prints, per role and in all, the tokens the
 model evaluated (prompt tokens not already in its KV cache, as each call records) and generated,
 the bound = the sum over calls of llama.cpp's time for them at the call's thread count and at
 their positions (interpolated; beside it the bound with every token priced at the start of a
@@ -259,7 +259,7 @@ def server_side(folder: Path, url: str) -> Side:
 
 def llama_server(folder: Path):
     """llama.cpp's llama-server (`moot llama-server --build`) serving the embedded model as moot loads it."""
-    from moot.models.llama_server import embedded_server
+    from moot.models.backends.local.llama_server import embedded_server
 
     return embedded_server(log=folder / "llama_server.log")
 
@@ -304,8 +304,8 @@ def along(at: tuple[float, float], cost: tuple[float, float], position: float) -
 
 
 def thread_counts() -> list[int]:
-    """The thread counts rates are measured on (moot.models.cores chooses among them per call)."""
-    from moot.models.cores import usable_cores
+    """The thread counts rates are measured on (moot.models.backends.local.cores chooses among them per call)."""
+    from moot.models.backends.local.cores import usable_cores
 
     cores = usable_cores()
     return sorted({1, max(cores // 2, 1), cores})
@@ -314,9 +314,9 @@ def thread_counts() -> list[int]:
 def llama_rates() -> dict[int, Rates]:
     """Measured on the embedded model as the scenario loads it (context size), per thread count."""
     from moot.models.factory import BackendOptions
-    from moot.models.extra_buffers import choose
-    from moot.models.local import default_model_path
-    from moot.models.local_load import load_llama
+    from moot.models.backends.local.extra_buffers import choose
+    from moot.models.backends.local.client import default_model_path
+    from moot.models.backends.local.load import load_llama
 
     options = BackendOptions()
     path = default_model_path()

@@ -289,7 +289,7 @@ class Design:
 def server_design(spec: str, folder: Path, stack: ExitStack) -> Design:
     """`SLOTS[ FLAG ...]`: llama-server with SLOTS parallel slots (and llama-server's FLAGs),
     serving the embedded model as moot loads it, asked with SLOTS calls in flight."""
-    from moot.models.llama_server import embedded_server
+    from moot.models.backends.local.llama_server import embedded_server
 
     slots, *flags = spec.split()
     server = embedded_server(log=folder / f"llama-server-{len(list(folder.glob('llama-server-*')))}.log",

@@ -156,12 +156,12 @@ def loopback_only(monkeypatch):
 
 def machine_llama(**kwargs):
     """llama.cpp's own Llama on the bundled model, loaded in this process with extra buffers as
-    this machine's check decides (they crash some CPUs: moot.models.extra_buffers)."""
+    this machine's check decides (they crash some CPUs: moot.models.backends.local.extra_buffers)."""
     import llama_cpp
 
-    from moot.models.extra_buffers import choose
-    from moot.models.local import default_model_path
-    from moot.models.local_load import extra_buffer_types, native_stderr_silenced
+    from moot.models.backends.local.extra_buffers import choose
+    from moot.models.backends.local.client import default_model_path
+    from moot.models.backends.local.load import extra_buffer_types, native_stderr_silenced
 
     path = default_model_path()
     with native_stderr_silenced(), extra_buffer_types(choose("auto", path).use):

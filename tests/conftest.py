@@ -15,7 +15,7 @@ def machine_answers(tmp_path_factory):
     in each session, never read from the user's cache: tests must not depend on what an earlier
     run left there. The check runs once, for real, in a child process. A llama-server built into
     the user's cache (`moot llama-server --build`) is still used."""
-    from moot.models.llama_server import cached_binary
+    from moot.models.backends.local.llama_server import cached_binary
 
     if cached_binary().is_file():
         os.environ.setdefault("MOOT_LLAMA_SERVER", str(cached_binary()))

@@ -7,7 +7,7 @@ from typing import Optional
 
 from autogen_core.models import CreateResult, RequestUsage
 
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 
 
 def tag_of(prompt: str) -> str:

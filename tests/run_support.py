@@ -66,7 +66,7 @@ def scored_conference(make_scenario, tmp_path: Path, topics: int = 5) -> Path:
     scores differ from topic to topic: what people rate (tests of moot annotate and its agreement)."""
     import numpy as np
 
-    from moot.models.scripted import ScriptedChatCompletionClient
+    from moot.models.backends.scripted.client import ScriptedChatCompletionClient
     from moot.protocols.conference.verdicts import CRITERIA
 
     class Scoring(ScriptedChatCompletionClient):

@@ -20,7 +20,7 @@ from autogen_core.models import SystemMessage, UserMessage
 
 from backend_support import RecordingServer, loopback_only, read_events, write_scenario  # noqa: F401
 from moot.cli import main
-from moot.models.anthropic_provider import AnthropicBackend
+from moot.models.backends.anthropic.provider import AnthropicBackend
 from moot.models.calls import FatalModelError, RetryPolicy, complete
 from moot.models.factory import build_client
 from moot.models.provider import BackendOptions

@@ -172,7 +172,7 @@ def test_a_score_read_from_ollama_s_twenty_log_probabilities_bounds_what_they_do
     from autogen_core.models import UserMessage
 
     from moot.models.factory import build_client
-    from moot.models.ollama_provider import OllamaBackend
+    from moot.models.backends.ollama.provider import OllamaBackend
     from moot.models.provider import BackendOptions
     from moot.models.requests import REQUEST_ARG, Score
 

@@ -3,7 +3,7 @@ embedded Gemma GGUF on loopback), plus its failure handling: unreachable endpoin
 
 llama_cpp.server 0.3.36 rejects OpenAI's `response_format: json_schema` (HTTP 500, validation
 error) and takes `{"type": "json_object", "schema": ...}` instead; moot's OpenAI client sends
-the standard form and falls back to that one (moot/models/openai_client.py).
+the standard form and falls back to that one (moot/models/backends/openai/client.py).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from backend_support import (
 )
 from moot.cli import main
 from moot.models.factory import build_client
-from moot.models.openai_provider import OpenAIBackend
+from moot.models.backends.openai.provider import OpenAIBackend
 from moot.models.provider import BackendOptions
-from moot.models.local import default_model_path
+from moot.models.backends.local.client import default_model_path
 from moot.models.structured import JSON_OBJECT_SCHEMA, JSON_SCHEMA, reply_budget, response_format
 from moot.models.replies import parse_reply
 from moot.protocols.conference.verdicts import JudgeVerdict
@@ -291,8 +291,8 @@ def test_likelihood_choices_and_scores_through_the_server_equal_the_embedded_mod
     """llama_cpp.server's first-token top_logprobs (its default logits_all=True model) against the
     same GGUF scored in-process: raw-text prompts (/completions), and the Gemma chat template
     (the server's --chat_format gemma, the local client told the model is an instruction model)."""
-    from moot.models.local import LocalChatCompletionClient
-    from moot.models.local_process import LocalConfig
+    from moot.models.backends.local.client import LocalChatCompletionClient
+    from moot.models.backends.local.process import LocalConfig
     from moot.models.requests import Choose, Score
 
     server = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions({"openai": OpenAIBackend(base_url=server_url)}))
@@ -437,7 +437,7 @@ def test_a_timeout_caused_by_a_connection_error_is_named_a_connection_error(answ
     timeout (a socket that never answers, a 0.3 s client timeout) stays a timeout. The SDK builds
     its exceptions itself: the test does not depend on how one version constructs them."""
     import openai
-    from moot.models.openai_client import connection_errors_named
+    from moot.models.backends.openai.client import connection_errors_named
 
     async def the_sdk_s_then_moot_s(url):
         client = build_client("openai:gemma", {"max_tokens": 8}, BackendOptions({"openai": OpenAIBackend(base_url=url)}, SECRET))
@@ -473,7 +473,7 @@ def test_a_streamed_closed_answer_is_read_from_the_chunk_with_log_probabilities(
     """A closed answer is asked streamed (llama_cpp.server scores an unstreamed one's whole context):
     its reply is the first chunk whose choice carries log-probabilities, with the usage a last
     chunk reports; keep-alive comments, [DONE] and lines that are no JSON object are skipped."""
-    from moot.models.openai_client import assembled, first_top_logprobs
+    from moot.models.backends.openai.client import assembled, first_top_logprobs
 
     tops = {" Yes": -0.2, " No": -1.8}
     events = "\n".join([": keep-alive", "", 'data: {"choices": [{"text": "", "logprobs": null}]}', "",

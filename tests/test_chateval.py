@@ -24,8 +24,8 @@ from moot.kit._order import PolicyError
 from moot.log.transcript import load
 from moot.metrics.classification import UNPARSED
 from moot.models.requests import Score, request_of
-from moot.models.scripted import ScriptedChatCompletionClient
-from moot.models.scripted_requests import answer
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
+from moot.models.backends.scripted.requests import answer
 from moot.protocols.chateval.events import Judgement, aggregate, read_scores
 from moot.protocols.chateval.protocol import PROTOCOL
 from moot.protocols.chateval.report import cohen_kappa

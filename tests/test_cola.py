@@ -271,7 +271,7 @@ def test_bad_cola_scenarios_name_line_and_key(tmp_path, extra, message):
 
 
 def test_scripted_model_answers_the_option_letter_of_its_label():
-    from moot.models.scripted import option_letter
+    from moot.models.backends.scripted.client import option_letter
 
     prompt = ("Determine whether ... Choose from: A: Against B: Favor C: Neutral\n\n"
               "Constraint: Answer with only the option above that is most accurate and nothing else.")

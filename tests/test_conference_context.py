@@ -7,7 +7,7 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.agents.conference.context import Left, Said, context_window, estimate_tokens
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.conference.schema import ContextWindow
 from moot.scenario.load import ScenarioError, load_scenario
 

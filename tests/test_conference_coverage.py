@@ -20,7 +20,7 @@ from moot.cli import main
 from moot.log.events import Message, RunResumed
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.models.requests import Continue, MeasuredResult
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.conference.schema import ReferenceItem
 from moot.scenario.load import ScenarioError, load_scenario
 from moot.protocols.conference.texts import coverage_rows

@@ -17,7 +17,7 @@ from moot.cli import EXIT_OK, main
 from moot.log.events import Message, RunResumed
 from moot.protocols.conference.events import Score, TopicClosed, Verdict
 from moot.models.requests import Choose, Continue, NotSupported, Score as ScoreRequest
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.scenario.load import ScenarioError, load_scenario
 from moot.log.transcript import load
 from moot.protocols.conference.verdicts import CRITERIA

@@ -8,7 +8,7 @@ import pytest
 from run_support import conference, run_scenario
 
 from moot.protocols.conference.events import TopicClosed, Verdict
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.scenario.load import ScenarioError, load_scenario
 
 M, A, B, J, E = "Moderator", "Alice", "Bob", "Judge", "Evaluator"

@@ -15,7 +15,7 @@ from moot.contract.registry import view_of
 from moot.cli import EXIT_OK, main
 from moot.views.console import terminal_rows
 from moot.protocols.conference.events import Score
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.views.html import render_html
 from moot.views.markdown import render_markdown
 from moot.log.transcript import load

@@ -11,7 +11,7 @@ from run_support import conference, run_scenario
 from moot.cli import main
 from moot.log.events import Message
 from moot.protocols.conference.events import Coverage, Score, Verdict
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.scenario.load import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

@@ -10,7 +10,7 @@ from run_support import conference, run_scenario, without_calls
 from moot.cli import main
 from moot.log.events import Call, Message, RunFinished, RunStarted
 from moot.protocols.conference.events import Score, TopicClosed, Verdict
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.scenario.load import scenario_hash
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

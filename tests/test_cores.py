@@ -1,5 +1,5 @@
 """The embedded model's thread count, chosen from the cores other processes leave idle
-(moot.models.cores): the choice as a table, the measurement from counters, the cores a process
+(moot.models.backends.local.cores): the choice as a table, the measurement from counters, the cores a process
 can use (affinity, physical cores, a container's quota), the lock that applies it, and
 llama.cpp's results equal whatever the thread count."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from backend_support import machine_llama
 
-from moot.models.cores import (IdleCores, ModelLock, Sample, cgroup_quota, others_between, physical_cores,
+from moot.models.backends.local.cores import (IdleCores, ModelLock, Sample, cgroup_quota, others_between, physical_cores,
                               system_sample, threads_for, usable_cores)
 
 

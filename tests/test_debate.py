@@ -12,7 +12,7 @@ from autogen_core.models import AssistantMessage, CreateResult, RequestUsage, Us
 from moot.cli import main
 from moot.metrics.classification import UNPARSED
 from moot.models.engine import ModelEngine
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
 from moot.protocols.debate import PROTOCOL, DebateScenario, vote

@@ -49,7 +49,7 @@ def test_a_call_over_its_time_limit_is_a_timeout():
 
 
 def test_the_ollama_client_is_not_imported_for_other_backends():
-    code = ("import sys, moot.cli.run, moot.protocols, moot.models.openai_client; "
+    code = ("import sys, moot.cli.run, moot.protocols, moot.models.backends.openai.client; "
             "print(sorted(m for m in sys.modules if m.startswith(('ollama', 'autogen_ext.models.ollama'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -35,7 +35,7 @@ ERRORS = {
 }
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 # One-line errors of the environment (exit 3): a tool or a download a command needs is missing.
-ENVIRONMENT = [("moot.models.llama_server", "BuildError"), ("moot.models.cache", "CacheBusy"),
+ENVIRONMENT = [("moot.models.backends.local.llama_server", "BuildError"), ("moot.models.cache", "CacheBusy"),
                ("moot.tracing", "TracingUnavailable")]
 
 
@@ -86,7 +86,7 @@ def test_a_new_error_class_is_mapped_by_its_exit_code_alone(monkeypatch, capsys)
 def test_every_one_line_error_in_moot_is_listed_here():
     """A MootError subclass not in the table above would go untested: list every one there is."""
     for module in ("moot.cli.run", "moot.cli.score", "moot.cli.report", "moot.cli.llama_server",
-                   "moot.models.llama_server", "moot.protocols.registry"):
+                   "moot.models.backends.local.llama_server", "moot.protocols.registry"):
         importlib.import_module(module)
     seen, todo = set(), [MootError]
     while todo:

@@ -1,4 +1,4 @@
-"""Whether the embedded model uses llama.cpp's extra buffer types (moot.models.extra_buffers): the
+"""Whether the embedded model uses llama.cpp's extra buffer types (moot.models.backends.local.extra_buffers): the
 setting, the check in a child process (one that ends well, fails, crashes or hangs), the answer
 kept per machine, llama.cpp build and model file, and a crash that turns them off."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.models.extra_buffers import (Finding, choose, cpu_identity, exit_cause, machine_key, read_store,
+from moot.models.backends.local.extra_buffers import (Finding, choose, cpu_identity, exit_cause, machine_key, read_store,
                                        remember_crash, run_check)
 
 
@@ -134,7 +134,7 @@ def test_the_cpu_is_named_by_its_model_and_flags(tmp_path):
 @pytest.mark.slow
 def test_the_real_check_loads_the_model_in_a_child_and_this_process_goes_on(tmp_path):
     """Whatever this CPU answers (a crash included), the check returns a finding and its cost."""
-    from moot.models.local import default_model_path
+    from moot.models.backends.local.client import default_model_path
 
     finding = run_check(default_model_path())
     assert isinstance(finding.safe, bool) and 0 < finding.seconds < 180

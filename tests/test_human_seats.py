@@ -23,7 +23,7 @@ from moot.kit.seats import Question, ScriptedPerson, SeatSpec
 from moot.errors import UsageError
 from moot.log.events import Call, Human, Message, RunResumed
 from moot.log.transcript import load
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.conference.events import Score, Verdict
 
 J, E = "Judge", "Evaluator"

@@ -13,7 +13,7 @@ from run_support import run_item
 from moot.log.events import Message
 from moot.models.calibration import calibrate, content_free_prior, recalibrated
 from moot.models.requests import Choose, Continue, MeasuredResult, choice_detail
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.debate import DebateScenario
 from moot.protocols.negotiation.schema import NegotiationScenario

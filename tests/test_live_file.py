@@ -16,7 +16,7 @@ from moot.kit._context import Speaking
 from moot.log.events import Message
 from moot.log.transcript import load
 from moot.models.engine import streamed
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.models.streaming import Watcher
 
 

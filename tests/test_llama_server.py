@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.models.extra_buffers import choose
-from moot.models.llama_server import LlamaServer
-from moot.models.local import default_model_path
+from moot.models.backends.local.extra_buffers import choose
+from moot.models.backends.local.llama_server import LlamaServer
+from moot.models.backends.local.client import default_model_path
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 from moot.cli import main
 from moot.errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE
 from moot.models import llama_server
-from moot.models.llama_server import BuildError, build_server, cached_binary, unpacked
+from moot.models.backends.local.llama_server import BuildError, build_server, cached_binary, unpacked
 
 
 def test_a_binary_of_the_user_s_own_is_used_as_it_is(tmp_path, monkeypatch, capsys):

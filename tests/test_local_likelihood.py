@@ -20,13 +20,13 @@ from moot.models.cache import ReplyCache
 from moot.models.engine import ModelEngine, RoleModel
 from llama_cpp.llama_chat_format import format_gemma
 
-from moot.models.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
-from moot.models.extra_buffers import choose
-from moot.models.local import LocalChatCompletionClient, default_model_path, model_kind
-from moot.models.local_load import has_chat_template, load_llama
-from moot.models.local_process import LocalConfig, process_for
-from moot.models.local_requests import chat_prompt
-from moot.models.local_tokens import PIECE_BYTES, piece, pieces_at_once, token_classes, tokenizer_of
+from moot.models.backends.local.likelihood import Question, option_logprobs, question_logprobs, sequence_logprobs
+from moot.models.backends.local.extra_buffers import choose
+from moot.models.backends.local.client import LocalChatCompletionClient, default_model_path, model_kind
+from moot.models.backends.local.load import has_chat_template, load_llama
+from moot.models.backends.local.process import LocalConfig, process_for
+from moot.models.backends.local.requests import chat_prompt
+from moot.models.backends.local.tokens import PIECE_BYTES, piece, pieces_at_once, token_classes, tokenizer_of
 from moot.models.requests import REQUEST_ARG, Choose, Continue, Score
 
 pytestmark = pytest.mark.slow

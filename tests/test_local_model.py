@@ -16,7 +16,7 @@ from backend_support import (
     of_type, read_events, write_scenario,
 )
 from moot.cli import main
-from moot.models.local import default_model_path
+from moot.models.backends.local.client import default_model_path
 from moot.models.structured import reply_budget, structured_max_tokens
 from moot.protocols.conference.verdicts import CRITERIA, EvaluatorScores, JudgeVerdict, ModeratorDecision, coverage_model
 

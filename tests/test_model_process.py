@@ -1,4 +1,4 @@
-"""The embedded model's own process (moot.models.local_process): a crash in it fails the calls
+"""The embedded model's own process (moot.models.backends.local.process): a crash in it fails the calls
 waiting on it with one line (the model, the signal, what it last said, the setting that avoids
 it), never the process that asked; a crash with extra buffers under `auto` turns them off for the
 machine; the choice is recorded on every call; and a run whose model died continues when the same
@@ -18,8 +18,8 @@ import pytest
 from autogen_core.models import UserMessage
 from backend_support import read_events, write_scenario
 
-from moot.models.extra_buffers import Choice, choose, read_store, store_path
-from moot.models.local_process import LocalConfig, ModelCrashed, ModelProcess
+from moot.models.backends.local.extra_buffers import Choice, choose, read_store, store_path
+from moot.models.backends.local.process import LocalConfig, ModelCrashed, ModelProcess
 from moot.models.requests import REQUEST_ARG, Choose
 
 # A stand-in for the model's process that says it is loaded, reads one request and dies as told.
@@ -104,7 +104,7 @@ def ask_choice(client):
 @pytest.mark.slow
 @pytest.mark.parametrize("setting", ["off", "on", "auto"])
 def test_every_call_records_the_extra_buffer_choice(setting):
-    from moot.models.local import LocalChatCompletionClient, default_model_path
+    from moot.models.backends.local.client import LocalChatCompletionClient, default_model_path
 
     path = default_model_path()
     safe = choose("auto", path).use  # this machine's answer
@@ -129,7 +129,7 @@ def worker_of(pid: int) -> int:
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[1]) == pid and b"moot.models.local_worker" in command:
+        if int(fields[1]) == pid and b"moot.models.backends.local.worker" in command:
             return int(entry.name)
     raise LookupError("no model process")
 
@@ -181,7 +181,7 @@ def test_a_model_process_that_dies_mid_run_is_one_line_and_the_same_command_cont
 def test_a_torn_or_unreadable_reply_fails_its_call_instead_of_hanging(tmp_path, cache):
     """A reply line cut short by a dying process is passed over (the end that follows fails the
     call); a result that is not one fails its call with why."""
-    from moot.models.local_process import WorkerError
+    from moot.models.backends.local.process import WorkerError
 
     code = """
 import json, sys

@@ -22,10 +22,10 @@ from moot.models.continuation import (
 )
 from moot.models.engine import ModelEngine, RoleModel
 from moot.models.factory import build_client
-from moot.models.openai_provider import OpenAIBackend
+from moot.models.backends.openai.provider import OpenAIBackend
 from moot.models.provider import BackendOptions
 from moot.models.requests import NotSupported, Choose, Continue, Score, request_of, REQUEST_ARG
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.models.server_likelihood import Reader, read_options
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.negotiation.schema import NegotiationScenario

@@ -12,7 +12,7 @@ from run_support import run_item
 
 from moot.cli import main
 from moot.log.transcript import load
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.negotiation import protocol as neg
 from moot.protocols.negotiation.knn import NearestNeighbours
 from moot.protocols.negotiation.protocol import Result, combine, vote

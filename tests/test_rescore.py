@@ -16,7 +16,7 @@ from moot.cli import main
 from moot.log.events import Call, Message
 from moot.protocols.conference.events import Score
 from moot.models.engine import ModelEngine
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.registry import REGISTRY
 from moot.protocols.conference.rescore import judge_decisions
 from moot.engine.rescore import Job, rescore_units

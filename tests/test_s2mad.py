@@ -12,7 +12,7 @@ from run_support import run_item
 
 from moot.cli import main
 from moot.data.load import Comment
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.s2mad import protocol as s2mad
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.log.transcript import load

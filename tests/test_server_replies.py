@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from moot.models.factory import build_client
-from moot.models.openai_provider import OpenAIBackend
+from moot.models.backends.openai.provider import OpenAIBackend
 from moot.models.provider import BackendOptions
-from moot.models.openai_client import assembled, first_top_logprobs
+from moot.models.backends.openai.client import assembled, first_top_logprobs
 from moot.models.server_likelihood import NoLogprobs
 
 LEGACY = {"choices": [{"text": " Yes", "logprobs": {"tokens": [" Yes"], "token_logprobs": [-0.2],

@@ -181,7 +181,7 @@ def test_an_ollama_server_ignoring_num_predict_is_bounded_too(size, fails):
     from backend_support import RecordingServer
     from moot.models.bounded import ReplyTooLarge
     from moot.models.factory import build_client
-    from moot.models.ollama_provider import OllamaBackend
+    from moot.models.backends.ollama.provider import OllamaBackend
     from moot.models.provider import BackendOptions
 
     def chat(path, body):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import moot.cli.run  # noqa: F401  (imported before any case is timed)
-import moot.models.openai_client  # noqa: F401
+import moot.models.backends.openai.client  # noqa: F401
 from backend_support import loopback_only  # noqa: F401
 from fault_server import FaultServer
 from torture_support import (  # noqa: F401 - tmpfs: a fixture

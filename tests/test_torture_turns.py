@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from moot.agents.prompts import inset
 from moot.cli import main
 from moot.log.transcript import load
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from run_support import run_scenario
 from torture_support import ROOT, case
 

@@ -17,7 +17,7 @@ from run_support import conference, run_scenario
 from moot.cli import EXIT_FAILED, EXIT_OK, main
 from moot.log.events import SCHEMA_VERSION, Error, Message, RunFinished, RunResumed, RunStarted, TranscriptError, Usage
 from moot.protocols.conference.events import Score, TopicClosed, Verdict
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.log.transcript import EventLog, load
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -149,7 +149,7 @@ def wait_for(condition, timeout: float = 10.0, every: float = 0.05):
 
 # ------------------------------------------------------------------------------------ a slow run
 def slow_clients(delay: float) -> dict[str, object]:
-    from moot.models.scripted import ScriptedChatCompletionClient
+    from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 
     class Slow(ScriptedChatCompletionClient):
         async def create_stream(self, messages, **kwargs):

@@ -1,6 +1,6 @@
 """llama.cpp's own server from Python (`moot llama-server`): built once from a registry package,
 serving a GGUF (default: the embedded Gemma 3 270M) on loopback for moot's OpenAI backend
-(moot.models.llama_server says how it is built)."""
+(moot.models.backends.local.llama_server says how it is built)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 from moot.errors import UsageError
 
 if TYPE_CHECKING:
-    from moot.models.llama_server import LlamaServer
+    from moot.models.backends.local.llama_server import LlamaServer
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class ServerOptions:
 
 def llama_server_binary() -> Path:
     """The llama-server binary: $MOOT_LLAMA_SERVER, else the cached one, built first when there is none."""
-    from moot.models.llama_server import binary
+    from moot.models.backends.local.llama_server import binary
 
     return binary(build=True)
 
@@ -41,9 +41,9 @@ def llama_server_binary() -> Path:
 def llama_server(model: Optional[str] = None, options: ServerOptions = ServerOptions()) -> "LlamaServer":
     """The server for `model` (a GGUF file; default: the embedded model), built once; a `with` block
     runs it, its `url` the base URL to give moot (`--model openai:NAME --base-url URL`)."""
-    from moot.models.extra_buffers import choose
-    from moot.models.llama_server import LlamaServer
-    from moot.models.local import default_model_path
+    from moot.models.backends.local.extra_buffers import choose
+    from moot.models.backends.local.llama_server import LlamaServer
+    from moot.models.backends.local.client import default_model_path
 
     llama_server_binary()
     served = model or default_model_path()

@@ -3,7 +3,7 @@
 
 `--build` builds it (or finds it built) and prints the binary's path. Serving prints the base URL
 to give moot: `moot run SCENARIO --model openai:NAME --base-url URL` (a base model also needs
-`backends: {openai: {kind: base}}` in the scenario). moot.models.llama_server says how it is built.
+`backends: {openai: {kind: base}}` in the scenario). moot.models.backends.local.llama_server says how it is built.
 """
 
 from __future__ import annotations

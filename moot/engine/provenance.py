@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from moot.models.extra_buffers import cache_root, read_store
+from moot.models.backends.local.extra_buffers import cache_root, read_store
 from moot.models.spec import parse_spec, provider_of
 from moot.safety.diskio import write_atomic
 

@@ -80,8 +80,8 @@ class CallDetail(BaseModel):
     uncut: Optional[str] = None  # continuation, when cut: the text as generated
     note: str = ""  # e.g. why a likelihood choice fell back to structured output, or why nothing was cut
     evaluated: Optional[int] = None  # embedded model: prompt tokens it evaluated (the rest were reused from its cache)
-    threads: Optional[int] = None  # embedded model: the CPU threads llama.cpp ran it on (moot.models.cores)
-    extra_buffers: Optional[bool] = None  # embedded model: whether llama.cpp used extra buffer types (moot.models.extra_buffers)
+    threads: Optional[int] = None  # embedded model: the CPU threads llama.cpp ran it on (moot.models.backends.local.cores)
+    extra_buffers: Optional[bool] = None  # embedded model: whether llama.cpp used extra buffer types (moot.models.backends.local.extra_buffers)
 
 
 class Call(EventBase):

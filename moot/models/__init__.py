@@ -3,7 +3,7 @@
 from moot.models.calls import Completion, ModelCallError, complete
 from moot.models.factory import build_client
 from moot.models.provider import BackendOptions, ModelSpec
-from moot.models.scripted import ScriptedChatCompletionClient
+from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.models.spec import parse_spec
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Model calls sent in waves through a provider's batch API (`--batch`): about half the price, within a day.
 
 Units run as usual; a call whose client is batched (moot.models.engine attaches the provider's
-batch module, e.g. moot.models.openai_batch) does not go to the server but waits in the next
+batch module, e.g. moot.models.backends.openai.batch) does not go to the server but waits in the next
 wave. A wave goes as soon as every unit still to finish is waiting on a call (or after
 `BatchPolicy.idle_s` with nothing new asked), as one batch per model and endpoint: a multi-turn
 protocol takes one wave per turn across all its items. Each batch is uploaded, submitted, polled
@@ -65,7 +65,7 @@ class BatchState:
 
 
 class BatchAPI(Protocol):
-    """A provider's batch endpoints (moot.models.openai_batch is OpenAI's)."""
+    """A provider's batch endpoints (moot.models.backends.openai.batch is OpenAI's)."""
 
     def line(self, custom_id: str, path: str, body: dict[str, Any]) -> dict[str, Any]: ...
 

@@ -6,7 +6,7 @@ answer looks like, so the scripted model can play every protocol without knowing
 - a free turn: `template`, a short text its parser accepts, whose `{name}` fields each take one
   of `choices[name]` (e.g. "... Answer: {label}" with the scenario's labels);
 - a closed answer (a choice, a score, a structured output's label field): the question itself
-  lists its options, and the scripted model's own rule answers it (moot.models.scripted); a
+  lists its options, and the scripted model's own rule answers it (moot.models.backends.scripted.client); a
   protocol whose questions are all closed declares an empty `template`.
 
 Which option a free turn's field takes is deterministic given the model's seed and the prompt (a

@@ -106,7 +106,7 @@ class Provider(Generic[O]):
     """A backend. `client`: the module of its client code, imported on first use (a run loads only
     its own); `endpoint_key`: the options' key naming its endpoints, which `--base-url`-like
     options replace; `batches`: the module of its batch API (`--batch`; its `attach(client,
-    batcher)` routes a client's requests into waves: moot.models.openai_batch), if it has one; `local`: it runs in this process, so closed answers are read from its
+    batcher)` routes a client's requests into waves: moot.models.backends.openai.batch), if it has one; `local`: it runs in this process, so closed answers are read from its
     likelihoods by default and `model_file` names the file a run's provenance hashes."""
 
     name: str

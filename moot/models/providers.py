@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import create_model
 
-from moot.models.anthropic_provider import ANTHROPIC
-from moot.models.local_provider import LOCAL
-from moot.models.ollama_provider import OLLAMA
-from moot.models.openai_provider import OPENAI
+from moot.models.backends.anthropic.provider import ANTHROPIC
+from moot.models.backends.local.provider import LOCAL
+from moot.models.backends.ollama.provider import OLLAMA
+from moot.models.backends.openai.provider import OPENAI
 from moot.models.provider import NoOptions, Options, Provider
-from moot.models.scripted_provider import SCRIPTED
+from moot.models.backends.scripted.provider import SCRIPTED
 
 AnyProvider = Provider[Any]
 

@@ -1,7 +1,7 @@
 """Streaming a model's reply: who watches it, and its final result.
 
 The embedded model sends its text as it is generated, through the pipe from its process
-(moot.models.local_process); the OpenAI-compatible client reads a server's events. Closing or
+(moot.models.backends.local.process); the OpenAI-compatible client reads a server's events. Closing or
 cancelling the consumer stops the generation (the embedded model's at its next token).
 """
 

@@ -155,5 +155,5 @@ PROTOCOL = Protocol(
     report=Reporting(part=report_part),
     seats=seats,
     rating=rateables,
-    scripted=lambda s: {},  # a scripted judge follows its script's tokens (moot.models.scripted)
+    scripted=lambda s: {},  # a scripted judge follows its script's tokens (moot.models.backends.scripted.client)
 )

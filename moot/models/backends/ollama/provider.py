@@ -17,7 +17,7 @@ from moot.safety.secrets import redact_url, register
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-CLIENT = "moot.models.ollama_client"
+CLIENT = "moot.models.backends.ollama.client"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
 

@@ -3,7 +3,7 @@
 It answers from what it is asked and its script: plain turns get a short reply naming what the
 prompt asks about; a structured output gets a valid object of its schema, and a free-text prompt
 offering two of the script's words ("AGREEMENT or MORE DEBATE") an answer in words, both following
-the script (moot.models.scripted_replies). Free-text replies to a prompt carrying
+the script (moot.models.backends.scripted.replies). Free-text replies to a prompt carrying
 `SCRIPTED_LABEL=<label>` end with a decisive "Answer: <label>" line ("Decision: <label>" when
 the prompt asks for "Decision:"), so per-item protocols get known predictions from a marked test
 dataset. Script tokens: AGREEMENT, MORE_DEBATE, NEXT_TOPIC, GARBAGE (an unparseable reply),
@@ -17,7 +17,7 @@ client's seed and the prompt (a `SCRIPTED_LABEL` mark's label when it is one), s
 deterministic per seed and repeats with other seeds vary. Closed answers keep the rule above.
 
 Continuations, choices and scores (moot.models.requests) are answered by
-moot.models.scripted_requests; `create_stream` yields a reply word by word.
+moot.models.backends.scripted.requests; `create_stream` yields a reply word by word.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from moot.errors import nearest
 from moot.models.base import MootClient
 from moot.models.expect import Expected, expected_of
 from moot.models.requests import Request, document_text, request_of
-from moot.models.scripted_replies import (
+from moot.models.backends.scripted.replies import (
     SCORE_MARK, label_mark, last_user_text, offered_reply, structured_reply,
 )
-from moot.models.scripted_requests import answer as scripted_answer
+from moot.models.backends.scripted.requests import answer as scripted_answer
 
 SCRIPT_TOKENS = ("AGREEMENT", "MORE_DEBATE", "NEXT_TOPIC", "GARBAGE", "EMPTY", "FAIL", "BASE")
 SCRIPTED_INFO = ModelInfo(vision=False, function_calling=False, json_output=True,

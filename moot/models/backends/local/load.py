@@ -1,10 +1,10 @@
 """Loading a GGUF into llama.cpp in this process: the embedded model's process does it
-(moot.models.local_worker), and so do tests and benchmarks that measure llama.cpp itself.
+(moot.models.backends.local.worker), and so do tests and benchmarks that measure llama.cpp itself.
 
 The model is loaded with `chat_format=None`, so an instruction GGUF is driven with its own
 template (llama-cpp-python picks a built-in formatter when the template is a known one, else
 renders the GGUF's Jinja template); a Gemma GGUF without a template keeps the Gemma turn markup
-for plain chat calls. Extra buffer types (moot.models.extra_buffers) are used or not as the
+for plain chat calls. Extra buffer types (moot.models.backends.local.extra_buffers) are used or not as the
 caller says: llama-cpp-python's constructor has no parameter for them, so the model parameters
 it starts from are given the flag while it loads.
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Iterator, Mapping, Optional
 
-from moot.models.cores import IdleCores, ModelLock, system_sample
-from moot.models.local_kv import open_sequences
+from moot.models.backends.local.cores import IdleCores, ModelLock, system_sample
+from moot.models.backends.local.kv import open_sequences
 
 _LOADING = threading.Lock()  # the patched default parameters are the process's while one model loads
 
@@ -74,7 +74,7 @@ def load_llama(path: str, n_ctx: int, n_threads: Optional[int], n_gpu_layers: in
                extra_buffers: bool = False, family: tuple[int, ...] = ()) -> Loaded:
     """Load a GGUF once per process, with the lock that serialises its requests (and, unless
     `n_threads` fixes it, sets their thread count from the cores idle but for this process and
-    the processes in `family`: moot.models.cores)."""
+    the processes in `family`: moot.models.backends.local.cores)."""
     from llama_cpp import Llama
 
     idle: Optional[IdleCores] = None  # a count the setting fixes is never changed

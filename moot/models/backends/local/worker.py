@@ -1,9 +1,9 @@
 """The embedded model's process: llama.cpp serving moot's requests over a pipe.
 
-`python -m moot.models.local_worker PATH --n-ctx N [--n-threads T] [--n-gpu-layers L]
---extra-buffers on|off` loads the GGUF (moot.models.local_load) and answers the requests of the
-process that started it (moot.models.local_process), one at a time and in order of arrival, with
-moot.models.local_requests. One JSON object per line each way:
+`python -m moot.models.backends.local.worker PATH --n-ctx N [--n-threads T] [--n-gpu-layers L]
+--extra-buffers on|off` loads the GGUF (moot.models.backends.local.load) and answers the requests of the
+process that started it (moot.models.backends.local.process), one at a time and in order of arrival, with
+moot.models.backends.local.requests. One JSON object per line each way:
 
 - in: `{"id": n, "messages": [...], "request": {...} | null, "sampling": {...}, "kind": "base" |
   "instruct", "stream": bool}` asks; `{"stop": n}` stops request n (queued: it is skipped;
@@ -16,7 +16,7 @@ Its standard output carries only these lines: whatever else writes to file descr
 its standard error, which the parent keeps the end of for the line it reports if this process
 dies. It ends when its input closes (the parent is gone), even in the middle of a request.
 
-`--check PATH` is the extra-buffer check (moot.models.extra_buffers): load PATH with extra
+`--check PATH` is the extra-buffer check (moot.models.backends.local.extra_buffers): load PATH with extra
 buffers, decode a prompt and a few tokens, exit 0.
 """
 
@@ -34,8 +34,8 @@ from typing import Any, BinaryIO, Optional, Sequence
 from autogen_core.models import CreateResult, LLMMessage
 from pydantic import TypeAdapter
 
-from moot.models.local_load import Loaded, has_chat_template, load_llama
-from moot.models.local_requests import LocalAnswers, Sampling
+from moot.models.backends.local.load import Loaded, has_chat_template, load_llama
+from moot.models.backends.local.requests import LocalAnswers, Sampling
 from moot.models.requests import REQUEST_ARG, request_of
 
 MESSAGES: TypeAdapter[list[LLMMessage]] = TypeAdapter(list[LLMMessage])
@@ -132,7 +132,7 @@ def check(path: str) -> int:
 
 
 def arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m moot.models.local_worker",
+    parser = argparse.ArgumentParser(prog="python -m moot.models.backends.local.worker",
                                      description="The embedded model's process (started by moot).")
     parser.add_argument("path")
     parser.add_argument("--check", action="store_true", help="only check extra buffers on this machine")

@@ -137,7 +137,7 @@ class OpenAIClient(MootClient):
         self.headers: Optional[dict[str, str]] = None  # the SDK's, made at the first request (sdk_headers)
         self.query = dict(query or {})  # the SDK's default query: the endpoint's credentials
         self.endpoint_headers = dict(headers or {})  # the endpoint's own (its credentials)
-        self.lane: Optional[Lane] = None  # with --batch: where requests go instead (moot.models.openai_batch)
+        self.lane: Optional[Lane] = None  # with --batch: where requests go instead (moot.models.backends.openai.batch)
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         self.narrow = ""  # why this server gives no more than the top 20, once it said so

@@ -10,7 +10,7 @@ from moot.models.provider import BackendOptions, ModelSpec, NoOptions, Provider
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-CLIENT = "moot.models.scripted"
+CLIENT = "moot.models.backends.scripted.client"
 
 
 def build(spec: ModelSpec, settings: Mapping[str, Any], options: BackendOptions,

@@ -22,7 +22,7 @@ from autogen_core.models import LLMMessage, RequestUsage, UserMessage
 
 from moot.models.continuation import continuation_result
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
-from moot.models.scripted_replies import named, normal
+from moot.models.backends.scripted.replies import named, normal
 
 SCRIPTED_CONTINUATION = "(scripted) I have a point on {about}. Let me add a second sentence to it."
 

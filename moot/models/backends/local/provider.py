@@ -13,9 +13,9 @@ from moot.models.provider import BackendOptions, MissingKey, ModelSpec, Options,
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-    from moot.models.local_process import LocalConfig
+    from moot.models.backends.local.process import LocalConfig
 
-CLIENT = "moot.models.local"
+CLIENT = "moot.models.backends.local.client"
 
 
 def on_off(value: object) -> object:
@@ -52,7 +52,7 @@ def model_file(spec: ModelSpec) -> str:
 
 def local_config(spec: ModelSpec, options: BackendOptions) -> LocalConfig:
     """What the embedded model's process for `spec` is started with."""
-    from moot.models.local_process import LocalConfig
+    from moot.models.backends.local.process import LocalConfig
 
     path, block = model_file(spec), options.of(LOCAL)
     if not os.path.isfile(path):

@@ -4,7 +4,7 @@ Works on a Llama created with the default `logits_all=False` (never True: on the
 that doubles prompt-evaluation time, costs ~2 GB per 1000 tokens and llama-cpp-python's echo
 logprobs path sorts the whole vocabulary in Python for every prompt token; issue 11 FINDINGS §4).
 It keeps the longest prefix of the prompt the context holds, as `Llama.generate` does (or takes
-back a parked one: moot.models.local_kv), and evaluates the rest in one decode with the
+back a parked one: moot.models.backends.local.kv), and evaluates the rest in one decode with the
 continuations as branches: each question's own prompt tokens and each path through its
 continuations' proper prefixes in a sequence of their own, the logits read after every prefix
 (`llama_get_logits_ith`). Several questions that share a prompt prefix (the evaluator's criteria)
@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from moot.models.local_kv import Row, Sequences, common_prefix, sequences_of
+from moot.models.backends.local.kv import Row, Sequences, common_prefix, sequences_of
 
 Tokens = tuple[int, ...]  # a continuation's tokens, or a prefix of them (a node)
 

@@ -9,7 +9,7 @@ on the plain CPU kernels.
 
 `backends.local.extra_buffers` says what to do: `on` or `off` forces the choice, and `auto` (the
 default) asks the machine. A child process loads the model with extra buffers and decodes a prompt
-and a few tokens (`python -m moot.models.local_worker --check PATH`). If that ends well, extra
+and a few tokens (`python -m moot.models.backends.local.worker --check PATH`). If that ends well, extra
 buffers are used. A crash, an error or a timeout turns them off. The check cannot take moot down,
 and its answer is kept per machine, llama.cpp build and model file, in the user's cache folder.
 A later crash of the model process with extra buffers on turns them off the same way
@@ -89,7 +89,7 @@ def run_check(model_path: str, timeout_s: float = CHECK_TIMEOUT_S,
               command: Optional[list[str]] = None) -> Finding:
     """Load `model_path` with extra buffers in a child process and decode a little: safe when it
     exits 0. `command` replaces the child's command line (tests)."""
-    argv = command or [sys.executable, "-m", "moot.models.local_worker", "--check", model_path]
+    argv = command or [sys.executable, "-m", "moot.models.backends.local.worker", "--check", model_path]
     started = time.monotonic()
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

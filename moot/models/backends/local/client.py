@@ -1,5 +1,5 @@
 """The embedded backend: llama.cpp running a GGUF file (default: Gemma 3 270M) in a process of its
-own that moot supervises (moot.models.local_process, moot.models.local_worker).
+own that moot supervises (moot.models.backends.local.process, moot.models.backends.local.worker).
 
 What it adds to llama.cpp: bounded max_tokens, sampling settings, JSON-schema constrained decoding
 for structured replies, text streamed as it is generated, and every call recording the CPU threads
@@ -11,15 +11,15 @@ instruction model, one without is a base model; `backends.local.kind` overrides 
 ship a template).
 
 Beyond chat replies it answers moot.models.requests: continuations (streamed), closed choices and
-scores read from the model's log-probabilities (moot.models.likelihood), in document form on a
+scores read from the model's log-probabilities (moot.models.backends.local.likelihood), in document form on a
 base model (or when asked) and in chat form on an instruction model.
 
 Threads: `backends.local.n_threads` fixes the threads for generation and prompt evaluation; null
 (the default) chooses them before each request from the cores other processes leave idle
-(moot.models.cores: on the shared 2-core machine 2 threads are 1.5-2x faster than 1 when it is
+(moot.models.backends.local.cores: on the shared 2-core machine 2 threads are 1.5-2x faster than 1 when it is
 idle and 2-4x slower when it is not). `n_gpu_layers` offloads layers to a GPU when llama.cpp was
 built with one (-1: all); a CPU-only build ignores it. `extra_buffers` (auto, on, off): whether
-llama.cpp may use its extra buffer types (moot.models.extra_buffers).
+llama.cpp may use its extra buffer types (moot.models.backends.local.extra_buffers).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from autogen_core.models import CreateResult, LLMMessage, ModelInfo
 from pydantic import BaseModel
 
 from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
-from moot.models.local_process import LocalConfig, Stopped, process_for
+from moot.models.backends.local.process import LocalConfig, Stopped, process_for
 from moot.models.requests import request_of, without_request
 from moot.models.streaming import final_of
 from moot.models.structured import structured_max_tokens

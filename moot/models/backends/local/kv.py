@@ -11,7 +11,7 @@ prefix of the next prompt that the sequence already holds. moot adds two things:
 - the context is opened with several sequences over one unified cache (`kv_unified`: copying a
   sequence shares its cells), so closed questions branch off the prefix they share, each branch
   in a sequence of its own, and are evaluated in one decode (`Sequences.decode`,
-  moot.models.likelihood).
+  moot.models.backends.local.likelihood).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from moot.safety.secrets import redact_url, register
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-CLIENT = "moot.models.anthropic_client"
+CLIENT = "moot.models.backends.anthropic.client"
 DEFAULT_URL = "https://api.anthropic.com"
 
 

@@ -4,7 +4,7 @@ Everything runs under the model's lock, one request at a time, against the one l
 context the process holds: a continuation, choice or score that extends the previous prompt
 (the transcript so far, a judge's branch off it) evaluates only the new tokens (FINDINGS §3:
 98 % of prompt tokens reused over a conference's turns), and a prompt that goes back to a
-document left for another one takes its parked state back (moot.models.local_kv). A choice or
+document left for another one takes its parked state back (moot.models.backends.local.kv). A choice or
 score asked with a batch reads the whole batch in one decode when the first of it comes, and
 answers the others from what it kept.
 """
@@ -23,10 +23,10 @@ from autogen_core.models import (
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
                                      first_tokens, ngram_index)
-from moot.models.likelihood import Question, question_logprobs
-from moot.models.local_kv import common_prefix, sequences_of
-from moot.models.local_load import Loaded
-from moot.models.local_tokens import token_classes, tokenizer_of
+from moot.models.backends.local.likelihood import Question, question_logprobs
+from moot.models.backends.local.kv import common_prefix, sequences_of
+from moot.models.backends.local.load import Loaded
+from moot.models.backends.local.tokens import token_classes, tokenizer_of
 from moot.models.requests import Choose, Continue, MeasuredResult, Request, Score, choice_detail, document_text, score_detail
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ Chat = list["ChatCompletionRequestMessage"]
 
 
 class Sampling(TypedDict, total=False):
-    """llama.cpp's sampling arguments of one generation (moot.models.local's settings)."""
+    """llama.cpp's sampling arguments of one generation (moot.models.backends.local.client's settings)."""
 
     max_tokens: Optional[int]
     temperature: float
@@ -129,7 +129,7 @@ class SentenceEnds:
 
 
 class LocalAnswers:
-    """One request on the model loaded in this process (moot.models.local_worker serves them).
+    """One request on the model loaded in this process (moot.models.backends.local.worker serves them).
     Every result records the threads it ran on and whether extra buffers were used."""
 
     def __init__(self, loaded: Loaded, kind: str):

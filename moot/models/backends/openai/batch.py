@@ -21,7 +21,7 @@ from moot.models.batch_journal import LineResult
 from moot.models.bounded import bounded_http_hooks
 
 if TYPE_CHECKING:
-    from moot.models.openai_client import OpenAIClient
+    from moot.models.backends.openai.client import OpenAIClient
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 FIND_AT_MOST = 1000  # batches looked through for the one made of a file uploaded before a kill

@@ -2,11 +2,11 @@
 
 llama.cpp is native code: a crash in it (a segfault in a CPU-specific kernel, an abort on a
 failed assertion) would end the whole Python process at once, with nothing written and nothing
-said. In a child process (moot.models.local_worker) a crash ends only the model. The calls
+said. In a child process (moot.models.backends.local.worker) a crash ends only the model. The calls
 waiting on it fail with `ModelCrashed`, a fatal call error, so the run is saved as failed with
 its cause and resumes when the same command is run again. The cause is one line: the model file,
 the signal, the end of what the process wrote on stderr, and the setting that avoids the crash.
-A crash with extra buffers on under `auto` turns them off for this machine (moot.models.extra_buffers).
+A crash with extra buffers on under `auto` turns them off for this machine (moot.models.backends.local.extra_buffers).
 
 One process per model configuration (file, context, threads, layers, extra buffers) serves every
 client of this process; one that died is replaced by the next call. Requests and replies are lines
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Optional, Union
 
 from moot.models.calls import FatalModelError
-from moot.models.extra_buffers import Choice, Setting, choose, exit_cause, remember_crash
+from moot.models.backends.local.extra_buffers import Choice, Setting, choose, exit_cause, remember_crash
 from moot.models.requests import MeasuredResult, NotSupported
 from moot.safety.neutral import terminal_safe
 
@@ -216,7 +216,7 @@ def error_of(error: dict[str, Any]) -> BaseException:
 
 
 def worker_command(config: LocalConfig, choice: Choice) -> list[str]:
-    argv = [sys.executable, "-m", "moot.models.local_worker", config.path, "--n-ctx", str(config.n_ctx),
+    argv = [sys.executable, "-m", "moot.models.backends.local.worker", config.path, "--n-ctx", str(config.n_ctx),
             "--n-gpu-layers", str(config.n_gpu_layers), "--extra-buffers", "on" if choice.use else "off"]
     return argv + (["--n-threads", str(config.n_threads)] if config.n_threads else [])
 

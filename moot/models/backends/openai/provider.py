@@ -16,7 +16,7 @@ from moot.safety.secrets import redact_url, register
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-CLIENT = "moot.models.openai_client"
+CLIENT = "moot.models.backends.openai.client"
 
 
 class OpenAIBackend(Priced):
@@ -78,4 +78,4 @@ def public(options: BackendOptions) -> dict[str, Any]:
 
 
 OPENAI = Provider("openai", OpenAIBackend, CLIENT, build, endpoints, preflight, public, needs_model=True,
-                  endpoint_key="base_url", batches="moot.models.openai_batch")
+                  endpoint_key="base_url", batches="moot.models.backends.openai.batch")

@@ -10,7 +10,7 @@ llama-cpp-python sdist vendors (MIT), the same version moot's embedded model run
 pip (PyPI or the user's index) and built with CMake, for the CPU family rather than this CPU
 (x86-64: AVX2, FMA, F16C, BMI2; no `-march=native`, whose AMX kernels fault on some Xeons), without
 tests, examples, the prebuilt web UI (a download) or TLS. The binary is kept in moot's cache folder
-(moot.models.extra_buffers.store_path's), per llama-cpp-python version, machine and flags: a
+(moot.models.backends.local.extra_buffers.store_path's), per llama-cpp-python version, machine and flags: a
 second call returns it at once. About 7 minutes on 2 cores.
 
 `LlamaServer` runs one on a free loopback port for a `with` block (the command line, tests and
@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Optional, Sequence
 
 from moot.errors import MootError
-from moot.models.cores import usable_cores
-from moot.models.extra_buffers import store_path
+from moot.models.backends.local.cores import usable_cores
+from moot.models.backends.local.extra_buffers import store_path
 
 X86_64 = ["-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"]
 CPU_FLAGS = {"x86_64": X86_64, "amd64": X86_64}
@@ -210,9 +210,9 @@ class LlamaServer:
 def embedded_server(log: Optional[Path] = None, **kwargs: Any) -> LlamaServer:
     """llama-server serving the embedded model as moot loads it: its GGUF and context size, weight
     repacking as the extra-buffer choice says (`kwargs`: LlamaServer's other settings)."""
-    from moot.models.extra_buffers import choose
-    from moot.models.local import default_model_path
-    from moot.models.local_provider import LocalBackend
+    from moot.models.backends.local.extra_buffers import choose
+    from moot.models.backends.local.client import default_model_path
+    from moot.models.backends.local.provider import LocalBackend
 
     block, path = LocalBackend(), default_model_path()
     return LlamaServer(path, ctx=block.n_ctx, repack=choose(block.extra_buffers, path).use, log=log, **kwargs)

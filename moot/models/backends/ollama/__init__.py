@@ -1,0 +1,1 @@
+"""An Ollama server (`ollama:MODEL`): options, client."""

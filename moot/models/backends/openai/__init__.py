@@ -1,0 +1,1 @@
+"""OpenAI and OpenAI-compatible servers (`openai:MODEL`): options, client, Batch API."""

@@ -1,0 +1,1 @@
+"""The scripted model (`scripted`, `scripted:SCRIPT`) for tests and demos: options, client, replies."""
