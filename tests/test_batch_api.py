@@ -96,15 +96,21 @@ def test_lines_missing_reordered_unknown_or_expired_are_one_line_each_and_go_int
     assert len(replies(tmp_path / "run")) == 3
 
 
-@pytest.mark.parametrize("fault", ["reject", "reject_create"])
-def test_a_rejected_batch_stops_the_run_in_one_line_and_the_same_command_continues_it(llama, tmp_path, capsys, fault):
+@pytest.mark.parametrize("fault, said", [
+    ("reject", "stopped early: error: batch batch-2 was rejected by the provider: line 1: this model does not take "
+               "batches (run the same command again to continue; finished work is kept)"),
+    ("reject_create", "stopped early: error: the provider refused a batch (BadRequestError: Error code: 400 - "
+                      "the input file is not valid) (run the same command again"),
+])
+def test_a_rejected_batch_stops_the_run_in_one_line_and_the_same_command_continues_it(llama, tmp_path, capsys, fault,
+                                                                                       said):
     source = scenario(tmp_path, stages=False)
     with BatchServer(llama.url) as server:
         server.faults = {fault: True}
         code = main(command(source, server.url, tmp_path / "run", 2))
         shown = capsys.readouterr()
-        print(shown.out, shown.err)
         assert code == 1 and "Traceback" not in shown.err
+        assert sum(line.strip().startswith(said) for line in (shown.out + shown.err).splitlines()) == 1, shown
         assert server.executed == 0
         assert main(command(source, server.url, tmp_path / "run", 2)) in (0, 4)
         assert server.executed == 2

@@ -346,8 +346,7 @@ class Batcher:
             state = await self._until_done(lane, batch)
             if state.status == "failed":
                 self.journal.write({"event": "rejected", "batch": batch, "reason": state.reason[:500]})
-                self._fail(ids, BatchRejected(f"batch {batch} was rejected by the provider: {state.reason}; "
-                                              "the run stops here: run the same command again to continue", 0))
+                self._fail(ids, BatchRejected(f"batch {batch} was rejected by the provider: {state.reason}", 0))
                 return
             results, unreadable = await lane.api.results(state)
         except Exception as exc:  # noqa: BLE001 - polling gave up: the batch is journaled, a rerun re-attaches
@@ -429,5 +428,4 @@ class Batcher:
 
 
 def rejected(exc: BaseException) -> BatchRejected:
-    return BatchRejected(f"the provider refused a batch ({describe(exc)}); the run stops here: fix the cause and "
-                         "run the same command again to continue", 0, status_of(exc))
+    return BatchRejected(f"the provider refused a batch ({describe(exc)})", 0, status_of(exc))
