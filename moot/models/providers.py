@@ -1,8 +1,9 @@
 """The model backends by name, one line each (moot.models.provider says what a backend declares).
 
-Adding a backend: its module (options, client building, preflight) and one line below; the
-scenario's `backends:` block, spec parsing, dispatch, preflight and the recorded settings are
-derived from this list.
+Adding a backend: its package `moot/models/backends/NAME/` (`provider.py`: its options, how it
+builds a client, what it checks before a run; `client.py` and whatever else only it uses) and one
+line below; the scenario's `backends:` block, spec parsing, dispatch, preflight and the recorded
+settings are derived from this list.
 """
 
 from __future__ import annotations
