@@ -265,13 +265,14 @@ class Design:
     base_url: Optional[str] = None
 
     def scenario(self, protocol: str, folder: Path) -> Optional[Path]:
-        """The bundled scenario (None) in process; through a server, a copy declaring it a base model."""
+        """The bundled scenario (None) in process; through a server, a copy declaring it a base model
+        on llama-server (so turns carry the embedded model's generation controls)."""
         if self.base_url is None:
             return None
         copy = folder / f"{protocol}_base.yaml"
         if not copy.exists():
             copy.write_text(find_scenario(protocol).read_text(encoding="utf-8")
-                            + "\nbackends: {openai: {kind: base}}\n", encoding="utf-8")
+                            + "\nbackends: {openai: {kind: base, server: llama-server}}\n", encoding="utf-8")
         return copy
 
     def counters(self) -> dict[str, float]:

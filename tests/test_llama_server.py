@@ -49,9 +49,11 @@ def server(tmp_path_factory):
 
 
 def as_base(scenario: Path, folder: Path) -> Path:
-    """`scenario` with the server's model declared a base model."""
+    """`scenario` with the server's model declared a base model on llama-server (turns carry the
+    embedded model's generation controls)."""
     copy = folder / f"{scenario.stem}_base.yaml"
-    copy.write_text(scenario.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base}}\n", encoding="utf-8")
+    copy.write_text(scenario.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base, server: llama-server}}\n",
+                    encoding="utf-8")
     return copy
 
 
@@ -87,9 +89,12 @@ def test_each_item_protocol_reads_its_closed_answers_from_llama_server(server, t
     assert code == 0, capsys.readouterr().err
     results = results_of(out)
     assert results and all(r["status"] == "completed" and r["prediction"] for r in results)
-    answers = closed_answers(events_of(out))
+    events = events_of(out)
+    answers = closed_answers(events)
     assert answers and all(a["detail"]["method"] == "top_logprobs" for a in answers), \
         {a["detail"].get("note") for a in answers}
+    turns = [e for e in events if e["type"] == "call" and e.get("kind") == "continue"]
+    assert turns and not any("not applied" in str((t.get("detail") or {}).get("note")) for t in turns)
 
 
 def test_the_conference_and_the_judge_alone_read_theirs_from_llama_server(server, tmp_path, capsys):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
+from array import array
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from autogen_core.models import CreateResult, RequestUsage
@@ -112,6 +114,12 @@ def first_tokens(llm: Any, words: Iterable[str]) -> list[int]:
     return sorted(found)
 
 
+def prompt_seed(seed: int, tokens: Sequence[int]) -> int:
+    """`seed` mixed with the prompt's tokens, deterministically (a 31-bit CRC of both as 64-bit
+    integers): the embedded model's seed for a prompt, computed alike for a server."""
+    return zlib.crc32(array("q", [seed, *tokens]).tobytes()) & 0x7FFFFFFF
+
+
 def continuation_result(text: str, finish: str, sentence: bool, usage: RequestUsage) -> MeasuredResult:
     """The reply of a continuation: cut to its last complete sentence when it does not end one
     (the token bound, or a stop, fell mid-sentence); kept whole when it has no complete sentence."""
@@ -127,11 +135,12 @@ def continuation_result(text: str, finish: str, sentence: bool, usage: RequestUs
                           finish_reason="length" if finish == "length" else "stop")
 
 
-def served_continuation(said: CreateResult, request: Continue) -> MeasuredResult:
-    """A server's reply to `request` as a continuation; a server applies no logits processors,
-    which its detail notes when the request asked for them."""
+def served_continuation(said: CreateResult, request: Continue, applied: bool = False) -> MeasuredResult:
+    """A server's reply to `request` as a continuation; a server applies no logits processors
+    (unless `applied`: llama-server's own fields stood for them), which its detail notes when the
+    request asked for them."""
     result = continuation_result(said.content if isinstance(said.content, str) else "", said.finish_reason,
                                  request.sentence, said.usage)
-    if request.min_tokens or request.ban_first or request.no_repeat_ngram:
+    if not applied and (request.min_tokens or request.ban_first or request.no_repeat_ngram):
         result.detail["note"] = "logits processors are not applied by a server"
     return result

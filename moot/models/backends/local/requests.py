@@ -12,17 +12,15 @@ answers the others from what it kept.
 from __future__ import annotations
 
 import threading
-import zlib
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator, Optional, Sequence, TypedDict, Union
 
-import numpy as np
 from autogen_core.models import (
     AssistantMessage, CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage,
 )
 
 from moot.models.continuation import (BanFirst, MinTokens, NoRepeatNGram, continuation_result, ends_sentence,
-                                     first_tokens, ngram_index)
+                                     first_tokens, ngram_index, prompt_seed)
 from moot.models.backends.local.likelihood import Question, question_logprobs
 from moot.models.backends.local.kv import common_prefix, sequences_of
 from moot.models.backends.local.load import Loaded
@@ -64,12 +62,6 @@ def to_chat(messages: Sequence[LLMMessage]) -> Chat:
         else:
             chat.insert(0, {"role": "user", "content": system})
     return chat
-
-
-def prompt_seed(seed: int, tokens: Sequence[int]) -> int:
-    """`seed` mixed with the prompt's tokens, deterministically (a 31-bit CRC of both)."""
-    data = np.asarray([seed, *tokens], dtype=np.int64).tobytes()
-    return zlib.crc32(data) & 0x7FFFFFFF
 
 
 class _Captured(Exception):

@@ -31,6 +31,11 @@ log-probabilities (`logprobs`; moot.models.server_likelihood), asked streamed: l
 server computes an unstreamed reply's log-probabilities over the whole context (`_top_logprobs`). A server that refuses, ignores or
 garbles `logprobs` (none, null, NaN, a string: moot.models.server_likelihood.NoLogprobs) answers
 NotSupported, for good, and the caller falls back to structured output.
+
+A server declared `llama-server` (`backends.openai.server`) gets the embedded model's generation
+controls in llama-server's own fields (moot.models.backends.openai.llama_controls): its sampling chain with every
+generation, and a continuation's rules (first token, minimum length, a whole sentence, no copied
+runs), so its turns are the embedded model's turns, not shorter ones.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from moot.models.batch import Lane
 from moot.models.base import JsonOutput, MootClient, Stream, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
 from moot.models.continuation import continuation_result, served_continuation
+from moot.models.backends.openai.llama_controls import LLAMA_SERVER, controlled_turn, sampling
 from moot.models.requests import (
     Choose, Continue, MeasuredResult, NotSupported, Request, Score, choice_detail, document_text, request_of,
     score_detail, without_request,
@@ -124,9 +130,10 @@ class OpenAIClient(MootClient):
 
     def __init__(self, model: str, api_key: str, base_url: Optional[str], settings: Mapping[str, Any],
                  headers: Optional[Mapping[str, str]] = None, query: Optional[Mapping[str, str]] = None,
-                 kind: str = "auto"):
+                 kind: str = "auto", server: str = "any"):
         """`headers`, `query`: sent with every request (moot.models.provider.Endpoint: the base URL's
-        credentials as the server expects them); `kind`: `base` for a base model (documents)."""
+        credentials as the server expects them); `kind`: `base` for a base model (documents);
+        `server`: `llama-server` for llama.cpp's server (its own generation fields are sent)."""
         super().__init__()
         self.model = model
         self.model_kind = "base" if kind == "base" else "instruct"  # a server's model: a chat model unless declared
@@ -139,6 +146,7 @@ class OpenAIClient(MootClient):
         self.endpoint_headers = dict(headers or {})  # the endpoint's own (its credentials)
         self.lane: Optional[Lane] = None  # with --batch: where requests go instead (moot.models.backends.openai.batch)
         self.settings = {k: settings[k] for k in SAMPLING if settings.get(k) is not None}
+        self.controls = sampling(settings) if server == LLAMA_SERVER else None  # llama-server's own fields
         self.no_logprobs = ""  # why this server cannot measure choices, once it said so
         self.narrow = ""  # why this server gives no more than the top 20, once it said so
         self.separators = Separators()  # the token its tokenizer writes before a set of options, once learnt
@@ -178,7 +186,8 @@ class OpenAIClient(MootClient):
         """Text chunks as the server sends them (server-sent events), then the CreateResult. A
         structured reply, a choice or a score is not streamed: only its result is yielded."""
         request = request_of(extra_create_args)
-        if json_output is not None or not (request is None or isinstance(request, Continue)):
+        if json_output is not None or not (request is None or isinstance(request, Continue)) or \
+                (request is not None and self.controls is not None and self.document_form(request)):
             yield await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
             return
         args = {**self.settings, **without_request(extra_create_args)}
@@ -192,7 +201,8 @@ class OpenAIClient(MootClient):
         text, finish = "", "stop"
         with connection_errors_named():
             stream = await self.sdk.post("/completions" if document else "/chat/completions", cast_to=dict,
-                                         body={"model": self.model, **body, **args, "stream": True},
+                                         body={"model": self.model, **body, **(self.controls or {}), **args,
+                                               "stream": True},
                                          stream=True, stream_cls=openai.AsyncStream[dict[str, Any]])
             # the SDK's __aiter__ is an async generator, typed as a plain iterator
             async with aclosing(cast(AsyncGenerator[dict[str, Any], None], stream.__aiter__())) as chunks:
@@ -209,7 +219,8 @@ class OpenAIClient(MootClient):
         yield result if request is None else continuation_result(text, result.finish_reason, request.sentence, usage)
 
     async def _send(self, messages: Sequence[LLMMessage], args: dict[str, Any]) -> CreateResult:
-        reply = await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages], **args})
+        reply = await self._post("/chat/completions", {"messages": [as_openai(m) for m in messages],
+                                                       **(self.controls or {}), **args})
         return self._result(reply, first_choice(reply).get("message") or {}, "content")
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +232,8 @@ class OpenAIClient(MootClient):
             return await self.lane.post(path, {"model": self.model, **unstreamed})
         content = json.dumps({"model": self.model, **body}, ensure_ascii=False, separators=(",", ":"),
                              allow_nan=False).encode()  # as the SDK encodes a body
-        request = self.http.build_request("POST", f"{self.sdk.base_url}{path.lstrip('/')}",
+        url = self.sdk.base_url.join(path) if path.startswith("../") else f"{self.sdk.base_url}{path.lstrip('/')}"
+        request = self.http.build_request("POST", url,
                                           params=self.query or None, headers=self.sdk_headers(), content=content)
         with connection_errors_named():
             response = await self._exchange(request)
@@ -346,6 +358,9 @@ class OpenAIClient(MootClient):
     async def _continue(self, messages: Sequence[LLMMessage], request: Continue, args: dict[str, Any]) -> CreateResult:
         stop = {"stop": list(request.stop)} if request.stop else {}
         document = self.document_form(request)
+        if document and self.controls is not None:
+            result = await self._controlled(document_text(messages, request.prefix), request, args)
+            return served_continuation(result, request, applied=True)
         if document:
             body = {"prompt": document_text(messages, request.prefix), **args, **stop}
             result = await self._completion(body)
@@ -354,6 +369,23 @@ class OpenAIClient(MootClient):
         else:
             result = await self._send(messages, {**args, **stop})
         return served_continuation(bound_reply(result, args.get("max_tokens")), request)
+
+    async def _controlled(self, prompt: str, request: Continue, args: dict[str, Any]) -> CreateResult:
+        """A document continued under the request's rules in llama-server's fields (moot.models.backends.openai.llama_controls)."""
+        async def post(body: dict[str, Any]) -> dict[str, Any]:
+            return await self._post("/completions", body)
+
+        async def tokenize(text: str) -> list[int]:
+            reply = await self._post("../tokenize", {"content": text, "add_special": True})
+            found = reply.get("tokens")
+            if not isinstance(found, list) or not all(isinstance(t, int) for t in found):
+                raise NotSupported("the server's /tokenize returned no token list")
+            return found
+
+        text, finish, usage = await controlled_turn(post, tokenize, prompt, request, {**(self.controls or {}), **args})
+        self.add_usage(usage)
+        return bound_reply(CreateResult(content=text, usage=usage, cached=False, finish_reason=finish_reason(finish)),
+                           args.get("max_tokens"))
 
     async def _completion(self, body: dict[str, Any]) -> CreateResult:
         reply = await self._post("/completions", body)

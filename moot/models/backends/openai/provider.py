@@ -34,6 +34,12 @@ class OpenAIBackend(Priced):
     """`base`: the server serves a base model (vLLM, llama.cpp's servers): every role continues a
     document through the completions endpoint (`/v1/completions`) with the document form's stops,
     and closed answers are read from its log-probabilities; `auto` / `instruct`: a chat model."""
+    server: Literal["any", "llama-server"] = "any"
+    """`llama-server`: the endpoint is llama.cpp's llama-server (or a server taking its request
+    fields): every generation carries the embedded model's sampling (top-k, min-p, repeat penalty,
+    its seed mixed with the prompt's tokens), and a document turn its rules (no newline or name
+    first, a minimum length, a whole sentence, no copied runs), so its turns match in-process
+    ones. `any`: only OpenAI's fields are sent (OpenAI rejects the others)."""
 
     _stored = field_serializer("base_url", when_used="json")(lambda self, value: stored_endpoints(value))
 
@@ -63,7 +69,7 @@ def build(spec: ModelSpec, settings: Mapping[str, Any], options: BackendOptions,
     endpoint = Endpoint.of(address or endpoints(options)[0])
     client: ChatCompletionClient = importlib.import_module(CLIENT).OpenAIClient(
         spec.model, api_key(options), endpoint.url, settings, headers=endpoint.basic_header(), query=endpoint.query,
-        kind=options.of(OPENAI).kind)
+        kind=options.of(OPENAI).kind, server=options.of(OPENAI).server)
     return client
 
 
