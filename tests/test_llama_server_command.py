@@ -10,7 +10,7 @@ import pytest
 
 from moot.cli import main
 from moot.errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE
-from moot.models import llama_server
+from moot.models.backends.local import llama_server
 from moot.models.backends.local.llama_server import BuildError, build_server, cached_binary, unpacked
 
 
