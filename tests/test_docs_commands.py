@@ -1,6 +1,7 @@
 """Docs and command line agree: every `moot ...` line in the README's and docs/'s code blocks names
 a command that exists (or a scenario, experiment or file `moot run` takes) and only options that
-command has. The options are read from each command's own --help."""
+command has. The options are read from each command's own --help. The lines (and --help examples)
+that call no real model run, from a copy with nothing beside it: they work or say where to fetch."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import importlib
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -88,3 +90,43 @@ def test_a_documented_command_parses_as_written(where: str, line: str) -> None:
     parser = parser_of(command)
     assert parser is not None
     parser.parse_args(words[1:] if command == "run" and words[1] != "run" else words[2:])
+
+
+def help_lines() -> list[tuple[str, str]]:
+    """(where, the command) for every example of a command's --help (`moot COMMAND --help`)."""
+    found = []
+    for command in [*COMMANDS, *protocol_commands()]:
+        epilog = (parser_of(command) or argparse.ArgumentParser()).epilog or ""
+        for line in epilog.splitlines():
+            if line.strip().startswith("moot "):
+                found.append((f"moot {command} --help", re.split(r"\s{2,}", line.strip())[0]))
+    return found
+
+
+def cheap(line: str) -> bool:
+    """A line that calls no real model: scripted, a plan, help, a check, or a paper's dataset (its
+    file is never in a fresh copy, so it stops at loading it)."""
+    return (bool(re.search(r"--model scripted|--plan|--help|--list|^moot (validate|schema|new|convert)\b", line))
+            or bool(re.search(r"--dataset datasets/(?!demo-)", line)))
+
+
+RUNNABLE = [(w, line) for w, line in [*CONCRETE, *help_lines()] if cheap(line)]
+
+
+def test_the_help_examples_and_the_cheap_lines_are_found() -> None:
+    assert len(help_lines()) > 15 and len(RUNNABLE) > 10
+
+
+@pytest.mark.parametrize("where, line", RUNNABLE, ids=[f"{w}:{line[:60]}" for w, line in RUNNABLE])
+def test_a_documented_command_runs_from_a_fresh_copy(where: str, line: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """Run in a copy holding only the dataset specs (no data/, nothing beside it): it works, or it
+    says in one line where the file it needs is published."""
+    shutil.copytree(ROOT / "datasets", tmp_path / "moot" / "datasets")
+    monkeypatch.chdir(tmp_path / "moot")
+    try:
+        code = main(shlex.split(line)[1:])
+    except SystemExit as exc:  # --help
+        code = exc.code
+    err = capsys.readouterr().err.strip()
+    assert code == 0 or (code == 2 and len(err.splitlines()) == 1 and "published at" in err), f"{where}: `{line}`: {err}"

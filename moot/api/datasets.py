@@ -38,6 +38,10 @@ def _rumoureval(paths: Sequence[Path]) -> tuple[list[Thread], Tally]:
 
 
 RELEASES: Mapping[str, Converter] = {"aclr4rumor": _aclr, "rumoureval2019": _rumoureval}
+PUBLISHED: Mapping[str, str] = {  # where a user downloads each release (a missing file's line says so)
+    "aclr4rumor": "github.com/DanielLin97/ACLR4RUMOR-NAACL2022, data/Twitter/COVID-19 and data/Weibo",
+    "rumoureval2019": "figshare.com/articles/RumourEval_2019_data/8845580",
+}
 
 
 @dataclass(frozen=True)
@@ -67,5 +71,9 @@ def convert_release(release: str, sources: Sequence[PathLike]) -> Converted:
     if release not in RELEASES:
         raise UsageError(f"unknown release {release!r} (one of {', '.join(sorted(RELEASES))})"
                            f"{nearest(release, RELEASES)}")
-    threads, tally = RELEASES[release]([Path(s) for s in sources])
+    paths = [Path(s) for s in sources]
+    for path in paths:
+        if not path.exists():
+            raise ConvertError(f"{path}: no such file (the {release} release is published at {PUBLISHED[release]})")
+    threads, tally = RELEASES[release](paths)
     return Converted(threads, tally)

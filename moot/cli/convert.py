@@ -11,7 +11,8 @@ line of JSON (moot.data.threads). Formats:
                                 (moot.data.rumoureval)
 
 Prints how many threads it wrote and what it left out, and why. A file that is not in the
-release's layout is one line naming it (and its line), exit 2; `--out` is written whole and never
+release's layout is one line naming it (and its line), a missing one where the release is
+published, exit 2; `--out` is written whole and never
 replaces a file.
 """
 

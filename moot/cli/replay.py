@@ -42,7 +42,7 @@ def positive(text: str) -> float:
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot replay", description=summary(__doc__),
                epilog="examples:\n  moot replay transcripts/drug_policy\n"
-                      "  moot replay transcripts/cola-demo-stance --unit 1234 --no-delay",
+                      "  moot replay transcripts/cola-demo-stance --unit stance-01 --no-delay",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run folder or transcript file")
     p.add_argument("--unit", metavar="ID", help="which unit of a run folder to replay (default: its only one)")

@@ -115,7 +115,9 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
             return experiment.run_shorthand(args, scenario, clients)
     for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed)):
         if value:
-            raise UsageError(f"{flag}: for an experiment (a file with `experiment:` at its top, or --vary/--repeat)")
+            batch = f"; --vary {' '.join(args.vary)} runs a batch of variants, not an experiment" if args.vary else ""
+            raise UsageError(f"{flag}: for an experiment (a file with `experiment:` at its top, or SCENARIO with "
+                             f"--repeat N or --vary of a scenario key){batch}")
     prepared = prepare(args.scenario, dataset=args.dataset, limit=args.limit, inputs=args.input, vary=args.vary,
                        models=args.model, out=args.out, options=run_options(args, clients))
     if args.human and args.human_from == "files":

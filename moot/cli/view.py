@@ -25,7 +25,7 @@ from moot.safety.neutral import terminal_safe
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="moot view", description=summary(__doc__),
                epilog="examples:\n  moot view\n  moot view transcripts --port 8765 --open\n"
-                      "  moot view runs/ --bundle supplement/",
+                      "  moot view transcripts --bundle supplement/",
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", nargs="?", default="transcripts", metavar="DIR",
                    help="the folder of runs and experiments (default: transcripts)")
