@@ -10,7 +10,8 @@ the first request to the last, against N (target: no failed unit, >= 80 % of N).
 
 `--moot DIR` runs the moot of another checkout (e.g. one from before adaptive concurrency, for the
 figures before); `--upstream URL` forwards every request let through to a real OpenAI-compatible
-server (a llama-server) instead of the scripted reply (then N must stay below what it serves).
+server (a llama-server) instead of the scripted reply (then N must stay below what it serves;
+`--max-tokens` bounds each reply so that a slow server keeps up: N below 1 needs `--burst 1`).
 
     python benchmarks/bench_rate_limit.py --rates 10,20,40
     python benchmarks/bench_rate_limit.py --rates 20 --moot /path/to/older/checkout
@@ -38,21 +39,22 @@ TOPICS = ("online classes", "taxes", "nuclear power")
 LABELS = ("favor", "against", "neutral")
 
 
-def write_inputs(folder: Path, items: int) -> tuple[Path, Path]:
-    """The scenario and a synthetic dataset of `items` rows."""
+def write_inputs(folder: Path, items: int, max_tokens: int | None = None) -> tuple[Path, Path]:
+    """The scenario (each reply bounded to `max_tokens`, if given) and a synthetic dataset of `items` rows."""
     rows = ["text,target,label"] + [f'"Post {i}: a view on {TOPICS[i % 3]}.",{TOPICS[i % 3]},{LABELS[i % 3]}'
                                     for i in range(items)]
     (folder / "data.csv").write_text("\n".join(rows) + "\n")
     (folder / "data.yaml").write_text("path: data.csv\nformat: csv\ncolumns: {text: text, target: target, label: label}\n")
-    (folder / "cola.yaml").write_text(SCENARIO)
+    bound = f"generation: {{max_tokens: {max_tokens}}}\n" if max_tokens else ""
+    (folder / "cola.yaml").write_text(SCENARIO + bound)
     return folder / "cola.yaml", folder / "data.yaml"
 
 
 def one_rate(rate: float, items: int, concurrency: int, moot: Path, upstream: str | None,
-             latency: float, burst: float | None) -> dict[str, object]:
+             latency: float, burst: float | None, max_tokens: int | None = None) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        scenario, data = write_inputs(folder, items)
+        scenario, data = write_inputs(folder, items, max_tokens)
         env = {**os.environ, "PYTHONPATH": str(moot), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
                "OPENAI_API_KEY": "sk-bench"}
         with FaultServer("ok", delay=latency, rate=rate, burst=burst, retry_after="1", upstream=upstream) as server:
@@ -82,13 +84,16 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=0.0, help="seconds each scripted answer takes")
     p.add_argument("--burst", type=float, help="requests the server lets through at once (default: N)")
     p.add_argument("--upstream", help="a real OpenAI-compatible server answering the requests let through")
+    p.add_argument("--max-tokens", type=int, help="the scenario's generation.max_tokens (a slow upstream)")
     args = p.parse_args()
     print(f"COLA, {args.items} items, --concurrency {args.concurrency}, answers taking {args.latency:g}s, "
-          f"moot from {args.moot}")
+          f"moot from {args.moot}" + (f", upstream {args.upstream}" if args.upstream else "")
+          + (f", max_tokens {args.max_tokens}" if args.max_tokens else ""))
     print(f"{'N/s':>5} {'exit':>4} {'results':>7} {'failed':>6} {'answered':>8} {'429s':>5} {'wall s':>6} "
           f"{'req/s':>6} {'of N':>5}  pace (lowest/ceiling, cuts)")
     for rate in (float(r) for r in args.rates.split(",")):
-        got = one_rate(rate, args.items, args.concurrency, args.moot, args.upstream, args.latency, args.burst)
+        got = one_rate(rate, args.items, args.concurrency, args.moot, args.upstream, args.latency, args.burst,
+                       args.max_tokens)
         pacing = got["pacing"] or {}
         pace = ", ".join(f"{p['lowest']}/{p['ceiling']} ({p['cuts']} cuts)" for p in pacing.values()) or "-"
         share = float(got["throughput"]) / rate  # type: ignore[arg-type]

@@ -93,15 +93,15 @@ class FaultServer:
                 if not server.let_through():
                     return send(self, 429, {"error": {"message": "rate limit", "type": "rate_limit"}},
                                 {"Retry-After": server.retry_after})
-                if server.upstream:
-                    return forward(self, server.upstream, raw)
                 body = json.loads(raw or b"{}")
                 request = Request(time.monotonic(), body.get("model", ""), body.get("messages", []),
                                   self.headers.get("Authorization", ""), body.get("response_format"), self.path,
                                   bool(body.get("logprobs")))
                 with server._lock:
-                    server.requests.append(request)
+                    server.requests.append(request)  # a forwarded one too: the requests let through
                     number = len(server.requests)
+                if server.upstream:
+                    return forward(self, server.upstream, raw)
                 server.answer(self, request, number)
 
             do_GET = do_POST
