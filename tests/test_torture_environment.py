@@ -65,12 +65,12 @@ def refused(proc) -> Ran:
 
 # (kind, rlimit, value, more options, what the line says, the file it names: a regular expression)
 LIMITS = {
-    "file-size limit, the reply cache first": ("conference", resource.RLIMIT_FSIZE, 4000, [],
-                                               r"the file-size limit \(4000 bytes\) is reached", r"cache\.sqlite"),
-    "file-size limit, a transcript": ("conference", resource.RLIMIT_FSIZE, 5000, ["--no-cache"],
-                                      r"the file-size limit \(5000 bytes\) is reached", r"conference\.jsonl"),
-    "file-size limit, a batch": ("batch", resource.RLIMIT_FSIZE, 3000, ["--no-cache"],
-                                 r"the file-size limit \(3000 bytes\) is reached", r"[\w.]+\.jsonl"),
+    "file-size limit, the reply cache first": ("conference", resource.RLIMIT_FSIZE, 12000, [],
+                                               r"the file-size limit \(12000 bytes\) is reached", r"cache\.sqlite"),
+    "file-size limit, a transcript": ("conference", resource.RLIMIT_FSIZE, 12000, ["--no-cache"],
+                                      r"the file-size limit \(12000 bytes\) is reached", r"conference\.jsonl"),
+    "file-size limit, a batch": ("batch", resource.RLIMIT_FSIZE, 9000, ["--no-cache"],
+                                 r"the file-size limit \(9000 bytes\) is reached", r"[\w.]+\.jsonl"),
     "open-files limit, transcripts": ("batch", resource.RLIMIT_NOFILE, 14, [],
                                       r"this process may open no more files", r"\w+\.jsonl"),
     "open-files limit, the reply cache": ("batch", resource.RLIMIT_NOFILE, 6, [],
@@ -141,7 +141,7 @@ def test_a_reply_cache_the_process_may_not_write_is_permission_denied(tmp_path):
 
 @pytest.mark.slow
 def test_memory_running_out_anywhere_is_one_line(tmp_path):
-    """`moot report` (matplotlib, numpy) under address-space limits from 40 to 300 MB: it runs out of
+    """`moot report` (matplotlib, numpy, scipy) under address-space limits from 40 to 600 MB: it runs out of
     memory at start-up, in imports, in libraries, in moot. Whatever fails, moot says one line (out
     of memory: exit 3; a package that could not load, or the interpreter failing: exit 1) and no
     traceback or finalizer noise follows it. A native library that ends the process on its own
@@ -150,7 +150,7 @@ def test_memory_running_out_anywhere_is_one_line(tmp_path):
     directory = files(tmp_path)
     assert moot(*ARGV["batch"](directory)).code == 0
     outcomes = []
-    for megabytes in range(40, 320, 20):
+    for megabytes in range(40, 620, 40):
         proc = moot_process("report", directory / "run", "--out", tmp_path / f"report-{megabytes}",
                             preexec_fn=limited(resource.RLIMIT_AS, megabytes * 2 ** 20))
         try:

@@ -73,6 +73,33 @@ def test_torn_last_line_is_dropped(tmp_path):
     assert [e.type for e in loaded.events] == ["run_started", "message", "message"]
 
 
+def test_a_write_the_disk_refuses_halfway_leaves_none_of_its_events(tmp_path):
+    """A call and its message go in one write: a file-size limit reached inside it takes the call off
+    again, so a resumed unit never serves a call from the log whose turn was never said."""
+    code = f"""
+import os, resource, signal, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_transcript_resume import events_sample
+from moot.log.transcript import EventLog
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+events = events_sample()
+log = EventLog({str(tmp_path / 't.jsonl')!r})
+log.append(events[0])
+first = len(events[1].model_dump_json()) + 80  # the first event of the write fits whole, not the rest
+resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(log.path) + first, resource.RLIM_INFINITY))
+try:
+    log.append(*events[1:])
+except OSError as exc:
+    print('refused', exc.errno)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.stdout.startswith("refused"), done.stderr
+    kept = load(tmp_path / "t.jsonl")
+    assert [type(e).__name__ for e in kept.events] == ["RunStarted"]
+    assert (tmp_path / "t.jsonl").read_text(encoding="utf-8").count("\n") == 1
+
+
 def test_complete_last_line_without_newline_is_kept(tmp_path):
     path = tmp_path / "t.jsonl"
     write(path, events_sample()[:3])

@@ -185,9 +185,11 @@ class EventLog:
         self._refused: Optional[OSError] = None
 
     def append(self, *events: EventBase) -> None:
-        """One write. A disk that refuses it raises an OSError naming the file, and the log takes
-        no more: what reached the disk is at most a torn line, set aside when the unit resumes;
-        writing on after it could glue later events to it."""
+        """One write, all or nothing. A disk that refuses it raises an OSError naming the file, and
+        the log takes no more: what reached the disk of this write is cut off again, so a call is
+        never kept without the message written with it (a resumed unit would serve the call from
+        the log and never say its turn). If even that fails, what is left is set aside as a torn
+        line when the unit resumes; writing on after it could glue later events to it."""
         if self._refused is not None:
             raise self._refused
         stamp = now()
@@ -195,6 +197,7 @@ class EventLog:
             event.seq, event.ts = number, stamp
         text = "".join(e.model_dump_json() + "\n" for e in events)  # one that cannot be written takes no number
         self._seq += len(events)
+        begun = os.fstat(self._file.fileno()).st_size  # every append is flushed: the file ends here
         try:
             self._file.write(text)
             self._file.flush()
@@ -203,7 +206,15 @@ class EventLog:
         except OSError as exc:
             self._refused = named(exc, self.path)
             self.close()  # drops what could not be written
+            self._cut_back(begun)
             raise self._refused from None
+
+    def _cut_back(self, size: int) -> None:
+        """Take off what a refused write left past `size` (shrinking needs no space)."""
+        try:
+            os.truncate(self.path, size)
+        except OSError:  # the torn tail is then set aside when the unit resumes
+            pass
 
     def close(self) -> None:
         try:
