@@ -147,4 +147,5 @@ def test_item_export_renders_stages_and_outcome_safely_in_chromium(browser, tmp_
     outcome = by_css(".note.outcome")
     assert len(outcome) == 1 and outcome[0].is_displayed()
     assert outcome[0].text == "stance: favor — decided by judger"
-    assert outcome[0].value_of_css_property("background-color") == "rgba(220, 252, 231, 1)"
+    # no gold label (a typed input): neither right (green) nor wrong (red), the note's own colour
+    assert outcome[0].value_of_css_property("background-color") == "rgba(238, 242, 255, 1)"
