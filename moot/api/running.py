@@ -368,18 +368,25 @@ class PreparedRun:
         task = setup.stop.task = asyncio.current_task()
         if setup.stop.reason is not None and task is not None:  # stopped before it started (the output closed)
             task.cancel()
+        ended = False
         try:
             with routed_to(setup.stop.request, lambda: setup.stop.reason is not None):
-                return await run_units(setup, self.plan.units(), started.folder, engine, self.models_of,
-                                       in_flight=started.in_flight, listener=watcher.listener,
-                                       progress=watcher.progress)
+                outcome = await run_units(setup, self.plan.units(), started.folder, engine, self.models_of,
+                                          in_flight=started.in_flight, listener=watcher.listener,
+                                          progress=watcher.progress)
+            ended = True
+            return outcome
         finally:
             await engine.close()
-            record_session(started.folder, engine.stats)
             if started.owned and started.batcher is not None:
                 await started.batcher.close()
             if watcher.close is not None:
                 watcher.close()
+            try:
+                record_session(started.folder, engine.stats)
+            except OSError:  # e.g. the full disk that stopped the units: theirs is the failure to name
+                if ended:
+                    raise
 
     def models_of(self, unit: Unit) -> dict[str, RoleModel]:
         """The models of a unit's roles (a variant may change its scenario's models)."""
