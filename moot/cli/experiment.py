@@ -93,8 +93,7 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
         from moot.experiment.grid import priced
         from moot.experiment.plan import PlanPrices, lines
 
-        prices = PlanPrices(priced(experiment, run_options(args, clients)).prices,
-                            batch=bool(getattr(args, "batch", False)))  # at the batch rate where --batch is given
+        prices = PlanPrices(priced(experiment, run_options(args, clients)).prices, batch=args.batch)
         print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
         if experiment.spec.score:
             model = "the cell's model" if experiment.spec.models else None

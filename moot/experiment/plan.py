@@ -7,8 +7,8 @@ of them the experiment's reply cache already holds (the calls an interrupted uni
 its resumption is answered from), and the prompt and completion tokens per unit, times the units
 left, with a cost at each role's model's price (moot.models.prices: `--price`, else a price file
 `--prices`, else the experiment file's `prices:`, else the scenario's `backends.NAME.prices`; a
-model run in this process costs nothing; an unpriced remote model's cost is `?`), at the batch
-rate under `--batch` (the price's batch share):
+model run in this process costs nothing; an unpriced remote model's cost is `?`), under `--batch`
+at the batch rate (the price's batch share) for a model whose backend has a batch API:
 
 - measured: the recorded usage of up to 20 finished units of the same arm;
 - before any finished, estimated (marked `~`): a dry run of the arm's scenario on the dataset's
@@ -73,12 +73,13 @@ class PlanPrices:
     """What --plan prices a cell's calls at: each role's model's price (module docstring)."""
 
     prices: Prices = Prices()
-    batch: bool = False  # at the batch API's share (--batch)
+    batch: bool = False  # --batch: a model whose backend has a batch API at the price's batch share
 
     def cost(self, cell: Cell, used: Usage, units: int) -> Optional[float]:
         """Dollars for `units` units of `cell` at `used` tokens each; None: a model has no price."""
         from moot.api.options import RunOptions, backend_options, key_items
         from moot.engine.setup import resolve_models
+        from moot.models.spec import provider_of
 
         scenario = cell.scenario()
         models = resolve_models(scenario, key_items(cell.model))
@@ -88,7 +89,8 @@ class PlanPrices:
             price = self.prices.of(models[role], backends) if role in models else None
             if price is None:
                 return None
-            total += price.cost(prompt * units, completion * units, self.batch)
+            batched = self.batch and provider_of(models[role]).batches is not None
+            total += price.cost(prompt * units, completion * units, batched)
         return total
 
 
