@@ -298,6 +298,16 @@ class UnitContext:
         except ModelCallError as exc:
             exc.role = role
             raise
+        except asyncio.CancelledError:  # answered as the unit stopped: recorded with its message all the same
+            if asking.done() and not asking.cancelled() and asking.exception() is None:
+                self._recorded(asking.result(), recording)
+            raise
+        return self._recorded(call, recording)
+
+    def _recorded(self, call: Call, recording: Recording) -> Reply:
+        """The reply of an answered call, recorded with its message (unless recording.record is
+        False). Never the call alone: a resumed unit serves a recorded call from the log and would
+        never say its turn."""
         reply = Reply(call.reply, call.cached, call)
         if recording.record:
             self.record(call, self.message(reply, stage=recording.stage, round=recording.round,
