@@ -79,7 +79,11 @@ def items(tmp_path_factory) -> dict[str, Path]:
     """One scripted item of each per-item protocol (its bundled example input)."""
     base = tmp_path_factory.mktemp("items")
     # COLA's option judger answers the label the scripted model is given in the text
-    given = {"cola": ["--input", "text=Face to face can be an absolute joy. SCRIPTED_LABEL=favor"]}
+    # S2MAD's debaters are shown comments marked for the other label: they never agree, and the judge decides
+    given = {"cola": ["--input", "text=Face to face can be an absolute joy. SCRIPTED_LABEL=favor"],
+             "s2mad": ["--input", "claim=Claim B SCRIPTED_LABEL=real",
+                       "--input", "comment=backs it SCRIPTED_SCORE=0.9 SCRIPTED_LABEL=fake",
+                       "--input", "comment=doubts it SCRIPTED_SCORE=-0.4"]}
     return {name: run_folder([name, "--model", "scripted", *given.get(name, [])], base / name)
             for name in ("cola", "s2mad", "negotiation")}
 
@@ -208,7 +212,7 @@ def test_replay_shows_the_items_input_first_and_escaped(items, tmp_path):
     text = replay_output(str(items["s2mad"]), "--no-delay", "--no-color")
     claim = load(the_transcript(items["s2mad"])).started.inputs["claim"]
     assert text.index("=== Input ===") < text.index(f"claim:\n  {claim}\n") < text.index("=== Stance separation ===")
-    assert re.search(r"^comments 4:\n  \S", text, re.M)  # every comment, each under its label
+    assert re.search(r"^comments 2:\n  \S", text, re.M)  # every comment, each under its label
     hostile = "A post \x1b]0;pwned\x07\x1b[31mred\x1b[0m\nsecond line"
     run_folder(["debate", "--model", "scripted", "--input", f"text={hostile}", "--input", "target=masks"],
                tmp_path / "debate")

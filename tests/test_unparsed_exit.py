@@ -40,7 +40,8 @@ def test_a_run_whose_every_answer_is_unparsed_exits_4(tmp_path, capsys, setting,
     scenario = tmp_path / "s.yaml"
     scenario.write_text("protocol: debate\nrounds: 0\nmodels: {default: scripted}\n" + setting)
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--dataset", str(dataset(tmp_path, "Masks work", "Masks help")),
+    garbled = ("Masks work SCRIPTED_LABEL=GARBAGE", "Masks help SCRIPTED_LABEL=GARBAGE")  # unreadable answers
+    assert main(["run", str(scenario), "--dataset", str(dataset(tmp_path, *garbled)),
                  "--out", str(out)]) == code
     captured = capsys.readouterr()
     assert captured.out.strip().splitlines()[-1].endswith("items=2 backend_calls=6 cache_hits=0 unparsed=2")
@@ -53,7 +54,7 @@ def test_a_run_whose_every_answer_is_unparsed_exits_4(tmp_path, capsys, setting,
 def test_more_unparsed_than_the_scenario_allows_exits_4(tmp_path, capsys, setting, code):
     scenario = tmp_path / "s.yaml"
     scenario.write_text("protocol: debate\nrounds: 0\nmodels: {default: scripted}\n" + setting)
-    spec = dataset(tmp_path, "Masks work SCRIPTED_LABEL=favor", "Masks help")
+    spec = dataset(tmp_path, "Masks work SCRIPTED_LABEL=favor", "Masks help SCRIPTED_LABEL=GARBAGE")
     assert main(["run", str(scenario), "--dataset", str(spec), "--out", str(tmp_path / "run")]) == code
     captured = capsys.readouterr()
     assert captured.out.strip().splitlines()[-1].endswith("unparsed=1")  # the partial count, in the run line
