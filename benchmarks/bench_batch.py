@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from batch_server import BatchServer  # noqa: E402
 from moot.cli import main  # noqa: E402
-from moot.models.extra_buffers import choose  # noqa: E402
-from moot.models.llama_server import LlamaServer, binary  # noqa: E402
-from moot.models.local import default_model_path  # noqa: E402
+from moot.models.backends.local.extra_buffers import choose  # noqa: E402
+from moot.models.backends.local.llama_server import LlamaServer, binary  # noqa: E402
+from moot.models.backends.local.client import default_model_path  # noqa: E402
 
 TURN_DEPTH = 3  # COLA with debate: analysts, debaters, judger (without: analysts, judger)
 

@@ -250,9 +250,10 @@ def run_seed(side: Side, seed: int, out: Path, model: Optional[str]) -> float:
 
 def server_side(folder: Path, url: str) -> Side:
     """The same conference through a server at `url`, declared `kind: base` (documents through
-    /v1/completions, closed answers from the returned log-probabilities)."""
+    /v1/completions, closed answers from the returned log-probabilities) and `server: llama-server`
+    (the embedded model's generation controls: sampling, seeds, grammar, DRY)."""
     scenario = folder / "drug_policy_server.yaml"
-    scenario.write_text(SCENARIO.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base}}\n",
+    scenario.write_text(SCENARIO.read_text(encoding="utf-8") + "\nbackends: {openai: {kind: base, server: llama-server}}\n",
                         encoding="utf-8")
     return Side(sys.executable, scenario, ("--model", "openai:gemma", "--base-url", url))
 
