@@ -78,7 +78,7 @@ from moot.protocols.conference.schema import Scenario  # noqa: E402
 from moot.scenario.load import load_scenario  # noqa: E402
 from moot.log.transcript import Transcript, load  # noqa: E402
 from moot.engine.folder import RunFolderError  # noqa: E402
-from moot.engine.source import open_run  # noqa: E402
+from moot.saved.source import open_run  # noqa: E402
 from moot.protocols.conference.turns import suspect_of  # noqa: E402
 from moot.protocols.conference.verdicts import CRITERIA  # noqa: E402
 
