@@ -9,7 +9,7 @@ from protocol_fakes import TaggingClient, reply_of
 from run_support import run_item, run_scenario
 
 from moot.log.events import Call, Outcome
-from moot.protocols.cola import protocol as cola
+from moot.protocols.cola.item import labels_of
 from moot.protocols.cola.schema import ColaScenario
 from moot.engine.folder import read_results
 from moot.saved.files import transcript_of
@@ -148,7 +148,7 @@ def test_json_judger_explanation_with_a_raw_newline_is_kept(tmp_path):
 
 def test_cola_judger_options_are_letters():  # the mapping itself: tests/test_labels.py
     s = ColaScenario(protocol="cola")
-    assert cola.labels_of(s).letters and cola.labels_of(s).map("B: Favor")[0] == "favor"
+    assert labels_of(s).letters and labels_of(s).map("B: Favor")[0] == "favor"
 
 
 def test_ablation_without_debate_judges_from_the_analyses(tmp_path):

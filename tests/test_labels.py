@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.protocols.cola import protocol as cola
+from moot.protocols.cola import item as cola
 from moot.protocols.negotiation import protocol as negotiation
 from moot.protocols.s2mad import protocol as s2mad
 from moot.protocols.cola.schema import ColaScenario
