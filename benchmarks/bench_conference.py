@@ -314,18 +314,17 @@ def thread_counts() -> list[int]:
 
 def llama_rates() -> dict[int, Rates]:
     """Measured on the embedded model as the scenario loads it (context size), per thread count."""
-    from moot.models.factory import BackendOptions
     from moot.models.backends.local.extra_buffers import choose
     from moot.models.backends.local.client import default_model_path
     from moot.models.backends.local.load import load_llama
+    from moot.models.backends.local.provider import LocalBackend
 
-    options = BackendOptions()
+    block = LocalBackend()
     path = default_model_path()
-    llm = load_llama(path, options.local_n_ctx, options.local_n_threads,
-                     extra_buffers=choose(options.local_extra_buffers, path).use).llm
+    llm = load_llama(path, block.n_ctx, block.n_threads, extra_buffers=choose(block.extra_buffers, path).use).llm
     tokens = llm.tokenize(SCENARIO.read_bytes() * 40)[:DEEP + PROMPT + GENERATED]
     found = {}
-    for threads in [options.local_n_threads] if options.local_n_threads else thread_counts():
+    for threads in [block.n_threads] if block.n_threads else thread_counts():
         llm._ctx.set_n_threads(threads, threads)
         measured = [per_token(llm, tokens[:depth], tokens[depth:depth + PROMPT + GENERATED]) for depth in (0, DEEP)]
         found[threads] = Rates((measured[0][0], measured[1][0]), (measured[0][1], measured[1][1]))
