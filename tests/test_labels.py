@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from moot.protocols.cola import item as cola
-from moot.protocols.negotiation import protocol as negotiation
+from moot.protocols.negotiation import negotiator as negotiation
 from moot.protocols.s2mad import protocol as s2mad
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.items.labels import LabelSet

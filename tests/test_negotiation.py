@@ -13,9 +13,8 @@ from run_support import run_item
 from moot.cli import main
 from moot.log.transcript import load
 from moot.models.backends.scripted.client import ScriptedChatCompletionClient
-from moot.protocols.negotiation import protocol as neg
-from moot.protocols.negotiation.knn import NearestNeighbours
-from moot.protocols.negotiation.protocol import Result, combine, vote
+from moot.protocols.negotiation.knn import NearestNeighbours, neighbours
+from moot.protocols.negotiation.outcome import Result, agreed, combine, vote
 from moot.protocols.negotiation.schema import NegotiationScenario
 from moot.scenario.load import ScenarioError, load_scenario
 from moot.speaker_selection.conference import PolicyError, Turn
@@ -124,8 +123,8 @@ def test_generator_without_a_decisive_label_is_unparsed_not_defaulted(tmp_path):
 
 def test_yes_with_another_decision_is_not_a_consensus():
     gen = ("yes", "negative", "why")
-    assert neg.agreed("positive", ("yes", "positive", "")) and not neg.agreed("positive", gen)
-    assert not neg.agreed(None, ("yes", "positive", "")) and not neg.agreed("positive", ("no", "positive", ""))
+    assert agreed("positive", ("yes", "positive", "")) and not agreed("positive", gen)
+    assert not agreed(None, ("yes", "positive", "")) and not agreed("positive", ("no", "positive", ""))
 
 
 def test_scripted_model_decides_by_the_item_marker(tmp_path, capsys):
@@ -144,7 +143,7 @@ def test_demonstrations_are_the_nearest_training_items(tmp_path):
                                          'labels: {"0": negative, "1": positive}\n')
     scenario = NegotiationScenario(protocol="negotiation", models=SPECS,
                                    demonstrations={"train": "train.yaml", "k": 2}).resolve_paths(tmp_path)
-    assert neg.neighbours(scenario, "gorgeous witty film") == [("a witty gorgeous film", "positive"),
+    assert neighbours(scenario, "gorgeous witty film") == [("a witty gorgeous film", "positive"),
                                                                ("witty and warm", "positive")]
     a, b = Llm("A", "positive"), Llm("B", "positive")
     result, calls = run(tmp_path, {"first": a, "second": b}, demonstrations=scenario.demonstrations)

@@ -1,11 +1,15 @@
-"""Offline nearest neighbours for demonstrations: TF-IDF cosine over word tokens (no downloads)."""
+"""Demonstrations: the k nearest training items, by offline TF-IDF cosine over word tokens (no downloads)."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
+
+from moot.kit import iter_items, load_dataset_spec
+from moot.protocols.negotiation.schema import NegotiationScenario
 
 _TOKEN = re.compile(r"[a-z0-9']+")
 
@@ -33,3 +37,17 @@ class NearestNeighbours:
         q = self._vector(Counter(tokens(text)))
         scores = [(-sum(q.get(w, 0.0) * v for w, v in vec.items()), i) for i, vec in enumerate(self.vectors)]
         return [i for _, i in sorted(scores)[:k]]
+
+
+@lru_cache(maxsize=8)
+def _train(path: str) -> tuple[list[tuple[str, str]], NearestNeighbours]:
+    rows = [(i.text, i.label) for i in iter_items(load_dataset_spec(path)) if i.label]
+    return rows, NearestNeighbours([t for t, _ in rows])
+
+
+def neighbours(s: NegotiationScenario, text: str) -> list[tuple[str, str]]:
+    """The k nearest training items (text, label); `prepare` made the train path absolute."""
+    if not s.demonstrations.train or not s.demonstrations.k:
+        return []
+    rows, index = _train(s.demonstrations.train)
+    return [rows[i] for i in index.query(text, s.demonstrations.k)]
