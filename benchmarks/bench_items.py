@@ -72,7 +72,7 @@ from moot.log.transcript import Transcript, load  # noqa: E402
 from moot.metrics.classification import UNPARSED, summarize  # noqa: E402
 from moot.models.calibration import best  # noqa: E402
 from moot.protocols.cola.item import answer_labels  # noqa: E402
-from moot.protocols.debate import vote  # noqa: E402
+from moot.protocols.debate.vote import vote  # noqa: E402
 from moot.scenario.bundled import find_dataset, find_scenario  # noqa: E402
 from moot.scenario.load import load_scenario  # noqa: E402
 

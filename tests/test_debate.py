@@ -15,7 +15,9 @@ from moot.models.engine import ModelEngine
 from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.contract.check import check
 from moot.protocols.registry import REGISTRY
-from moot.protocols.debate import PROTOCOL, DebateScenario, vote
+from moot.protocols.debate.protocol import PROTOCOL
+from moot.protocols.debate.schema import DebateScenario
+from moot.protocols.debate.vote import vote
 from moot.kit._context import Unit
 from moot.engine.folder import RunFolder
 from moot.engine.runner import RunSetup, run_unit

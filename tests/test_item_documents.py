@@ -15,7 +15,7 @@ from moot.models.calibration import calibrate, content_free_prior, recalibrated
 from moot.models.requests import Choose, Continue, MeasuredResult, choice_detail
 from moot.models.backends.scripted.client import ScriptedChatCompletionClient
 from moot.protocols.cola.schema import ColaScenario
-from moot.protocols.debate import DebateScenario
+from moot.protocols.debate.schema import DebateScenario
 from moot.protocols.negotiation.schema import NegotiationScenario
 from moot.protocols.s2mad.schema import S2madScenario
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli import main
-from moot.protocols import judge_eval
+from moot.protocols.judge_eval.judge import label_model
+from moot.protocols.judge_eval.schema import labels_for
 
 # id, gold (dataset value), the label the scripted judge will answer
 ITEMS = [("a1", "1", "favor"), ("a2", "1", "against"), ("a3", "0", "against"),
@@ -91,12 +92,12 @@ def test_polarity_task_and_run_dir_identity(tmp_path, capsys):
 
 
 def test_labels_and_structured_output():
-    assert judge_eval.labels_for("stance", ["against", "favor"]) == ["favor", "against"]
-    assert judge_eval.labels_for("stance", ["none", "favor", "against"]) == ["favor", "against", "none"]
-    assert judge_eval.labels_for("polarity", ["positive"]) == ["positive", "negative", "neutral"]
+    assert labels_for("stance", ["against", "favor"]) == ["favor", "against"]
+    assert labels_for("stance", ["none", "favor", "against"]) == ["favor", "against", "none"]
+    assert labels_for("polarity", ["positive"]) == ["positive", "negative", "neutral"]
     with pytest.raises(ValueError, match="not among"):
-        judge_eval.labels_for("polarity", ["favor"])
-    schema = judge_eval.label_model(("favor", "against")).model_json_schema()
+        labels_for("polarity", ["favor"])
+    schema = label_model(("favor", "against")).model_json_schema()
     assert list(schema["properties"]) == ["label", "explanation"]
     assert schema["properties"]["label"]["enum"] == ["favor", "against"]
 

@@ -1,172 +1,23 @@
-"""Multi-agent debate (Du et al. 2023, "Improving Factuality and Reasoning in Language Models
-through Multiagent Debate") for one labelled item — the common baseline for COLA and S2MAD.
-
-1. Round 0: N agents answer the question about the text independently.
-2. Rounds 1..R: each agent is shown the other agents' previous answers (its own is already in
-   its memory: every agent is a chat with its own history, as in the paper) and may revise.
-   The turns are taken in agent order by a group chat of AutoGen agents (speaker_selection.debate); a
-   round's N calls start together at its first turn, since none depends on another.
-3. Every answer is mapped onto a label by the shared rule (LabelSet.decide: unambiguous, else
-   unparsed). The final label is the plurality of the last round's parsed answers; unparsed
-   answers do not vote. A tie follows `tie:` (see `vote`).
-"""
+"""One debate unit run: R + 1 rounds of the agents' answers (each round's calls started together), then the vote."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import dataclass
-from typing import Annotated, Literal, Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
-from pydantic import Field, model_validator
 
 from moot.agents.prompts import inset, render
-from moot.kit import (
-    ANY_STAGE, Asking, Expected, Backends, CalibrationSetting, ChoiceSetting, Generation, Question, RUMOR_CLASSES, Respond, Retry, Seat,
-    StageAgent, Strict, UNPARSED, UnitContext, cancel_calls, check_models, check_prompts, class_for, expected, fail,
-    spoken_of,
-)
-from moot.contract.protocol import InputField, Outcome, Protocol
-from moot.protocols.items.schema import (MAX_UNPARSED, LabelledScenario, Labels, MaxUnparsed, TurnTokens, check_aliases,
-                                         check_distinct)
+from moot.contract.protocol import Outcome
+from moot.kit import Asking, Question, Respond, Seat, StageAgent, UNPARSED, UnitContext, cancel_calls, spoken_of
+from moot.protocols.debate.schema import DebateScenario, label_set
+from moot.protocols.debate.vote import vote
 from moot.protocols.items.choices import ask_choice, calibrates, method_for
 from moot.protocols.items.document import ItemDocument, in_document, labelled, speak
 from moot.protocols.items.labels import LabelSet
-from moot.protocols.items.metrics import RUMOUR_METRICS, answers_of
-from moot.speaker_selection.debate import DebatePlan, next_speaker
-
-TEMPLATE_FIELDS = frozenset({"text", "target", "question", "options", "solution", "solutions", "agents", "round",
-                             "agent", "number"})
-Tie = Literal["unparsed", "first_agent", "previous_rounds"]
-
-
-class DebateInputs(Strict):
-    """One item given in the file (`--input text=... --input target=...` override it)."""
-
-    text: Optional[str] = None
-    target: Optional[str] = None
-
-
-class DebateScenario(LabelledScenario):
-    """Multi-agent debate (Du et al.): N agents, R rounds of reading each other, a vote."""
-
-    PROTOCOL = "debate"
-    PLACEHOLDERS = TEMPLATE_FIELDS
-
-    protocol: Literal["debate"]
-    title: str = "Multi-agent debate"
-    """Shown in transcripts and reports."""
-    input: DebateInputs = DebateInputs()
-    labels: Labels = ["favor", "against", "neutral"]
-    """The closed label set every agent answers from (stance, rumour or sentiment labels)."""
-    aliases: dict[str, str] = {}
-    """Other answers that map onto a label (e.g. `pro: favor`); an answer that maps to none is
-    `unparsed` and does not vote."""
-    metric: Optional[Literal["f_avg", "macro_f1", "accuracy", "rf1", "nf1"]] = None
-    """The headline metric of a dataset run; null: the dataset's declared metric, else macro-F1."""
-    max_unparsed: MaxUnparsed = MAX_UNPARSED
-    agents: Annotated[int, Field(ge=1, le=16)] = 3
-    """How many agents debate (Du et al. use 3); one agent reflects on its own answer instead."""
-    rounds: Annotated[int, Field(ge=0, le=10)] = 2
-    """Rounds of reading the others' answers after the independent first answers (Du et al.: 2);
-    0 = independent answers and a vote."""
-    choice: ChoiceSetting = "auto"
-    """How each agent's label is read: `text` (Du et al.'s: its reply's "Answer: <label>", parsed),
-    `likelihood` (the reply is followed by the question `final_answer` and the model's most likely
-    label; a backend without log-probabilities falls back to `structured`), `structured`
-    (`{"answer": label}`); `auto`: likelihood on the embedded model, else text. On a base model
-    the label is read by likelihood after the agent's turn in the document."""
-    calibration: CalibrationSetting = "auto"
-    """How a likelihood answer is calibrated: `contextual` (Zhao et al. 2021: each label's
-    probability divided by the one the same prompt gives when the text and the replies in it are
-    "N/A", "[MASK]" or empty; every answer records raw, content-free and calibrated
-    probabilities), `none`; `auto`: contextual on the embedded model."""
-    tie: Tie = "unparsed"
-    """When the vote of the last round is tied: `unparsed` (claim no label), `first_agent` (the
-    lowest-numbered agent's label among the tied, as Du et al.'s code), `previous_rounds` (the
-    latest earlier round that separates the tied labels)."""
-    models: dict[str, str] = {"default": "local"}
-    """Which model plays whom. Keys: `default`, `agents` (every agent), `agent_1` ... `agent_N`."""
-    turn_tokens: TurnTokens = 48
-    generation: Generation = Generation(temperature=1.0, max_tokens=512)
-    retry: Retry = Retry()
-    backends: Backends = Backends()
-    prompts: dict[str, str] = {}
-
-    @model_validator(mode="after")
-    def _consistent(self) -> "DebateScenario":
-        check_distinct(self.labels, "labels")
-        check_aliases(self.aliases, self.labels)
-        check_models(self.models, ("default", "agents", *self.roles()))
-        check_prompts(self.prompts, "debate", TEMPLATE_FIELDS)
-        if self.metric == "f_avg" and not {"favor", "against"} <= set(self.labels):
-            raise fail("f_avg needs the labels 'favor' and 'against'", "metric")
-        if self.metric in RUMOR_CLASSES and class_for(self.metric, self.labels) is None:
-            raise fail(f"{self.metric} needs one of the labels {', '.join(RUMOR_CLASSES[self.metric])}", "metric")
-        if self.generation.seed is None:
-            raise fail("must be set: agent i samples with seed + i - 1, so the agents differ and a rerun "
-                       "is served from the cache", "generation", "seed")
-        return self
-
-    def roles(self) -> list[str]:
-        return [f"agent_{i}" for i in range(1, self.agents + 1)]
-
-    def model_keys(self, role: str) -> tuple[str, ...]:
-        """models[agent_i] > models['agents'] > models['default'] > local."""
-        return (role, "agents")
-
-    def generation_for(self, role: str) -> Generation:
-        """Agent i samples with seed + i - 1: same settings otherwise, different draws."""
-        offset = self.roles().index(role)
-        seed = self.generation.seed
-        return self.generation.model_copy(update={"seed": None if seed is None else seed + offset})
-
-    def check_models(self, resolved: Mapping[str, str]) -> None:
-        if self.agents > 1 and self.generation.temperature == 0 and len(set(resolved.values())) == 1:
-            raise ValueError("with temperature 0 and one model, every agent gives the same answer and the "
-                             "debate changes nothing; raise generation.temperature or give agents other models")
-
-    def headline_metric(self) -> str:
-        return self.metric or "macro_f1"
-
-    def plan(self) -> DebatePlan:
-        return DebatePlan(tuple(self.roles()), self.rounds)
-
-
-def label_set(s: DebateScenario) -> LabelSet:
-    return LabelSet(tuple(s.labels), tuple(s.labels), aliases=dict(s.aliases))
-
-
-def vote(answers: Sequence[Sequence[str]], tie: Tie) -> tuple[str, str, str]:
-    """(label, explanation, decided_by) from each round's labels, in agent order.
-
-    The label most agents gave in the last round wins; `unparsed` answers do not vote, and no
-    parsed answer at all is `unparsed`. A tie between labels is settled by `tie`:
-    `unparsed` (no label is claimed), `first_agent` (the tied label the lowest-numbered agent
-    gave: Du et al.'s code), or `previous_rounds` (the tied label with most votes in the latest
-    earlier round that separates them; still tied after round 0: unparsed).
-    """
-    last, r = answers[-1], len(answers) - 1
-    said = f"after round {r}: {', '.join(last)}"
-    counts = Counter(lab for lab in last if lab != UNPARSED)
-    if not counts:
-        return UNPARSED, f"no parseable answer {said}", "no_answer"
-    top = max(counts.values())
-    tied = [lab for lab in dict.fromkeys(last) if counts.get(lab) == top]  # first given first
-    if len(tied) == 1:
-        kind = "majority" if 2 * top > len(last) else "plurality"
-        return tied[0], f"{kind} {top} of {len(last)} {said}", kind
-    split = f"tie {'-'.join(str(top) for _ in tied)} between {', '.join(tied)} {said}"
-    if tie == "first_agent":
-        return tied[0], f"{split}; the first agent's: {tied[0]}", "tie_first_agent"
-    if tie == "previous_rounds":
-        for earlier in range(r - 1, -1, -1):
-            before = Counter(lab for lab in answers[earlier] if lab in tied).most_common()
-            if before and (len(before) == 1 or before[0][1] > before[1][1]):
-                return before[0][0], f"{split}; round {earlier} favoured {before[0][0]}", "tie_previous_rounds"
-    return UNPARSED, f"{split}; no label claimed (tie: {tie})", "tie"
+from moot.speaker_selection.debate import next_speaker
 
 
 async def run(s: DebateScenario, ctx: UnitContext) -> Outcome:
@@ -335,27 +186,3 @@ class _Debate:
     def cancel(self) -> None:
         """Stop the calls still running (a turn failed); the failures of others are already known."""
         cancel_calls(call for calls in self.calls.values() for call in calls.values())
-
-
-def scripted(s: DebateScenario) -> dict[str, Expected]:
-    """A scripted agent's turn ends as Du et al.'s prompt asks, "Answer: <label>"."""
-    return {ANY_STAGE: expected("(scripted) I weighed the text against the question.\nAnswer: {label}", label=s.labels)}
-
-
-PROTOCOL = Protocol(
-    name="debate",
-    title="Multi-agent debate",
-    paper="Du et al. 2023, Improving Factuality and Reasoning in Language Models through Multiagent Debate",
-    scenario=DebateScenario,
-    policy=next_speaker,
-    run=run,
-    inputs=(InputField("text", "text", help="the text the question is about (a post, a claim, a sentence)"),
-            InputField("target", "target", required=False, help="what the stance is towards, if any")),
-    result_name="answer",
-    example="debate",
-    metrics=RUMOUR_METRICS,
-    calls=lambda s: float(s.agents * (s.rounds + 1)),
-    rounds=lambda row: answers_of(row),
-    seats=lambda s: {**{a: (a,) for a in s.roles()}, "agents": tuple(s.roles())},
-    scripted=scripted,
-)

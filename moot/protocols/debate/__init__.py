@@ -1,0 +1,1 @@
+"""Multi-agent debate (Du et al. 2023): rounds of agents reading each other, a vote (see .protocol)."""
