@@ -19,6 +19,7 @@ from moot.engine.unparsed import EXIT_UNPARSED
 from moot.protocols.registry import REGISTRY
 from moot.engine.folder import read_results
 from moot.saved.files import transcript_of
+from moot.saved.records import ResultRow
 from moot.scenario.load import load_scenario
 from moot.scenario.keys import Walk, keys
 from moot.log.transcript import load
@@ -199,7 +200,7 @@ def test_new_writes_the_example_under_a_new_title_and_it_runs(protocol, tmp_path
     assert row["status"] == "completed"
     # The scripted model gives no label to most examples: a run whose every answer is unparsed exits 4.
     assert code == (EXIT_UNPARSED if row["prediction"] == "unparsed" else 0)
-    assert load(transcript_of(out, row)).started.protocol == protocol.name
+    assert load(transcript_of(out, ResultRow.model_validate(row))).started.protocol == protocol.name
     assert main(["new", "--protocol", protocol.name, "my-study", "--dir", str(tmp_path / "sc")]) == 2
     assert "exists" in capsys.readouterr().err  # never overwrites
 

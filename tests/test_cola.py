@@ -13,6 +13,7 @@ from moot.protocols.cola.item import labels_of
 from moot.protocols.cola.schema import ColaScenario
 from moot.engine.folder import read_results
 from moot.saved.files import transcript_of
+from moot.saved.records import ResultRow
 from moot.scenario.load import ScenarioError, load_scenario
 from moot.speaker_selection.cola import DebatePlan, next_speaker
 from moot.speaker_selection.conference import PolicyError
@@ -204,7 +205,7 @@ def test_a_dataset_names_each_item_s_specialist(tmp_path):
     assert run_scenario(scenario, out, extra=["--dataset", str(spec)]) == 0
     systems = {}
     for unit, row in read_results(out).items():
-        (call,) = [c for c in load(transcript_of(out, row)).calls if c.role == "domain"]
+        (call,) = [c for c in load(transcript_of(out, ResultRow.model_validate(row))).calls if c.role == "domain"]
         systems[unit] = call.messages[0]["content"]
     assert systems == {"0": "You are a theologian.", "1": "You are a priest.", "2": "You are a historian."}
 

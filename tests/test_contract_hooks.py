@@ -22,6 +22,7 @@ from moot.contract.metrics import LABELLED, CORRECT, Metrics, UnitRecord
 from moot.contract.protocol import InputField, Outcome, Protocol, ProtocolError
 from moot.contract.registry import Registry
 from moot.contract.units import ITEMS, UnitKey, by_seed, scenario_runs, unit_key
+from moot.saved.records import ResultRow, RunMeta
 from moot.contract.vary import MODEL, SEED, Choice, VaryKey, set_path
 from moot.data.spec import DatasetError, load_dataset_spec
 from moot.kit._context import UnitContext
@@ -244,7 +245,7 @@ def test_each_protocol_declares_its_metric_sets_and_headline(protocol, sets, hea
     ({"prediction": "favor", "gold": None}, ["favor", "against"], None, 0.0),
 ])
 def test_labelled_items_measure_correct_and_unparsed_per_unit(row, labels, correct, unparsed):
-    unit = UnitRecord(row, labels)
+    unit = UnitRecord(ResultRow(id="a", **row), labels)
     assert LABELLED.measure("correct").of(unit) == correct
     assert LABELLED.measure("unparsed").of(unit) == unparsed
 
@@ -258,7 +259,7 @@ def test_labelled_items_measure_correct_and_unparsed_per_unit(row, labels, corre
 ])
 def test_a_conference_measures_agreement_from_its_results_row(topics, agreed, rounds):
     metrics = REGISTRY.get("conference").metrics
-    unit = UnitRecord({"id": "conference", "topics": topics})
+    unit = UnitRecord(ResultRow.model_validate({"id": "conference", "topics": topics}))
     assert metrics.measure("agreed").of(unit) == agreed
     assert metrics.measure("rounds_to_agreement").of(unit) == rounds
     assert metrics.measure("evaluator_overall").of(unit) is None  # no transcript given
@@ -269,17 +270,19 @@ def test_a_conference_measures_agreement_from_its_results_row(topics, agreed, ro
     ({"id": "a7", "gold": "favor"}, {}, ITEMS, "a7"),
     ({"id": "seed-2+model-x", "variant": {"seed": "2", "model": "x"}}, {}, scenario_runs(), "seed=2"),
     ({"id": "conference"}, {"scenario": {"generation": {"seed": 42}}}, scenario_runs(), "seed=42"),
+    ({"id": "conference"}, {"scenario": {"generation": {"seed": "7"}}}, scenario_runs(), "seed=7"),  # a hand edit
+    ({"id": "conference"}, {"scenario": {"generation": {"seed": "x"}}}, scenario_runs(), "conference"),
     ({"id": "conference"}, {}, scenario_runs(), "conference"),
 ])
 def test_units_pair_across_runs_by_item_id_or_seed(row, meta, units, key):
-    assert units.pair(unit_key(row, meta)) == key
+    assert units.pair(unit_key(ResultRow.model_validate(row), RunMeta.model_validate(meta))) == key
 
 
 def test_two_arms_of_a_conference_batch_pair_seed_by_seed():
-    arm_a = [{"id": f"seed-{s}+model-a", "variant": {"seed": str(s), "model": "a"}} for s in (1, 2, 3)]
-    arm_b = [{"id": f"seed-{s}+model-b", "variant": {"seed": str(s), "model": "b"}} for s in (3, 1)]
-    pairs = {by_seed(unit_key(r, {})): r["id"] for r in arm_a}
-    assert [(pairs[by_seed(unit_key(r, {}))], r["id"]) for r in arm_b] == [
+    arm_a = [ResultRow(id=f"seed-{s}+model-a", variant={"seed": str(s), "model": "a"}) for s in (1, 2, 3)]
+    arm_b = [ResultRow(id=f"seed-{s}+model-b", variant={"seed": str(s), "model": "b"}) for s in (3, 1)]
+    pairs = {by_seed(unit_key(r, RunMeta())): r.id for r in arm_a}
+    assert [(pairs[by_seed(unit_key(r, RunMeta()))], r.id) for r in arm_b] == [
         ("seed-3+model-a", "seed-3+model-b"), ("seed-1+model-a", "seed-1+model-b")]
     assert UnitKey("x").seed is None
 

@@ -45,6 +45,21 @@ def make_run(folder: Path, name: str, meta: dict, rows: list[tuple], planned: in
 STANCE = ("favor", "against", "neutral")
 
 
+def test_a_run_folder_of_an_earlier_version_is_a_cell_to_compare(tmp_path):
+    """`moot compare` reads a run folder by its typed run.json, keys of earlier versions too: `planned_items`,
+    the scenario's `metric`, a seed written as text."""
+    from moot.experiment.report import cell_of_run
+
+    run = make_run(tmp_path, "old", {"protocol": "cola", "dataset_path": "datasets/semeval_toy.yaml",
+                                     "labels": list(STANCE), "metric": "accuracy",
+                                     "scenario": {"generation": {"seed": "3"}}},
+                   [("1", "favor", "favor"), ("2", "against", U)], planned=3)
+    found = cell_of_run(run, "A")
+    assert (found.metric, found.cell.seed, found.cell.dataset, found.cell.model) == \
+        ("accuracy", 3, "semeval_toy", "scripted")
+    assert found.cell.partial and found.cell.pred == {"1": "favor", "2": U} and found.dataset_sha256 == "d" * 64
+
+
 @pytest.fixture
 def runs(tmp_path) -> list[Path]:
     cola = make_run(tmp_path, "cola", {"protocol": "cola", "scenario_path": "scenarios/cola.yaml",

@@ -7,10 +7,11 @@ import pytest
 
 from moot.cli import main
 from moot.engine.unparsed import EXIT_UNPARSED, unparsed_failure
+from moot.saved.records import ResultRow
 
 
-def rows(*predictions: str) -> list[dict]:
-    return [{"status": "completed", "prediction": p} for p in predictions]
+def rows(*predictions: str) -> list[ResultRow]:
+    return [ResultRow(id=str(n), status="completed", prediction=p) for n, p in enumerate(predictions)]
 
 
 def test_the_rule():
@@ -22,7 +23,7 @@ def test_the_rule():
         "1 of 2 answers unparsed (50%), more than max_unparsed 0.4"
     assert unparsed_failure(rows("favor", "unparsed"), 0.5) is None
     assert unparsed_failure(rows("unparsed"), 1.0) is None  # 1: no run fails for its answers
-    assert unparsed_failure([{"status": "failed", "prediction": None}, *rows("favor")]) is None
+    assert unparsed_failure([ResultRow(id="x", status="failed"), *rows("favor")]) is None
     assert unparsed_failure([]) is None
 
 

@@ -53,11 +53,12 @@ def _document(source: "RunSource", format: Format, unit: Optional[str]) -> str:
 
     units = [source.unit(unit)] if unit is not None else source.units
     transcripts = [u.load() for u in units]
-    protocol = transcripts[0].protocol if transcripts else source.meta.get("protocol", "")
+    record = source.record
+    protocol = transcripts[0].protocol if transcripts else record.protocol_name or ""
     title = f"{source.name} ({protocol}, {len(transcripts)} units)"
     facts = [("Run folder", str(source.path)), ("Protocol", protocol), ("Units", str(len(transcripts)))]
-    facts += [(k, str(source.meta[k])) for k in ("scenario_path", "dataset_path", "created", "last_invoked")
-              if source.meta.get(k)]
+    facts += [(k, v) for k, v in (("scenario_path", record.scenario_path), ("dataset_path", record.dataset_path),
+                                  ("created", record.created), ("last_invoked", record.last_invoked)) if v]
     render = render_markdown if format == "md" else render_html
     return render(transcripts, [view_of(t.started) for t in transcripts], title, facts)
 
@@ -224,11 +225,11 @@ def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every
     if protocol is None:
         raise UsageError(f"{first.path}: unknown protocol {first.protocol!r}")
     chosen = roles_of(protocol, key_items(roles))
-    scenario = recorded_scenario(protocol, first, source.meta)
+    scenario = recorded_scenario(protocol, first, source.record)
     backends = backend_options(options, scenario.backends)
     if options.clients is None:
         preflight(chosen.values(), backends)
-    job = Job(protocol, chosen, every, source.meta)
+    job = Job(protocol, chosen, every, source.record)
     if source.is_folder:
         return _rescore_folder(source, first, job, out, options, backends, retry_policy(scenario))
     return _rescore_file(source, first, job, out, options, backends, retry_policy(scenario))
@@ -273,8 +274,7 @@ def _rescore_folder(source: "RunSource", first: "Transcript", job: "Job", out: O
         for result in results:
             if result.row is not None:
                 folder.append_result(result.row)
-    return Rescoring(path, True, job.roles, results, engine.stats, source.meta.get("labels") or (),
-                     source.meta.get("headline_metric"))
+    return Rescoring(path, True, job.roles, results, engine.stats, source.record.labels or (), source.record.headline)
 
 
 async def _rescore(job: "Job", work: Sequence[tuple["Transcript", Optional[dict[str, Any]], Path]],
@@ -294,7 +294,7 @@ def rescored_meta(source: "RunSource", job: "Job", out: Path) -> dict[str, Any]:
     from moot.engine.provenance import environment
 
     meta: dict[str, Any] = json.loads(json.dumps(source.meta))
-    meta["models"] = {**meta.get("models", {}), **job.roles}
+    meta["models"] = {**(source.record.models or {}), **job.roles}
     meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
     meta["created"] = meta["last_invoked"] = now()
     meta["rescoring_environment"] = environment(dict(job.roles))

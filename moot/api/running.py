@@ -347,7 +347,7 @@ class PreparedRun:
             check_identity(folder, self.identity, info, self.options.allow_model_change)
             if self.options.seats:
                 clear_pending(folder.path)  # a stopped process's questions are asked anew
-            spent = float((folder.meta() or {}).get("spend_usd") or 0.0)
+            spent = folder.record().spent
             batch = self.options.batch
             batcher = batch if isinstance(batch, Batcher) else Batcher(folder.path) if batch else None
             retry = retry_policy(self.scenario)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Un
 
 from moot.api.options import PathLike
 from moot.contract.metrics import CORRECT, UnitRecord
-from moot.contract.units import unit_key
+from moot.contract.units import UnitKey, unit_key
 from moot.saved.records import ResultRow
 from moot.saved.run import gold_and_predictions, protocol_of, row_of
 from moot.saved.source import RunSource, UnitRef, open_run as open_source
@@ -90,14 +90,19 @@ class SavedUnit:
         return self.result.gold if self.result is not None else None
 
     @property
+    def _key(self) -> UnitKey:
+        """What identifies it across runs (moot.contract.units): its id, variant and seed."""
+        return unit_key(self.result or ResultRow(id=self.id), self.run.source.record)
+
+    @property
     def variant(self) -> dict[str, str]:
         """What this unit of a batch changes (`{"seed": "2"}`); empty for other units."""
-        return dict(unit_key(self.row or {}, self.run.meta).variant)
+        return dict(self._key.variant)
 
     @property
     def seed(self) -> Optional[int]:
         """Its seed: the variant's, else the scenario's (what pairs runs of a scenario across runs)."""
-        return unit_key(self.row or {}, self.run.meta).seed
+        return self._key.seed
 
     def transcript(self) -> Transcript:
         """Its transcript, loaded strictly (a damaged one is an error naming its line); kept while
@@ -115,7 +120,7 @@ class SavedUnit:
 
     def record(self) -> UnitRecord:
         """The unit as the protocol's measures see it (moot.contract.metrics)."""
-        return UnitRecord(self.row or {}, tuple(self.run.labels), self.transcript)
+        return UnitRecord(self.result or ResultRow(id=self.id), tuple(self.run.labels), self.transcript)
 
     def measures(self) -> dict[str, Optional[float]]:
         """Its value of each measure its protocol declares (`correct`, a conference's

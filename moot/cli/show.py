@@ -152,7 +152,7 @@ class BatchStatus:
 
 def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats) -> str:
     """The last line of a run: `run: DIR items=N backend_calls=N cache_hits=N unparsed=N [failed=N]`."""
-    unparsed = sum(1 for r in outcome.rows() if r.get("prediction") == UNPARSED)
+    unparsed = sum(1 for r in outcome.rows() if r.prediction == UNPARSED)
     units = protocol.units.noun
     failed = f" failed={len(outcome.failed)}" if outcome.failed else ""
     return (f"run: {folder.path} {units}={outcome.done} backend_calls={stats.backend_calls} "
@@ -197,16 +197,16 @@ def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutc
                     metric: Optional[str]) -> None:
     """Many units: the metrics of the labelled items (else each unit's line, as its view gives it);
     the run line."""
-    scored = [(r["gold"], r["prediction"]) for r in outcome.rows() if r.get("gold") is not None]
-    labels = (folder.meta() or {}).get("labels") or []
-    if scored and labels and metric:
-        report = summarize([g for g, _ in scored], [p for _, p in scored], labels, metric=metric)
+    scored = [r for r in outcome.rows() if r.labelled]
+    meta = folder.record()
+    if scored and meta.labels and metric:
+        report = summarize([str(r.gold) for r in scored], [r.prediction for r in scored], meta.labels, metric=metric)
         print(terminal_safe(report.format()))
     elif not protocol.units.items:
-        view = protocol.view_of((folder.meta() or {}).get("scenario") or {})
+        view = protocol.view_of(meta.scenario_fields)
         for row in outcome.rows():
             print(terminal_safe(view.row(row)))
-    skipped = (folder.meta() or {}).get("skipped_rows") or {}
+    skipped = meta.skipped_rows or {}
     if skipped:
         print(terminal_safe("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items())))
     print_failures(outcome)

@@ -18,9 +18,10 @@ its labelled runs report side by side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from moot.metrics.classification import UNPARSED, defined
+from moot.saved.records import ResultRow
 
 if TYPE_CHECKING:
     from moot.log.transcript import Transcript
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 class UnitRecord:
     """One finished unit as a measure sees it: its results row, the run's labels, its transcript."""
 
-    row: Mapping[str, object]
+    row: ResultRow  # a protocol's own keys: `row.extra(key)`
     labels: Sequence[str] = ()
     transcript: Optional[Callable[[], Transcript]] = None  # loads it (None: not available)
 
@@ -105,20 +106,16 @@ class Metrics:
         return next((s for s in self.sets if s.applies(labels)), None)
 
 
-def _labelled(unit: UnitRecord) -> bool:
-    return unit.row.get("gold") is not None
-
-
 def _correct(unit: UnitRecord) -> Optional[float]:
     """1 when the prediction is the gold label, 0 otherwise (unparsed is wrong); None: no gold."""
-    if not _labelled(unit):
+    if not unit.row.labelled:
         return None
-    return 1.0 if unit.row.get("prediction") == unit.row.get("gold") else 0.0
+    return 1.0 if unit.row.prediction == unit.row.gold else 0.0
 
 
 def _unparsed(unit: UnitRecord) -> Optional[float]:
     """1 when the reply mapped onto no label (outside the run's labels, or `unparsed`)."""
-    prediction = unit.row.get("prediction")
+    prediction = unit.row.prediction
     if unit.labels:
         return 0.0 if prediction in unit.labels else 1.0
     return 1.0 if prediction in (None, UNPARSED) else 0.0

@@ -60,7 +60,7 @@ from typing import Any, Awaitable, Callable, Generic, Literal, Mapping, Optional
 
 from typing_extensions import TypeVar  # with a default (typing's own has one from Python 3.13)
 
-from moot.kit import UnitContext
+from moot.kit import ResultRow, UnitContext
 from moot.log.events import Json
 from moot.log.registry import EventType
 from moot.log.transcript import Transcript
@@ -135,7 +135,7 @@ class Protocol(Generic[S, P]):
     report: Reporting = Reporting()  # its tables, sections and plots in `moot report` (moot.contract.report)
     commands: tuple[DatasetCommand, ...] = ()  # its own command-line entries (moot.contract.commands)
     calls: Optional[Callable[[S], float]] = None  # model calls per unit (--plan); None: not known ahead
-    rounds: Optional[Callable[[Mapping[str, Json]], Optional[Rounds]]] = None  # answers per round of a unit
+    rounds: Optional[Callable[[ResultRow], Optional[Rounds]]] = None  # answers per round of a unit (its results row)
     seats: Optional[Callable[[S], Mapping[str, tuple[str, ...]]]] = None  # seat -> its agents (--human)
     rating: Optional[Callable[[Transcript], tuple[Rateable, ...]]] = None  # what people rate (moot annotate)
     scripted: Optional[Callable[[S], Mapping[str, Expected]]] = None  # stage -> a scripted answer's form

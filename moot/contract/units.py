@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Mapping, Optional
 
+from moot.saved.records import ResultRow, RunMeta, whole
+
 UnitKind = Literal["items", "runs"]
 
 
@@ -55,23 +57,11 @@ def by_seed(unit: UnitKey) -> str:
     return f"seed={unit.seed}" if unit.seed is not None else unit.id
 
 
-def unit_key(row: Mapping[str, object], meta: Mapping[str, object]) -> UnitKey:
+def unit_key(row: ResultRow, meta: RunMeta) -> UnitKey:
     """A results row's UnitKey; the seed is the variant's, else the scenario's in run.json."""
-    raw_variant = row.get("variant")
-    variant = {str(k): str(v) for k, v in raw_variant.items()} if isinstance(raw_variant, dict) else {}
-    seed = _int(variant.get("seed"))
-    if seed is None:
-        scenario = meta.get("scenario")
-        generation = scenario.get("generation") if isinstance(scenario, dict) else None
-        seed = _int(generation.get("seed")) if isinstance(generation, dict) else None
-    return UnitKey(str(row.get("id")), variant, seed)
-
-
-def _int(value: object) -> Optional[int]:
-    try:
-        return int(str(value)) if value is not None else None
-    except ValueError:
-        return None
+    variant = row.variant_text
+    seed = whole(variant.get("seed"))
+    return UnitKey(row.id, variant, meta.seed if seed is None else seed)
 
 
 @dataclass(frozen=True)

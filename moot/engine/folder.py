@@ -24,7 +24,8 @@ from typing import Any, Mapping, Optional
 from moot.safety.diskio import named, write_atomic
 from moot.safety.places import usable_out
 from moot.log.jsonl import set_aside_torn_tail
-from moot.saved.files import Record, RunFolderError, read_meta, read_results
+from moot.saved.files import Record, RunFolderError, read_meta, read_record, read_results
+from moot.saved.records import RunMeta
 
 RESERVED = {"run", "results", "cache"}
 
@@ -95,6 +96,10 @@ class RunFolder:
     # --- run.json -------------------------------------------------------------------------
     def meta(self) -> Optional[Record]:
         return read_meta(self.path)
+
+    def record(self) -> RunMeta:
+        """Its run.json, typed (empty when it has none)."""
+        return read_record(self.path) or RunMeta()
 
     def write_meta(self, meta: Record) -> None:
         """Replace run.json atomically (write a temporary file, then rename)."""

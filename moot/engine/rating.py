@@ -63,12 +63,12 @@ class Rater(Person, Protocol):
 
 
 def finished(source: RunSource) -> list[UnitRef]:
-    return [u for u in source.units if u.row is not None and u.row.get("status", "completed") == "completed"]
+    return [u for u in source.units if u.result is not None and u.result.state == "completed"]
 
 
 def left_to_rate(source: RunSource, rater: str, limit: Optional[int] = None) -> Todo:
     """Every thing of the run's finished units that `rater` has not rated (at most `limit`)."""
-    protocol = PROTOCOLS.get(str(source.meta.get("protocol")))
+    protocol = PROTOCOLS.get(str(source.record.protocol_name))
     done = rated_by(source.path, rater)
     things = [(unit, thing) for unit in finished(source) for thing in protocol.rateables(unit.load())
               if (unit.id, thing.id) not in done]

@@ -30,6 +30,7 @@ from moot.contract.protocol import Protocol, Rescore, Rescored, S
 from moot.kit._context import Unit, UnitContext
 from moot.engine.folder import unit_file
 from moot.saved.files import Record
+from moot.saved.records import RunMeta
 from moot.errors import UsageError
 from moot.log.transcript import EventLog, Transcript, dump_events
 from moot.safety.diskio import is_environment_error, write_atomic
@@ -62,7 +63,7 @@ class Job:
     protocol: Protocol[Any]
     roles: Mapping[str, str]
     every: bool = False
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    meta: RunMeta = field(default_factory=RunMeta)
 
 
 def copy_transcript(transcript: Transcript, out: Path) -> int:
@@ -82,9 +83,9 @@ def copy_transcript(transcript: Transcript, out: Path) -> int:
     return len(events) + 1
 
 
-def recorded_scenario(protocol: Protocol[S], transcript: Transcript, meta: Mapping[str, Any]) -> S:
+def recorded_scenario(protocol: Protocol[S], transcript: Transcript, meta: RunMeta) -> S:
     """The unit's scenario as recorded (run_started; folders of earlier versions: run.json)."""
-    data = transcript.started.scenario or meta.get("scenario") or {}
+    data = transcript.started.scenario or meta.scenario_fields
     try:
         return protocol.scenario.model_validate({**data, "protocol": protocol.name})
     except ValidationError as exc:

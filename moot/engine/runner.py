@@ -34,7 +34,8 @@ from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Outcome, Protocol
 from moot.kit._context import Listener, Unit, UnitContext
 from moot.engine.folder import RunFolder
-from moot.saved.files import iter_results
+from moot.saved.files import result_rows
+from moot.saved.records import ResultRow
 from moot.engine.live import Listeners, LiveTurn
 from moot.engine.setup import started_event
 from moot.scenario.load import same_scenario, scenario_content_hash
@@ -267,8 +268,8 @@ class BatchOutcome:
     resumes: bool = False  # (stopped) the same command can continue the run as it is
     continues: str = ""  # (resumes) how, if not by the same command (a higher --max-cost)
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        return (row for _, row in iter_results(self.folder))
+    def rows(self) -> Iterator[ResultRow]:
+        return result_rows(self.folder)
 
 
 Progress = Callable[[UnitResult], None]

@@ -9,18 +9,19 @@ its own exit code (EXIT_UNPARSED), after its results are written like any other 
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Optional
 
 from moot.errors import EXIT_UNPARSED
 from moot.metrics.classification import UNPARSED
+from moot.saved.records import ResultRow
 
 __all__ = ["EXIT_UNPARSED", "unparsed_failure"]
 
 
-def unparsed_failure(rows: Iterable[Mapping[str, object]], max_unparsed: Optional[float] = None) -> Optional[str]:
+def unparsed_failure(rows: Iterable[ResultRow], max_unparsed: Optional[float] = None) -> Optional[str]:
     """Why the run's answers fail it (None: they do not): a larger share of its completed items
     unparsed than `max_unparsed` (0..1; None: every one of them)."""
-    answered = [r.get("prediction") for r in rows if r.get("status") == "completed" and r.get("prediction")]
+    answered = [r.prediction for r in rows if r.status == "completed" and r.prediction]
     unparsed = sum(1 for p in answered if p == UNPARSED)
     if not unparsed:
         return None

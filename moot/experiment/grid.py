@@ -36,7 +36,8 @@ from moot.contract.vary import set_path
 from moot.data.load import dataset_fingerprint
 from moot.engine.plan import Plan
 from moot.models.budget import Budget, BudgetExceeded
-from moot.saved.files import read_meta
+from moot.saved.files import read_record
+from moot.saved.records import RunMeta
 from moot.errors import MootError, UsageError
 from moot.experiment.folders import MANIFEST, read_manifest, safe, same_file
 from moot.experiment.schema import Arm, Dataset, Experiment
@@ -302,8 +303,7 @@ def priced(experiment: Experiment, options: Any) -> Any:
 
 def spent(experiment: Experiment, folder: Path) -> float:
     """What the cells in `folder` spent in all (each run.json's spend_usd)."""
-    return sum(float((read_meta(cell.folder(folder)) or {}).get("spend_usd") or 0.0) for cell in cells(experiment)
-               if (cell.folder(folder) / "run.json").is_file())
+    return sum(((read_record(cell.folder(folder)) or RunMeta()).spent for cell in cells(experiment)), 0.0)
 
 
 def over_budget(budget: Budget) -> str:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from moot.saved.files import iter_results, read_meta
+from moot.saved.files import read_record, result_rows
+from moot.saved.records import RunMeta
 from moot.errors import UsageError
 from moot.experiment.analysis import Analysis, Cell, Column, analyse
 from moot.experiment.dynamics import RoundStat, dynamics_grid, round_stats
@@ -87,14 +88,12 @@ def _rows(folder: Path, protocol: Optional[str]) -> Rows:
     gold: dict[str, str] = {}
     pred: dict[str, Optional[str]] = {}
     answers: dict[str, Answers] = {}
-    for _, row in iter_results(folder):
-        if row.get("gold") is not None:
-            gold[row["id"]] = str(row["gold"])
-            prediction = row.get("prediction")
-            pred[row["id"]] = None if prediction is None else str(prediction)
+    for row in result_rows(folder):
+        if row.gold is not None:
+            gold[row.id], pred[row.id] = row.gold, row.prediction
             found = rounds(row) if rounds is not None else None
             if found:
-                answers[row["id"]] = found
+                answers[row.id] = found
     return gold, pred, answers
 
 
@@ -142,9 +141,9 @@ def load(folders: Sequence[Path]) -> Loaded:
             folder = root / entry["folder"]
             if entry.get("scored") == "completed":  # re-scored (the experiment's `score:`): the copy counts
                 folder = root / entry["scored_folder"]
-            elif "scored" in entry and read_meta(folder) is not None:
+            elif "scored" in entry and (folder / "run.json").exists():
                 unscored.append(f"{entry['arm']}/{entry['dataset']}/{entry['model']}/seed-{entry['seed']}")
-            meta = read_meta(folder)
+            meta = read_record(folder)
             if meta is None:
                 continue
             key = (entry["arm"], entry["dataset"], entry["model"], int(entry["seed"]))
@@ -154,19 +153,19 @@ def load(folders: Sequence[Path]) -> Loaded:
                 found = read_cell(entry["arm"], entry["model"], key[3], folder)
                 measured += [found] if found else []
                 continue
-            gold, pred, answers = _rows(folder, meta.get("protocol"))
+            gold, pred, answers = _rows(folder, meta.protocol_name)
             partial = entry.get("status") != "completed"
-            labels = tuple(meta.get("labels") or ())
+            labels = tuple(meta.labels or ())
             _merge(merged, key, gold, pred, labels, partial)
             firsts = {i: first_round_majority(a) for i, a in answers.items()}
             for name in derived.get(entry["arm"], []):
                 _merge(merged, (name, *key[1:]), gold, firsts, labels, partial)
             rounds.setdefault(key, {}).update({i: (gold[i], a) for i, a in answers.items()})
-            if meta.get("dataset_path"):
-                specs[entry["dataset"]] = str(meta["dataset_path"])
-            metric = meta.get("headline_metric")
+            if meta.dataset_path:
+                specs[entry["dataset"]] = meta.dataset_path
+            metric = meta.headline
             if metric and metric not in metrics[entry["dataset"]]:
-                metrics[entry["dataset"]].append(str(metric))
+                metrics[entry["dataset"]].append(metric)
     compare = first.get("compare") or {}
     chosen = list(compare.get("metrics") or ())
     cells = [Cell(a, d, m, s, labels, gold, pred, partial) for (a, d, m, s), (gold, pred, labels, partial)
@@ -226,27 +225,23 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _models(meta: Mapping[str, Any]) -> str:
+def _models(meta: RunMeta) -> str:
     """The models a run folder's roles used, as a report names them (`scripted (judge=ollama:gemma2:9b)`)."""
-    return models_text({str(k): str(v) for k, v in _mapping(meta.get("models")).items()})
+    return models_text(meta.models or {})
 
 
 def cell_of_run(folder: Path, arm: str) -> RunCell:
     """A run folder of labelled items as a cell named `arm` (UsageError when it is none)."""
-    meta = read_meta(folder)
+    meta = read_record(folder)
     if meta is None:
         raise UsageError(f"{folder}: not a run folder (no run.json)")
     gold, pred, _ = _rows(folder, None)
-    labels = tuple(meta.get("labels") or ())
+    labels = tuple(meta.labels or ())
     if not gold or not labels:
         raise UsageError(f"{folder}: no labelled result to compare")
-    scenario = _mapping(meta.get("scenario"))
-    seed = int(_mapping(scenario.get("generation")).get("seed") or 0)
-    dataset = Path(str(meta.get("dataset_path") or "items")).stem
-    metric = str(meta.get("headline_metric") or "macro_f1")
-    fingerprint = meta.get("dataset_sha256")
-    return RunCell(Cell(arm, dataset, _models(meta), seed, labels, gold, pred, meta.get("planned_units") != len(gold)),
-                   metric, str(fingerprint) if fingerprint else None)
+    cell = Cell(arm, meta.dataset_name or "items", _models(meta), meta.seed or 0, labels, gold, pred,
+                meta.planned != len(gold))
+    return RunCell(cell, meta.headline or "macro_f1", meta.dataset_sha256 or None)
 
 
 def columns_of(loaded: Loaded, dataset: str) -> list[Column]:

@@ -24,7 +24,7 @@ from moot.kit._telemetry import quiet_runtime_telemetry
 from moot.kit._rescore import last_call, recorded_messages, resend
 
 # What is recorded: events, event types, transcripts, a saved run's folder
-from moot.saved.records import RunMeta
+from moot.saved.records import ResultRow, RunMeta
 from moot.saved.run import RunResults, gold_and_predictions, models_text, run_dates
 from moot.saved.source import RunSource
 from moot.log.events import Call, EventBase, Human, Json, MEASURED, Measured, Message, Usage
@@ -66,7 +66,7 @@ __all__ = [
     "MootError", "UsageError", "nearest", "OnText", "Reply", "UnitContext", "Respond", "StageAgent", "cancel_calls",
     "spoken_of", "ThreadAgent", "PolicyError", "fixed_order", "Answered", "Asking", "PersonTurn", "Question",
     "Seat", "SeatProxy", "free_text", "shown_of", "quiet_runtime_telemetry", "last_call", "recorded_messages",
-    "resend", "RunMeta", "RunResults", "gold_and_predictions", "models_text", "run_dates", "RunSource", "Call", "EventBase", "Human", "Json", "MEASURED", "Measured", "Message", "Usage",
+    "resend", "ResultRow", "RunMeta", "RunResults", "gold_and_predictions", "models_text", "run_dates", "RunSource", "Call", "EventBase", "Human", "Json", "MEASURED", "Measured", "Message", "Usage",
     "EventType", "Transcript", "Choose", "Continue", "Score", "answer_model", "rounded", "Closed", "Parsed",
     "json_object", "loads", "parse_reply", "cut_to_sentence", "CONTENT_FREE", "CONTEXTUAL", "best", "calibrate",
     "content_free_prior", "Watcher", "ANY_STAGE", "Expected", "expected", "RUMOR_CLASSES", "UNPARSED", "class_for", "cohen_kappa", "t_interval",

@@ -16,7 +16,6 @@ import warnings
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
-from scipy import stats
 
 from moot.metrics.stats import CONFIDENCE, RESAMPLES, SEED, Interval
 
@@ -92,6 +91,7 @@ def rho_of(data: np.ndarray) -> np.ndarray:
     """Spearman's rho of two rows of complete scores (`data[..., 2, units]`, vectorized over
     leading axes): Pearson's r of their average ranks (scipy's rankdata), as scipy's spearmanr
     defines it; NaN where a rater is constant or fewer than two units."""
+    from scipy import stats  # loaded when needed, not with the kit, which imports this module
     if data.shape[-1] < 2:
         return np.full(data.shape[:-2], math.nan)
     ranks = stats.rankdata(data, axis=-1)

@@ -19,6 +19,10 @@ result names its method, so a report can print it under the table.
 - `bootstrap_test`: the two-sided p of a paired bootstrap distribution of a Δ (the table's own
   metric resampled over items): twice the smaller share of draws on either side of zero.
 
+scipy is imported by the functions that compute with it, not with this module: reading a saved run
+(moot.saved.run) and reporting a single run need numpy only, and scipy's import costs ~200 MB of
+address space at the start of every command that imports the kit.
+
 Degenerate inputs (one repeat, no discordant pair, every difference zero) give NaN or p = 1 with
 the reason in `note`, never a warning on stderr; repeats that do not vary give no interval but
 `NO_VARIANCE`, never a zero-width one. An interval over fewer than `FEW_REPEATS` repeats or
@@ -35,7 +39,6 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
 
 Floats = NDArray[np.float64]
 Statistic = Callable[..., Floats]  # vectorized: sample arrays (..., n) -> values (...)
@@ -90,6 +93,7 @@ def t_interval(values: ArrayLike, confidence: float = CONFIDENCE,
                bounds: Optional[tuple[float, float]] = None) -> Interval:
     """The mean of `values` (one per repeat) with its Student-t interval (df = n - 1), clipped to
     `bounds` (the metric's range) with a flag when it reaches past them."""
+    from scipy import stats
     x = _floats(values)
     n = int(x.size)
     method = f"mean over repeats, {confidence:.0%} t interval (df = n - 1)"
@@ -113,6 +117,7 @@ def t_interval(values: ArrayLike, confidence: float = CONFIDENCE,
 @lru_cache(maxsize=256)
 def _t_quantiles(confidence: float, df: int) -> tuple[float, float]:
     """The standard t interval's ends for `df`, kept: a report asks for the same few df many times."""
+    from scipy import stats
     low, high = stats.t.interval(confidence, df)
     return float(low), float(high)
 
@@ -120,6 +125,7 @@ def _t_quantiles(confidence: float, df: int) -> tuple[float, float]:
 def _bootstrap(data: tuple[Floats, ...], statistic: Statistic, paired: bool, resamples: int, seed: int,
                confidence: float) -> tuple[float, float, float]:
     """scipy's percentile bootstrap; (standard error, low, high)."""
+    from scipy import stats
     result = stats.bootstrap(data, statistic, n_resamples=resamples, paired=paired, vectorized=True,
                              axis=-1, confidence_level=confidence, method="percentile",
                              rng=np.random.default_rng(seed), batch=max(1, min(resamples, 2_000_000 // max(1, data[0].size))))
@@ -205,6 +211,7 @@ def paired_bootstrap(a: ArrayLike, b: ArrayLike, statistic: Statistic, resamples
 def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> Test:
     """Exact McNemar test: a two-sided binomial test (p = 1/2) on the discordant pairs; the
     statistic is the smaller discordant count (statsmodels `mcnemar(table, exact=True)`)."""
+    from scipy import stats
     x, y = _floats(a_correct).astype(bool), _floats(b_correct).astype(bool)
     if x.shape != y.shape:
         raise ValueError(f"paired samples differ in length: {x.size} != {y.size}")
@@ -220,6 +227,7 @@ def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> Test:
 def wilcoxon(a: ArrayLike, b: ArrayLike) -> Test:
     """Wilcoxon signed-rank test on paired scores; zero differences dropped (Wilcox), exact
     distribution for up to 50 pairs without ties, else the normal approximation (scipy's 'auto')."""
+    from scipy import stats
     d = _floats(a) - _floats(b)
     method = "Wilcoxon signed-rank test (zero differences dropped)"
     if not np.any(d != 0):
@@ -230,6 +238,7 @@ def wilcoxon(a: ArrayLike, b: ArrayLike) -> Test:
 
 def paired_t(a: ArrayLike, b: ArrayLike) -> Test:
     """Paired t-test of a against b (one value per repeat each, same seeds), two-sided."""
+    from scipy import stats
     x, y = _floats(a), _floats(b)
     d = x - y
     method = "paired t-test over repeats (two-sided)"
@@ -256,6 +265,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 def t_power(effect: float, n: int, alpha: float = 0.05) -> float:
     """Power of a two-sided one-sample (paired) t-test with n pairs at standardized effect d."""
+    from scipy import stats
     df = n - 1
     critical = stats.t.isf(alpha / 2, df)
     shift = effect * math.sqrt(n)
@@ -277,6 +287,7 @@ def mde_paired(sd_difference: float, n: int, alpha: float = 0.05, power: float =
 def detectable_effect(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
     """The standardized effect a paired t-test over n pairs detects with `power` at `alpha` (it
     depends on n alone, so a report solves it once per n)."""
+    from scipy import optimize
     high = 1.0
     while t_power(high, n, alpha) < power:  # widen the bracket (a wide one makes nct overflow)
         high *= 2
@@ -287,6 +298,7 @@ def mde_normal(standard_error: float, n: int, alpha: float = 0.05, power: float 
     """The smallest difference a two-sided z-test detects with `power` at `alpha`, given the standard
     error of the difference: the shift (in standard errors) whose power, both tails counted, is
     `power` (statsmodels NormalIndPower's equation), times the standard error."""
+    from scipy import optimize, stats
     method = f"minimum detectable effect, normal approximation from the standard error, power {power:.0%}, alpha {alpha}"
     if not standard_error > TINY:
         return Interval(math.nan, math.nan, math.nan, n, method, "no variation")

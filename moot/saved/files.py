@@ -29,9 +29,10 @@ def read_meta(path: Path) -> Optional[Record]:
     return read_object(Path(path) / "run.json", "run.json", RunMeta)
 
 
-def read_record(path: Path) -> RunMeta:
-    """A run folder's run.json, typed (empty when it has none)."""
-    return RunMeta.model_validate(read_meta(path) or {})
+def read_record(path: Path) -> Optional[RunMeta]:
+    """A run folder's run.json, typed (None when it has none)."""
+    found = read_meta(path)
+    return None if found is None else RunMeta.model_validate(found)
 
 
 def read_object(file: Path, what: str, shape: type[Shape]) -> Optional[Record]:
@@ -68,6 +69,11 @@ def iter_results(path: Path) -> Iterator[tuple[int, Record]]:
         yield number, row
 
 
+def result_rows(path: Path) -> Iterator[ResultRow]:
+    """Its results rows in order, typed (read strictly: iter_results)."""
+    return (ResultRow.model_validate(row) for _, row in iter_results(path))
+
+
 def read_results(path: Path) -> dict[str, Record]:
     """Finished units by id; a unit recorded twice is an error naming the second line."""
     done: dict[str, Record] = {}
@@ -80,15 +86,15 @@ def read_results(path: Path) -> dict[str, Record]:
     return done
 
 
-def transcript_of(folder: Path, row: Record) -> Path:
+def transcript_of(folder: Path, row: ResultRow) -> Path:
     """A result row's transcript, inside its run folder: the path the row names relative to the
     folder, or (older runs named it relative to where moot ran) the file of its name in the folder
     or its transcripts/. A run folder's rows are data, not paths to follow: one that names a file
     outside the folder (`..`, an absolute path, a link that leads out) is refused in one line."""
-    given = Path(str(row.get("transcript", "")))
+    given = Path(row.transcript or "")
     found = next((c for c in (Path(folder) / given, Path(folder) / given.name, Path(folder) / "transcripts" / given.name)
                   if c.is_file()), Path(folder) / given)
     if not found.resolve().is_relative_to(Path(folder).resolve()):
-        raise RunFolderError(f"{Path(folder) / 'results.jsonl'}: unit {row.get('id')!r} names a transcript outside "
+        raise RunFolderError(f"{Path(folder) / 'results.jsonl'}: unit {row.id!r} names a transcript outside "
                              f"its run folder ({str(given)[:200]!r}): not read")
     return found

@@ -50,8 +50,8 @@ class RunMeta(Shape):
     labels: Optional[list[str]] = None
     headline_metric: Optional[str] = None
     metric: Optional[str] = None
-    planned_units: Optional[int] = Field(None, ge=0)
-    planned_items: Optional[int] = Field(None, ge=0)
+    planned_units: Optional[int] = Field(default=None, ge=0)
+    planned_items: Optional[int] = Field(default=None, ge=0)
     limit: Optional[int] = None
     skipped_rows: Optional[dict[str, int]] = None
     created: Optional[str] = None
@@ -64,6 +64,7 @@ class RunMeta(Shape):
     model_changes: Optional[list[dict[str, Any]]] = None
     dataset_sha256: Optional[str] = None
     scenario_sha256: Optional[str] = None
+    spend_usd: Optional[float] = Field(default=None, ge=0)
 
     @field_validator("headline_metric", "metric")
     @classmethod
@@ -93,6 +94,17 @@ class RunMeta(Shape):
         return self.planned_units if self.planned_units is not None else self.planned_items
 
     @property
+    def spent(self) -> float:
+        """What its calls cost in all, every invocation's (folders of earlier versions: 0)."""
+        return self.spend_usd or 0.0
+
+    @property
+    def seed(self) -> Optional[int]:
+        """Its scenario's generation seed (None: it states none, or none that is a whole number)."""
+        generation = self.scenario_fields.get("generation")
+        return whole(generation.get("seed")) if isinstance(generation, dict) else None
+
+    @property
     def scenario_name(self) -> str:
         """Its scenario file's stem ('' when run.json names none)."""
         return Path(self.scenario_path).stem if self.scenario_path else ""
@@ -118,6 +130,16 @@ class ResultRow(Shape):
     def state(self) -> str:
         """How the unit ended: its `status`, `completed` when the row states none."""
         return self.status or "completed"
+
+    @property
+    def labelled(self) -> bool:
+        """Whether it has a gold label to be scored against."""
+        return self.gold is not None
+
+    @property
+    def variant_text(self) -> dict[str, str]:
+        """What this unit of a batch changes (`{"seed": "2"}`), as text; empty for other units."""
+        return {str(k): str(v) for k, v in (self.variant or {}).items()}
 
 
 class ManifestCell(Shape):
@@ -148,6 +170,14 @@ class Manifest(Shape):
     derived: Optional[dict[str, str]] = None
     labels: Optional[dict[str, str]] = None
     compare: Optional[dict[str, Any]] = None
+
+
+def whole(value: object) -> Optional[int]:
+    """A seed as a whole number (`2`, `"2"`); None when it is none or not one."""
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def problem(data: dict[str, Any], shape: type[Shape]) -> Optional[str]:

@@ -79,7 +79,7 @@ def open_run(path: str | Path) -> RunSource:
         raise RunFolderError(f"{path}: no such run folder or transcript file")
     meta = read_meta(path) or {}
     rows = read_results(path)
-    units = [UnitRef(uid, transcript_of(path, row), row) for uid, row in rows.items()]
+    units = [UnitRef(uid, transcript_of(path, ResultRow.model_validate(row)), row) for uid, row in rows.items()]
     listed = {os.path.abspath(u.path) for u in units}  # the same file by name: no link to resolve
     resolved: set[Path] = set()
     for file in transcripts_in(path):

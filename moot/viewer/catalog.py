@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Optional
 from moot.contract.metrics import UnitRecord
 from moot.contract.registry import PROTOCOLS, AnyProtocol
 from moot.engine.folder import held_locks, lock_holder
-from moot.saved.files import iter_results, read_record
+from moot.saved.files import read_record, result_rows
 from moot.saved.records import ResultRow, RunMeta
 from moot.saved.source import NOT_TRANSCRIPTS, SET_ASIDE
 from moot.errors import MootError
@@ -291,9 +291,8 @@ def stamp_text(seconds: float) -> str:
 
 
 def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunSummary:
-    meta = read_record(path)
-    rows = [row for _, row in iter_results(path)]
-    results = [ResultRow.model_validate(row) for row in rows]
+    meta = read_record(path) or RunMeta()
+    results = list(result_rows(path))
     listed = {Path(r.transcript or "").name for r in results}
     loose = [e for e in os.scandir(path) if is_transcript_name(e.name) and e.name not in listed and e.is_file()]
     ends = [tail(Path(e.path)) for e in loose]
@@ -301,15 +300,15 @@ def summarize_folder(path: Path, base: RunSummary, intervals: Intervals) -> RunS
     cut = sum(1 for t in ends if t.status != "failed")
     protocol = meta.protocol_name or (str(first_event(Path(loose[0].path)).get("protocol")) if loose else "?")
     contract = contract_of(protocol)
-    status = run_status(base.holder, failed, cut, len(rows), meta.planned)
+    status = run_status(base.holder, failed, cut, len(results), meta.planned)
     file = path / "results.jsonl"
     times = [e.stat().st_mtime for e in loose] + ([file.stat().st_mtime] if file.exists() else [])
     created = meta.created or ""
     return replace(
         base, protocol=protocol, title=str(meta.scenario_fields.get("title") or ""), scenario=meta.scenario_name,
-        dataset=meta.dataset_name, models=models_text(meta.models or {}), status=status, done=len(rows),
+        dataset=meta.dataset_name, models=models_text(meta.models or {}), status=status, done=len(results),
         total=meta.planned, failed=failed, noun=contract.units.noun if contract else "units",
-        headline=headline(rows, results, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
+        headline=headline(results, meta, contract, intervals, (path, stamps(path, True))),  # Catalog.settled's key
         started=created, wall_s=wall_seconds(created, max(times) if times else None))
 
 
@@ -354,23 +353,23 @@ def summarize_file(path: Path, base: RunSummary) -> RunSummary:
                    noun=contract.units.noun if contract else "units", started=str(first.get("ts") or ""))
 
 
-def headline(rows: list[dict[str, Any]], results: list[ResultRow], meta: RunMeta, contract: Optional[AnyProtocol],
-             intervals: Intervals, key: Any) -> Optional[Figure]:
+def headline(results: list[ResultRow], meta: RunMeta, contract: Optional[AnyProtocol], intervals: Intervals,
+             key: Any) -> Optional[Figure]:
     """The run's headline: its classification metric over scored items, else the mean of its
     protocol's headline measure (when that reads only results rows); with its interval
     (moot.viewer.figures), kept under `key` by `intervals`."""
-    scored = [r for r in results if r.gold is not None]
+    scored = [r for r in results if r.labelled]
     labels = list(meta.labels or [])
     if scored and labels:
         metric = meta.headline or "macro_f1"
         gold, pred = gold_and_predictions(scored)
         return intervals.figure(key, len(gold), lambda: classification(gold, pred, labels, metric),
                                 lambda: point(gold, pred, labels, metric))
-    if contract is None or not rows:
+    if contract is None or not results:
         return None
     measure = contract.metrics.measure(contract.metrics.headline)
     if measure.reads_transcript:
         return None
-    values = [v for v in (measure.of(UnitRecord(row, labels)) for row in rows) if v is not None]
+    values = [v for v in (measure.of(UnitRecord(row, labels)) for row in results) if v is not None]
     return intervals.figure(key, len(values), lambda: mean(measure.name, values),
                             lambda: Figure(measure.name, sum(values) / len(values) if values else None, len(values)))

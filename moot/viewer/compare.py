@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Optional, Sequence
 
 from moot.contract.units import unit_key
+from moot.saved.records import ResultRow
 from moot.viewer.figures import Paired, Scored, paired_classification, paired_means
 from moot.viewer.units import PAGE, Row, RunTable
 
@@ -60,8 +61,8 @@ def unit_of(member: Member, row: Row) -> str:
     """What pairs a unit within its run (its protocol's pairing key)."""
     table = member.table
     ref = table.refs[row.key]
-    found = ref.row or {"id": ref.id}
-    return table.contract.units.pair(unit_key(found, table.source.meta)) if table.contract else ref.id
+    found = ref.result or ResultRow(id=ref.id)
+    return table.contract.units.pair(unit_key(found, table.source.record)) if table.contract else ref.id
 
 
 def pairs(a: Sequence[Member], b: Sequence[Member]) -> list[Pair]:

@@ -276,7 +276,7 @@ class Pages:
     def scenario_page(self, links: Links, rel: PurePosixPath) -> str:
         """What ran: the scenario as recorded, and each role's first prompt as it was sent."""
         path, table = self.table(rel)
-        scenario = table.source.meta.get("scenario")
+        scenario = table.source.record.scenario
         prompts: list[tuple[str, list[tuple[str, str]]]] = []
         first = table.rows[0].key if table.rows else None
         if first is not None:

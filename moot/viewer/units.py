@@ -231,7 +231,7 @@ def open_table(path: Path, indexer: Indexer) -> RunTable:
     rows = []
     refs = {}
     for unit in source.units:
-        row = unit.row if source.is_folder else None
+        row = unit.result if source.is_folder else None
         key = unit_key(unit)
         refs[key] = unit
         if row is None and not source.is_folder:
@@ -247,7 +247,7 @@ def indexer_protocol(unit: UnitRef) -> str:
     return str(first_event(unit.path).get("protocol") or "")
 
 
-def file_row(unit: UnitRef, indexer: Indexer) -> Optional[dict[str, Any]]:
+def file_row(unit: UnitRef, indexer: Indexer) -> Optional[ResultRow]:
     """A transcript file's one unit as a results row (its outcome), read now."""
     try:
         transcript = load(unit.path)
@@ -256,16 +256,16 @@ def file_row(unit: UnitRef, indexer: Indexer) -> Optional[dict[str, Any]]:
     found = transcript.outcome
     if not transcript.completed:
         return None
-    return {"id": unit.id, "status": "completed", "prediction": found.prediction if found else None,
-            "gold": found.gold if found else transcript.started.gold}
+    return ResultRow(id=unit.id, status="completed", prediction=found.prediction if found else None,
+                     gold=found.gold if found else transcript.started.gold)
 
 
-def table_row(key: str, unit: UnitRef, row: Optional[dict[str, Any]], labels: Sequence[str],
+def table_row(key: str, unit: UnitRef, row: Optional[ResultRow], labels: Sequence[str],
               measures: Sequence[Measure]) -> Row:
     if row is None:
         return Row(key, unit.id, None, None, "unfinished")
-    record, result = UnitRecord(row, labels), ResultRow.model_validate(row)
-    return Row(key, unit.id, result.prediction, result.gold, result.state, tuple(m.of(record) for m in measures))
+    record = UnitRecord(row, labels)
+    return Row(key, unit.id, row.prediction, row.gold, row.state, tuple(m.of(record) for m in measures))
 
 
 # ---------------------------------------------------------------------------------------------- filters

@@ -15,6 +15,7 @@ from typing import ClassVar, Mapping, Optional, Sequence
 
 from moot.log.events import EventBase, Json, Message
 from moot.log.transcript import Transcript
+from moot.saved.records import ResultRow
 from moot.views.blocks import Companion
 
 
@@ -104,9 +105,9 @@ class UnitView:
         return [f"{self.result_name}: {found.prediction}", *explained]
 
 
-    def row(self, row: Mapping[str, Json]) -> str:
+    def row(self, row: ResultRow) -> str:
         """A finished unit's line at the end of a batch that has no labels to score: its status."""
-        return f"{row.get('id')}: {row.get('status')}"
+        return f"{row.id}: {row.status}"
 
 
 def split_answer(action: str) -> tuple[str, bool]:

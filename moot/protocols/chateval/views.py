@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 from moot.kit import (
-    Badge, Companion, EventBase, Grade, Json, Message, Place, Question, Transcript, TurnText, UnitView, Unreadable,
+    Badge, Companion, EventBase, Grade, Message, Place, Question, ResultRow, Transcript, TurnText, UnitView,
+    Unreadable,
 )
 from moot.protocols.chateval.events import Judgement
 from moot.protocols.chateval.schema import HI
@@ -88,6 +89,6 @@ class ChatEvalView(UnitView):
         found = transcript.of_type(Judgement)
         return [judgement_text(j) for j in found]
 
-    def row(self, row: Mapping[str, Json]) -> str:
-        score = row.get("score")
-        return f"{row.get('id')}: {row.get('status')}" + (f" (score {score})" if score is not None else "")
+    def row(self, row: ResultRow) -> str:
+        score = row.extra("score")
+        return f"{row.id}: {row.status}" + (f" (score {score})" if score is not None else "")

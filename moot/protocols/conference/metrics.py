@@ -16,7 +16,7 @@ AGREED = ("agreement", "moderator")  # the judge's AGREEMENT, or the deciding mo
 
 
 def _topics(unit: UnitRecord) -> list[dict[str, object]]:
-    found = unit.row.get("topics")
+    found = unit.row.extra("topics")
     return [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Mapping, Optional, Sequence
 
 from moot.kit import (
-    Badge, Bar, Chart, Checklist, Companion, EventBase, Figure, Grade, Json, Message, Place, Remark, Transcript,
-    TurnText, UnitView, Unreadable, json_object, summary_lines,
+    Badge, Bar, Chart, Checklist, Companion, EventBase, Figure, Grade, Json, Message, Place, Remark, ResultRow,
+    Transcript, TurnText, UnitView, Unreadable, json_object, summary_lines,
 )
 from moot.protocols.conference.events import Coverage, Score, TopicClosed, Verdict
 from moot.protocols.conference.texts import (
@@ -93,12 +93,12 @@ class ConferenceView(UnitView):
     def ending(self, transcript: Transcript) -> list[str]:
         return summary_lines(transcript.events, self)
 
-    def row(self, row: Mapping[str, Json]) -> str:
+    def row(self, row: ResultRow) -> str:
         """`seed-1: completed (T1: agreement after 2, T2: round_cap after 3)`."""
-        closed = row.get("topics")
+        closed = row.extra("topics")
         topics = ", ".join(f"T{int(str(t['topic'])) + 1}: {t['closed_by']} after {t['rounds']}"
                            for t in closed if isinstance(t, dict)) if isinstance(closed, list) else ""
-        return f"{row.get('id')}: {row.get('status')} ({topics})"
+        return f"{row.id}: {row.status} ({topics})"
 
 
 def said(message: Message) -> str:
