@@ -20,8 +20,8 @@ result names its method, so a report can print it under the table.
   metric resampled over items): twice the smaller share of draws on either side of zero.
 
 scipy is imported by the functions that compute with it, not with this module: reading a saved run
-(moot.saved.run) and reporting a single run need numpy only, and scipy's import costs ~200 MB of
-address space at the start of every command that imports the kit.
+(moot.saved.run) and reporting a single run need numpy only, and importing scipy adds about 180 MB
+of address space to every command that imports the kit (`moot report --help`: 383 MB, 199 MB without).
 
 Degenerate inputs (one repeat, no discordant pair, every difference zero) give NaN or p = 1 with
 the reason in `note`, never a warning on stderr; repeats that do not vary give no interval but
