@@ -11,7 +11,7 @@ import pytest
 
 from moot.protocols.cola import item as cola
 from moot.protocols.negotiation import negotiator as negotiation
-from moot.protocols.s2mad import protocol as s2mad
+from moot.protocols.s2mad import turns as s2mad
 from moot.protocols.cola.schema import ColaScenario
 from moot.protocols.items.labels import LabelSet
 from moot.protocols.negotiation.schema import NegotiationScenario

@@ -13,7 +13,7 @@ from run_support import run_item
 from moot.cli import main
 from moot.data.load import Comment
 from moot.models.backends.scripted.client import ScriptedChatCompletionClient
-from moot.protocols.s2mad import protocol as s2mad
+from moot.protocols.s2mad.stance import parse_score
 from moot.protocols.s2mad.schema import S2madScenario
 from moot.log.transcript import load
 from moot.scenario.blocks import Generation
@@ -211,7 +211,7 @@ def test_a_judge_reply_cut_off_at_max_tokens_says_so(tmp_path):
 @pytest.mark.parametrize("text, score", [('{"Reason": "x", "Score": "0.7"}', 0.7), ('{"Score": -2}', -1.0),
                                          ("Score: -0.25", -0.25), ("no idea", None)])
 def test_parse_score(text, score):
-    assert s2mad.parse_score(text) == score
+    assert parse_score(text) == score
 
 
 PLAN = S2madPlan("p", "n", "j", rounds=2)
