@@ -178,9 +178,9 @@ def test_memory_running_out_anywhere_is_one_line(tmp_path):
                 assert proc.returncode == 0 and lines == [], err
         outcomes.append(proc.returncode)
     assert 3 in outcomes and 0 in outcomes, outcomes  # the sweep ran out of memory, and went beyond it
-    # CPython itself can loop where it cannot allocate; moot's import now spans 40-500 MB (scipy at start-up),
-    # so two of the 15 limits may land there
-    assert outcomes.count("interpreter") <= 2, outcomes
+    # CPython itself can loop where it cannot allocate (see below); one of the 15 limits may land there
+    # (`moot report` on this run peaks at ~280 MB of address space: scipy loads only for a statistic that needs it)
+    assert outcomes.count("interpreter") <= 1, outcomes
 
 
 # CPython 3.11's exception_unwind allocates an int for the frame's last instruction and, when that
