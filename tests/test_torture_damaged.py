@@ -24,7 +24,7 @@ import moot as api
 from moot.errors import MootError
 
 META = {"models": 5, "labels": "abc", "planned_units": "six", "skipped_rows": [1], "headline_metric": "bogus",
-        "rescored": "yes", "scenario_path": 5, "scenario": ["x"]}
+        "rescored": "yes", "scenario_path": 5, "scenario": ["x"], "spend_usd": "lots"}
 ROWS = {"gold": {"x": 1}, "prediction": [1], "transcript": 5, "variant": {"seed": [1]}}
 CAFE = os.fsdecode(b"caf\xe9")  # a folder name that is not UTF-8
 
