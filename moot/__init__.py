@@ -24,6 +24,10 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     llama_server, llama_server_binary, ServerOptions
                            llama.cpp's own server for a GGUF, built once
     viewer, write_bundle   the web viewer of every run under a folder (Viewer; await .serve), or its static bundle
+    bundled_scenarios, bundled_experiments, demo_sets
+                           what ships with moot, by name
+    protocol_commands, prepare_command
+                           the protocols' own commands, and the run one stands for
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -57,6 +61,8 @@ _WHERE = {
     "convert_release": "moot.api.datasets", "Converted": "moot.api.datasets",
     "llama_server": "moot.api.servers", "llama_server_binary": "moot.api.servers", "ServerOptions": "moot.api.servers",
     "viewer": "moot.viewer.api", "Viewer": "moot.viewer.api", "write_bundle": "moot.viewer.api", "Bundled": "moot.viewer.api",
+    "bundled_scenarios": "moot.api.bundled", "bundled_experiments": "moot.api.bundled", "demo_sets": "moot.api.bundled",
+    "protocol_commands": "moot.api.commands", "prepare_command": "moot.api.commands",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -67,6 +73,7 @@ __all__ = [
     "compare_runs", "Comparison", "holds_experiment", "validate", "new_scenario", "protocols", "schema_text", "write_schema",
     "convert_release", "Converted", "llama_server", "llama_server_binary", "ServerOptions",
     "viewer", "Viewer", "write_bundle", "Bundled",
+    "bundled_scenarios", "bundled_experiments", "demo_sets", "protocol_commands", "prepare_command",
 ]
 
 if TYPE_CHECKING:
@@ -75,6 +82,8 @@ if TYPE_CHECKING:
         plan_experiment, run_experiment, validate,
     )
     from moot.api.authoring import new_scenario, protocols
+    from moot.api.bundled import bundled_experiments, bundled_scenarios, demo_sets
+    from moot.api.commands import prepare_command, protocol_commands
     from moot.api.datasets import Converted, convert_release
     from moot.api.schema import schema_text, write_schema
     from moot.api.servers import ServerOptions, llama_server, llama_server_binary

@@ -20,12 +20,10 @@ ALLOWED = re.compile(r"^moot(\.api(\.\w+)?|\.experiment\.api|\.viewer\.api|\.err
 # module -> {imported module: why it cannot move behind the API yet}
 KNOWN: dict[str, dict[str, str]] = {
     "moot.cli": {
-        "moot.protocols.registry": "the protocols' own commands are listed in the top-level help",
         "moot.safety.diskio": "main() turns an environment error (disk full, read-only) into one line",
         "moot.safety.secrets": "main() redacts secrets from the one error line",
         "moot.safety.signals": "the process's signal handling and exit codes",
         "moot.safety.startup": "main() names a dependency that failed to load",
-        "moot.scenario.bundled": "`moot NAME` runs a bundled scenario: the dispatcher knows their names",
     },
     "moot.cli.annotate": {
         "moot.engine.rating": "the blind rating session at the terminal (no API for a person's seat yet)",
@@ -34,28 +32,15 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.saved.source": "opens the run to rate",
         "moot.viewer.rating": "rating in the browser",
     },
-    "moot.cli.dataset_command": {
-        "moot.contract.commands": "a protocol's own command, declared by the protocol",
-        "moot.data.load": "reads the dataset the command names",
-        "moot.engine.plan": "the dataset columns the protocol's inputs are filled from",
-        "moot.protocols.registry": "looks the protocol's command up",
-        "moot.scenario.bundled": "finds a bundled dataset by name",
-    },
     "moot.cli.experiment": {
         "moot.experiment.grid": "the default experiment folder and --shard I/N",
         "moot.experiment.plan": "the plan's printed lines",
         "moot.experiment.schema": "the loaded experiment's type (TYPE_CHECKING)",
         "moot.experiment.shorthand": "`--vary/--repeat` as an experiment file",
-        "moot.scenario.bundled": "finds a bundled experiment by name",
     },
     "moot.cli.gridstatus": {
         "moot.experiment.grid": "the cell the status line follows (TYPE_CHECKING)",
         "moot.models.engine": "the live call counts it prints",
-    },
-    "moot.cli.listing": {
-        "moot.data.load": "counts the demo sets' items and labels",
-        "moot.scenario.bundled": "the bundled scenarios, experiments and demo sets",
-        "moot.scenario.load": "the default protocol of a scenario without `protocol:`",
     },
     "moot.cli.options": {
         "moot.kit.seats": "--human SEAT as a seat specification",
@@ -80,7 +65,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.kit.seats": "a person answering through the run folder",
         "moot.experiment.shorthand": "whether `--vary/--repeat` make an experiment",
         "moot.safety.signals": "the exit code of a run stopped by a signal",
-        "moot.scenario.bundled": "the demo sets and bundled datasets by name",
     },
     "moot.cli.seat": {
         "moot.saved.seatfiles": "a seat answered through the run folder's files",

@@ -53,9 +53,9 @@ COMMANDS = {  # name -> one line for the top-level help; `moot NAME --help` for 
 
 def protocol_commands() -> dict[str, str]:
     """The protocols' own commands (name -> one line); reading them imports the protocols."""
-    from moot.protocols.registry import REGISTRY
+    from moot.api.commands import protocol_commands as commands
 
-    return {name: command.help for name, command in REGISTRY.commands().items()}
+    return {name: command.help for name, command in commands().items()}
 
 
 def usage() -> str:
@@ -86,7 +86,7 @@ def command(name: str) -> Callable[[Sequence[str]], int]:
 
 
 def dispatch(argv: list[str]) -> int:
-    from moot.scenario.bundled import bundled_names
+    from moot.api.bundled import scenario_names
     from moot.cli.options import refuse_undecodable_argv
     from moot.errors import UsageError, nearest
 
@@ -105,10 +105,10 @@ def dispatch(argv: list[str]) -> int:
     if first in protocol_commands():
         return command(first)(argv[1:])
     if first.startswith("-") or Path(first).exists() or first.endswith((".yaml", ".yml")) \
-            or Path(first).stem in bundled_names():
+            or Path(first).stem in scenario_names():
         return command("run")(argv)
     names = [*COMMANDS, *protocol_commands()]
-    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, names + bundled_names())} "
+    raise UsageError(f"unknown command or scenario {first!r}{nearest(first, names + scenario_names())} "
                      f"(commands: {', '.join(names)}; bundled scenarios: moot run --list)")
 
 

@@ -9,18 +9,12 @@ model, engine, backend and output options.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Sequence
 
-from moot.api.running import prepare
+from moot.api.bundled import find_dataset
+from moot.api.commands import DatasetCommand, prepare_command, protocol_commands
 from moot.cli.options import Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options
 from moot.cli.run import execute
-from moot.contract.commands import DatasetCommand
-from moot.data.load import iter_items, load_dataset_spec
-from moot.engine.plan import input_columns
-from moot.errors import MootError, UsageError
-from moot.protocols.registry import REGISTRY
-from moot.scenario.bundled import find_dataset
 
 
 def parser(command: DatasetCommand) -> argparse.ArgumentParser:
@@ -39,26 +33,9 @@ def parser(command: DatasetCommand) -> argparse.ArgumentParser:
     return p
 
 
-def dataset_labels(path: Path, columns: Sequence[str]) -> list[str]:
-    """Labels the dataset yields: the values of its label mapping, else those found in it."""
-    spec = load_dataset_spec(path, columns)
-    if spec.labels is not None:
-        return sorted({v.strip() for v in spec.labels.values()})
-    return sorted({item.label for item in iter_items(spec) if item.label})
-
-
 def run(name: str, argv: Sequence[str]) -> int:
     """Run the protocol command `name` with its arguments."""
-    command = REGISTRY.commands()[name]
-    protocol = next(p for p in REGISTRY.all(from_yaml=False) if command in p.commands)
-    args = parser(command).parse_args(argv)
-    try:
-        prepared = command.prepare(args, dataset_labels(args.dataset, input_columns(protocol)))
-    except MootError:
-        raise
-    except ValueError as exc:
-        raise UsageError(f"{args.dataset}: {exc}") from None
-    out = Path(args.out) if args.out else Path("transcripts") / prepared.out
-    run = prepare(prepared.scenario, source=prepared.scenario_path, dataset=args.dataset, limit=args.limit,
-                  models=args.model, out=out, options=run_options(args), identity=prepared.identity)
-    return execute(run, args.quiet)
+    args = parser(protocol_commands()[name]).parse_args(argv)
+    prepared = prepare_command(name, args, args.dataset, limit=args.limit, models=args.model, out=args.out or None,
+                               options=run_options(args))
+    return execute(prepared, args.quiet)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 from moot.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from moot.cli.options import run_options
 from moot.errors import UsageError
-from moot.scenario.bundled import find_experiment
+from moot.api.bundled import find_experiment
 from moot.safety.neutral import terminal_safe
 
 if TYPE_CHECKING:

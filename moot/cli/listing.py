@@ -3,46 +3,28 @@ title), the experiments (their title) and the demo sets (their items and labels)
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Callable, Iterable
 
-import yaml
-
-from moot.api.checking import dataset_columns
-from moot.data.load import iter_items, load_dataset_spec
-from moot.scenario.bundled import bundled_dir, datasets_dir, demo_names, experiments_dir
-from moot.scenario.load import DEFAULT_PROTOCOL
+from moot.api.bundled import bundled_experiments, bundled_scenarios, demo_sets
 from moot.safety.neutral import terminal_safe
 
 
-def top_keys(path: Path) -> dict[str, Any]:
-    """A bundled YAML file's top-level mapping."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
+def scenarios() -> Iterable[tuple[str, str]]:
+    return ((s.name, f"{s.protocol:<12} {s.title}") for s in bundled_scenarios())
 
 
-def scenarios() -> Iterator[tuple[str, str]]:
-    for path in sorted(bundled_dir().glob("*.yaml")):
-        data = top_keys(path)
-        yield path.stem, f"{data.get('protocol', DEFAULT_PROTOCOL):<12} {data.get('title', '')}"
+def experiments() -> Iterable[tuple[str, str]]:
+    return ((e.name, e.title) for e in bundled_experiments())
 
 
-def experiments() -> Iterator[tuple[str, str]]:
-    for path in sorted(experiments_dir().glob("*.yaml")):
-        yield path.stem, str(top_keys(path).get("title", ""))
+def demos() -> Iterable[tuple[str, str]]:
+    return ((d.name, f"{d.items} items, labels {' / '.join(d.labels)}") for d in demo_sets())
 
 
-def demo_sets() -> Iterator[tuple[str, str]]:
-    columns = tuple(dataset_columns())
-    for name in demo_names():
-        spec = load_dataset_spec(datasets_dir() / f"{name}.yaml", columns)
-        labels = list(dict.fromkeys(item.label for item in iter_items(spec)))
-        yield name, f"{sum(1 for _ in iter_items(spec))} items, labels {' / '.join(map(str, labels))}"
-
-
-SECTIONS = (("scenarios (moot run NAME; protocol, title)", scenarios),
-            ("experiments (moot run NAME --plan, then moot run NAME)", experiments),
-            ("demo sets (moot run SCENARIO --dataset NAME)", demo_sets))
+SECTIONS: tuple[tuple[str, Callable[[], Iterable[tuple[str, str]]]], ...] = (
+    ("scenarios (moot run NAME; protocol, title)", scenarios),
+    ("experiments (moot run NAME --plan, then moot run NAME)", experiments),
+    ("demo sets (moot run SCENARIO --dataset NAME)", demos))
 
 
 def listing() -> str:
