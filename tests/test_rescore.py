@@ -331,3 +331,118 @@ def test_a_base_model_rescoring_an_s2mad_judge_continues_its_own_document(tmp_pa
     assert "Agent P's verdict: the post is fake." in document
     assert document.endswith(default_templates("s2mad")["document_judge"])
     assert copy.outcome.decided_by == "judge (scripted) (rescored: judge=scripted:BASE)"
+
+
+# ---------------------------------------------------------------- priced (issue 31, part 2)
+
+PRICE = ["--price", "1000", "2000"]  # dollars per million tokens: a judger call costs about $0.1
+
+
+def rescoring_calls(folder: Path, spec: str) -> list[Call]:
+    return [c for path in sorted(folder.glob("?.jsonl")) for c in load(path).calls if c.model == spec]
+
+
+def test_rescoring_is_priced_stops_before_its_limit_and_continues_with_a_higher_one(tmp_path, capsys):
+    from moot.models.budget import greatest_prompt
+    from moot.models.price import Price
+    from autogen_core.models import UserMessage
+
+    scenario, spec = cola_dataset(tmp_path)
+    original = run([str(scenario), "--dataset", str(spec), *PRICE], tmp_path / "cola")  # the original's spend
+    assert json.loads((original / "run.json").read_text())["spend_usd"] > 0
+    score = ["score", str(original), "--role", "judger=scripted:AGREEMENT", *PRICE, "--concurrency", "1"]
+    price, new = Price(prompt=1000, completion=2000), "scripted:AGREEMENT"
+
+    def spend(folder: Path) -> float:
+        return json.loads((folder / "run.json").read_text()).get("spend_usd", 0.0)
+
+    assert main([*score, "--out", str(tmp_path / "whole")]) == 0
+    whole = rescoring_calls(tmp_path / "whole", new)
+    assert len(whole) == 3 and all(c.cost_usd == pytest.approx(price.cost(c.usage.prompt_tokens, c.usage.completion_tokens))
+                                   for c in whole)
+    assert spend(tmp_path / "whole") == pytest.approx(sum(c.cost_usd for c in whole), abs=1e-6)  # its own, not the original's
+    bound = max(price.cost(greatest_prompt([UserMessage(content=m["content"], source="user") for m in c.messages]), 256)
+                for c in whole)  # the most a call can cost: what is held before it is sent (judger max_tokens 256)
+    limit = round(bound + min(c.cost_usd for c in whole) / 2, 4)  # the first call fits, a second does not
+    staged = tmp_path / "staged"
+    capsys.readouterr()
+    assert main([*score, "--max-cost", str(limit), "--out", str(staged)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"stopped early: the cost limit of ${limit:g} is reached"), err
+    assert "a higher --max-cost to continue" in err[0]
+    paid = [c for c in rescoring_calls(staged, new) if not c.cached]
+    assert 0 < spend(staged) <= limit and spend(staged) == pytest.approx(sum(c.cost_usd for c in paid), abs=1e-6)
+    assert 1 <= len(paid) < 3 and len(rows(staged)) == len(paid)  # a unit rescored per call paid; the rest not
+    before = spend(staged)
+    assert main([*score, "--max-cost", str(limit), "--out", str(staged)]) == 1  # the same limit: nothing more
+    assert "backend_calls=0" in capsys.readouterr().out and spend(staged) == before
+    assert main([*score, "--max-cost", "100", "--out", str(staged)]) == 0
+    assert f"backend_calls={3 - len(paid)} cache_hits={len(paid)}" in capsys.readouterr().out  # none paid twice
+    assert spend(staged) == pytest.approx(spend(tmp_path / "whole"), abs=1e-6)
+    assert {r["id"]: r["prediction"] for r in rows(staged)} == {r["id"]: r["prediction"] for r in rows(tmp_path / "whole")}
+
+
+def test_rescoring_a_transcript_file_is_priced_and_stopped_by_its_limit(tmp_path, capsys):
+    scenario, spec = cola_dataset(tmp_path)
+    original = run([str(scenario), "--dataset", str(spec)], tmp_path / "cola")
+    score = ["score", str(original / "a.jsonl"), "--role", "judger=scripted:AGREEMENT", *PRICE]
+    assert main([*score, "--out", str(tmp_path / "a.jsonl")]) == 0
+    (call,) = [c for c in load(tmp_path / "a.jsonl").calls if c.model == "scripted:AGREEMENT"]
+    assert call.cost_usd and call.cost_usd > 0
+    capsys.readouterr()
+    assert main([*score, "--max-cost", "0.01", "--out", str(tmp_path / "b.jsonl")]) == 1
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert err.startswith("stopped early: the cost limit of $0.01 is reached") and "another --out" in err
+    assert not [c for c in load(tmp_path / "b.jsonl").calls if c.model == "scripted:AGREEMENT"]
+
+
+def test_a_rescoring_cost_limit_needs_the_new_models_price(finished, tmp_path, capsys):
+    out = tmp_path / "unpriced"
+    assert main(["score", str(finished), "--role", "grader=openai:gpt-4o-mini", "--max-cost", "1",
+                 "--out", str(out)]) == 2
+    assert "--max-cost: no price for openai:gpt-4o-mini" in capsys.readouterr().err and not out.exists()
+
+
+def test_an_experiments_score_counts_against_its_cost_limit_and_continues_with_a_higher_one(tmp_path, capsys):
+    from moot.models.budget import greatest_prompt
+    from moot.models.price import Price
+    from autogen_core.models import UserMessage
+
+    cola_dataset(tmp_path)
+    text = ("experiment: priced\narms:\n  - {name: a, scenario: cola.yaml}\ndatasets: [tiny.yaml]\n"
+            "prices: {prompt: 1000, completion: 2000}\n")
+    scored = text + "score: {judger: 'scripted:AGREEMENT'}\n"
+    (tmp_path / "exp.yaml").write_text(scored, encoding="utf-8")
+
+    def run_exp(out: str, *extra: str) -> int:
+        return main(["run", str(tmp_path / "exp.yaml"), "--out", str(tmp_path / out), "--quiet", *extra])
+
+    def spend(folder: Path) -> float:
+        return json.loads((folder / "run.json").read_text()).get("spend_usd", 0.0) if (folder / "run.json").exists() else 0.0
+
+    assert run_exp("whole") == 0
+    (cell,) = [m.parent for m in (tmp_path / "whole").rglob("run.json") if "-scored-" not in str(m.parent)]
+    copy = cell.with_name(f"{cell.name}-scored-judger-scripted_AGREEMENT")
+    calls = rescoring_calls(copy, "scripted:AGREEMENT")
+    assert len(calls) == 3 and spend(copy) > 0 and spend(copy) == pytest.approx(sum(c.cost_usd for c in calls), abs=1e-6)
+    price = Price(prompt=1000, completion=2000)
+    bound = max(price.cost(greatest_prompt([UserMessage(content=m["content"], source="user") for m in c.messages]), 256)
+                for c in calls)
+    limit = round(spend(cell) + bound + min(c.cost_usd for c in calls) / 2, 4)  # the cell, then one re-scoring call
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    assert run_exp("staged") == 0  # the cell alone, unscored
+    (tmp_path / "exp.yaml").write_text(scored, encoding="utf-8")
+    staged = tmp_path / "staged" / cell.relative_to(tmp_path / "whole")
+    staged_copy = staged.with_name(copy.name)
+    capsys.readouterr()
+    assert run_exp("staged", "--max-cost", str(limit)) == 1
+    assert capsys.readouterr().err.startswith(f"stopped before the cost limit of ${limit:g}")
+    manifest = json.loads((tmp_path / "staged" / "experiment.json").read_text())
+    assert [c["scored"] for c in manifest["cells"]] == ["failed"]
+    paid = spend(staged_copy)
+    assert paid > 0 and spend(staged) + paid <= limit
+    assert run_exp("staged", "--max-cost", str(limit)) == 1  # the re-scoring's spend counts: no call fits now
+    assert spend(staged_copy) == paid
+    assert run_exp("staged", "--max-cost", "1000") == 0
+    assert json.loads((tmp_path / "staged" / "experiment.json").read_text())["cells"][0]["scored"] == "completed"
+    assert spend(staged_copy) == pytest.approx(spend(copy), abs=1e-6)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
 
 from moot.api.options import PathLike, RunOptions, backend_options, key_items, reply_cache
-from moot.api.running import blocking, retry_policy
+from moot.api.running import blocking, check_priced, retry_policy
 from moot.api.saved import RunLike, RunsLike, SavedRun, each_run, open_run
 from moot.errors import UsageError, nearest
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from moot.saved.source import RunSource
     from moot.log.transcript import Transcript
     from moot.metrics.classification import MetricReport
+    from moot.models.budget import Budget
+    from moot.models.cache import NoCache, ReplyCache
     from moot.models.calls import RetryPolicy
     from moot.models.engine import EngineStats, ModelEngine
     from moot.models.provider import BackendOptions
@@ -149,6 +151,21 @@ class Rescoring:
     metric: Optional[str] = None  # its headline metric (run.json)
 
     @property
+    def stopped(self) -> str:
+        """The one line saying why the rescoring stopped early and how to go on ("" if it did not):
+        e.g. the cost limit reached. A folder's rerun redoes it, answering the calls already paid
+        for from its reply cache; a transcript file is not continued."""
+        first = next((r for r in self.units if r.stop), None)
+        if first is None:
+            return ""
+        if not first.continues:
+            return f"stopped early: {first.stop} (no retry can mend this; fix it and run again)"
+        if self.is_folder:
+            return (f"stopped early: {first.stop} ({first.continues}; the calls already paid for are answered "
+                    "from the folder's reply cache)")
+        return f"stopped early: {first.stop} ({first.continues}, into another --out: a transcript file starts anew)"
+
+    @property
     def failed(self) -> bool:
         """A unit could not be rescored (a folder: a rescoring call failed; a file: no result)."""
         if self.is_folder:
@@ -206,12 +223,15 @@ def slug(roles: Mapping[str, str]) -> str:
 
 
 def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every: bool = False,
-            options: Optional[RunOptions] = None) -> Rescoring:
+            options: Optional[RunOptions] = None, budget: Optional["Budget"] = None) -> Rescoring:
     """Re-run the run's deciding roles with other models (`{"judger": "openai:gpt-4o"}`, or one
     SPEC for every deciding role); nobody else is asked again. A run folder is copied to `out`
     (default RUN-rescored-ROLE-SPEC; running the same again redoes it from that folder's reply
     cache), a transcript file to one new file (default NAME.rescored.jsonl). `every` also
-    re-decides units the protocol decided without those roles."""
+    re-decides units the protocol decided without those roles. Its calls are priced like a run's
+    (`options.prices`; a folder's run.json keeps its `spend_usd`) and `options.max_cost` stops it
+    resumably (`Rescoring.stopped`); `budget`: a cost limit shared with other work instead (an
+    experiment's)."""
     from moot.engine.rescore import Job, recorded_scenario
     from moot.models.factory import preflight
     from moot.protocols.registry import REGISTRY
@@ -227,35 +247,37 @@ def rescore(run: RunLike, roles: Roles, *, out: Optional[PathLike] = None, every
     chosen = roles_of(protocol, key_items(roles))
     scenario = recorded_scenario(protocol, first, source.record)
     backends = backend_options(options, scenario.backends)
+    check_priced(chosen.values(), backends, options)
     if options.clients is None:
         preflight(chosen.values(), backends)
     job = Job(protocol, chosen, every, source.record)
     if source.is_folder:
-        return _rescore_folder(source, first, job, out, options, backends, retry_policy(scenario))
-    return _rescore_file(source, first, job, out, options, backends, retry_policy(scenario))
+        return _rescore_folder(source, first, job, out, options, backends, retry_policy(scenario), budget)
+    return _rescore_file(source, first, job, out, options, backends, retry_policy(scenario), budget)
 
 
 def _rescore_file(source: "RunSource", transcript: "Transcript", job: "Job", out: Optional[PathLike],
-                  options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy") -> Rescoring:
+                  options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy",
+                  budget: Optional["Budget"]) -> Rescoring:
     from moot.models.cache import NoCache
-    from moot.models.engine import ModelEngine
 
     path = Path(out) if out is not None else source.path.with_suffix(".rescored.jsonl")
     if path.exists():
         raise UsageError(f"--out {path}: file exists; choose another path")
-    engine = ModelEngine(backends, cache=NoCache(), retry=retry, concurrency=options.concurrency,
-                         clients=options.clients)
+    engine = rescoring_engine(options, backends, retry, NoCache(), budget)
     results = blocking(lambda: _rescore(job, [(transcript, None, path)], engine, options.concurrency))
     return Rescoring(path, False, job.roles, results, engine.stats)
 
 
 def _rescore_folder(source: "RunSource", first: "Transcript", job: "Job", out: Optional[PathLike],
-                    options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy") -> Rescoring:
+                    options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy",
+                    budget: Optional["Budget"]) -> Rescoring:
     """`first`: the first unit's transcript, loaded already to learn the protocol."""
     from moot.engine.folder import RunFolder
     from moot.saved.files import RunFolderError
+    from moot.engine.meta import record_session
     from moot.engine.rescore import clear, unit_path
-    from moot.models.engine import ModelEngine
+    from moot.models.budget import Budget
 
     path = Path(out) if out is not None else source.path.with_name(f"{source.path.name}-rescored-{slug(job.roles)}")
     with RunFolder(path) as folder:
@@ -265,16 +287,32 @@ def _rescore_folder(source: "RunSource", first: "Transcript", job: "Job", out: O
             if not same_job(before, meta):
                 raise RunFolderError(f"--out {path}: holds another run; choose another --out")
             clear(path)  # an earlier invocation of this same rescoring: redo it, answering from its cache
-        folder.write_meta(meta)
+        spent = folder.record().spent  # what its earlier invocations paid
+        folder.write_meta({**meta, "spend_usd": spent} if spent else meta)
         units = [(first, source.units[0].row)] + [(u.load(), u.row) for u in source.units[1:]]
         work = [(t, row, unit_path(path, t)) for t, row in units]
-        engine = ModelEngine(backends, cache=reply_cache(options, folder.cache_path), retry=retry,
-                             concurrency=options.concurrency, clients=options.clients)
-        results = blocking(lambda: _rescore(job, work, engine, 2 * options.concurrency))
+        engine = rescoring_engine(options, backends, retry, reply_cache(options, folder.cache_path),
+                                  budget or Budget(options.max_cost, spent))
+        try:
+            results = blocking(lambda: _rescore(job, work, engine, 2 * options.concurrency))
+        finally:
+            record_session(folder, engine.stats)  # its spend, and how each endpoint paced
         for result in results:
             if result.row is not None:
                 folder.append_result(result.row)
     return Rescoring(path, True, job.roles, results, engine.stats, source.record.labels or (), source.record.headline)
+
+
+def rescoring_engine(options: RunOptions, backends: "BackendOptions", retry: "RetryPolicy",
+                     cache: "ReplyCache | NoCache", budget: Optional["Budget"]) -> "ModelEngine":
+    """The engine that sends the rescoring's calls, each priced, within its budget (default:
+    `--max-cost` for this rescoring alone)."""
+    from moot.models.budget import Budget
+    from moot.models.engine import ModelEngine
+    from moot.models.prices import Prices
+
+    return ModelEngine(backends, cache=cache, retry=retry, concurrency=options.concurrency, clients=options.clients,
+                       prices=options.prices or Prices(), budget=budget or Budget(options.max_cost))
 
 
 async def _rescore(job: "Job", work: Sequence[tuple["Transcript", Optional[dict[str, Any]], Path]],
@@ -288,12 +326,15 @@ async def _rescore(job: "Job", work: Sequence[tuple["Transcript", Optional[dict[
 
 
 def rescored_meta(source: "RunSource", job: "Job", out: Path) -> dict[str, Any]:
-    """run.json of the new folder: the original's, with the new models, where it came from and
-    what the rescoring ran on (`rescoring_environment`, moot.engine.provenance)."""
+    """run.json of the new folder: the original's (but for what its invocations spent and how they
+    paced: the copy records its own), with the new models, where it came from and what the
+    rescoring ran on (`rescoring_environment`, moot.engine.provenance)."""
     from moot.engine.meta import now
     from moot.engine.provenance import environment
 
     meta: dict[str, Any] = json.loads(json.dumps(source.meta))
+    for invoked in ("spend_usd", "pacing"):
+        meta.pop(invoked, None)
     meta["models"] = {**(source.record.models or {}), **job.roles}
     meta["rescored"] = {"from": str(source.path.resolve()), "roles": dict(job.roles), "every": job.every}
     meta["created"] = meta["last_invoked"] = now()

@@ -79,6 +79,9 @@ def add_engine(p: argparse.ArgumentParser, concurrency: int = 4) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD",
                    help="stop before the run's spend (earlier invocations' too) could exceed USD; a higher limit "
                         "continues it (needs every model's price: --price, --prices or backends.NAME.prices)")
+    p.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
+                   help="prices per million prompt and completion tokens of every model: each call's recorded "
+                        "cost, --max-cost (and --plan's cost)")
     p.add_argument("--prices", metavar="FILE", help="a price file: {SPEC: {prompt: USD, completion: USD, batch: "
                                                       "SHARE}} per million tokens")
     p.add_argument("--no-cache", action="store_true",

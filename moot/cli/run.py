@@ -82,9 +82,6 @@ def parser() -> argparse.ArgumentParser:
     experiments.add_argument("--shard", metavar="I/N", help="run only share I of N of the units (into OUT/shard-I-of-N)")
     experiments.add_argument("--allow-changed", action="store_true",
                              help="run cells again whose arm or dataset changed since they ran")
-    experiments.add_argument("--price", type=float, nargs=2, metavar=("PROMPT", "COMPLETION"),
-                             help="prices per million prompt and completion tokens of every model: --plan's cost, "
-                                  "each call's recorded cost, --max-cost")
     experiments.add_argument("--repeat", type=positive_int, metavar="N",
                              help="repeats (seeds generation.seed + 0..N-1): of an experiment file, over its `repeats:`; "
                                   "of a scenario, a grid of N runs per arm")

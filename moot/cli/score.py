@@ -11,6 +11,10 @@ the `third` LLM's vote on conflicting items; judge-eval: the `judge`). The origi
   running the same command again redoes it from the new folder's reply cache;
 - a transcript file is copied to one new file (default NAME.rescored.jsonl).
 
+Its calls are priced like a run's (`--price`, `--prices`; each call's `cost_usd`, the new folder's
+run.json `spend_usd`), and `--max-cost` stops it before its spend could exceed the limit (one line;
+the same command with a higher limit continues it).
+
 `--every` also re-decides units the protocol decided without that role (S2MAD items settled by the
 debaters' consensus, negotiation items without a conflict); by default they keep their result, as
 the protocol would have given it.
@@ -58,12 +62,15 @@ def run(argv: Sequence[str]) -> int:
     else:
         show(done, many=False)
         print(terminal_safe(f"transcript: {done.out}"))
+    if done.stopped:
+        print(terminal_safe(done.stopped), file=sys.stderr)
     return EXIT_FAILED if done.failed else EXIT_OK
 
 
 def show(done: Rescoring, many: bool) -> None:
     for result in done.units:
-        if many and (result.lines or result.failed):
+        failed = result.failed and not (done.stopped and result.halted)  # those share the stop's one line
+        if many and (result.lines or failed):
             print(f"== {terminal_safe(result.unit)}")
         for line in result.lines:
             print(terminal_safe(line))
@@ -74,7 +81,7 @@ def show(done: Rescoring, many: bool) -> None:
             row = result.row
             print(terminal_safe(f"{result.unit}: {row['original_prediction']} -> {row['prediction']} "
                                 f"({row['decided_by']})"))
-        if result.failed:
+        if failed:
             print(terminal_safe(f"{result.unit}: {result.failed}"), file=sys.stderr)
     for name, report in done.scores():
         print(terminal_safe(f"{name}: {report.metric}={report.score:.4f} accuracy={report.accuracy:.4f} "

@@ -8,6 +8,9 @@ rescoring. Sequence numbers continue the copy's, so it loads as strictly as any 
 results.jsonl holds the new predictions (and the original ones), so `moot report RUN RESCORED`
 puts both side by side. A transcript file is copied to one new file the same way.
 
+The calls go through the engine the caller gives (priced, within its cost limit, moot.models.budget):
+a call that fails for good (the limit reached) stops the rescoring, and no unit starts after it.
+
 Protocols send a role's recorded prompt to its new model with the kit's `last_call` and `resend`
 (moot.kit._rescore).
 """
@@ -24,7 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from pydantic import BaseModel, ValidationError
 
 from moot.log.events import Error, Outcome as OutcomeEvent
-from moot.models.calls import ModelCallError
+from moot.models.calls import FatalModelError, ModelCallError
 from moot.models.engine import ModelEngine, RoleModel
 from moot.contract.protocol import Protocol, Rescore, Rescored, S
 from moot.kit._context import Unit, UnitContext
@@ -44,6 +47,9 @@ def rescored_by(roles: Mapping[str, str]) -> str:
 
 # --- the driver ------------------------------------------------------------------------------
 
+NOT_STARTED = "not rescored: the rescoring stopped before it"
+
+
 @dataclass
 class UnitRescored:
     """One unit after rescoring: its results row (None: no row, it failed or never finished)."""
@@ -54,6 +60,13 @@ class UnitRescored:
     changed: bool = False
     failed: str = ""
     kept: bool = False  # an item the protocol decided without the rescored roles: its result stands
+    stop: str = ""  # a call failed for good (e.g. the cost limit reached): why the rescoring stops
+    continues: str = ""  # (stop) how to go on, if a rerun can (the error's `continues`)
+
+    @property
+    def halted(self) -> bool:
+        """It failed because the rescoring stopped (its own fatal call, or never started)."""
+        return bool(self.stop) or self.failed == NOT_STARTED
 
 
 @dataclass
@@ -108,7 +121,7 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], 
                        engine: ModelEngine) -> UnitRescored:
     """Copy one unit's transcript to `out` and, if it completed, rescore it there."""
     s = transcript.started
-    unit_id = s.unit or transcript.path.stem
+    unit_id = unit_of(transcript)
     next_seq = copy_transcript(transcript, out)
     kept = {**row, "transcript": out.name} if row else None
     if not transcript.completed or (job.protocol.units.items and transcript.outcome is None):
@@ -127,11 +140,16 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], 
             ctx.record(OutcomeEvent(prediction=prediction, explanation=new.explanation, raw=new.raw,
                                     gold=s.gold, decided_by=new.decided_by))
     except ModelCallError as exc:
+        await ctx.settle()  # its other calls in flight end and are recorded: the log holds every call paid for
         ctx.record(Error(speaker=exc.role, stage="rescore", cause=exc.cause, attempts=exc.attempts))
-        return UnitRescored(unit_id, None, failed=f"rescoring failed: {exc.cause}")
+        failed = f"rescoring failed: {exc.cause}"
+        if isinstance(exc, FatalModelError):  # the rescoring stops here
+            return UnitRescored(unit_id, None, failed=failed, stop=exc.cause, continues=exc.continues if exc.resumes else "")
+        return UnitRescored(unit_id, None, failed=failed)
     except Exception as exc:  # noqa: BLE001 - recorded; other units go on
         if is_environment_error(exc):  # the disk refused (exit 3): nothing to record it in
             raise
+        await ctx.settle()
         ctx.record(Error(stage="rescore", cause=describe(exc)))
         return UnitRescored(unit_id, None, failed=f"rescoring failed: {describe(exc)}")
     finally:
@@ -147,18 +165,29 @@ async def rescore_unit(job: Job, transcript: Transcript, row: Optional[Record], 
 
 async def rescore_units(job: Job, units: Sequence[tuple[Transcript, Optional[Record], Path]], engine: ModelEngine,
                         in_flight: int) -> list[UnitRescored]:
-    """Rescore units, at most `in_flight` at once; results in the units' order."""
+    """Rescore units, at most `in_flight` at once; results in the units' order. A call that
+    failed for good (the cost limit reached, a refused key) stops it: no unit starts after it."""
     slots = asyncio.Semaphore(max(1, in_flight))
+    stopped: list[UnitRescored] = []
 
     async def one(transcript: Transcript, row: Optional[Record], out: Path) -> UnitRescored:
         async with slots:
-            return await rescore_unit(job, transcript, row, out, engine)
+            if stopped:
+                return UnitRescored(unit_of(transcript), None, failed=NOT_STARTED)
+            done = await rescore_unit(job, transcript, row, out, engine)
+            if done.stop:
+                stopped.append(done)
+            return done
 
     return list(await asyncio.gather(*(one(*u) for u in units)))
 
 
+def unit_of(transcript: Transcript) -> str:
+    return transcript.started.unit or transcript.path.stem
+
+
 def unit_path(folder: Path, transcript: Transcript) -> Path:
-    return folder / unit_file(transcript.started.unit or transcript.path.stem)
+    return folder / unit_file(unit_of(transcript))
 
 
 def clear(folder: Path) -> None:

@@ -18,9 +18,10 @@ share i of n, into OUT/shard-I-of-N/...; `moot report` over the shard folders re
 one experiment (moot.experiment.report), so it gives the figures of a one-machine run.
 
 A cost limit (`--max-cost`, the file's `max_cost:`) holds for all the cells of the folder together:
-one budget (moot.models.budget) starts from what their run.json files say they spent, every cell's
-calls count against it, and the grid stops at the first call it refuses (the cell stops there
-resumably); run again with a higher limit, it continues. Each shard's folder has a limit of its own.
+one budget (moot.models.budget) starts from what their run.json files (and their re-scored copies')
+say they spent, every cell's calls and its `score:` re-scoring's count against it, and the grid
+stops at the first call it refuses (the cell or its re-scoring stops there resumably); run again
+with a higher limit, it continues. Each shard's folder has a limit of its own.
 """
 
 from __future__ import annotations
@@ -234,7 +235,7 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     experiment's shared cache unless it is off; its prices and cost limit beat the file's);
     `watch` follows the cells' units live."""
     from moot.api.options import RunOptions
-    from moot.api.running import prepare
+    from moot.api.running import check_priced, prepare
 
     root = out or default_out(experiment)
     folder = shard_folder(root, shard)
@@ -255,6 +256,8 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
                         identity={**cell.arm.identity, "experiment": experiment.name, "arm": cell.arm.name,
                                   "seed": cell.seed})
         prepared.append((cell, dataclasses.replace(found, plan=sharded(found.plan, cell, shard), budget=budget)))
+        if experiment.spec.score:  # its re-scoring's calls count against the limit too
+            check_priced(cell.score_roles(experiment.spec.score).values(), found.backends, base)
     keys = {f"{c['arm']}/{c['dataset']}/{c['model']}/seed-{c['seed']}": c for c in (before or {}).get("cells", [])}
     status = {cell.key: keys.get(cell.key, {}).get("status", "planned") for cell, _ in prepared}
     scored = {cell.key: keys.get(cell.key, {}).get("scored", "planned")  # by the roles it names, else to do
@@ -280,11 +283,13 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
             if result.status == "interrupted" or budget.refused:
                 break
         if experiment.spec.score and status[cell.key] == "completed" and scored[cell.key] != "completed":
-            scored[cell.key] = score_cell(cell, folder, experiment.spec.score, shared)
+            scored[cell.key] = score_cell(cell, folder, experiment.spec.score, shared, budget)
             write_manifest(experiment, folder, status, shard, scored)
             if on_cell is not None:
                 on_cell(cell, f"{cell.key}: re-scored ({', '.join(f'{r}={m}' for r, m in cell.score_roles(experiment.spec.score).items())})"
                               f": {scored[cell.key]}")
+            if budget.refused:
+                break
     write_manifest(experiment, folder, status, shard, scored)
     return status, over_budget(budget) if budget.refused else None
 
@@ -302,8 +307,11 @@ def priced(experiment: Experiment, options: Any) -> Any:
 
 
 def spent(experiment: Experiment, folder: Path) -> float:
-    """What the cells in `folder` spent in all (each run.json's spend_usd)."""
-    return sum(((read_record(cell.folder(folder)) or RunMeta()).spent for cell in cells(experiment)), 0.0)
+    """What the cells in `folder` spent in all, their re-scoring too (each run.json's spend_usd)."""
+    score = experiment.spec.score
+    folders = [f for cell in cells(experiment)
+               for f in (cell.folder(folder), *([cell.scored_folder(folder, score)] if score else []))]
+    return sum(((read_record(f) or RunMeta()).spent for f in folders), 0.0)
 
 
 def over_budget(budget: Budget) -> str:
@@ -332,10 +340,12 @@ def run_together(prepared: list[tuple[Cell, Any]], watch: Optional[GridWatch], b
     return blocking(all_cells)
 
 
-def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any) -> str:
+def score_cell(cell: Cell, out: Path, roles: Mapping[str, str], options: Any, budget: Budget) -> str:
     """The experiment's `score:` on a finished cell (moot score, into its scored folder, answered
-    from the experiment's cache when it was done before); "completed" or "failed"."""
+    from the experiment's cache when it was done before, within the experiment's cost limit);
+    "completed" or "failed"."""
     from moot.api.outputs import rescore
 
-    done = rescore(cell.folder(out), cell.score_roles(roles), out=cell.scored_folder(out, roles), options=options)
+    done = rescore(cell.folder(out), cell.score_roles(roles), out=cell.scored_folder(out, roles), options=options,
+                   budget=budget)
     return "failed" if done.failed else "completed"
