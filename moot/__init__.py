@@ -26,8 +26,15 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
     viewer, write_bundle   the web viewer of every run under a folder (Viewer; await .serve), or its static bundle
     bundled_scenarios, bundled_experiments, demo_sets
                            what ships with moot, by name
+    open_replay, unit_states
+                           a saved unit shown as it happened (Replay; .play(out)); a batch's units and how each ended
     protocol_commands, prepare_command
                            the protocols' own commands, and the run one stands for
+    annotate, rate_in_browser
+                           a person rating a run's units blind (a Rater), or in the browser
+    SeatSpec, FolderPerson, ScriptedPerson, QueuedPerson, PersonLeft
+                           seats a person takes in a run, and who answers them
+    prices_of, trace       what model calls cost (RunOptions.prices); spans to an OpenTelemetry collector
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
 Each name is imported when first used, so `import moot` loads nothing else.
@@ -63,6 +70,11 @@ _WHERE = {
     "viewer": "moot.viewer.api", "Viewer": "moot.viewer.api", "write_bundle": "moot.viewer.api", "Bundled": "moot.viewer.api",
     "bundled_scenarios": "moot.api.bundled", "bundled_experiments": "moot.api.bundled", "demo_sets": "moot.api.bundled",
     "protocol_commands": "moot.api.commands", "prepare_command": "moot.api.commands",
+    "open_replay": "moot.api.replaying", "Replay": "moot.api.replaying", "unit_states": "moot.api.replaying",
+    "annotate": "moot.api.annotating", "rate_in_browser": "moot.viewer.api",
+    "SeatSpec": "moot.api.seats", "FolderPerson": "moot.api.seats", "ScriptedPerson": "moot.api.seats",
+    "QueuedPerson": "moot.api.seats", "PersonLeft": "moot.api.seats",
+    "prices_of": "moot.api.options", "trace": "moot.api.options",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -74,6 +86,8 @@ __all__ = [
     "convert_release", "Converted", "llama_server", "llama_server_binary", "ServerOptions",
     "viewer", "Viewer", "write_bundle", "Bundled",
     "bundled_scenarios", "bundled_experiments", "demo_sets", "protocol_commands", "prepare_command",
+    "open_replay", "Replay", "unit_states", "annotate", "rate_in_browser",
+    "SeatSpec", "FolderPerson", "ScriptedPerson", "QueuedPerson", "PersonLeft", "prices_of", "trace",
 ]
 
 if TYPE_CHECKING:
@@ -83,13 +97,16 @@ if TYPE_CHECKING:
     )
     from moot.api.authoring import new_scenario, protocols
     from moot.api.bundled import bundled_experiments, bundled_scenarios, demo_sets
+    from moot.api.annotating import annotate
     from moot.api.commands import prepare_command, protocol_commands
+    from moot.api.replaying import Replay, open_replay, unit_states
+    from moot.api.seats import FolderPerson, PersonLeft, QueuedPerson, ScriptedPerson, SeatSpec
     from moot.api.datasets import Converted, convert_release
     from moot.api.schema import schema_text, write_schema
     from moot.api.servers import ServerOptions, llama_server, llama_server_binary
-    from moot.viewer.api import Bundled, Viewer, viewer, write_bundle
+    from moot.viewer.api import Bundled, Viewer, rate_in_browser, viewer, write_bundle
     from moot.api.frames import calls_df, events_df, runs_df, units_df
-    from moot.api.options import RunOptions
+    from moot.api.options import RunOptions, prices_of, trace
     from moot.api.outputs import Rescoring, document, export, rescore, write_report
     from moot.api.running import PreparedRun, RunResult, Running, Watcher, load_scenario, prepare, run
     from moot.api.saved import MeasureSummary, RunMetrics, SavedRun, SavedUnit, open_run, open_runs

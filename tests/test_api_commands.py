@@ -1,21 +1,88 @@
 """The API functions the command line's commands call (issue 30, 5), called as a notebook would:
-what ships with moot (`moot run --list`), a protocol's own command (`moot judge-eval`)."""
+replaying a saved unit and listing a batch (`moot replay`), what ships with moot (`moot run --list`),
+a protocol's own command (`moot judge-eval`), a blind rating session (`moot annotate`), seats."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 import moot
+from moot.api.seats import seat_specs
 from moot.errors import UsageError
+from moot.log.events import Message
 from moot.scenario.bundled import bundled_dir, datasets_dir, experiments_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+STANCE = ROOT / "datasets" / "demo-stance.yaml"
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory) -> Path:
+    """Four items of the demo stance set through COLA on the scripted model."""
+    out = tmp_path_factory.mktemp("runs") / "cola"
+    assert moot.run("cola", dataset=STANCE, limit=4, models="scripted", out=out).status == "completed"
+    return out
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> Path:
+    """Two conferences (seeds 1, 2) on the scripted model."""
+    out = tmp_path_factory.mktemp("runs") / "conferences"
+    assert moot.run("drug_policy", models="scripted", vary={"seed": [1, 2]}, out=out).status == "completed"
+    return out
+
 
 def rows(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+# --- moot replay ---------------------------------------------------------------------------------
+
+def test_a_batch_lists_each_unit_with_how_it_ended(batch, items, tmp_path):
+    assert moot.unit_states(batch) == [("seed-1", "completed"), ("seed-2", "completed")]
+    assert moot.unit_states(items) == [(r["id"], f"stance: {r['prediction']} (gold {r['gold']})") for r in rows(items)]
+    cut = shutil.copytree(items, tmp_path / "cut")  # the last unit's row lost: its transcript says how it ended
+    last = rows(cut)[-1]
+    (cut / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows(cut)[:-1]), encoding="utf-8")
+    unit, state = moot.unit_states(cut)[-1]
+    right = "right" if last["prediction"] == last["gold"] else "wrong"
+    assert unit == last["id"] and state.startswith(f"prediction: {last['prediction']} (gold {last['gold']}, {right})")
+
+
+def test_a_unit_replays_at_its_recorded_pace(batch):
+    replay = moot.open_replay(batch, unit="seed-1")
+    latencies = [e.latency_s for e in replay.transcript.events if isinstance(e, Message) and e.latency_s > 0]
+    waits: list[float] = []
+    out = io.StringIO()
+    replay.play(out, speed=4.0, color=False, sleep=waits.append)
+    assert latencies and waits == [latency / 4.0 for latency in latencies]
+    text = out.getvalue()
+    assert text.startswith(f"Replay of {replay.transcript.path}: run ") and "unit seed-1" in text.splitlines()[0]
+    assert "\x1b" not in text and "Stop: completed" in text
+    waits.clear()
+    replay.play(io.StringIO(), speed=None, sleep=waits.append)
+    assert waits == []
+
+
+def test_a_replay_of_one_part_and_what_it_refuses(batch):
+    replay = moot.open_replay(batch, unit="seed-2")
+    assert replay.parts >= 2
+    out = io.StringIO()
+    replay.play(out, speed=None, part=2)
+    assert f"=== Topic 2/{replay.parts}" in out.getvalue() and "=== Topic 1/" not in out.getvalue()
+    with pytest.raises(UsageError, match=f"part {replay.parts + 1}: "):
+        replay.play(io.StringIO(), part=replay.parts + 1)
+    with pytest.raises(UsageError, match="2 units; name one"):
+        moot.open_replay(batch)
+    with pytest.raises(moot.MootError, match="no unit 'seed-3'"):
+        moot.open_replay(batch, unit="seed-3")
 
 
 # --- moot run --list -----------------------------------------------------------------------------
@@ -63,3 +130,46 @@ def test_a_protocol_command_prepares_the_run_it_stands_for(tmp_path, monkeypatch
         moot.prepare_command("judge-evl", arguments, "demo-stance")
 
 
+# --- moot annotate -------------------------------------------------------------------------------
+
+class Rater:
+    """A rater answering from a list, who leaves when it runs out."""
+
+    def __init__(self, answers: list[str]):
+        self.answers, self.revealed_count, self.todo = list(answers), 0, None
+
+    async def ask(self, asking, question, problem) -> str:
+        if not self.answers:
+            raise moot.PersonLeft("no more answers")
+        return self.answers.pop(0)
+
+    def begin(self, todo) -> None:
+        self.todo = todo
+
+    def revealed(self, done, number, count) -> None:
+        self.revealed_count += 1
+
+
+def test_an_annotation_session_keeps_each_rating_and_goes_on_where_it_stopped(items, tmp_path):
+    run = shutil.copytree(items, tmp_path / "rated")
+    first = Rater(["favor", "against"])
+    todo = moot.annotate(run, first, rater="ann", limit=2)
+    assert todo.rater == "ann" and todo.before == 0 and len(todo.things) == 2 and first.revealed_count == 2
+    kept = [json.loads(line) for line in (run / "annotations.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(kept) == 2 and all(k["rater"] == "ann" for k in kept)
+    leaving = Rater([])
+    with pytest.raises(moot.PersonLeft):
+        moot.annotate(run, leaving, rater="ann")
+    assert leaving.todo.before == 2  # what was rated is skipped
+    assert len((run / "annotations.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+    with pytest.raises(UsageError, match="annotate a run folder"):
+        moot.annotate(run / rows(run)[0]["transcript"], Rater([]))
+
+
+# --- seats ---------------------------------------------------------------------------------------
+
+def test_seats_as_the_command_line_spells_them():
+    assert seat_specs(["judge", "participants:30", "moderator:5:skip"]) == (
+        moot.SeatSpec("judge"), moot.SeatSpec("participants", 30.0, "model"), moot.SeatSpec("moderator", 5.0, "skip"))
+    with pytest.raises(UsageError, match="the fallback must be one of"):
+        seat_specs(["judge:5:later"])

@@ -25,13 +25,6 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.safety.signals": "the process's signal handling and exit codes",
         "moot.safety.startup": "main() names a dependency that failed to load",
     },
-    "moot.cli.annotate": {
-        "moot.engine.rating": "the blind rating session at the terminal (no API for a person's seat yet)",
-        "moot.kit.seats": "a person leaving the terminal session",
-        "moot.log.annotations": "where the annotations are written",
-        "moot.saved.source": "opens the run to rate",
-        "moot.viewer.rating": "rating in the browser",
-    },
     "moot.cli.experiment": {
         "moot.experiment.grid": "the default experiment folder and --shard I/N",
         "moot.experiment.plan": "the plan's printed lines",
@@ -43,32 +36,12 @@ KNOWN: dict[str, dict[str, str]] = {
         "moot.models.engine": "the live call counts it prints",
     },
     "moot.cli.options": {
-        "moot.kit.seats": "--human SEAT as a seat specification",
-        "moot.models.prices": "--price checked against the known prices",
         "moot.safety.utf8": "refuses arguments that are not UTF-8",
-        "moot.tracing": "--trace",
-    },
-    "moot.cli.replay": {
-        "moot.contract.registry": "the protocol's views of a unit",
-        "moot.engine.folder": "a transcript's run folder",
-        "moot.log.events": "the messages it replays",
-        "moot.log.transcript": "the transcript it replays",
-        "moot.saved.source": "opens the run",
-        "moot.views.console": "prints as the live run printed",
-        "moot.views.document": "a unit's status line",
-        "moot.views.summary": "the summary lines",
-        "moot.views.timeline": "the turns in order",
-        "moot.views.unit": "a unit's view",
     },
     "moot.cli.run": {
         "moot.engine.folder": "the run folder a person's seat answers through",
-        "moot.kit.seats": "a person answering through the run folder",
         "moot.experiment.shorthand": "whether `--vary/--repeat` make an experiment",
         "moot.safety.signals": "the exit code of a run stopped by a signal",
-    },
-    "moot.cli.seat": {
-        "moot.saved.seatfiles": "a seat answered through the run folder's files",
-        "moot.kit.seats": "the questions a person's seat is asked",
     },
     "moot.cli.show": {
         "moot.contract.protocol": "prints what the protocol's events say",

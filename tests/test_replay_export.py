@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.api import replaying
 from moot.contract.registry import view_of
 from moot.engine.unparsed import EXIT_UNPARSED
 from moot.cli import export, main, replay
@@ -129,7 +130,7 @@ def test_replay_shows_topics_rounds_verdicts_scores_and_summary(demo, demo_t):
 def test_replay_waits_recorded_latency_over_speed(demo_t, tmp_path, monkeypatch):
     slow = with_latency(demo_t, tmp_path / "slow.jsonl", 2.0)
     waits: list[float] = []
-    monkeypatch.setattr(replay.time, "sleep", waits.append)
+    monkeypatch.setattr(replaying.time, "sleep", waits.append)
     replay_output(str(slow), "--speed", "4")
     assert waits == [0.5] * len(load(slow).of_type(Message))
     waits.clear()

@@ -83,6 +83,25 @@ def backend_options(options: RunOptions, backends: Optional["Backends"] = None) 
     return BackendOptions(blocks, options.api_key)
 
 
+def prices_of(price: Optional[tuple[float, float]] = None, file: Optional[PathLike] = None) -> "Prices":
+    """What model calls cost (RunOptions.prices): one price per million prompt and completion
+    tokens for every model (`--price PROMPT COMPLETION`), else a price file's
+    `{SPEC: {prompt: USD, completion: USD, batch: SHARE}}` (`--prices FILE`); neither: none."""
+    from moot.models.prices import prices_of as read
+
+    return read(price, Path(file) if file is not None else None)
+
+
+def trace(asked: bool = True) -> None:
+    """From now on, send spans of runs, their units and model calls to an OpenTelemetry collector
+    (OTLP/HTTP, $OTEL_EXPORTER_OTLP_ENDPOINT), when `asked` or $MOOT_TRACE=1 (`--trace`); needs
+    `pip install 'moot[tracing]'` (a MootError says so)."""
+    from moot import tracing
+
+    if tracing.wanted(asked) and tracing.TRACER is None:
+        tracing.start()
+
+
 def reply_cache(options: RunOptions, folder_cache: Path) -> "ReplyCache | NoCache":
     """The reply cache a run answers from and records in (see RunOptions.cache)."""
     from moot.kit.seats import Person, SeatSpec

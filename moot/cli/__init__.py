@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from moot.cli import heap
-from moot.cli.streams import silence
+from moot.api.streams import silence
 from moot.errors import EXIT_ENVIRONMENT, EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, MootError
 from moot.safety.diskio import (
     OUT_OF_MEMORY, environment_message, is_environment_error, out_of_memory, report_unraisable,

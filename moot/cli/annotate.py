@@ -5,32 +5,29 @@ each round and its evaluator's ten criteria 1-10; a labelled item's label) are s
 with the material the model decided on, never its answer. Once the rater has answered, the
 model's answer is shown beside theirs. Answers go to RUN/annotations.jsonl (never into a
 transcript) with the rater's name and the time; things this rater rated already are skipped, so
-the same command goes on where a rater stopped (moot.engine.rating). `moot report RUN` then puts
+the same command goes on where a rater stopped (moot.api.annotating). `moot report RUN` then puts
 human and model ratings side by side (agreement per question: Cohen's kappa, Krippendorff's
 alpha, Spearman rho).
 
 At the terminal, answers are read as at a seat (moot.cli.seat): a closed one from the allowed
 answers, a score as a whole number 1-10; piped answers work as typed ones. With --browser, the
-same questions are asked on a page of a server of its own (moot.viewer.rating): on 127.0.0.1
+same questions are asked on a page of a server of its own (moot.viewer.api.rate_in_browser): on 127.0.0.1
 unless --host, its link printed with a token that every request needs.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import webbrowser
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
+from moot.api.annotating import Revealed, Todo, annotate, annotations_file
+from moot.api.seats import PersonLeft
 from moot.cli.options import Parser, summary
 from moot.cli.seat import TerminalPerson
-from moot.engine.rating import Revealed, Todo, session
-from moot.kit.seats import PersonLeft
-from moot.saved.source import open_run
 from moot.errors import EXIT_FAILED, EXIT_OK, UsageError
-from moot.log.annotations import annotations_path
 from moot.safety.neutral import terminal_safe
 
 
@@ -59,23 +56,20 @@ def run(argv: Sequence[str]) -> int:
         raise UsageError(f"--limit {args.limit}: must be 0 or more")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: must be 0-65535")
-    source = open_run(args.run)
-    if not source.is_folder:
-        raise UsageError(f"{args.run}: annotate a run folder (its annotations are kept beside its transcripts)")
     if args.browser:
-        from moot.viewer.rating import serve
+        from moot.viewer.api import rate_in_browser
 
-        return serve(source, args.rater, args.limit, args.host, args.port,
-                     webbrowser.open if args.open else None)
-    person = TerminalRater(source.path)
+        return rate_in_browser(args.run, args.rater, args.limit, args.host, args.port,
+                               webbrowser.open if args.open else None)
+    person = TerminalRater(Path(args.run))
     try:
-        asyncio.run(session(source, args.rater, args.limit, person))
+        annotate(args.run, person, rater=args.rater, limit=args.limit)
     except PersonLeft:
         print(terminal_safe(f"error: the input ended before everything was rated; the {person.rated} rated now "
-                            f"are kept in {annotations_path(source.path)}: the same command goes on from there"),
+                            f"are kept in {annotations_file(args.run)}: the same command goes on from there"),
               file=sys.stderr)
         return EXIT_FAILED
-    print(f"annotations: {annotations_path(source.path)}")
+    print(f"annotations: {annotations_file(args.run)}")
     return EXIT_OK
 
 

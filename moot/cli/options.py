@@ -9,16 +9,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Mapping, NoReturn, Optional, Sequence
 
-from moot import tracing
-from moot.api.options import RunOptions
+from moot.api.options import RunOptions, prices_of, trace
 from moot.errors import UsageError, nearest
 from moot.safety.utf8 import shown, undecodable
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
+    from moot.api.seats import SeatSpec
     from moot.cli.seat import TerminalPerson
-    from moot.kit.seats import SeatSpec
 
 
 def summary(doc: Optional[str]) -> str:
@@ -105,17 +104,14 @@ def positive_int(text: str) -> int:
 def run_options(args: argparse.Namespace, clients: Optional[Mapping[str, "ChatCompletionClient"]] = None) -> RunOptions:
     """The engine and backend options a command was given, as the API's RunOptions; seats a
     person takes (`--human`) are answered at the terminal. Tracing starts here when asked for."""
-    from moot.models.prices import prices_of
-
     seats: tuple["SeatSpec", ...] = ()
     person: Optional["TerminalPerson"] = None
-    if tracing.wanted(args.trace) and tracing.TRACER is None:
-        tracing.start()
+    trace(args.trace)
     if getattr(args, "human", []):
+        from moot.api.seats import seat_specs
         from moot.cli.seat import TerminalPerson
-        from moot.kit.seats import SeatSpec
 
-        seats, person = tuple(SeatSpec.parse(text) for text in args.human), TerminalPerson()
+        seats, person = seat_specs(args.human), TerminalPerson()
     return RunOptions(
         concurrency=args.concurrency, cache=not args.no_cache, base_urls=tuple(args.base_url),
         api_key=args.api_key, ollama_hosts=tuple(args.ollama_host),

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 from moot.safety.neutral import terminal_safe
 from moot.api.bundled import demo_names, find_dataset
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
+from moot.api.seats import FolderPerson
 from moot.cli import heap
 from moot.cli.options import (Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options,
                               summary)
 from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
 from moot.engine.folder import RunFolder
-from moot.kit.seats import FolderPerson
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
 

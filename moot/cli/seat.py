@@ -1,14 +1,14 @@
 """A person at the terminal (`moot run --human SEAT`): the seat's questions on stdout, answers
 read from stdin; or in the browser (`--human-from browser`): each seat's link printed at the start,
 a line on the terminal when the seat waits, the answer taken from the run folder's seat files
-(moot.saved.seatfiles), which `moot view` writes.
+(moot.api.seats), which `moot view` writes.
 
 The conversation so far is on screen already (the live transcript). A turn starts with a line
 saying whose seat it is and where; a closed question lists its allowed answers (type one, or its
 number); a free turn is several lines, ended by a line holding only `.`. stdin is read by a daemon thread,
 so Ctrl-C stops the run at once (the same command continues it at the same turn), and piped
 answers work as typed ones. Input is read as bytes, bounded: bytes that are not UTF-8 and an
-answer longer than the seat takes (moot.kit.seats.MAX_TYPED) are refused and asked again. When
+answer longer than the seat takes (moot.api.seats.MAX_TYPED) are refused and asked again. When
 the input ends, the run stops at the turn that waits (inside a free turn too: nothing half-typed
 is taken), and the same command continues it there. What is shown of the scenario is
 neutralised like any other text (moot.safety.neutral).
@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence, TextIO
 
 from moot.api.running import Running, Watch, Watcher
-from moot.saved.seatfiles import open_seat
-from moot.kit.seats import MAX_TYPED, Asking, FolderPerson, PersonLeft, Question
+from moot.api.seats import MAX_TYPED, Asking, FolderPerson, PersonLeft, Question, open_seat
 from moot.safety.neutral import terminal_safe
 
 END = "."  # a line holding only this ends a free turn

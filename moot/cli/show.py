@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
-from moot.cli.streams import silence
+from moot.api.streams import silence
 from moot.views.console import ConsolePrinter
 from moot.log.events import EventBase
 from moot.metrics.classification import UNPARSED, summarize

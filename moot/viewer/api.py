@@ -68,3 +68,16 @@ def viewer(folder: PathLike, host: str = "127.0.0.1", port: int = 0) -> Viewer:
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: must be 0-65535")
     return Viewer(path, host, port, None if host in LOOPBACK else new_token())
+
+
+def rate_in_browser(run: PathLike, rater: Optional[str] = None, limit: Optional[int] = None, host: str = "127.0.0.1",
+                    port: int = 0, open_link: Optional[Callable[[str], object]] = None) -> int:
+    """A rater's blind session over the run folder (moot.api.annotating) on a page of a server of its
+    own, its link (with the token every request needs) printed and handed to `open_link`; serves
+    until everything left is rated or a stop signal. The command line's exit code."""
+    from moot.api.annotating import rated_run
+    from moot.viewer.rating import serve
+
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: must be 0-65535")
+    return serve(rated_run(run), rater, limit, host, port, open_link)

@@ -1,4 +1,5 @@
-"""The command line's own output streams, below every command (the dispatcher and the commands use it)."""
+"""Output streams whose reader went away (`moot run ... | head`): the console's printers
+(moot.api.console) and the command line's dispatcher stop writing to them."""
 
 from __future__ import annotations
 
