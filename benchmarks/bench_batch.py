@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Issue 31's `--batch` goal, measured: a COLA experiment with 2 arms (debate on and off) on N demo
-stance items, through OpenAI's Batch API and through direct calls, on llama-server.
+stance items, through OpenAI's Batch API (`--provider anthropic`: Anthropic's Message Batches) and
+through direct calls, on llama-server.
 
-The batch API is tests/batch_server.py's loopback Files and Batches server, which runs each line
-on the same llama-server (one slot: a reply does not depend on what ran beside it, so batched and
+The batch API is tests/batch_server.py's loopback Files and Batches (and Message Batches) server,
+which runs each line on the same llama-server (one slot: a reply does not depend on what ran beside it, so batched and
 direct replies can be compared). Both runs use the same scenario (COLA with `max_tokens` cut to
 --max-tokens, so the figures come in minutes on a shared machine) and fresh folders. Printed:
 batches made and waves sent against the protocol's turn depth (3: analysts, debaters, judger),
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -78,10 +80,18 @@ def labels(out: Path) -> dict[str, str]:
             for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
 
 
-def run(source: Path, data: Path, url: str, out: Path, batch: bool) -> float:
+def model(provider: str, url: str) -> list[str]:
+    """The command line naming the model at `url` (an Anthropic server: ANTHROPIC_BASE_URL, set here)."""
+    if provider == "openai":
+        return ["--model", "openai:gemma", "--base-url", url]
+    os.environ["ANTHROPIC_BASE_URL"] = url
+    return ["--model", "anthropic:gemma"]
+
+
+def run(source: Path, data: Path, at: list[str], out: Path, batch: bool) -> float:
     started = time.monotonic()
-    main(["run", str(source), "--vary", "debate=true,false", "--dataset", str(data), "--model", "openai:gemma",
-          "--base-url", url, "--out", str(out), "--quiet", *(["--batch"] if batch else [])])
+    main(["run", str(source), "--vary", "debate=true,false", "--dataset", str(data), *at, "--out", str(out),
+          "--quiet", *(["--batch"] if batch else [])])
     return time.monotonic() - started
 
 
@@ -89,6 +99,7 @@ def main_() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--items", type=int, default=200)
     p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -96,15 +107,16 @@ def main_() -> None:
         model = default_model_path()
         with LlamaServer(model, repack=choose("auto", model).use, log=folder / "server.log", server=binary(False),
                          parallel=1, ctx=4096, chat_template="gemma") as llama, BatchServer(llama.url) as server:
-            batched = run(source, data, server.url, folder / "batched", True)
+            batched = run(source, data, model(args.provider, server.url), folder / "batched", True)
             journal = [json.loads(line) for line in (folder / "batched" / "batches" / "journal.jsonl").read_text().splitlines()]
-            direct = run(source, data, llama.url, folder / "direct", False)
+            direct = run(source, data, model(args.provider, llama.url), folder / "direct", False)
             same_calls = calls(folder / "batched") == calls(folder / "direct")
             same_labels = labels(folder / "batched") == labels(folder / "direct")
             copies = f" (demo-stance cycled, texts tagged)" if args.items > 48 else ""
             print(f"COLA, 2 arms (debate on / off), {args.items} items{copies}, max_tokens {args.max_tokens}, "
-                  "llama-server (1 slot) behind the loopback batch API")
-            print(f"batches {len(server.batches)}, waves {max(r.get('wave', 0) for r in journal)}, turn depth "
+                  f"{args.provider}:gemma on llama-server (1 slot) behind the loopback batch API")
+            waves = max(r.get("wave", 0) for r in journal)
+            print(f"batches {len(server.batches) + len(server.message_batches)}, waves {waves}, turn depth "
                   f"{TURN_DEPTH}; lines run {server.executed}; labelled items {len(labels(folder / 'batched'))}")
             print(f"wall: batched {batched:.0f} s, direct {direct:.0f} s")
             print(f"every call's reply equal to direct: {same_calls}; every item's label equal: {same_labels}")

@@ -3,7 +3,9 @@ Anthropic's Messages API (`/v1/messages`) over the embedded Gemma GGUF, a chat t
 usage, a protocol run end to end with its closed answers asked as structured output (the API has
 no log-probabilities), and overloaded (529) and rate-limited (429, Retry-After) replies retried;
 at the wire level, against a loopback stand-in, what moot sends (the key from the environment,
-never recorded; the schema Anthropic takes) and how a server refusing structured outputs is met.
+never recorded; the schema Anthropic takes) and how a server refusing structured outputs is met;
+a Message Batch result line read as the reply or the error a direct call would get (the batch path
+itself: tests/test_batch_api.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from autogen_core.models import SystemMessage, UserMessage
 
 from backend_support import RecordingServer, loopback_only, read_events, write_scenario  # noqa: F401
 from moot.cli import main
+from moot.models.backends.anthropic.batch import line_result
+from moot.models.backends.anthropic.client import rejects_output_config
 from moot.models.backends.anthropic.provider import AnthropicBackend
-from moot.models.calls import FatalModelError, RetryPolicy, complete
+from moot.models.batch import LineFailed, LineLost, reply_of
+from moot.models.calls import FatalModelError, RetryPolicy, complete, is_fatal
 from moot.models.factory import build_client
 from moot.models.provider import BackendOptions
 from moot.protocols.conference.verdicts import CRITERIA, JudgeVerdict
@@ -218,3 +223,25 @@ def test_no_key_and_no_server_of_ones_own_is_one_line_before_anything_runs(tmp_p
     err = capsys.readouterr().err
     assert code == 2 and "ANTHROPIC_API_KEY" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_message_batch_result_is_the_reply_an_error_of_its_types_status_or_no_reply():
+    """An errored request fails or is retried as its status would be directly (an invalid request
+    at once, an overloaded server again); a canceled or expired one goes into the next wave; a
+    refusal of structured outputs inside a batch is met as a direct one is."""
+    def result(body: dict) -> str:
+        return json.dumps({"custom_id": "a1", "result": body})
+
+    message = {"type": "message", "content": [{"type": "text", "text": "Hi."}], "usage": {"input_tokens": 3}}
+    assert reply_of(line_result(result({"type": "succeeded", "message": message}))) == message
+    for kind, status in (("invalid_request_error", 400), ("overloaded_error", 529), ("no_such_error", 500)):
+        errored = {"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": "output_config"}}}
+        with pytest.raises(LineFailed) as failed:
+            reply_of(line_result(result(errored)))
+        assert failed.value.status_code == status and "output_config" in str(failed.value)
+        assert rejects_output_config(failed.value) == (status == 400)
+        assert is_fatal(failed.value) == (status == 400)
+    for kind in ("canceled", "expired"):
+        with pytest.raises(LineLost):
+            reply_of(line_result(result({"type": kind})))
+    assert line_result("not json") is None and line_result(json.dumps({"result": {}})) is None

@@ -57,9 +57,9 @@ def parser() -> argparse.ArgumentParser:
     add_model(p)
     add_engine(p)
     p.add_argument("--batch", action="store_true",
-                   help="send the model calls through the provider's batch API (openai:MODEL): about half the price, "
-                        "within 24 hours; a wave (one batch per model) per turn across all units, journaled in the "
-                        "run folder: rerunning a killed run re-attaches to its batches")
+                   help="send the model calls through the provider's batch API (openai:MODEL, anthropic:MODEL): about "
+                        "half the price, within 24 hours; a wave (one batch per model) per turn across all units, "
+                        "journaled in the run folder: rerunning a killed run re-attaches to its batches")
     add_backends(p)
     p.add_argument("--resume", action="store_true", help="continue the run in the folder (what rerunning does anyway)")
     p.add_argument("--allow-model-change", action="store_true",

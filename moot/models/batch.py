@@ -134,6 +134,16 @@ def request_id(path: str, body: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def output_line(line: str) -> Optional[dict[str, Any]]:
+    """A line of a batch's output as the object it is, or None when it is none or names no request
+    (`custom_id`): the provider's module reads the rest."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("custom_id"), str) else None
+
+
 def reply_of(result: LineResult) -> dict[str, Any]:
     """A line's reply body, or the error a direct call would have met."""
     if result.status == 200 and isinstance(result.body, dict):

@@ -7,8 +7,10 @@ and bounds the reply body with the same httpx event hooks as its other HTTP back
 (moot.models.bounded), so the SDK would add a dependency, its retries and its own types to unwrap
 for nothing moot uses.
 
-The request and the reply are read by plain functions (`message_body`, `message_result`) that a
-Message Batches path can reuse: a batch line's `params` is the body, its result's `message` the reply.
+The request and the reply are read by plain functions (`message_body`, `message_result`) that the
+Message Batches path shares: with `--batch` a request waits in its wave instead
+(moot.models.backends.anthropic.batch: a line's `params` is the body, its result's `message` the
+reply), so a batched call is cached, counted and recorded exactly like a direct one.
 
 - System messages become the top-level `system`; consecutive turns of one role are joined (the API
   alternates user and assistant turns); `max_tokens` is required, so a scenario without one sends
@@ -17,7 +19,8 @@ Message Batches path can reuse: a batch line's `params` is the body, its result'
   structured outputs) without the keywords it does not take (numeric bounds, string lengths: moot
   still checks them when it parses the reply), and come back as text that the protocol parses: an
   invalid reply is recorded unparsed with its text. A server that rejects `output_config` (HTTP 400
-  naming it) is asked without it from then on, and its replies are parsed as they come.
+  naming it, directly or in a batch) is asked without it from then on, and its replies are parsed
+  as they come.
 - The API reports no log-probabilities: a closed choice or a score is NotSupported, and the caller
   asks for structured output; a continuation is a chat reply with `stop_sequences` (a document form
   or a prefilled reply is NotSupported).
@@ -34,13 +37,16 @@ from autogen_core import CancellationToken
 from autogen_core.models import AssistantMessage, CreateResult, FinishReasons, LLMMessage, RequestUsage, SystemMessage
 from pydantic import BaseModel
 
+from moot.models.batch import Lane, LineFailed
 from moot.models.base import JsonOutput, MootClient, ToolChoice, Tools
 from moot.models.bounded import bound_reply, bounded_http_hooks
+from moot.models.calls import status_of
 from moot.models.continuation import served_continuation
 from moot.models.requests import Continue, NotSupported, request_of, without_request
 from moot.models.structured import is_model, response_format, structured_max_tokens
 
 VERSION = "2023-06-01"  # the `anthropic-version` header: the Messages API's only version
+PATH = "/v1/messages"  # the Messages endpoint (a batch line names it: moot.models.batch groups waves by it)
 DEFAULT_MAX_TOKENS = 4096  # the API requires max_tokens; a scenario that sets none gets this
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens"}  # moot -> Messages API
 UNSUPPORTED_SCHEMA = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
@@ -133,7 +139,7 @@ def message_result(reply: Mapping[str, Any]) -> CreateResult:
 
 def rejects_output_config(exc: BaseException) -> bool:
     """Does this error say the server takes no `output_config` (an older model or server)?"""
-    return isinstance(exc, AnthropicStatusError) and exc.status_code == 400 and "output_config" in str(exc)
+    return status_of(exc) == 400 and "output_config" in str(exc)
 
 
 class AnthropicClient(MootClient):
@@ -150,6 +156,7 @@ class AnthropicClient(MootClient):
         self.http = httpx.AsyncClient(headers=sent, params=dict(query or {}), timeout=None,
                                       event_hooks=bounded_http_hooks())  # moot.models.calls times each call
         self.structured = True  # False once the server refused output_config
+        self.lane: Optional[Lane] = None  # with --batch: where requests go (moot.models.backends.anthropic.batch)
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Tools = (), tool_choice: ToolChoice = "auto",
                      json_output: JsonOutput = None, extra_create_args: Mapping[str, Any] = {},
@@ -175,19 +182,26 @@ class AnthropicClient(MootClient):
         if self.structured:
             try:
                 return await self._send(message_body(self.model, messages, args, output))
-            except AnthropicStatusError as exc:
+            except (AnthropicStatusError, LineFailed) as exc:
                 if not rejects_output_config(exc):
                     raise
             self.structured = False
         return await self._send(message_body(self.model, messages, args))
 
     async def _send(self, body: dict[str, Any]) -> CreateResult:
+        result = message_result(await self._reply(body))
+        self.add_usage(result.usage)
+        return result
+
+    async def _reply(self, body: dict[str, Any]) -> Mapping[str, Any]:
+        """The server's reply to `body`: from the Messages endpoint, or with --batch its wave's batch."""
+        if self.lane is not None:
+            return await self.lane.post(PATH, body)
         response = await self.http.post(self.url, json=body)
         if not response.is_success:
             raise AnthropicStatusError(response)
-        result = message_result(response.json())
-        self.add_usage(result.usage)
-        return result
+        reply: Mapping[str, Any] = response.json()
+        return reply
 
     async def close(self) -> None:
         await self.http.aclose()

@@ -1,4 +1,5 @@
-"""The Anthropic backend (`anthropic:MODEL`): Claude through the Messages API, or any server speaking it."""
+"""The Anthropic backend (`anthropic:MODEL`): Claude through the Messages API (and its Message Batches
+for `--batch`), or any server speaking it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from pydantic import field_serializer
 
 from moot.models.preflight import check_reachable
-from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, MissingKey, ModelSpec, Options,
+from moot.models.provider import (Addresses, BackendOptions, Endpoint, Endpoints, MissingKey, ModelSpec, Priced,
                                   Provider, configured, stored_endpoints)
 from moot.safety.secrets import redact_url, register
 
@@ -20,7 +21,7 @@ CLIENT = "moot.models.backends.anthropic.client"
 DEFAULT_URL = "https://api.anthropic.com"
 
 
-class AnthropicBackend(Options):
+class AnthropicBackend(Priced):
     """The Anthropic backend (`anthropic:MODEL`)."""
 
     base_url: Endpoints = None
@@ -78,4 +79,4 @@ def public(options: BackendOptions) -> dict[str, Any]:
 
 
 ANTHROPIC = Provider("anthropic", AnthropicBackend, CLIENT, build, endpoints, preflight, public, needs_model=True,
-                     endpoint_key="base_url")
+                     endpoint_key="base_url", batches="moot.models.backends.anthropic.batch")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import openai
 
-from moot.models.batch import BatchState, Batcher
+from moot.models.batch import BatchState, Batcher, output_line
 from moot.models.batch_journal import LineResult
 from moot.models.bounded import bounded_http_hooks
 
@@ -103,11 +103,8 @@ class OpenAIBatches:
 
 def line_result(line: str) -> Optional[LineResult]:
     """One output (or error) line as a LineResult; None when it names no request."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
+    record = output_line(line)
+    if record is None:
         return None
     response = record.get("response") if isinstance(record.get("response"), dict) else None
     error = record.get("error") if isinstance(record.get("error"), dict) else {}
