@@ -167,6 +167,22 @@ def test_failed_and_unfinished_shards_are_named_and_their_commands_continue_them
     assert "Shards not done" not in capsys.readouterr().out
 
 
+def test_a_shards_command_repeats_its_cost_limit_and_batch_but_not_the_files_own_limit(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--batch is set in the manifest as a batched run leaves it (the scripted model has no batch API)."""
+    assert main(["run", "exp.yaml", "--quiet", "--out", "many", "--shard", "1/2", "--max-cost", "2.5"]) == 0
+    path = here / "many" / "shard-1-of-2" / "experiment.json"
+    manifest = json.loads(path.read_text())
+    assert (manifest["max_cost"], manifest["batch"]) == (2.5, False)
+    path.write_text(json.dumps({**manifest, "batch": True}))
+    capsys.readouterr()
+    assert main(["report", "many", "--out", "r"]) == 0
+    assert "2/2 missing: moot run exp.yaml --shard 2/2 --out many --max-cost 2.5 --batch\n" in capsys.readouterr().out
+    (here / "exp.yaml").write_text(EXPERIMENT + "max_cost: 2.5\n", encoding="utf-8")
+    assert main(["report", "many", "--out", "r"]) == 0
+    assert "2/2 missing: moot run exp.yaml --shard 2/2 --out many --batch\n" in capsys.readouterr().out
+
+
 def test_a_shards_plan_counts_each_cells_own_share(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Each cell's share of a shard is its own (the hash names the cell): once the shard ran, its
     plan shows every cell done."""

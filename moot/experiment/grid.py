@@ -184,14 +184,15 @@ def check_unchanged(experiment: Experiment, before: Optional[dict[str, Any]], ou
 
 
 def write_manifest(experiment: Experiment, out: Path, status: dict[str, str], shard: Optional[Shard],
-                   scored: Optional[Mapping[str, str]] = None) -> None:
+                   scored: Optional[Mapping[str, str]] = None, given: Optional[Mapping[str, Any]] = None) -> None:
     """OUT/experiment.json (atomically): the file, fingerprints, every cell with its folder and status
-    (and, with `score:`, its re-scored copy and how that ended)."""
+    (and, with `score:`, its re-scored copy and how that ended); `given`: the run's cost limit and
+    --batch (`max_cost`, `batch`), which moot report's rerun commands repeat (moot.experiment.shards)."""
     scored = scored or {}
     body = {"manifest_version": MANIFEST_VERSION, "experiment": experiment.name, "title": experiment.spec.title,
             "file": str(experiment.path), "file_sha256": scenario_hash(experiment.path),
             "repeats": len(experiment.spec.seeds) or experiment.spec.repeats, "limit": experiment.spec.limit,
-            "shard": list(shard) if shard else None, **fingerprints(experiment),
+            "shard": list(shard) if shard else None, **fingerprints(experiment), **(given or {}),
             "order": experiment.order, "derived": dict(experiment.derived),
             "labels": {a.name: a.label or a.name for a in experiment.spec.arms},
             "compare": experiment.spec.compare.model_dump() if experiment.spec.compare else None,
@@ -245,6 +246,7 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     base = priced(experiment, options or RunOptions())
     shared = dataclasses.replace(base, cache=folder / "cache.sqlite") if base.cache is not False else base
     budget = Budget(base.max_cost, spent(experiment, folder))
+    given = {"max_cost": base.max_cost, "batch": base.batch is True}
     if base.batch is True:  # one journal, and one wave for every cell's calls
         from moot.models.batch import Batcher
 
@@ -267,7 +269,7 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
     if experiment.text is not None:  # made on the command line: its file, beside its cells
         experiment.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(experiment.path, experiment.text)
-    write_manifest(experiment, folder, status, shard, scored)
+    write_manifest(experiment, folder, status, shard, scored, given)
     if watch is not None:
         watch.planned(sum(1 for _, run in prepared if run.planned), sum(run.planned for _, run in prepared))
     together = run_together(prepared, watch, shared.batch) if shared.batch else {}
@@ -277,20 +279,20 @@ def run_experiment(experiment: Experiment, out: Optional[Path] = None, options: 
         else:
             result = together.get(cell.key) or run.run(watch.cell(cell) if watch is not None else None)
             status[cell.key] = result.status
-            write_manifest(experiment, folder, status, shard, scored)
+            write_manifest(experiment, folder, status, shard, scored, given)
             if on_cell is not None:
                 on_cell(cell, f"{cell.key}: {result.status} ({result.done}/{result.planned} {run.protocol.units.noun})")
             if result.status == "interrupted" or budget.refused:
                 break
         if experiment.spec.score and status[cell.key] == "completed" and scored[cell.key] != "completed":
             scored[cell.key] = score_cell(cell, folder, experiment.spec.score, shared, budget)
-            write_manifest(experiment, folder, status, shard, scored)
+            write_manifest(experiment, folder, status, shard, scored, given)
             if on_cell is not None:
                 on_cell(cell, f"{cell.key}: re-scored ({', '.join(f'{r}={m}' for r, m in cell.score_roles(experiment.spec.score).items())})"
                               f": {scored[cell.key]}")
             if budget.refused:
                 break
-    write_manifest(experiment, folder, status, shard, scored)
+    write_manifest(experiment, folder, status, shard, scored, given)
     return status, over_budget(budget) if budget.refused else None
 
 

@@ -5,7 +5,7 @@ Kubernetes indexed pod) names each shard that is missing (no folder given), fail
 failed) or unfinished (a cell planned or interrupted: a job killed, or still running), with
 `moot run FILE --shard I/N --out OUT`: the same command continues it, keeping its finished units.
 The command repeats the options the shard's run gave beyond its experiment file (`--limit`,
-`--repeat`, `--model`), read by comparing the manifest with the file.
+`--repeat`, `--model`, `--max-cost`), read by comparing the manifest with the file, and `--batch`.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def rerun_command(manifest: Mapping[str, Any], out: Path, shard: tuple[int, int]
 
 
 def overrides(manifest: Mapping[str, Any], file: str) -> list[str]:
-    """`--limit`, `--repeat` and `--model` where the manifest differs from its file (all of them,
-    as recorded, when the file cannot be read)."""
+    """`--limit`, `--repeat`, `--model` and `--max-cost` where the manifest differs from its file (all of
+    them, as recorded, when the file cannot be read); `--batch` when the run was batched."""
     try:
         data = read_yaml(file).data
     except (SourceError, OSError):
@@ -100,4 +100,10 @@ def overrides(manifest: Mapping[str, Any], file: str) -> list[str]:
     if models and (data is None or list(written.get("models") or ()) != models):
         for model in models:
             found += ["--model", model]
+    max_cost = manifest.get("max_cost")
+    if isinstance(max_cost, (int, float)) and not isinstance(max_cost, bool) \
+            and (data is None or written.get("max_cost") != max_cost):
+        found += ["--max-cost", f"{max_cost:.15g}"]
+    if manifest.get("batch") is True:
+        found.append("--batch")
     return found
