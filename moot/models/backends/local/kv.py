@@ -21,13 +21,14 @@ import ctypes
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
 SEQUENCES = 32  # sequences of the context: 0 (llama-cpp-python's), then branches
 PARKED = 2  # parked prefixes kept at most (the conference document, and one more)
 MIN_PARK = 64  # a prompt that drops at least this many held tokens, and most of them, parks them first
+T = TypeVar("T")
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -163,13 +164,18 @@ class Sequences:
     def decode(self, rows: Sequence[Row]) -> list[np.ndarray]:
         """Decode `rows` in order (in batches of the context's size); the log-softmax of the
         logits of each row that asks for them, in order."""
-        found: list[np.ndarray] = []
+        return self.decode_with(rows, log_softmax)
+
+    def decode_with(self, rows: Sequence[Row], read: Callable[[Any, int], T]) -> list[T]:
+        """Decode `rows` as `decode` does; `read(llm, index)` of each row that asks for logits,
+        called while its batch's logits are there (e.g. a greedy pick instead of the log-softmax)."""
+        found: list[T] = []
         size = self.llm.n_batch
         for start in range(0, len(rows), size):
             chunk = rows[start:start + size]
             batch = self._fill(chunk)
             self.llm._ctx.decode(batch)
-            found += [log_softmax(self.llm, i) for i, row in enumerate(chunk) if row.logits]
+            found += [read(self.llm, i) for i, row in enumerate(chunk) if row.logits]
         return found
 
     def _fill(self, rows: Sequence[Row]) -> Any:

@@ -36,6 +36,7 @@ import tempfile
 import time
 import urllib.request
 from contextlib import closing
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, Callable, Optional, Sequence
@@ -207,12 +208,27 @@ class LlamaServer:
         self.stop()
 
 
-def embedded_server(log: Optional[Path] = None, **kwargs: Any) -> LlamaServer:
-    """llama-server serving the embedded model as moot loads it: its GGUF and context size, weight
-    repacking as the extra-buffer choice says (`kwargs`: LlamaServer's other settings)."""
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """The embedded model as moot loads it by default: its GGUF, context size and extra-buffer choice."""
+
+    path: str
+    n_ctx: int
+    extra_buffers: bool
+
+
+def embedded_model() -> EmbeddedModel:
     from moot.models.backends.local.extra_buffers import choose
     from moot.models.backends.local.client import default_model_path
     from moot.models.backends.local.provider import LocalBackend
 
     block, path = LocalBackend(), default_model_path()
-    return LlamaServer(path, ctx=block.n_ctx, repack=choose(block.extra_buffers, path).use, log=log, **kwargs)
+    return EmbeddedModel(path, block.n_ctx, choose(block.extra_buffers, path).use)
+
+
+def embedded_server(log: Optional[Path] = None, **kwargs: Any) -> LlamaServer:
+    """llama-server serving the embedded model as moot loads it: its GGUF, its context size per
+    slot unless `kwargs` say `ctx`, weight repacking as the extra-buffer choice says (`kwargs`:
+    LlamaServer's other settings)."""
+    model = embedded_model()
+    return LlamaServer(model.path, **{"ctx": model.n_ctx, **kwargs}, repack=model.extra_buffers, log=log)
