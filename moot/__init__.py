@@ -34,6 +34,10 @@ The Python API (docs/api.md has a worked example); the command line is a thin la
                            a person rating a run's units blind (a Rater), or in the browser
     SeatSpec, FolderPerson, ScriptedPerson, QueuedPerson, PersonLeft
                            seats a person takes in a run, and who answers them
+    LivePrinter, BatchStatus, show_end
+                           a run on text streams as the command line shows it: live, and its end
+    plan_lines, is_grid, grid_of, parse_shard
+                           an experiment's plan as printed; a scenario with vary/repeats as an experiment; a shard
     prices_of, trace       what model calls cost (RunOptions.prices); spans to an OpenTelemetry collector
     MootError              every error moot reports as one line (its `exit_code` is the command line's)
 
@@ -75,6 +79,9 @@ _WHERE = {
     "SeatSpec": "moot.api.seats", "FolderPerson": "moot.api.seats", "ScriptedPerson": "moot.api.seats",
     "QueuedPerson": "moot.api.seats", "PersonLeft": "moot.api.seats",
     "prices_of": "moot.api.options", "trace": "moot.api.options",
+    "LivePrinter": "moot.api.console", "BatchStatus": "moot.api.console", "show_end": "moot.api.console",
+    "plan_lines": "moot.experiment.api", "is_grid": "moot.experiment.api", "grid_of": "moot.experiment.api",
+    "parse_shard": "moot.experiment.api",
 }
 __all__ = [
     "__version__", "run", "prepare", "load_scenario", "PreparedRun", "RunResult", "Running", "Watcher", "RunOptions",
@@ -88,17 +95,19 @@ __all__ = [
     "bundled_scenarios", "bundled_experiments", "demo_sets", "protocol_commands", "prepare_command",
     "open_replay", "Replay", "unit_states", "annotate", "rate_in_browser",
     "SeatSpec", "FolderPerson", "ScriptedPerson", "QueuedPerson", "PersonLeft", "prices_of", "trace",
+    "LivePrinter", "BatchStatus", "show_end", "plan_lines", "is_grid", "grid_of", "parse_shard",
 ]
 
 if TYPE_CHECKING:
     from moot.experiment.api import (
-        Comparison, ExperimentResult, compare_runs, experiment_report, holds_experiment, load_experiment,
-        plan_experiment, run_experiment, validate,
+        Comparison, ExperimentResult, compare_runs, experiment_report, grid_of, holds_experiment, is_grid,
+        load_experiment, parse_shard, plan_experiment, plan_lines, run_experiment, validate,
     )
     from moot.api.authoring import new_scenario, protocols
     from moot.api.bundled import bundled_experiments, bundled_scenarios, demo_sets
     from moot.api.annotating import annotate
     from moot.api.commands import prepare_command, protocol_commands
+    from moot.api.console import BatchStatus, LivePrinter, show_end
     from moot.api.replaying import Replay, open_replay, unit_states
     from moot.api.seats import FolderPerson, PersonLeft, QueuedPerson, ScriptedPerson, SeatSpec
     from moot.api.datasets import Converted, convert_release

@@ -1,6 +1,8 @@
 """The API functions the command line's commands call (issue 30, 5), called as a notebook would:
 replaying a saved unit and listing a batch (`moot replay`), what ships with moot (`moot run --list`),
-a protocol's own command (`moot judge-eval`), a blind rating session (`moot annotate`), seats."""
+a protocol's own command (`moot judge-eval`), a blind rating session (`moot annotate`), seats, a
+run's end as the command line prints it (`moot run`), an experiment's plan and the grid a scenario
+with repeats stands for (`moot run ... --plan`, `--repeat`)."""
 
 from __future__ import annotations
 
@@ -173,3 +175,44 @@ def test_seats_as_the_command_line_spells_them():
         moot.SeatSpec("judge"), moot.SeatSpec("participants", 30.0, "model"), moot.SeatSpec("moderator", 5.0, "skip"))
     with pytest.raises(UsageError, match="the fallback must be one of"):
         seat_specs(["judge:5:later"])
+
+
+# --- the end of a run ----------------------------------------------------------------------------
+
+def test_a_batchs_end_as_the_command_line_prints_it(tmp_path):
+    prepared = moot.prepare("cola", dataset=STANCE, limit=3, models="scripted", out=tmp_path / "r")
+    result = prepared.run()
+    out, err = io.StringIO(), io.StringIO()
+    moot.show_end(prepared, result, out, err)
+    lines = out.getvalue().splitlines()
+    unparsed = sum(1 for r in rows(tmp_path / "r") if r["prediction"] == "unparsed")
+    assert lines[-1] == (f"run: {tmp_path / 'r'} items=3 backend_calls={result.stats.backend_calls} "
+                         f"cache_hits={result.stats.cache_hits} unparsed={unparsed}")
+    assert lines[-2] == f"results: {tmp_path / 'r' / 'results.jsonl'}"
+    assert result.metric and result.metric in out.getvalue() and err.getvalue() == ""
+
+
+def test_one_units_end_names_its_transcript(tmp_path):
+    inputs = {"text": "Online classes are a drag. SCRIPTED_LABEL=against", "target": "online classes"}
+    prepared = moot.prepare("cola", inputs=inputs, models="scripted", out=tmp_path / "one")
+    result = prepared.run()
+    out = io.StringIO()
+    moot.show_end(prepared, result, out, io.StringIO())
+    (row,) = rows(tmp_path / "one")
+    assert f"transcript: {tmp_path / 'one' / row['transcript']}" in out.getvalue()
+    assert "stance: against" in out.getvalue()
+
+
+# --- experiments ---------------------------------------------------------------------------------
+
+def test_a_scenario_with_repeats_is_an_experiment_planned_before_it_runs(tmp_path):
+    assert moot.is_grid("cola", repeats=2) and not moot.is_grid("drug_policy", ["seed=1,2"])
+    experiment, out = moot.grid_of("cola", dataset="demo-stance", repeats=2, limit=2, out=tmp_path / "grid")
+    assert out == tmp_path / "grid" and not out.exists()
+    lines = moot.plan_lines(experiment, out=out)
+    cells = [line for line in lines if line.startswith("| ") and not line.startswith("| cell")]
+    assert len(cells) == 2 and all(line.split(" | ")[1:3] == ["2", "0"] for line in cells)
+    assert "2 cells, 4 units (0 done)" in "\n".join(lines) and not out.exists()
+    assert moot.parse_shard("2/3") == (2, 3)
+    with pytest.raises(UsageError):
+        moot.parse_shard("4/3")

@@ -146,7 +146,7 @@ def test_options_may_come_before_the_scenario_and_bundled_scenarios_run_by_name(
 def test_progress_line_counts_items_calls_tokens_and_unparsed():
     import io
 
-    from moot.cli.show import BatchStatus
+    from moot.api.console import BatchStatus
     from moot.models.engine import EngineStats
 
     stream = io.StringIO()

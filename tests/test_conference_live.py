@@ -91,7 +91,7 @@ def test_elsewhere_the_output_is_plain(make_scenario, tmp_path, monkeypatch):
 
 def test_a_batch_status_line_names_the_turn_in_progress_on_a_terminal_only(make_scenario, tmp_path, monkeypatch,
                                                                            capsys):
-    from moot.cli.show import BatchStatus
+    from moot.api.console import BatchStatus
 
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setattr(BatchStatus, "REDRAW_S", 0.0)

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-import moot.models  # noqa: F401  first: `import moot.cli.show` alone meets an import cycle through moot.models
+import moot.models  # noqa: F401  first: `import moot.api.console` alone meets an import cycle through moot.models
 from moot.cli import main
-from moot.cli.show import BatchStatus
+from moot.api.console import BatchStatus
 from moot.engine.progress import CallProgress
 from moot.log.events import Call, RunFinished, RunStarted
 

@@ -40,7 +40,7 @@ from moot.engine.unparsed import unparsed_failure
 from moot.safety.utf8 import refuse_undecodable
 from moot.errors import UsageError, nearest
 from moot.models.calls import RetryPolicy
-from moot.models.engine import EngineStats, ModelEngine, RoleModel
+from moot.models.engine import EngineStats as EngineStats, ModelEngine, RoleModel  # RunResult.stats: the API names it
 from moot.models.factory import load_backends, preflight, public
 from moot.models.budget import Budget
 from moot.models.prices import Prices

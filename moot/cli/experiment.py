@@ -2,10 +2,10 @@
 
 An experiment file is a YAML file whose top level has `experiment:` (moot.experiment.schema). The
 whole file is checked before anything runs; every cell is a run folder inside the experiment
-folder (moot.experiment.grid); `--plan` prints what the grid would spend and calls no model
-(moot.experiment.plan); `moot report FOLDER` gives its findings (moot.experiment.report).
+folder (default transcripts/NAME); `--plan` prints what the grid would spend and calls no model;
+`moot report FOLDER` gives its findings (all through moot.experiment.api).
 
-`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.shorthand).
+`moot run SCENARIO --vary KEY=V1,V2 --repeat N` stands for an experiment file (moot.experiment.api.grid_of).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from moot.safety.neutral import terminal_safe
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-    from moot.experiment.schema import Experiment
+    from moot.experiment.api import Experiment
 
 Clients = Optional[Mapping[str, "ChatCompletionClient"]]
 
@@ -46,26 +46,25 @@ def is_experiment_file(given: str) -> bool:
 
 def run(args: argparse.Namespace, clients: Clients = None) -> int:
     from moot.experiment.api import load_experiment
-    from moot.experiment.grid import default_out
 
     for flag, value in (("--input", args.input), ("--vary", args.vary)):
         if value:
             raise UsageError(f"{flag}: an experiment file names its own arms")
     experiment = load_experiment(args.scenario, limit=args.limit, repeats=args.repeat,
                                  datasets=[str(args.dataset)] if args.dataset else None)
-    return run_grid(experiment, Path(args.out) if args.out else default_out(experiment), args, clients)
+    return run_grid(experiment, Path(args.out) if args.out else None, args, clients)
 
 
 def run_shorthand(args: argparse.Namespace, scenario: Path, clients: Clients = None) -> int:
-    """`moot run SCENARIO --vary ... --repeat N`: the experiment it stands for (moot.experiment.shorthand)."""
-    from moot.experiment.shorthand import experiment
+    """`moot run SCENARIO --vary ... --repeat N`: the experiment it stands for (moot.experiment.api.grid_of)."""
+    from moot.experiment.api import grid_of
 
     if args.input:
         raise UsageError("--input: a grid runs a dataset's items (--dataset) or the scenario itself")
     if args.model and any(item.partition("=")[0].strip() == "model" for item in args.vary):
         raise UsageError("--model: --vary model=... names the models already; give one of them")
-    made, out = experiment(scenario, args.dataset, args.vary, args.repeat, args.limit,
-                           Path(args.out) if args.out else None)
+    made, out = grid_of(scenario, dataset=args.dataset, vary=args.vary, repeats=args.repeat, limit=args.limit,
+                        out=args.out or None)
     return run_grid(made, out, args, clients)
 
 
@@ -81,20 +80,15 @@ def with_models(experiment: "Experiment", given: Sequence[str]) -> "Experiment":
     return dataclasses.replace(experiment, spec=experiment.spec.model_copy(update={"models": tuple(given)}))
 
 
-def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clients: Clients) -> int:
-    """Plan, or run (or continue) the experiment's cells into `out`."""
-    from moot.experiment.api import plan_experiment, run_experiment
+def run_grid(experiment: "Experiment", out: Optional[Path], args: argparse.Namespace, clients: Clients) -> int:
+    """Plan, or run (or continue) the experiment's cells into `out` (None: its default folder)."""
+    from moot.experiment.api import parse_shard, plan_lines, run_experiment
     from moot.cli.gridstatus import GridStatus
-    from moot.experiment.grid import parse_shard
 
     experiment = with_models(experiment, args.model)
     shard = parse_shard(args.shard) if args.shard else None
     if args.plan:
-        from moot.experiment.grid import priced
-        from moot.experiment.plan import PlanPrices, lines
-
-        prices = PlanPrices(priced(experiment, run_options(args, clients)).prices, batch=args.batch)
-        print(terminal_safe("\n".join(lines(plan_experiment(experiment, out=out, shard=shard), out, shard, prices))))
+        print(terminal_safe("\n".join(plan_lines(experiment, out=out, shard=shard, options=run_options(args, clients)))))
         if experiment.spec.score:
             model = "the cell's model" if experiment.spec.models else None
             roles = ", ".join(f"{role}={model or spec}" for role, spec in experiment.spec.score.items())
@@ -108,6 +102,7 @@ def run_grid(experiment: "Experiment", out: Path, args: argparse.Namespace, clie
     finally:
         if status is not None:
             status.close()
+    out = result.folder
     print(terminal_safe(f"experiment {experiment.name}: {result.completed}/{len(result.status)} cells completed "
                         f"({out}); moot report {out} for the tables"))
     if result.interrupted:

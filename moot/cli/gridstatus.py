@@ -1,5 +1,5 @@
 """What `moot run EXPERIMENT` shows while its cells run: the single run's status line
-(moot.cli.show.BatchStatus) over the whole grid, headed by the cells done and the cell running.
+(moot.api.console.BatchStatus) over the whole grid, headed by the cells done and the cell running.
 
     cells 1/4, running rounds-2/demo-stance/default/seed-0 · [9/24] ETA 41s calls=63 cached=0 ...
 
@@ -15,13 +15,13 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING, Optional, TextIO
 
-from moot.cli.show import BatchStatus
-from moot.models.engine import EngineStats
+from moot.api.console import BatchStatus
+from moot.api.running import EngineStats
 from moot.safety.neutral import terminal_safe
 
 if TYPE_CHECKING:
     from moot.api.running import Running, Watch, Watcher
-    from moot.experiment.grid import Cell
+    from moot.experiment.api import Cell
 
 CLEAR = "\r\x1b[2K"
 
@@ -75,7 +75,7 @@ def added(one: EngineStats, other: EngineStats) -> EngineStats:
 
 
 class GridStatus:
-    """moot.experiment.grid.GridWatch for the command line: one CellsLine for the grid."""
+    """A GridWatch (moot.experiment.api.run_experiment's `watch`) for the command line: one CellsLine for the grid."""
 
     def __init__(self, stream: Optional[TextIO] = None):
         self.stream = stream or sys.stderr

@@ -13,18 +13,16 @@ import argparse
 import signal
 from dataclasses import replace
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from moot.safety.neutral import terminal_safe
 from moot.api.bundled import demo_names, find_dataset
+from moot.api.console import OUTPUT_CLOSED, BatchStatus, LivePrinter, show_end
 from moot.api.running import PreparedRun, RunResult, Running, Watch, Watcher, prepare
 from moot.api.seats import FolderPerson
 from moot.cli import heap
 from moot.cli.options import (Parser, add_backends, add_engine, add_model, add_out, positive_int, run_options,
                               summary)
-from moot.cli.show import OUTPUT_CLOSED, BatchStatus, LivePrinter, print_batch_end, print_unit_end
-from moot.engine.folder import RunFolder
 from moot.errors import EXIT_FAILED, EXIT_OK, EXIT_PIPE, EXIT_UNPARSED, UsageError
 from moot.safety.signals import exit_code, headline, signal_of
 
@@ -106,9 +104,9 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
 
     scenario = find_scenario_file(args.scenario)
     if args.vary or args.repeat:  # maybe an experiment (its code is imported only then)
-        from moot.experiment.shorthand import wanted
+        from moot.experiment.api import is_grid
 
-        if wanted(scenario, args.vary, args.repeat):
+        if is_grid(scenario, args.vary, args.repeat):
             return experiment.run_shorthand(args, scenario, clients)
     for flag, value in (("--plan", args.plan), ("--shard", args.shard), ("--allow-changed", args.allow_changed)):
         if value:
@@ -132,12 +130,7 @@ def run(argv: Sequence[str], clients: Optional[Clients] = None) -> int:
 def execute(prepared: PreparedRun, quiet: bool, watching: Optional[Watch] = None) -> int:
     """Run it, showing one unit live or many as a status line; the end lines; the exit code."""
     result = prepared.run(watching or watch(quiet))
-    single = prepared.planned == 1
-    folder = RunFolder(result.folder)
-    if single:
-        print_unit_end(prepared.protocol, folder, next(prepared.plan.units()).id, result.outcome, result.stats)
-    else:
-        print_batch_end(prepared.protocol, folder, result.outcome, result.stats, result.metric)
+    show_end(prepared, result)
     return exit_code_of(result)
 
 

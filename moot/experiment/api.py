@@ -21,10 +21,10 @@ from moot.scenario.bundled import find_experiment
 from moot.safety.yamlsource import SourceError, read_yaml
 
 if TYPE_CHECKING:
-    from moot.experiment.grid import GridWatch, Report, Shard
+    from moot.experiment.grid import Cell as Cell, GridWatch, Report, Shard  # Cell: what a GridWatch is told of
     from moot.experiment.plan import CellPlan
     from moot.experiment.report import ExperimentReport
-    from moot.experiment.schema import Experiment
+    from moot.experiment.schema import Experiment as Experiment
     from moot.report.formats import Grid
 
 ExperimentLike = Union[PathLike, "Experiment"]
@@ -91,6 +91,52 @@ def plan_experiment(experiment: ExperimentLike, *, out: Optional[PathLike] = Non
 
     loaded = load_experiment(experiment)
     return plan_cells(loaded, Path(out) if out is not None else default_out(loaded), shard)
+
+
+def parse_shard(text: str) -> "Shard":
+    """Share I of N of the grid's units, from `I/N` (1 <= I <= N) as `--shard` spells it."""
+    from moot.experiment.grid import parse_shard as parse
+
+    return parse(text)
+
+
+def plan_lines(experiment: ExperimentLike, *, out: Optional[PathLike] = None, shard: Optional["Shard"] = None,
+               options: Optional[RunOptions] = None) -> list[str]:
+    """What `moot run EXPERIMENT --plan` prints: each cell's units done and left, the model calls and
+    tokens left and, where every model is priced (`options.prices`, the file's `prices:`), their
+    cost (at the batch rate with `options.batch`). No model is called."""
+    from moot.experiment.grid import default_out, priced
+    from moot.experiment.plan import PlanPrices, lines
+
+    loaded = load_experiment(experiment)
+    folder = Path(out) if out is not None else default_out(loaded)
+    options = options or RunOptions()
+    prices = PlanPrices(priced(loaded, options).prices, batch=bool(options.batch))
+    return lines(plan_experiment(loaded, out=folder, shard=shard), folder, shard, prices)
+
+
+def is_grid(scenario: PathLike, vary: Sequence[str] = (), repeats: Optional[int] = None) -> bool:
+    """Whether running the scenario (a file or a bundled scenario's name) with `vary` (`KEY=V1,V2`
+    items) and `repeats` is an experiment (`moot run SCENARIO --vary ... --repeat N`): with repeats,
+    for a protocol that runs items, or with a key its protocol's batch of variants does not know
+    (a dotted scenario path)."""
+    from moot.api.running import find_scenario_file
+    from moot.experiment.shorthand import wanted
+
+    return wanted(find_scenario_file(scenario), vary, repeats)
+
+
+def grid_of(scenario: PathLike, *, dataset: Optional[PathLike] = None, vary: Sequence[str] = (),
+            repeats: Optional[int] = None, limit: Optional[int] = None,
+            out: Optional[PathLike] = None) -> tuple["Experiment", Path]:
+    """The experiment a scenario with `vary` and `repeats` stands for (see is_grid), checked as a
+    file is, and its folder (default transcripts/SCENARIO[-DATASET]-grid[-KEYS]); nothing written."""
+    from moot.api.bundled import find_dataset
+    from moot.api.running import find_scenario_file
+    from moot.experiment.shorthand import experiment
+
+    data = find_dataset(dataset) if dataset is not None else None
+    return experiment(find_scenario_file(scenario), data, vary, repeats, limit, Path(out) if out is not None else None)
 
 
 def experiment_report(folders: Union[PathLike, Sequence[PathLike]], out: Optional[PathLike] = None) -> "ExperimentReport":

@@ -66,7 +66,7 @@ class Speaking:
 
 
 class Listener(Protocol):
-    """What shows a unit as it runs (moot.cli.show): events as they are recorded, and a turn as it
+    """What shows a unit as it runs (moot.api.console): events as they are recorded, and a turn as it
     starts (returning where the turn's text goes as it is generated, or None)."""
 
     def __call__(self, events: list[EventBase]) -> None: ...

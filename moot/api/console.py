@@ -1,4 +1,9 @@
-"""What `moot run` shows: one unit live, many as a status line, and the summary at the end."""
+"""A run on text streams as the command line shows it: one unit live (its turns as they are
+recorded; on a terminal as the model writes them), many as one status line, and what its end says
+(`show_end`). A script or a notebook shows a run the same way, with a watch built of these
+(`moot.run(..., watch=...)`: a `Watcher(LivePrinter(...))` or `Watcher(status, status.update,
+status.close)`). A reader that goes away (`| head`) stops the run, resumably (`on_closed`).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,11 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
+from moot.api.running import EngineStats, PreparedRun, RunResult
 from moot.api.streams import silence
 from moot.views.console import ConsolePrinter
 from moot.log.events import EventBase
 from moot.metrics.classification import UNPARSED, summarize
-from moot.models.engine import EngineStats
 from moot.contract.protocol import Protocol, S
 from moot.contract.registry import AnyProtocol
 from moot.engine.folder import RunFolder
@@ -159,25 +164,38 @@ def stats_line(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, 
             f"cache_hits={stats.cache_hits} unparsed={unparsed}{failed}")
 
 
-def print_failures(outcome: BatchOutcome) -> None:
+def print_failures(outcome: BatchOutcome, err: TextIO) -> None:
     """A line per failed unit (the units that failed for the reason the batch stopped share the
     stop's line), then what to do."""
     failed = [f for f in outcome.failed if f.cause != outcome.stopped]
     for one in failed[:20]:
-        print(terminal_safe(f"{one.unit.id} {one.status}: {one.cause}"), file=sys.stderr)
+        print(terminal_safe(f"{one.unit.id} {one.status}: {one.cause}"), file=err)
     if len(failed) > 20:
-        print(f"... and {len(failed) - 20} more", file=sys.stderr)
+        print(f"... and {len(failed) - 20} more", file=err)
     if outcome.stopped:
         then = (f"{outcome.continues or 'run the same command again to continue'}; finished work is kept"
                 if outcome.resumes
                 else "no retry can mend this; fix it and run again")
-        print(f"stopped early: {terminal_safe(outcome.stopped)} ({then})", file=sys.stderr)
+        print(f"stopped early: {terminal_safe(outcome.stopped)} ({then})", file=err)
     elif outcome.failed:
-        print("failed: run the same command again to continue (finished work is kept)", file=sys.stderr)
+        print("failed: run the same command again to continue (finished work is kept)", file=err)
+
+
+def show_end(prepared: PreparedRun, result: RunResult, out: Optional[TextIO] = None,
+             err: Optional[TextIO] = None) -> None:
+    """What the end of a run says on `out` (default stdout), its failures on `err` (stderr): one
+    unit, its protocol's view's ending and its transcript; many, their metrics or each unit's line;
+    then the run's line."""
+    out, err = out or sys.stdout, err or sys.stderr
+    folder = RunFolder(result.folder)
+    if prepared.planned == 1:
+        print_unit_end(prepared.protocol, folder, next(prepared.plan.units()).id, result.outcome, result.stats, out, err)
+    else:
+        print_batch_end(prepared.protocol, folder, result.outcome, result.stats, result.metric, out, err)
 
 
 def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outcome: BatchOutcome,
-                   stats: EngineStats) -> None:
+                   stats: EngineStats, out: TextIO, err: TextIO) -> None:
     """One unit: what its protocol's view prints at its end (a conference's summary, an item's
     label and explanation); its transcript."""
     from moot.log.transcript import load
@@ -185,30 +203,30 @@ def print_unit_end(protocol: Protocol[S], folder: RunFolder, unit_id: str, outco
     path = folder.transcript_path(unit_id)
     if path.exists():
         transcript = load(path)
-        print()
+        print(file=out)
         for line in protocol.view_of(transcript.started.scenario).ending(transcript):
-            print(terminal_safe(line))
-        print(terminal_safe(f"transcript: {path}"))
-    print_failures(outcome)
-    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))
+            print(terminal_safe(line), file=out)
+        print(terminal_safe(f"transcript: {path}"), file=out)
+    print_failures(outcome, err)
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)), file=out)
 
 
 def print_batch_end(protocol: AnyProtocol, folder: RunFolder, outcome: BatchOutcome, stats: EngineStats,
-                    metric: Optional[str]) -> None:
+                    metric: Optional[str], out: TextIO, err: TextIO) -> None:
     """Many units: the metrics of the labelled items (else each unit's line, as its view gives it);
     the run line."""
     scored = [r for r in outcome.rows() if r.labelled]
     meta = folder.record()
     if scored and meta.labels and metric:
         report = summarize([str(r.gold) for r in scored], [r.prediction for r in scored], meta.labels, metric=metric)
-        print(terminal_safe(report.format()))
+        print(terminal_safe(report.format()), file=out)
     elif not protocol.units.items:
         view = protocol.view_of(meta.scenario_fields)
         for row in outcome.rows():
-            print(terminal_safe(view.row(row)))
+            print(terminal_safe(view.row(row)), file=out)
     skipped = meta.skipped_rows or {}
     if skipped:
-        print(terminal_safe("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items())))
-    print_failures(outcome)
-    print(terminal_safe(f"results: {folder.results_path}"))
-    print(terminal_safe(stats_line(protocol, folder, outcome, stats)))
+        print(terminal_safe("skipped rows: " + ", ".join(f"{n} {why}" for why, n in skipped.items())), file=out)
+    print_failures(outcome, err)
+    print(terminal_safe(f"results: {folder.results_path}"), file=out)
+    print(terminal_safe(stats_line(protocol, folder, outcome, stats)), file=out)
