@@ -35,7 +35,11 @@ them alike. Per protocol and design it prints items per minute, the ratio to in-
 items whose label equals in-process's in the same round, CPU seconds per item (this process and
 its children: the model's process or the server; unlike wall time it hardly depends on what else
 the machine runs), prompt tokens the calls reported and (a server) those it evaluated, not reused
-from its cache, and generated tokens.
+from its cache, and generated tokens. Labels vary with the sampling seed (debate samples at
+temperature 1.0, S2MAD at 0.2; COLA is greedy), so a server's agreement with in-process says
+little alone: the design `in-process seed+1` (the scenario's generation seed plus one, in process)
+runs beside them, and its agreement is the model's with itself at another seed, the floor a
+server's agreement is read against.
 
     python benchmarks/bench_items.py                                  # every protocol, demo sets
     python benchmarks/bench_items.py --protocols cola --limit 20 --vast datasets/vast_test_zeroshot.yaml
@@ -252,6 +256,7 @@ def report(protocol: str, dataset: str, out: Path, wall: float) -> dict:
 # ------------------------------------------------------------------ throughput: in process against llama-server's slots
 THROUGHPUT = ("cola", "debate", "s2mad")
 IN_PROCESS = "in-process"
+OTHER_SEED = "in-process seed+1"  # the floor of label agreement: the model against itself at another seed
 METRICS = ("prompt_tokens_total", "tokens_predicted_total", "prompt_seconds_total", "tokens_predicted_seconds_total")
 
 
@@ -263,16 +268,21 @@ class Design:
     name: str
     options: tuple[str, ...] = ()
     base_url: Optional[str] = None
+    seed_shift: int = 0
 
     def scenario(self, protocol: str, folder: Path) -> Optional[Path]:
-        """The bundled scenario (None) in process; through a server, a copy declaring it a base model
-        on llama-server (so turns carry the embedded model's generation controls)."""
-        if self.base_url is None:
+        """The bundled scenario (None) in process at its own seed; else a copy: its generation seed
+        shifted by `seed_shift`, and through a server declaring it a base model on llama-server (so
+        turns carry the embedded model's generation controls)."""
+        if self.base_url is None and not self.seed_shift:
             return None
-        copy = folder / f"{protocol}_base.yaml"
-        if not copy.exists():
-            copy.write_text(find_scenario(protocol).read_text(encoding="utf-8")
-                            + "\nbackends: {openai: {kind: base, server: llama-server}}\n", encoding="utf-8")
+        text = find_scenario(protocol).read_text(encoding="utf-8")
+        if self.seed_shift:
+            text = shifted_seed(protocol, text, self.seed_shift)
+        if self.base_url is not None:
+            text += "\nbackends: {openai: {kind: base, server: llama-server}}\n"
+        copy = folder / f"{protocol}-{self.name.replace(' ', '')}.yaml"
+        copy.write_text(text, encoding="utf-8")
         return copy
 
     def counters(self) -> dict[str, float]:
@@ -297,6 +307,14 @@ def server_design(spec: str, folder: Path, stack: ExitStack) -> Design:
                              parallel=int(slots), metrics=True, extra=flags)
     url = stack.enter_context(server).url
     return Design(f"server -np {spec}", ("--model", "openai:gemma", "--base-url", url, "--concurrency", slots), url)
+
+
+def shifted_seed(protocol: str, text: str, shift: int) -> str:
+    """The scenario `text` with its `generation:` line's seed shifted by `shift`."""
+    line = re.compile(r"(?m)^(generation:.*\bseed: )(\d+)")
+    if not line.search(text):
+        raise SystemExit(f"the {protocol} scenario has no `generation: {{... seed: N}}` line to shift")
+    return line.sub(lambda m: f"{m[1]}{int(m[2]) + shift}", text, count=1)
 
 
 def cpu_seconds() -> float:
@@ -326,7 +344,7 @@ def throughput(designs: Sequence[Design], protocols: Sequence[str], limits_: dic
     reversed every other round, so a change in the machine's load falls on all of them), then
     items per minute per design, the ratio to in-process, and per-item label agreement."""
     rows: dict[tuple[str, str], list[dict]] = {}
-    for design in designs:  # warm: the model loaded, the server's first decode done
+    for design in {d.options: d for d in designs}.values():  # warm: the model loaded, the server's first decode done
         run_one("cola", str(find_dataset(DEMOS["cola"])), base / "warm", 1, design.scenario("cola", base),
                 design.options)
     for round_ in range(repeat):
@@ -395,7 +413,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         protocols = [name for name in args.protocols.split(",") if name in THROUGHPUT] \
             if args.protocols != ",".join(DEMOS) else list(THROUGHPUT)
         with ExitStack() as stack:
-            designs = ([] if args.no_in_process else [Design(IN_PROCESS)]) + \
+            designs = ([] if args.no_in_process else [Design(IN_PROCESS), Design(OTHER_SEED, seed_shift=1)]) + \
                 [server_design(spec, base, stack) for spec in args.server]
             throughput(designs, protocols, args.limit, args.repeat, base)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

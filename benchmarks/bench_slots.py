@@ -6,8 +6,8 @@ Issue 28 asks dataset protocols to run at >= 2x the items per minute of the embe
 unit at a time, by letting concurrent units share the model's decodes: through llama-server's
 parallel slots, or through multi-sequence batches in process. Whatever moot does, it cannot beat
 what llama.cpp itself gets from batching. This measures that for both, with no moot in the path,
-N streams at a time on the embedded model's GGUF with CTX tokens of context per stream and the
-threads the server is given (moot.models.backends.local.cores.usable_cores):
+N streams at a time on the embedded model's GGUF with 2048 tokens of context per stream (CTX) and
+the threads the server is given (moot.models.backends.local.cores.usable_cores):
 
 - server: llama-server (`moot llama-server --build` once) with N slots, N requests at once
   straight to its `/completion` endpoint;
@@ -17,7 +17,9 @@ threads the server is given (moot.models.backends.local.cores.usable_cores):
   batches (kv.Sequences.decode_with): the N prompts in one batch, then one batch per step holding
   one token of each sequence. The next token is the argmax of the sequence's logits (greedy; the
   server samples at temperature 0.8): picking costs a pass over the vocabulary either way, and
-  what is measured is the decode, not which tokens come out.
+  what is measured is the decode, not which tokens come out. Each design keeps its own defaults
+  otherwise: llama-server gives each slot a KV cache of its own and chooses flash attention
+  (`auto`); llama-cpp-python's context has neither.
 
 Measured per design and N:
 - generation: each stream a short distinct prompt and 200 generated tokens (the server with
@@ -27,12 +29,13 @@ Measured per design and N:
   cache (in process: the N prompts in batches of the context's n_batch); aggregate prompt tokens
   per second.
 
-Each N is measured --repeat times, the sizes' order reversed every other round, each design in
-turn at each size, and the median is printed with its ratio to the same design at one stream.
-The last line names the design with the higher generation figure and its ratio to one stream in
-process (today's embedded model: one unit at a time). On a 2-core machine llama-server's
-generation gained 1.57x at 4 streams and 2.0x at 8; prompt evaluation, already a batch, gains
-little. The protocols' items spend time in both, so their gain is below the generation figure.
+Each N is measured --repeat times (each measurement and the 1-minute load average go to stderr),
+the sizes' order reversed every other round, each design in turn at each size, and the median is
+printed with its ratio to the same design at one stream. The last line names the design with the
+higher generation figure and its ratio to one stream in process (today's embedded model: one unit
+at a time). On a 2-core machine llama-server's generation gained 1.57x at 4 streams and 2.0x at
+8; prompt evaluation, already a batch, gains little. The protocols' items spend time in both,
+so their gain is below the generation figure.
 
     python benchmarks/bench_slots.py
     python benchmarks/bench_slots.py --streams 1,4,8 --repeat 3 --designs in-process
@@ -42,7 +45,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -167,6 +172,9 @@ def main() -> None:
         for n in (sizes if round_ % 2 == 0 else sizes[::-1]):
             for name in (names if round_ % 2 == 0 else names[::-1]):
                 found[name][n].append(DESIGNS[name](n))
+                gen, ev = found[name][n][-1]
+                print(f"round {round_ + 1} {name} {n} streams: {gen:.1f} gen tok/s, {ev:.0f} prompt tok/s "
+                      f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     columns = [(name, which) for which in (0, 1) for name in names]
     heads = " | ".join(f"{name} {('gen', 'prompt')[which]} tok/s | ×" for name, which in columns)
     print(f"| streams | {heads} |\n|---|" + "---|---|" * len(columns))
