@@ -80,7 +80,7 @@ def labels(out: Path) -> dict[str, str]:
             for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
 
 
-def model(provider: str, url: str) -> list[str]:
+def model_args(provider: str, url: str) -> list[str]:
     """The command line naming the model at `url` (an Anthropic server: ANTHROPIC_BASE_URL, set here)."""
     if provider == "openai":
         return ["--model", "openai:gemma", "--base-url", url]
@@ -107,9 +107,9 @@ def main_() -> None:
         model = default_model_path()
         with LlamaServer(model, repack=choose("auto", model).use, log=folder / "server.log", server=binary(False),
                          parallel=1, ctx=4096, chat_template="gemma") as llama, BatchServer(llama.url) as server:
-            batched = run(source, data, model(args.provider, server.url), folder / "batched", True)
+            batched = run(source, data, model_args(args.provider, server.url), folder / "batched", True)
             journal = [json.loads(line) for line in (folder / "batched" / "batches" / "journal.jsonl").read_text().splitlines()]
-            direct = run(source, data, model(args.provider, llama.url), folder / "direct", False)
+            direct = run(source, data, model_args(args.provider, llama.url), folder / "direct", False)
             same_calls = calls(folder / "batched") == calls(folder / "direct")
             same_labels = labels(folder / "batched") == labels(folder / "direct")
             copies = f" (demo-stance cycled, texts tagged)" if args.items > 48 else ""
