@@ -4,8 +4,8 @@ stance items, through OpenAI's Batch API (`--provider anthropic`: Anthropic's Me
 through direct calls, on llama-server.
 
 The batch API is tests/batch_server.py's loopback Files and Batches (and Message Batches) server,
-which runs each line on the same llama-server (one slot: a reply does not depend on what ran beside it, so batched and
-direct replies can be compared). Both runs use the same scenario (COLA with `max_tokens` cut to
+which runs each line on the same llama-server (one slot and no prompt cache: a reply depends neither
+on what ran beside it nor on what ran before it, so batched and direct replies can be compared). Both runs use the same scenario (COLA with `max_tokens` cut to
 --max-tokens, so the figures come in minutes on a shared machine) and fresh folders. Printed:
 batches made and waves sent against the protocol's turn depth (3: analysts, debaters, judger),
 lines run upstream, wall time of each, and whether every call's reply and every item's label of
@@ -37,6 +37,11 @@ from moot.models.backends.local.extra_buffers import choose  # noqa: E402
 from moot.models.backends.local.llama_server import LlamaServer, binary  # noqa: E402
 from moot.models.backends.local.client import default_model_path  # noqa: E402
 
+# Without it a reply depends on the order requests came in: a prompt evaluated after a cached prefix
+# is computed in other batch shapes than from scratch, and at 4-5 of 44 calls of a 4-item run the
+# sampled tokens differed between batched and direct runs of the same prompts. Each request from
+# scratch costs time (the whole prompt evaluated) and makes every reply a function of its request.
+NO_PROMPT_CACHE = ("--no-cache-prompt",)
 TURN_DEPTH = 3  # COLA with debate: analysts, debaters, judger (without: analysts, judger)
 
 
@@ -106,7 +111,7 @@ def main_() -> None:
         data, source = dataset(folder, args.items), scenario(folder, args.max_tokens)
         model = default_model_path()
         with LlamaServer(model, repack=choose("auto", model).use, log=folder / "server.log", server=binary(False),
-                         parallel=1, ctx=4096, chat_template="gemma") as llama, BatchServer(llama.url) as server:
+                         parallel=1, ctx=4096, chat_template="gemma", extra=NO_PROMPT_CACHE) as llama, BatchServer(llama.url) as server:
             batched = run(source, data, model_args(args.provider, server.url), folder / "batched", True)
             journal = [json.loads(line) for line in (folder / "batched" / "batches" / "journal.jsonl").read_text().splitlines()]
             direct = run(source, data, model_args(args.provider, llama.url), folder / "direct", False)
