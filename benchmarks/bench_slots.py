@@ -35,7 +35,9 @@ printed with its ratio to the same design at one stream. The last line names the
 higher generation figure and its ratio to one stream in process (today's embedded model: one unit
 at a time). On a 2-core machine llama-server's generation gained 1.57x at 4 streams and 2.0x at
 8; prompt evaluation, already a batch, gains little. The protocols' items spend time in both,
-so their gain is below the generation figure.
+so their gain is below the generation figure. On a loaded machine (load average 3-8, other
+llama.cpp processes running) one stream fell to 3-5 tok/s in both designs and the ratios to it
+lose meaning (30x at 8 streams): compare the designs at the same N within one run.
 
     python benchmarks/bench_slots.py
     python benchmarks/bench_slots.py --streams 1,4,8 --repeat 3 --designs in-process
