@@ -36,7 +36,7 @@ ERRORS = {
 CASES = [(module, name) for module, names in ERRORS.items() for name in names]
 # One-line errors of the environment (exit 3): a tool or a download a command needs is missing.
 ENVIRONMENT = [("moot.models.backends.local.llama_server", "BuildError"), ("moot.models.cache", "CacheBusy"),
-               ("moot.tracing", "TracingUnavailable")]
+               ("moot.tracing", "TracingUnavailable"), ("moot.viewer.rating", "CannotServe")]
 
 
 def error_class(module: str, name: str) -> type[MootError]:

@@ -91,8 +91,13 @@ def test_each_item_protocol_reads_its_closed_answers_from_llama_server(server, t
     assert results and all(r["status"] == "completed" and r["prediction"] for r in results)
     events = events_of(out)
     answers = closed_answers(events)
-    assert answers and all(a["detail"]["method"] == "top_logprobs" for a in answers), \
-        {a["detail"].get("note") for a in answers}
+    # Read from the server's log-probabilities, or (the documented behaviour when the reply does not
+    # begin with an option: two slots batch requests as they arrive, so an item's tokens can differ
+    # from run to run) asked again another way, with the reason recorded; for no other reason.
+    fell_back = [a for a in answers if a["detail"]["method"] != "top_logprobs"]
+    assert answers and len(fell_back) < len(answers), {a["detail"].get("note") for a in answers}
+    assert all("of the server's top log-probabilities" in str(a["detail"].get("note")) for a in fell_back), \
+        {a["detail"].get("note") for a in fell_back}
     turns = [e for e in events if e["type"] == "call" and e.get("kind") == "continue"]
     assert turns and not any("not applied" in str((t.get("detail") or {}).get("note")) for t in turns)
 
